@@ -1,0 +1,59 @@
+//! One `tools/call` through the core — decode (bounded reader), era switch, validation, dispatch to a
+//! no-op tool, encode — and the validator alone. The dispatch future is ready at once, so the core is
+//! polled once with no runtime: what is measured is the package's own work.
+
+use criterion::{Criterion, black_box, criterion_group, criterion_main};
+use futures_util::FutureExt;
+use mcp_kernel_router::{Capabilities, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use serde_json::json;
+
+fn echo_schema() -> serde_json::Value {
+    json!({"type":"object","properties":{"message":{"type":"string"}},"required":["message"],"additionalProperties":false})
+}
+
+fn server() -> Server {
+    Server::builder(Capabilities {
+        tools: vec![ToolSpec::new("echo", Mode::ReadOnly).input_schema(echo_schema())],
+        ..Default::default()
+    })
+    .dispatch(|call: ToolCall| {
+        let text = call.arguments.get_str("message").unwrap_or_default().to_owned();
+        std::future::ready(Ok::<_, ToolError>(ToolOutput::text(text)))
+    })
+    .build()
+    .expect("bench catalog")
+}
+
+const MODERN_CALL: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"echo","arguments":{"message":"hello"}}}"#;
+const BARE_CALL: &[u8] =
+    br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}}"#;
+
+fn one_call(server: &Server, bytes: &[u8]) -> Vec<u8> {
+    let message = mcp_kernel_router::wire::read_message(bytes).expect("valid request");
+    let handled = server.handle(serde_json::Value::Object(message)).now_or_never().expect("ready");
+    handled.response.expect("a response").to_bytes()
+}
+
+fn bench_core(c: &mut Criterion) {
+    let server = server();
+    assert!(String::from_utf8(one_call(&server, MODERN_CALL)).unwrap().contains("hello"));
+    c.bench_function("core/tools_call_modern", |b| b.iter(|| one_call(&server, black_box(MODERN_CALL))));
+    c.bench_function("core/tools_call_bare", |b| b.iter(|| one_call(&server, black_box(BARE_CALL))));
+    c.bench_function("baseline/serde_json_roundtrip", |b| {
+        b.iter(|| {
+            let v: serde_json::Value = serde_json::from_slice(black_box(MODERN_CALL)).unwrap();
+            serde_json::to_vec(&v).unwrap()
+        })
+    });
+}
+
+fn bench_validator(c: &mut Criterion) {
+    let schema = mcp_kernel_router::schema::compile(&echo_schema()).expect("compiles");
+    let good = json!({"message": "hello"});
+    let bad = json!({"message": 5, "extra": true});
+    c.bench_function("validator/valid", |b| b.iter(|| schema.validate(black_box(&good)).is_ok()));
+    c.bench_function("validator/invalid", |b| b.iter(|| schema.validate(black_box(&bad)).is_err()));
+}
+
+criterion_group!(benches, bench_core, bench_validator);
+criterion_main!(benches);

@@ -1,0 +1,93 @@
+//! The arguments handed to the host: only the keys the host's schema declares.
+//!
+//! Threat: a caller who sends thousands of distinct keys must not grow anything the process keeps, and
+//! a host must never see a key it did not declare. Every key here is an `Arc<str>` cloned from the
+//! compiled schema when the server was built; the caller's key strings are dropped with the request.
+
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+/// The validated arguments of a call, keyed by the names the host's schema declares.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Arguments {
+    entries: Vec<(Arc<str>, Value)>,
+}
+
+impl Arguments {
+    /// Picks the declared keys out of a caller's map, moving their values. Undeclared keys are dropped.
+    pub(crate) fn select(declared: &[Arc<str>], mut wire: Map<String, Value>) -> Self {
+        let mut entries = Vec::with_capacity(declared.len().min(wire.len()));
+        for key in declared {
+            if let Some(value) = wire.remove(key.as_ref()) {
+                entries.push((Arc::clone(key), value));
+            }
+        }
+        Self { entries }
+    }
+
+    /// The value of a declared key, if the caller sent it.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.entries.iter().find(|(k, _)| k.as_ref() == key).map(|(_, v)| v)
+    }
+
+    /// The value of a declared key as a string slice, if it is a string.
+    pub fn get_str(&self, key: &str) -> Option<&str> {
+        self.get(key).and_then(Value::as_str)
+    }
+
+    /// Iterates the (declared key, value) pairs in schema order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &Value)> {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    /// How many declared keys the caller sent.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when the caller sent no declared key.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The arguments as one JSON object.
+    pub fn to_value(&self) -> Value {
+        Value::Object(self.entries.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+    }
+
+    /// Deserializes the arguments into a host type.
+    pub fn deserialize<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_value(self.to_value())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn keeps_only_declared_keys_with_the_schema_arcs() {
+        let declared: Vec<Arc<str>> = vec![Arc::from("place"), Arc::from("unit")];
+        let wire = json!({"place": "Oslo", "extra": 1}).as_object().cloned().unwrap();
+        let args = Arguments::select(&declared, wire);
+        assert_eq!(args.len(), 1);
+        let (key, value) = args.iter().next().unwrap();
+        assert!(Arc::ptr_eq(key, &declared[0]));
+        assert_eq!(value, &json!("Oslo"));
+        assert_eq!(args.get("extra"), None);
+    }
+
+    #[test]
+    fn deserializes_into_a_host_struct() {
+        #[derive(serde::Deserialize)]
+        struct P {
+            place: String,
+        }
+        let declared: Vec<Arc<str>> = vec![Arc::from("place")];
+        let args = Arguments::select(&declared, json!({"place": "Lima"}).as_object().cloned().unwrap());
+        assert_eq!(args.deserialize::<P>().unwrap().place, "Lima");
+    }
+}

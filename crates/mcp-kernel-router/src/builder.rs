@@ -1,0 +1,210 @@
+//! Building a server: the catalog is read once, checked, and compiled into an immutable snapshot.
+//!
+//! Every fault the compiler cannot see is found here and returned as a [`BuildError`] naming it; the
+//! builder never panics, and a server that builds never re-checks its catalog on a request.
+
+use std::collections::{HashMap, HashSet};
+use std::num::NonZeroUsize;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use mcp_kernel_schema::{CompiledSchema, PromptArg, SchemaError};
+use mcp_kernel_wire::ProtocolVersion;
+
+use crate::host::{Dispatch, PromptReader, ResourceReader};
+use crate::options::{CacheHints, ServerOptions};
+use crate::server::Server;
+use crate::snapshot::Snapshot;
+use crate::spec::{Capabilities, Catalog};
+
+/// A fault in the catalog or the options, found when the server is built.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The catalog's `capabilities()` panicked.
+    #[error("the catalog's capabilities() panicked")]
+    CatalogPanicked,
+    /// Two tools share a name.
+    #[error("tool {0}: the name is listed twice")]
+    DuplicateTool(String),
+    /// Two resources share a uri.
+    #[error("resource {0}: the uri is listed twice")]
+    DuplicateResource(String),
+    /// Two templates share a uri template.
+    #[error("resource template {0}: the template is listed twice")]
+    DuplicateTemplate(String),
+    /// Two prompts share a name.
+    #[error("prompt {0}: the name is listed twice")]
+    DuplicatePrompt(String),
+    /// A prompt lists an argument name twice.
+    #[error("prompt {prompt}: the argument {argument} is listed twice")]
+    DuplicatePromptArgument {
+        /// The prompt.
+        prompt: String,
+        /// The repeated argument.
+        argument: String,
+    },
+    /// A template uses an expression this package does not claim, or a bare brace.
+    #[error("resource template {template}: {reason}")]
+    InvalidTemplate {
+        /// The template.
+        template: String,
+        /// Why.
+        reason: String,
+    },
+    /// A tool's input schema cannot be enforced.
+    #[error("tool {tool}: {error}")]
+    ToolSchema {
+        /// The tool.
+        tool: String,
+        /// Why.
+        error: SchemaError,
+    },
+    /// A tool's input schema does not declare `"type": "object"` at its root, as MCP requires.
+    #[error("tool {0}: the input schema's root must declare \"type\": \"object\"")]
+    ToolSchemaNotObject(String),
+    /// A tool's required client capabilities are not a JSON object.
+    #[error("tool {0}: required client capabilities must be a ClientCapabilities object")]
+    InvalidRequiredCapabilities(String),
+    /// A prompt's derived argument schema cannot be compiled (an argument name the validator refuses).
+    #[error("prompt {prompt}: {error}")]
+    PromptSchema {
+        /// The prompt.
+        prompt: String,
+        /// Why.
+        error: SchemaError,
+    },
+    /// Tools are listed but no dispatch function was given.
+    #[error("tools are listed but no dispatch function was given")]
+    MissingDispatch,
+    /// Resources or templates are listed but no resource reader was given.
+    #[error("resources are listed but no resource reader was given")]
+    MissingResourceReader,
+    /// Prompts are listed but no prompt reader was given.
+    #[error("prompts are listed but no prompt reader was given")]
+    MissingPromptReader,
+    /// `supported_versions` is empty or repeats a revision.
+    #[error("supported versions must be a non-empty list of distinct revisions")]
+    InvalidSupportedVersions,
+}
+
+/// Builds a [`Server`]: `Server::builder(catalog).dispatch(f).build()`.
+pub struct ServerBuilder {
+    capabilities: Result<Capabilities, BuildError>,
+    options: ServerOptions,
+    dispatch: Option<Arc<dyn Dispatch>>,
+    resources: Option<Arc<dyn ResourceReader>>,
+    prompts: Option<Arc<dyn PromptReader>>,
+}
+
+impl ServerBuilder {
+    pub(crate) fn new<C: Catalog>(catalog: C) -> Self {
+        let capabilities = std::panic::catch_unwind(AssertUnwindSafe(|| catalog.capabilities()))
+            .map_err(|_| BuildError::CatalogPanicked);
+        Self { capabilities, options: ServerOptions::default(), dispatch: None, resources: None, prompts: None }
+    }
+
+    /// The host's tool dispatch (required when tools are listed).
+    pub fn dispatch(mut self, dispatch: impl Dispatch) -> Self {
+        self.dispatch = Some(Arc::new(dispatch));
+        self
+    }
+
+    /// The host's resource reader (required when resources or templates are listed).
+    pub fn resource_reader(mut self, reader: impl ResourceReader) -> Self {
+        self.resources = Some(Arc::new(reader));
+        self
+    }
+
+    /// The host's prompt renderer (required when prompts are listed).
+    pub fn prompt_reader(mut self, reader: impl PromptReader) -> Self {
+        self.prompts = Some(Arc::new(reader));
+        self
+    }
+
+    /// The name advertised in `serverInfo` (default `mcp-kernel`).
+    pub fn server_name(mut self, name: impl Into<String>) -> Self {
+        self.options.server_name = name.into();
+        self
+    }
+
+    /// The served revisions in advertising order (default both, newest first).
+    pub fn supported_versions(mut self, versions: impl IntoIterator<Item = ProtocolVersion>) -> Self {
+        self.options.supported_versions = versions.into_iter().collect();
+        self
+    }
+
+    /// Cache hints of `tools/list`.
+    pub fn tools_cache(mut self, hints: CacheHints) -> Self {
+        self.options.tools_cache = hints;
+        self
+    }
+
+    /// Cache hints of `resources/list`, `resources/templates/list` and `resources/read`.
+    pub fn resources_cache(mut self, hints: CacheHints) -> Self {
+        self.options.resources_cache = hints;
+        self
+    }
+
+    /// Cache hints of `prompts/list`.
+    pub fn prompts_cache(mut self, hints: CacheHints) -> Self {
+        self.options.prompts_cache = hints;
+        self
+    }
+
+    /// The page size of the paginated lists (default 50).
+    pub fn page_size(mut self, size: NonZeroUsize) -> Self {
+        self.options.page_size = size;
+        self
+    }
+
+    /// Checks the catalog and options and compiles the snapshot.
+    pub fn build(self) -> Result<Server, BuildError> {
+        let capabilities = self.capabilities?;
+        let versions = &self.options.supported_versions;
+        let distinct: HashSet<_> = versions.iter().collect();
+        if versions.is_empty() || distinct.len() != versions.len() {
+            return Err(BuildError::InvalidSupportedVersions);
+        }
+        if !capabilities.tools.is_empty() && self.dispatch.is_none() {
+            return Err(BuildError::MissingDispatch);
+        }
+        if !capabilities.resources.is_empty() && self.resources.is_none() {
+            return Err(BuildError::MissingResourceReader);
+        }
+        if !capabilities.prompts.is_empty() && self.prompts.is_none() {
+            return Err(BuildError::MissingPromptReader);
+        }
+        let snapshot = Snapshot::compile(capabilities)?;
+        Ok(Server::from_parts(snapshot, self.options, self.dispatch, self.resources, self.prompts))
+    }
+}
+
+/// Compiles a tool's schema, naming the tool in any fault.
+pub(crate) fn compile_tool_schema(tool: &str, schema: &serde_json::Value) -> Result<CompiledSchema, BuildError> {
+    if schema.get("type").and_then(serde_json::Value::as_str) != Some("object") {
+        return Err(BuildError::ToolSchemaNotObject(tool.to_owned()));
+    }
+    mcp_kernel_schema::compile(schema)
+        .map_err(|error| BuildError::ToolSchema { tool: tool.to_owned(), error })
+}
+
+/// Compiles a prompt's argument schema, refusing repeated argument names.
+pub(crate) fn compile_prompt_schema(spec: &crate::spec::PromptSpec) -> Result<CompiledSchema, BuildError> {
+    let mut seen = HashMap::new();
+    for arg in &spec.arguments {
+        if seen.insert(arg.name.as_str(), ()).is_some() {
+            return Err(BuildError::DuplicatePromptArgument {
+                prompt: spec.name.clone(),
+                argument: arg.name.clone(),
+            });
+        }
+    }
+    let schema = mcp_kernel_schema::prompt_argument_schema(spec.arguments.iter().map(|a| PromptArg {
+        name: &a.name,
+        description: a.description.as_deref(),
+        required: a.required,
+    }));
+    mcp_kernel_schema::compile(&schema)
+        .map_err(|error| BuildError::PromptSchema { prompt: spec.name.clone(), error })
+}

@@ -1,0 +1,18 @@
+//! The one place host code runs: a panic there is caught, logged without its payload, and answered
+//! -32603; the server keeps serving.
+
+use std::panic::AssertUnwindSafe;
+
+use futures_util::FutureExt;
+
+use crate::host::BoxFuture;
+
+/// The host's code panicked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Panicked;
+
+/// Creates the host's future and awaits it, catching a panic in either step.
+pub(crate) async fn guarded<T>(start: impl FnOnce() -> BoxFuture<'static, T>) -> Result<T, Panicked> {
+    let future = std::panic::catch_unwind(AssertUnwindSafe(start)).map_err(|_| Panicked)?;
+    AssertUnwindSafe(future).catch_unwind().await.map_err(|_| Panicked)
+}

@@ -1,0 +1,87 @@
+//! `resources/list`, `resources/templates/list` and `resources/read`.
+
+use serde_json::{Map, Value};
+use tracing::Instrument;
+
+use mcp_kernel_wire::error::{ResourceNotFoundData, code};
+use mcp_kernel_wire::{ErrorObject, error::shorten};
+
+use crate::cursor::{CursorKind, page};
+use crate::guard::guarded;
+use crate::host::{Era, ReadResource};
+use crate::methods::{cursor_position, params_object};
+use crate::server::{Answer, Request, Server, cache_fields};
+
+/// Resource not found, with the code of the request's era: -32602 under 2026-07-28, -32002 otherwise.
+fn not_found(era: Era, uri: &str, reason: Option<Value>) -> ErrorObject {
+    let mut error = ErrorObject::resource_not_found(ResourceNotFoundData { uri: uri.to_owned(), reason });
+    if era.is_modern() {
+        error.code = code::INVALID_PARAMS;
+    }
+    error
+}
+
+impl Server {
+    fn list_page<T>(
+        &self,
+        params: Option<&Value>,
+        sorted: &[T],
+        key_of: impl Fn(&T) -> &str,
+        item_of: impl Fn(&T) -> &Value,
+        kind: CursorKind,
+        field: &str,
+    ) -> Answer {
+        let after = cursor_position(params, kind)?;
+        let (items, next) = page(sorted, key_of, kind, after.as_deref(), self.inner.options.page_size());
+        let mut result = Map::with_capacity(5);
+        result.insert(field.into(), Value::Array(items.iter().map(|i| item_of(i).clone()).collect()));
+        if let Some(next) = next {
+            result.insert("nextCursor".into(), Value::String(next));
+        }
+        cache_fields(&mut result, self.inner.options.resources_cache);
+        Ok(Value::Object(result))
+    }
+
+    pub(crate) fn list_resources(&self, params: Option<&Value>) -> Answer {
+        let sorted = &self.inner.snapshot.resources;
+        self.list_page(params, sorted, |r| &r.uri, |r| &r.item, CursorKind::Resources, "resources")
+    }
+
+    pub(crate) fn list_templates(&self, params: Option<&Value>) -> Answer {
+        let sorted = &self.inner.snapshot.templates;
+        let kind = CursorKind::ResourceTemplates;
+        self.list_page(params, sorted, |t| &t.uri_template, |t| &t.item, kind, "resourceTemplates")
+    }
+
+    pub(crate) async fn read_resource(&self, request: Request<'_>) -> Answer {
+        let Request { params, context, .. } = request;
+        let uri = match params_object(params.as_ref()) {
+            Ok(Some(map)) => map.get("uri").and_then(Value::as_str),
+            _ => None,
+        };
+        let Some(uri) = uri else {
+            return Err(ErrorObject::invalid_params("resources/read requires a string uri"));
+        };
+        if !self.inner.snapshot.readable(uri) {
+            return Err(not_found(context.era, &shorten(uri), None));
+        }
+        let Some(reader) = self.inner.resources.as_ref() else { return Err(ErrorObject::internal()) };
+        let era = context.era;
+        let read = ReadResource { uri: uri.to_owned(), context };
+        let span = tracing::info_span!("mcp.read_resource", server = %self.inner.options.server_name());
+        match guarded(|| reader.read(read)).instrument(span).await {
+            Err(_) => {
+                tracing::error!("resource reader panicked; answered -32603");
+                Err(ErrorObject::internal())
+            }
+            Ok(Err(refusal)) => Err(not_found(era, uri, Some(refusal.reason().clone()))),
+            Ok(Ok(contents)) => {
+                let contents = serde_json::to_value(&contents).map_err(|_| ErrorObject::internal())?;
+                let mut result = Map::with_capacity(5);
+                result.insert("contents".into(), contents);
+                cache_fields(&mut result, self.inner.options.resources_cache);
+                Ok(Value::Object(result))
+            }
+        }
+    }
+}

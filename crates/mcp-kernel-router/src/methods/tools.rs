@@ -1,0 +1,157 @@
+//! `tools/list` and `tools/call`.
+
+use serde_json::{Map, Value, json};
+use tracing::Instrument;
+
+use mcp_kernel_wire::ErrorObject;
+use mcp_kernel_wire::types::ContentBlock;
+
+use crate::arguments::Arguments;
+use crate::guard::guarded;
+use crate::host::{RequestContext, ToolCall, ToolOutput};
+use crate::methods::params_object;
+use crate::server::{Answer, Request, Server, cache_fields};
+
+/// True when `declared` holds every key of `required`, recursively through objects.
+fn declares(declared: &Value, required: &Value) -> bool {
+    match (declared, required) {
+        (Value::Object(have), Value::Object(need)) => {
+            need.iter().all(|(key, sub)| have.get(key).is_some_and(|have| declares(have, sub)))
+        }
+        (_, Value::Object(need)) => need.is_empty(),
+        _ => true,
+    }
+}
+
+/// The text of a tool error: a string as is, an object as `k: v, …`, anything else as JSON.
+fn error_text(reason: &Value) -> String {
+    match reason {
+        Value::String(text) => text.clone(),
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}: {s}"),
+                other => format!("{k}: {other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        other => other.to_string(),
+    }
+}
+
+/// A `CallToolResult` body; legacy results carry structured content only when it is an object.
+fn call_result(content: Vec<Value>, structured: Option<Value>, is_error: bool, context: &RequestContext) -> Value {
+    let mut result = Map::with_capacity(3);
+    result.insert("content".into(), Value::Array(content));
+    if let Some(structured) = structured {
+        if context.era.is_modern() || structured.is_object() {
+            result.insert("structuredContent".into(), structured);
+        }
+    }
+    result.insert("isError".into(), Value::Bool(is_error));
+    Value::Object(result)
+}
+
+fn text_block(text: String) -> Value {
+    json!({"type": "text", "text": text})
+}
+
+fn encode_blocks(blocks: &[ContentBlock]) -> Result<Vec<Value>, ErrorObject> {
+    blocks.iter().map(|b| serde_json::to_value(b).map_err(|_| ErrorObject::internal())).collect()
+}
+
+impl Server {
+    pub(crate) fn list_tools(&self) -> Value {
+        let mut result = Map::with_capacity(5);
+        result.insert("tools".into(), self.inner.snapshot.tools_list.clone());
+        cache_fields(&mut result, self.inner.options.tools_cache);
+        Value::Object(result)
+    }
+
+    pub(crate) async fn call_tool(&self, request: Request<'_>) -> Answer {
+        let Request { params, context, .. } = request;
+        let mut params = match params {
+            Some(Value::Object(map)) => map,
+            other => {
+                params_object(other.as_ref())?;
+                Map::new()
+            }
+        };
+        let Some(Value::String(name)) = params.get("name") else {
+            return Err(ErrorObject::invalid_params("tools/call requires a string name"));
+        };
+        let Some(tool) = self.inner.snapshot.tool(name) else { return Err(ErrorObject::unknown_tool()) };
+        if let Some(required) = &tool.required_capabilities {
+            let declared = context.client_capabilities.as_deref().unwrap_or(&Value::Null);
+            if !declares(declared, required) {
+                return Err(ErrorObject::missing_capability(required.clone()));
+            }
+        }
+        let arguments = params.remove("arguments").unwrap_or_else(|| Value::Object(Map::new()));
+        if let Err(violation) = tool.schema.validate(&arguments) {
+            let reason = format!("invalid arguments: {violation}");
+            let text = format!("{}: {reason}", tool.name);
+            let structured = json!({"error": {"tool": &*tool.name, "reason": reason}});
+            return Ok(call_result(vec![text_block(text)], Some(structured), true, &context));
+        }
+        let Value::Object(arguments) = arguments else { return Err(ErrorObject::internal()) };
+        let Some(dispatch) = self.inner.dispatch.as_ref() else { return Err(ErrorObject::internal()) };
+        let call = ToolCall {
+            name: tool.name.clone(),
+            arguments: Arguments::select(tool.schema.declared_keys(), arguments),
+            context: context.clone(),
+        };
+        let span = tracing::info_span!(
+            "mcp.dispatch",
+            server = %self.inner.options.server_name(),
+            tool = %tool.name,
+            outcome = tracing::field::Empty,
+        );
+        let outcome = guarded(|| dispatch.call(call)).instrument(span.clone()).await;
+        let outcome_name = match &outcome {
+            Ok(Ok(_)) => "ok",
+            Ok(Err(_)) => "error",
+            Err(_) => "panic",
+        };
+        span.record("outcome", outcome_name);
+        match outcome {
+            Err(_) => {
+                tracing::error!(parent: &span, "dispatch panicked; answered -32603");
+                Err(ErrorObject::internal())
+            }
+            Ok(Ok(ToolOutput::Json(value))) => {
+                let text = serde_json::to_string(&value).map_err(|_| ErrorObject::internal())?;
+                Ok(call_result(vec![text_block(text)], Some(value), false, &context))
+            }
+            Ok(Ok(ToolOutput::Content { blocks, structured })) => {
+                Ok(call_result(encode_blocks(&blocks)?, structured, false, &context))
+            }
+            Ok(Err(error)) => {
+                let reason = error.reason().clone();
+                let text = error_text(&reason);
+                Ok(call_result(vec![text_block(text)], Some(json!({"error": reason})), true, &context))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn declares_requires_every_nested_key() {
+        assert!(declares(&json!({"elicitation": {"form": {}}}), &json!({"elicitation": {}})));
+        assert!(!declares(&json!({"sampling": {}}), &json!({"elicitation": {}})));
+        assert!(!declares(&json!({"elicitation": {}}), &json!({"elicitation": {"url": {}}})));
+        assert!(!declares(&Value::Null, &json!({"roots": {}})));
+        assert!(declares(&Value::Null, &json!({})));
+    }
+
+    #[test]
+    fn error_text_renders_maps_as_pairs() {
+        assert_eq!(error_text(&json!("boom")), "boom");
+        assert_eq!(error_text(&json!({"a": "x", "b": 2, "c": [1]})), "a: x, b: 2, c: [1]");
+        assert_eq!(error_text(&json!(3)), "3");
+    }
+}

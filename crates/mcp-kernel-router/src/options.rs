@@ -1,0 +1,74 @@
+//! Server options: identity, served revisions, cache hints and page size.
+
+use std::num::NonZeroUsize;
+
+use mcp_kernel_wire::ProtocolVersion;
+use mcp_kernel_wire::types::CacheScope;
+
+/// The server name advertised in `serverInfo` unless the host chooses its own.
+pub const DEFAULT_SERVER_NAME: &str = "mcp-kernel";
+
+/// The version advertised in `serverInfo`: this package's version.
+pub const PACKAGE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The page size of the paginated lists unless the host chooses its own.
+pub const DEFAULT_PAGE_SIZE: usize = 50;
+
+/// The cache hints (`ttlMs`, `cacheScope`) one primitive's results carry.
+///
+/// The default is `0` / `"private"`: immediately stale and never shared across authorization contexts.
+/// `"public"` would be a disclosure decision only the host can make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheHints {
+    /// Freshness in milliseconds.
+    pub ttl_ms: u64,
+    /// Who may reuse the result.
+    pub scope: CacheScope,
+}
+
+impl Default for CacheHints {
+    fn default() -> Self {
+        Self { ttl_ms: 0, scope: CacheScope::Private }
+    }
+}
+
+/// Everything about a server that is not the catalog or the host's functions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerOptions {
+    pub(crate) server_name: String,
+    pub(crate) supported_versions: Vec<ProtocolVersion>,
+    pub(crate) tools_cache: CacheHints,
+    pub(crate) resources_cache: CacheHints,
+    pub(crate) prompts_cache: CacheHints,
+    pub(crate) page_size: NonZeroUsize,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self {
+            server_name: DEFAULT_SERVER_NAME.to_owned(),
+            supported_versions: ProtocolVersion::ALL.to_vec(),
+            tools_cache: CacheHints::default(),
+            resources_cache: CacheHints::default(),
+            prompts_cache: CacheHints::default(),
+            page_size: NonZeroUsize::new(DEFAULT_PAGE_SIZE).unwrap_or(NonZeroUsize::MIN),
+        }
+    }
+}
+
+impl ServerOptions {
+    /// The advertised server name.
+    pub fn server_name(&self) -> &str {
+        &self.server_name
+    }
+
+    /// The served revisions, in advertising order.
+    pub fn supported_versions(&self) -> &[ProtocolVersion] {
+        &self.supported_versions
+    }
+
+    /// The page size of the paginated lists.
+    pub fn page_size(&self) -> usize {
+        self.page_size.get()
+    }
+}

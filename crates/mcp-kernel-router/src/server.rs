@@ -1,0 +1,316 @@
+//! The era-aware core: one message in, at most one response out.
+//!
+//! The order of the checks is part of the contract (`protocol.md` B-3): a top-level `_meta` is refused
+//! first, then `server/discover` and `initialize` are answered, then the request's `params._meta`
+//! decides its era, then the method is routed. Results of requests that declared `2026-07-28` carry
+//! `resultType` and the server's identity in `_meta`; bare and legacy requests get legacy-shaped results.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use mcp_kernel_wire::types::CacheScope;
+use mcp_kernel_wire::version::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO};
+use mcp_kernel_wire::{ErrorObject, ProtocolVersion, Response};
+
+use crate::builder::ServerBuilder;
+use crate::host::{Dispatch, Era, PromptReader, RequestContext, ResourceReader};
+use crate::options::{CacheHints, PACKAGE_VERSION, ServerOptions};
+use crate::snapshot::Snapshot;
+use crate::spec::Catalog;
+
+/// What the transport should do after writing the response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// Keep serving.
+    Continue,
+    /// `shutdown` or `exit` was received: a stdio loop ends after writing the response.
+    Shutdown,
+}
+
+/// The outcome of one message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Handled {
+    /// The response to write, if the message gets one.
+    pub response: Option<Response>,
+    /// What the transport does next.
+    pub control: Control,
+}
+
+impl Handled {
+    fn reply(response: Response) -> Self {
+        Self { response: Some(response), control: Control::Continue }
+    }
+
+    fn silent() -> Self {
+        Self { response: None, control: Control::Continue }
+    }
+}
+
+/// A method's answer before the era's decoration.
+pub(crate) type Answer = Result<Value, ErrorObject>;
+
+/// A request whose era is settled, as the method handlers see it.
+pub(crate) struct Request<'a> {
+    pub(crate) method: &'a str,
+    pub(crate) params: Option<Value>,
+    pub(crate) context: RequestContext,
+}
+
+pub(crate) struct Inner {
+    pub(crate) snapshot: Snapshot,
+    pub(crate) options: ServerOptions,
+    pub(crate) dispatch: Option<Arc<dyn Dispatch>>,
+    pub(crate) resources: Option<Arc<dyn ResourceReader>>,
+    pub(crate) prompts: Option<Arc<dyn PromptReader>>,
+    pub(crate) server_info: Value,
+    pub(crate) capabilities: Value,
+    pub(crate) supported: Vec<String>,
+}
+
+/// A built server: the compiled catalog, the host's functions and the options. Cheap to clone.
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("options", &self.inner.options).finish_non_exhaustive()
+    }
+}
+
+const TOP_LEVEL_META: &str =
+    "_meta belongs in params._meta (2026-07-28 RequestParams), not at the top level of the request";
+
+/// A request id is a string or an integer (never null: MCP S-1).
+fn is_valid_id(id: &Value) -> bool {
+    id.is_string() || id.is_i64() || id.is_u64()
+}
+
+/// Writes the cache hints into a result object.
+pub(crate) fn cache_fields(result: &mut Map<String, Value>, hints: CacheHints) {
+    result.insert("ttlMs".into(), Value::from(hints.ttl_ms));
+    let scope = match hints.scope {
+        CacheScope::Public => "public",
+        CacheScope::Private => "private",
+    };
+    result.insert("cacheScope".into(), Value::from(scope));
+}
+
+impl Server {
+    /// Starts building a server over `catalog`.
+    pub fn builder<C: Catalog>(catalog: C) -> ServerBuilder {
+        ServerBuilder::new(catalog)
+    }
+
+    pub(crate) fn from_parts(
+        snapshot: Snapshot,
+        options: ServerOptions,
+        dispatch: Option<Arc<dyn Dispatch>>,
+        resources: Option<Arc<dyn ResourceReader>>,
+        prompts: Option<Arc<dyn PromptReader>>,
+    ) -> Self {
+        let server_info = json!({"name": options.server_name, "version": PACKAGE_VERSION});
+        let capabilities = json!({
+            "tools": {"listChanged": false},
+            "resources": {"listChanged": false, "subscribe": false},
+            "prompts": {"listChanged": false}
+        });
+        let supported = options.supported_versions.iter().map(|v| v.as_str().to_owned()).collect();
+        Self {
+            inner: Arc::new(Inner { snapshot, options, dispatch, resources, prompts, server_info, capabilities, supported }),
+        }
+    }
+
+    /// The options this server was built with.
+    pub fn options(&self) -> &ServerOptions {
+        &self.inner.options
+    }
+
+    /// The `x-mcp-header` parameters of a listed tool (for transports that mirror them in headers).
+    pub fn tool_header_params(&self, tool: &str) -> Option<&[mcp_kernel_schema::HeaderParam]> {
+        self.inner.snapshot.tool(tool).map(|t| t.schema.header_params())
+    }
+
+    /// Handles one decoded message and returns at most one response.
+    pub async fn handle(&self, message: Value) -> Handled {
+        let mut message = match message {
+            Value::Object(map) => map,
+            Value::Array(_) => return Handled::reply(Response::error(Value::Null, ErrorObject::batch())),
+            other => {
+                let kind = match other {
+                    Value::String(_) => "a string",
+                    Value::Number(_) => "a number",
+                    Value::Bool(_) => "a boolean",
+                    _ => "null",
+                };
+                return Handled::reply(Response::error(Value::Null, ErrorObject::not_an_object(kind)));
+            }
+        };
+        let id = message.remove("id");
+        let is_jsonrpc = message.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
+        let Some(id) = id else { return self.handle_notification(message, is_jsonrpc) };
+        if !is_valid_id(&id) {
+            return Handled::reply(Response::error(Value::Null, ErrorObject::invalid_request()));
+        }
+        if is_jsonrpc && message.contains_key("_meta") {
+            return Handled::reply(Response::error(id, ErrorObject::invalid_params(TOP_LEVEL_META)));
+        }
+        let method = match message.remove("method") {
+            Some(Value::String(method)) if is_jsonrpc => method,
+            _ => return Handled::reply(Response::error(id, ErrorObject::invalid_request())),
+        };
+        let mut params = message.remove("params");
+        match method.as_str() {
+            "server/discover" => return Handled::reply(Response::result(id, self.discover())),
+            "initialize" => return Handled::reply(Response::error_or_result(id, self.initialize(params.as_ref()))),
+            _ => {}
+        }
+        let (era, client_capabilities) = match self.settle_era(&method, params.as_mut()) {
+            Ok(settled) => settled,
+            Err(error) => return Handled::reply(Response::error(id, error)),
+        };
+        match method.as_str() {
+            "notifications/initialized" => return Handled::silent(),
+            "exit" => return Handled { response: None, control: Control::Shutdown },
+            _ => {}
+        }
+        let request = Request { method: &method, params, context: RequestContext::new(era, client_capabilities) };
+        let control = if method == "shutdown" { Control::Shutdown } else { Control::Continue };
+        let answer = self.route(request).await;
+        let answer = if era.is_modern() { answer.map(|result| self.modernise(result)) } else { answer };
+        Handled { response: Some(Response::error_or_result(id, answer)), control }
+    }
+
+    fn handle_notification(&self, mut message: Map<String, Value>, is_jsonrpc: bool) -> Handled {
+        // A notification never gets a reply; a top-level `_meta` on one is dropped (B-3.3).
+        message.remove("_meta");
+        let method = message.get("method").and_then(Value::as_str);
+        if is_jsonrpc && method == Some("exit") {
+            return Handled { response: None, control: Control::Shutdown };
+        }
+        Handled::silent()
+    }
+
+    /// Reads `params._meta`: its protocol version settles the era (B-3.6 to B-3.8).
+    fn settle_era(&self, method: &str, params: Option<&mut Value>) -> Result<(Era, Option<Arc<Value>>), ErrorObject> {
+        let Some(Value::Object(params)) = params else { return Ok((Era::Bare, None)) };
+        let Some(meta) = params.remove("_meta") else { return Ok((Era::Bare, None)) };
+        let Value::Object(meta) = meta else {
+            return Err(ErrorObject::invalid_params("params._meta must be an object"));
+        };
+        let Some(requested) = meta.get(META_PROTOCOL_VERSION) else {
+            return Err(ErrorObject::invalid_params(
+                "params._meta lacks io.modelcontextprotocol/protocolVersion",
+            ));
+        };
+        let Some(text) = requested.as_str() else {
+            return Err(ErrorObject::invalid_params(
+                "params._meta io.modelcontextprotocol/protocolVersion must be a string",
+            ));
+        };
+        let version = ProtocolVersion::parse(text).filter(|v| self.inner.options.supported_versions.contains(v));
+        let Some(version) = version else {
+            return Err(self.unsupported_version(Value::from(text)));
+        };
+        let capabilities = meta.get(META_CLIENT_CAPABILITIES);
+        if version.is_modern() {
+            match capabilities {
+                None => {
+                    return Err(ErrorObject::invalid_params(
+                        "params._meta lacks io.modelcontextprotocol/clientCapabilities, which 2026-07-28 requires on every request",
+                    ));
+                }
+                Some(Value::Object(_)) => {}
+                Some(_) => {
+                    return Err(ErrorObject::invalid_params(
+                        "params._meta io.modelcontextprotocol/clientCapabilities must be an object",
+                    ));
+                }
+            }
+            if method == "ping" {
+                return Err(ErrorObject::method_not_found());
+            }
+        }
+        let capabilities = capabilities.filter(|c| c.is_object()).cloned().map(Arc::new);
+        Ok((Era::Declared(version), capabilities))
+    }
+
+    async fn route(&self, request: Request<'_>) -> Answer {
+        match request.method {
+            "tools/list" => Ok(self.list_tools()),
+            "tools/call" => self.call_tool(request).await,
+            "resources/list" => self.list_resources(request.params.as_ref()),
+            "resources/templates/list" => self.list_templates(request.params.as_ref()),
+            "resources/read" => self.read_resource(request).await,
+            "prompts/list" => self.list_prompts(request.params.as_ref()),
+            "prompts/get" => self.get_prompt(request).await,
+            "ping" | "shutdown" => Ok(json!({})),
+            _ => Err(ErrorObject::method_not_found()),
+        }
+    }
+
+    /// B-5: a modern result object gets `resultType` and the server's identity.
+    fn modernise(&self, mut result: Value) -> Value {
+        if let Value::Object(map) = &mut result {
+            map.insert("resultType".into(), Value::from("complete"));
+            let meta = map.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(meta) = meta {
+                meta.insert(META_SERVER_INFO.into(), self.inner.server_info.clone());
+            }
+        }
+        result
+    }
+
+    /// -32022 naming the served revisions.
+    pub(crate) fn unsupported_version(&self, requested: Value) -> ErrorObject {
+        ErrorObject::unsupported_version(mcp_kernel_wire::error::UnsupportedVersionData {
+            supported: self.inner.supported.clone(),
+            requested,
+        })
+    }
+
+    /// `server/discover`: always the full, decorated result.
+    fn discover(&self) -> Value {
+        let mut result = Map::new();
+        result.insert("supportedVersions".into(), json!(self.inner.supported));
+        result.insert("capabilities".into(), self.inner.capabilities.clone());
+        cache_fields(&mut result, CacheHints::default());
+        self.modernise(Value::Object(result))
+    }
+
+    /// `initialize`, the legacy opener: never decorated.
+    fn initialize(&self, params: Option<&Value>) -> Answer {
+        let requested = params.and_then(|p| p.get("protocolVersion")).cloned();
+        let served_legacy = self.inner.options.supported_versions.iter().copied().find(|v| !v.is_modern());
+        let Some(legacy) = served_legacy else {
+            return Err(self.unsupported_version(requested.unwrap_or(Value::Null)));
+        };
+        // 2025-11-25 negotiation: echo a supported legacy revision, otherwise offer ours.
+        let agreed = requested
+            .as_ref()
+            .and_then(Value::as_str)
+            .and_then(ProtocolVersion::parse)
+            .filter(|v| !v.is_modern() && self.inner.options.supported_versions.contains(v))
+            .unwrap_or(legacy);
+        Ok(json!({
+            "protocolVersion": agreed.as_str(),
+            "capabilities": self.inner.capabilities,
+            "serverInfo": self.inner.server_info,
+        }))
+    }
+}
+
+trait ErrorOrResult {
+    fn error_or_result(id: Value, answer: Answer) -> Response;
+}
+
+impl ErrorOrResult for Response {
+    fn error_or_result(id: Value, answer: Answer) -> Response {
+        match answer {
+            Ok(result) => Response::result(id, result),
+            Err(error) => Response::error(id, error),
+        }
+    }
+}

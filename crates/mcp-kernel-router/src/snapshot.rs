@@ -1,0 +1,223 @@
+//! The compiled catalog: indexes by name and uri, sorted lists, compiled schemas and the list items
+//! already encoded. Built once per server; never rebuilt or re-checked on a request.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use mcp_kernel_schema::CompiledSchema;
+use mcp_kernel_wire::types::{Prompt, PromptArgument as WirePromptArgument, Resource, ResourceTemplate, Tool, ToolAnnotations};
+
+use crate::builder::{BuildError, compile_prompt_schema, compile_tool_schema};
+use crate::spec::{Capabilities, Mode, PromptSpec, ResourceEntry, ResourceSpec, ResourceTemplateSpec, ToolSpec};
+use crate::template::UriTemplate;
+
+/// One tool, compiled.
+pub(crate) struct CompiledTool {
+    pub(crate) name: Arc<str>,
+    pub(crate) schema: CompiledSchema,
+    pub(crate) required_capabilities: Option<Value>,
+}
+
+/// One listed resource.
+pub(crate) struct CompiledResource {
+    pub(crate) uri: String,
+    pub(crate) item: Value,
+}
+
+/// One listed template with its matcher.
+pub(crate) struct CompiledTemplate {
+    pub(crate) uri_template: String,
+    pub(crate) matcher: UriTemplate,
+    pub(crate) item: Value,
+}
+
+/// One listed prompt with its argument schema.
+pub(crate) struct CompiledPrompt {
+    pub(crate) name: Arc<str>,
+    pub(crate) schema: CompiledSchema,
+    pub(crate) item: Value,
+}
+
+/// The whole compiled catalog.
+pub(crate) struct Snapshot {
+    pub(crate) tools: Vec<CompiledTool>,
+    pub(crate) tool_index: HashMap<Arc<str>, usize>,
+    /// The `tools` array of `tools/list`, in catalog order.
+    pub(crate) tools_list: Value,
+    /// Sorted by uri, bytewise.
+    pub(crate) resources: Vec<CompiledResource>,
+    /// Sorted by uri template, bytewise.
+    pub(crate) templates: Vec<CompiledTemplate>,
+    /// Sorted by name, bytewise.
+    pub(crate) prompts: Vec<CompiledPrompt>,
+}
+
+fn encode<T: serde::Serialize>(item: &T) -> Value {
+    // The wire types hold only strings, numbers and JSON values: serialization cannot fail.
+    serde_json::to_value(item).unwrap_or(Value::Null)
+}
+
+fn non_empty<T>(items: &[T]) -> Option<Vec<T>>
+where
+    T: Clone,
+{
+    (!items.is_empty()).then(|| items.to_vec())
+}
+
+fn tool_item(spec: &ToolSpec, schema: &Value) -> Value {
+    let read_only = spec.mode == Mode::ReadOnly;
+    encode(&Tool {
+        name: spec.name.clone(),
+        title: spec.title.clone(),
+        description: spec.description.clone(),
+        input_schema: schema.clone(),
+        output_schema: None,
+        annotations: Some(ToolAnnotations {
+            title: None,
+            read_only_hint: Some(read_only),
+            destructive_hint: Some(!read_only),
+            idempotent_hint: Some(read_only),
+            open_world_hint: Some(false),
+        }),
+        icons: non_empty(&spec.icons),
+        execution: None,
+        meta: None,
+    })
+}
+
+fn resource_item(spec: &ResourceSpec) -> Value {
+    encode(&Resource {
+        uri: spec.uri.clone(),
+        name: spec.name.clone(),
+        title: spec.title.clone(),
+        description: spec.description.clone(),
+        mime_type: spec.mime_type.clone(),
+        size: spec.size,
+        annotations: spec.annotations.clone(),
+        icons: non_empty(&spec.icons),
+        meta: None,
+    })
+}
+
+fn template_item(spec: &ResourceTemplateSpec) -> Value {
+    encode(&ResourceTemplate {
+        uri_template: spec.uri_template.clone(),
+        name: spec.name.clone(),
+        title: spec.title.clone(),
+        description: spec.description.clone(),
+        mime_type: spec.mime_type.clone(),
+        annotations: spec.annotations.clone(),
+        icons: non_empty(&spec.icons),
+        meta: None,
+    })
+}
+
+fn prompt_item(spec: &PromptSpec) -> Value {
+    let arguments: Vec<WirePromptArgument> = spec
+        .arguments
+        .iter()
+        .map(|a| WirePromptArgument {
+            name: a.name.clone(),
+            title: a.title.clone(),
+            description: a.description.clone(),
+            required: Some(a.required),
+        })
+        .collect();
+    encode(&Prompt {
+        name: spec.name.clone(),
+        title: spec.title.clone(),
+        description: spec.description.clone(),
+        icons: non_empty(&spec.icons),
+        arguments: non_empty(&arguments),
+        meta: None,
+    })
+}
+
+impl Snapshot {
+    /// Checks and compiles a catalog.
+    pub(crate) fn compile(capabilities: Capabilities) -> Result<Self, BuildError> {
+        let Capabilities { tools: tool_specs, resources: entries, prompts: prompt_specs } = capabilities;
+
+        let mut tools = Vec::with_capacity(tool_specs.len());
+        let mut tool_index = HashMap::with_capacity(tool_specs.len());
+        let mut items = Vec::with_capacity(tool_specs.len());
+        for spec in &tool_specs {
+            let name: Arc<str> = Arc::from(spec.name.as_str());
+            if tool_index.insert(Arc::clone(&name), tools.len()).is_some() {
+                return Err(BuildError::DuplicateTool(spec.name.clone()));
+            }
+            let default_schema = mcp_kernel_schema::default_input_schema();
+            let schema_value = spec.input_schema.as_ref().unwrap_or(&default_schema);
+            let schema = compile_tool_schema(&spec.name, schema_value)?;
+            if let Some(caps) = &spec.required_client_capabilities {
+                if !caps.is_object() {
+                    return Err(BuildError::InvalidRequiredCapabilities(spec.name.clone()));
+                }
+            }
+            items.push(tool_item(spec, schema_value));
+            tools.push(CompiledTool { name, schema, required_capabilities: spec.required_client_capabilities.clone() });
+        }
+
+        let mut resources = Vec::new();
+        let mut templates = Vec::new();
+        for entry in &entries {
+            match entry {
+                ResourceEntry::Resource(spec) => {
+                    resources.push(CompiledResource { uri: spec.uri.clone(), item: resource_item(spec) })
+                }
+                ResourceEntry::Template(spec) => {
+                    let matcher = UriTemplate::parse(&spec.uri_template).map_err(|e| BuildError::InvalidTemplate {
+                        template: spec.uri_template.clone(),
+                        reason: e.to_string(),
+                    })?;
+                    templates.push(CompiledTemplate {
+                        uri_template: spec.uri_template.clone(),
+                        matcher,
+                        item: template_item(spec),
+                    });
+                }
+            }
+        }
+        resources.sort_by(|a, b| a.uri.as_bytes().cmp(b.uri.as_bytes()));
+        if let Some(pair) = resources.windows(2).find(|w| w[0].uri == w[1].uri) {
+            return Err(BuildError::DuplicateResource(pair[0].uri.clone()));
+        }
+        templates.sort_by(|a, b| a.uri_template.as_bytes().cmp(b.uri_template.as_bytes()));
+        if let Some(pair) = templates.windows(2).find(|w| w[0].uri_template == w[1].uri_template) {
+            return Err(BuildError::DuplicateTemplate(pair[0].uri_template.clone()));
+        }
+
+        let mut prompts = Vec::with_capacity(prompt_specs.len());
+        for spec in &prompt_specs {
+            let schema = compile_prompt_schema(spec)?;
+            prompts.push(CompiledPrompt { name: Arc::from(spec.name.as_str()), schema, item: prompt_item(spec) });
+        }
+        prompts.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        if let Some(pair) = prompts.windows(2).find(|w| w[0].name == w[1].name) {
+            return Err(BuildError::DuplicatePrompt(pair[0].name.to_string()));
+        }
+
+        Ok(Self { tools, tool_index, tools_list: Value::Array(items), resources, templates, prompts })
+    }
+
+    /// The compiled tool named `name`.
+    pub(crate) fn tool(&self, name: &str) -> Option<&CompiledTool> {
+        self.tool_index.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// The compiled prompt named `name`.
+    pub(crate) fn prompt(&self, name: &str) -> Option<&CompiledPrompt> {
+        self.prompts
+            .binary_search_by(|p| p.name.as_bytes().cmp(name.as_bytes()))
+            .ok()
+            .map(|i| &self.prompts[i])
+    }
+
+    /// True when `uri` is listed or a listed template matches it.
+    pub(crate) fn readable(&self, uri: &str) -> bool {
+        self.resources.binary_search_by(|r| r.uri.as_bytes().cmp(uri.as_bytes())).is_ok()
+            || self.templates.iter().any(|t| t.matcher.matches(uri))
+    }
+}

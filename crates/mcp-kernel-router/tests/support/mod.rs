@@ -1,0 +1,163 @@
+//! A fixture host and helpers shared by the router's integration tests.
+#![allow(dead_code)]
+
+pub mod official;
+
+use std::num::NonZeroUsize;
+
+use mcp_kernel_router::wire::types::{
+    AudioContent, ContentBlock, EmbeddedResource, ImageContent, PromptMessage, ResourceContents, ResourceLink,
+    Role, TextResourceContents,
+};
+use mcp_kernel_router::{
+    Capabilities, GetPrompt, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
+    ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
+};
+use serde_json::{Value, json};
+
+pub const MODERN: &str = "2026-07-28";
+pub const LEGACY: &str = "2025-11-25";
+
+pub fn weather_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"place": {"type": "string"}, "days": {"type": "integer", "minimum": 1}},
+        "required": ["place"],
+        "additionalProperties": false
+    })
+}
+
+pub fn catalog() -> Capabilities {
+    Capabilities {
+        tools: vec![
+            ToolSpec::new("get_weather", Mode::ReadOnly)
+                .command_class("observe")
+                .description("Read the weather.")
+                .input_schema(weather_schema()),
+            ToolSpec::new("open", Mode::Proposal).input_schema(json!({
+                "type": "object",
+                "properties": {"known": {}},
+                "additionalProperties": true
+            })),
+            ToolSpec::new("no_schema", Mode::ReadOnly),
+            ToolSpec::new("fail", Mode::ReadOnly),
+            ToolSpec::new("fail_map", Mode::ReadOnly),
+            ToolSpec::new("panics", Mode::ReadOnly),
+            ToolSpec::new("string_out", Mode::ReadOnly),
+            ToolSpec::new("content", Mode::ReadOnly),
+            ToolSpec::new("needs_elicitation", Mode::Proposal)
+                .requires_client_capabilities(json!({"elicitation": {}})),
+        ],
+        resources: vec![
+            ResourceSpec::new("test://c", "c").mime_type("text/plain").into(),
+            ResourceSpec::new("test://a", "a").into(),
+            ResourceSpec::new("test://b", "b").size(4).into(),
+            ResourceSpec::new("test://refused", "refused").into(),
+            ResourceSpec::new("test://panics", "panics").into(),
+            ResourceTemplateSpec::new("test://place/{name}", "place").into(),
+            ResourceTemplateSpec::new("test://files/{+path}", "files").into(),
+        ],
+        prompts: vec![
+            PromptSpec::new("forecast")
+                .description("Ask for a forecast.")
+                .argument(PromptArgument::new("place").required(true).description("Where")),
+            PromptSpec::new("broken"),
+            PromptSpec::new("alpha").argument(PromptArgument::new("x")),
+            PromptSpec::new("panics"),
+        ],
+    }
+}
+
+pub async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
+    match &*call.name {
+        "get_weather" => {
+            ToolOutput::json(&json!({"place": call.arguments.get("place"), "declared": call.arguments.len()}))
+        }
+        "open" | "no_schema" => ToolOutput::json(&call.arguments.to_value()),
+        "fail" => Err(ToolError::new("upstream unavailable")),
+        "fail_map" => Err(ToolError::structured(json!({"kind": "quota", "left": 0}))),
+        "panics" => panic!("host bug"),
+        "string_out" => ToolOutput::json(&"plain"),
+        "content" => Ok(ToolOutput::content(vec![
+            ContentBlock::text("hello"),
+            ContentBlock::Image(ImageContent::new("AAEC/w==", "image/png")),
+            ContentBlock::Audio(AudioContent::new("AAEC/w==", "audio/wav")),
+            ContentBlock::ResourceLink(ResourceLink::new("test://a", "a")),
+            ContentBlock::Resource(EmbeddedResource::new(TextResourceContents::new("test://b", "bee"))),
+        ])
+        .with_structured(json!({"n": 5}))),
+        "needs_elicitation" => ToolOutput::json(&json!({"ok": true})),
+        _ => Err(ToolError::new("not in fixture")),
+    }
+}
+
+pub async fn read_resource(request: ReadResource) -> Result<Vec<ResourceContents>, ReaderError> {
+    match request.uri.as_str() {
+        "test://refused" => Err(ReaderError::new("gone")),
+        "test://panics" => panic!("reader bug"),
+        uri => Ok(vec![TextResourceContents::new(uri, "body").into()]),
+    }
+}
+
+pub async fn get_prompt(request: GetPrompt) -> Result<PromptOutput, ReaderError> {
+    match &*request.name {
+        "broken" => Err(ReaderError::new("template missing")),
+        "panics" => panic!("prompt bug"),
+        _ => Ok(PromptOutput {
+            description: Some("rendered".into()),
+            messages: vec![PromptMessage::new(
+                Role::User,
+                ContentBlock::text(format!("Forecast for {}", request.arguments.get_str("place").unwrap_or("?"))),
+            )],
+        }),
+    }
+}
+
+pub fn server() -> Server {
+    server_with_page(50)
+}
+
+pub fn server_with_page(page: usize) -> Server {
+    Server::builder(catalog())
+        .dispatch(dispatch)
+        .resource_reader(read_resource)
+        .prompt_reader(get_prompt)
+        .page_size(NonZeroUsize::new(page).unwrap())
+        .build()
+        .expect("the fixture catalog builds")
+}
+
+/// `params._meta` for a modern request.
+pub fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+/// A modern request.
+pub fn modern(id: i64, method: &str, mut params: Value) -> Value {
+    params["_meta"] = modern_meta();
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// A legacy-declared request.
+pub fn legacy(id: i64, method: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": LEGACY});
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// A bare request (no `_meta`).
+pub fn bare(id: i64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// Sends one message and returns the response as JSON (`Value::Null` when there is none).
+pub async fn send(server: &Server, message: Value) -> Value {
+    server.handle(message).await.response.map(|r| r.to_value()).unwrap_or(Value::Null)
+}
+
+/// The error code of a response.
+pub fn code(response: &Value) -> i64 {
+    response["error"]["code"].as_i64().unwrap_or_else(|| panic!("not an error: {response}"))
+}

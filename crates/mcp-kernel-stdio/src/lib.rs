@@ -1,0 +1,52 @@
+//! The stdio transport of mcp-kernel: newline-delimited JSON-RPC over stdin and stdout (D-26 to D-30,
+//! MCP `2026-07-28` S-54/S-55).
+//!
+//! ```no_run
+//! # async fn run(server: mcp_kernel_router::Server) -> std::io::Result<()> {
+//! // Logs must go to stderr: stdout carries nothing but protocol lines.
+//! mcp_kernel_stdio::serve(server).await
+//! # }
+//! ```
+//!
+//! # What the loop does
+//!
+//! * **Framing (D-27).** One message per line. A line holds at most [`MAX_LINE_BYTES`] bytes before its
+//!   `\n`, a trailing `\r` included (which is then trimmed); a longer line is refused once (-32600, id
+//!   `null`) and the rest of it is skipped unread. Blank lines are skipped. A line beginning
+//!   `Content-Length:` (any case) switches that one message to LSP-style framing: header lines up to a
+//!   blank line, then exactly the declared number of bytes, under the same cap.
+//! * **Parsing.** Each message goes through the one bounded reader, [`mcp_kernel_wire::read_message`]
+//!   (depth, duplicate keys, objects only). A refusal is answered with id `null` and never repeats the input.
+//! * **Concurrency.** Each message is served on its own task, so a slow tool does not hold up a
+//!   `tools/list` sent after it; responses are written in completion order, each as one whole line, by a
+//!   single writer.
+//! * **Cancellation.** `notifications/cancelled` aborts the named request (its future is dropped) and that
+//!   request is never answered. An unknown or finished id is ignored.
+//! * **Stopping.** `shutdown` and `exit` are answered inline; then, as at end of input, nothing more is
+//!   read, every request already read is answered, the output is flushed and the loop returns `Ok`.
+//!
+//! # Threat model
+//!
+//! Whoever can write to the server's stdin already runs with the host's privileges (they started the
+//! process, or own its parent), so this transport authenticates no one. What it defends is the process
+//! itself, against a buggy or hostile peer:
+//!
+//! * **Memory is bounded by construction.** At most one line or frame body of at most the cap is ever
+//!   buffered; an oversized line or frame is skipped in fixed-size steps without being kept. The reader
+//!   stops reading while [`StdioOptions::max_in_flight`] requests are being served (it holds at most one
+//!   more parsed message, waiting), and answers queue in a bounded channel, so a peer that floods the pipe,
+//!   or stops reading answers, meets back-pressure instead of growing the heap.
+//! * **stdout is protocol-only.** Only the writer task writes to the output, and it writes only encoded
+//!   responses. Panics and failures are reported through `tracing` (install a subscriber that writes to
+//!   stderr: `tracing-subscriber`'s `fmt()` writes to stdout unless told otherwise).
+//! * **Faults stay contained.** A panic while serving a message is answered -32603 with the request's id
+//!   and the loop goes on; a broken output ends the session with an error.
+#![forbid(unsafe_code)]
+
+mod framing;
+mod options;
+mod serve;
+mod writer;
+
+pub use options::{DEFAULT_MAX_IN_FLIGHT, MAX_LINE_BYTES, StdioOptions};
+pub use serve::{serve, serve_io};

@@ -1,0 +1,378 @@
+//! The serving loop: read a message, serve it on its own task, cancel on request, stop on `shutdown`/`exit`
+//! or end of input.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use futures_util::FutureExt;
+use mcp_kernel_router::{Control, Handled, Server};
+use mcp_kernel_wire::{ErrorObject, Response, read_message};
+use serde_json::{Map, Value};
+use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, BufReader};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::task::{AbortHandle, JoinError, JoinSet};
+
+use crate::framing::{CHUNK, Frame, FrameReader};
+use crate::options::StdioOptions;
+use crate::writer::{Line, write_lines};
+
+/// How many encoded responses may wait for the writer (senders wait beyond it).
+const QUEUED_LINES: usize = 64;
+
+/// Serves `server` over the process's stdin and stdout with the default [`StdioOptions`].
+///
+/// Returns when the input ends or a `shutdown`/`exit` arrives, after every request read has been answered.
+/// Tokio reads stdin on a blocking thread that cannot be interrupted, so a runtime shut down while the
+/// client keeps stdin open may wait for one more line; exit the process after this returns.
+pub async fn serve(server: Server) -> io::Result<()> {
+    serve_io(server, tokio::io::stdin(), tokio::io::stdout(), StdioOptions::default()).await
+}
+
+/// Serves `server` over any byte streams: newline-delimited JSON-RPC in, one response line per request out.
+///
+/// Must run inside a Tokio runtime: each message is served on its own task. Returns `Ok` after end of input
+/// or `shutdown`/`exit`, once every request read has been answered and the output flushed; returns the
+/// input's error after the same wait, or the output's error at once (in-flight requests are then aborted).
+pub async fn serve_io<R, W>(server: Server, input: R, output: W, options: StdioOptions) -> io::Result<()>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (lines, queue) = mpsc::channel(QUEUED_LINES);
+    let mut writer = tokio::spawn(write_lines(output, queue));
+    let mut frames = FrameReader::new(BufReader::with_capacity(CHUNK, input), options.max_line_bytes);
+    let mut session = Session::new(server, lines, options.max_in_flight);
+
+    let ended = tokio::select! {
+        biased;
+        written = &mut writer => Ended::OutputGone(Some(joined(written))),
+        ended = session.read(&mut frames) => ended,
+    };
+    drop(frames);
+    let read = match ended {
+        Ended::OutputGone(written) => {
+            let written = match written {
+                Some(written) => written,
+                None => joined(writer.await),
+            };
+            return session.output_failed(written);
+        }
+        Ended::Input(error) => {
+            tracing::error!(%error, "reading the input failed; answering the requests in flight");
+            Err(error)
+        }
+        Ended::Eof | Ended::Shutdown => Ok(()),
+    };
+
+    let failed = tokio::select! {
+        biased;
+        written = &mut writer => Some(joined(written)),
+        () = session.drain() => None,
+    };
+    if let Some(written) = failed {
+        return session.output_failed(written);
+    }
+    drop(session);
+    let written = joined(writer.await);
+    read.and(written)
+}
+
+/// Why the read loop stopped.
+#[derive(Debug)]
+enum Ended {
+    /// The input ended.
+    Eof,
+    /// `shutdown` or `exit` was answered.
+    Shutdown,
+    /// Reading the input failed.
+    Input(io::Error),
+    /// The writer stopped (the output failed); its result, when already collected.
+    OutputGone(Option<io::Result<()>>),
+}
+
+/// What the loop does with one parsed message.
+#[derive(Debug, PartialEq)]
+enum Kind {
+    /// `notifications/cancelled`: abort the request whose id has this JSON text, if it is still running.
+    Cancel(Option<String>),
+    /// `shutdown` (a request) or `exit`: answered inline, then the loop may stop.
+    Inline,
+    /// Everything else: served on its own task.
+    Spawn,
+}
+
+impl Kind {
+    fn of(message: &Map<String, Value>) -> Self {
+        let is_request = message.contains_key("id");
+        match message.get("method").and_then(Value::as_str) {
+            Some("notifications/cancelled") if !is_request => {
+                Kind::Cancel(message.get("params").and_then(|params| params.get("requestId")).map(id_key))
+            }
+            Some("exit") => Kind::Inline,
+            Some("shutdown") if is_request => Kind::Inline,
+            _ => Kind::Spawn,
+        }
+    }
+}
+
+/// The key of a request id in the in-flight map: its compact JSON text (`7` and `"7"` differ).
+fn id_key(id: &Value) -> String {
+    id.to_string()
+}
+
+/// The id an answer of this message carries: `None` for a notification, `null` for an id the core refuses.
+fn reply_id(message: &Map<String, Value>) -> Option<Value> {
+    let id = message.get("id")?;
+    let valid = matches!(id, Value::String(_) | Value::Null) || id.as_i64().is_some() || id.as_u64().is_some();
+    Some(if valid { id.clone() } else { Value::Null })
+}
+
+/// Awaits the core, catching a panic (defence in depth: the core already guards the host's code).
+///
+/// A panic is logged without its payload and answered -32603 with the request's id; a notification gets
+/// no answer.
+async fn answer<F: Future<Output = Handled>>(handling: F, id: Option<Value>) -> Handled {
+    match AssertUnwindSafe(handling).catch_unwind().await {
+        Ok(handled) => handled,
+        Err(_) => {
+            tracing::error!("the core panicked while serving a message; answered -32603");
+            let response = id.map(|id| Response::error(id, ErrorObject::internal()));
+            Handled { response, control: Control::Continue }
+        }
+    }
+}
+
+/// A writer task's outcome as an I/O result.
+fn joined(written: Result<io::Result<()>, JoinError>) -> io::Result<()> {
+    written.unwrap_or_else(|_| {
+        tracing::error!("the output writer panicked");
+        Err(io::Error::other("the output writer panicked"))
+    })
+}
+
+/// The requests being served, by id, so that `notifications/cancelled` can abort them.
+#[derive(Debug, Default)]
+struct InFlight(Mutex<HashMap<String, AbortHandle>>);
+
+impl InFlight {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, AbortHandle>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Aborts the named request; an unknown or finished id is ignored.
+    fn cancel(&self, key: &str) {
+        let handle = self.lock().remove(key);
+        if let Some(handle) = handle {
+            tracing::debug!("a request was cancelled by the client");
+            handle.abort();
+        }
+    }
+
+    /// Called by a request's own task when it is done: forgets it unless a later request reused the id.
+    fn finished(&self, key: &str) {
+        let mut map = self.lock();
+        if map.get(key).is_some_and(|handle| handle.id() == tokio::task::id()) {
+            map.remove(key);
+        }
+    }
+}
+
+/// One stdio session's state, owned by the read loop.
+struct Session {
+    server: Server,
+    lines: mpsc::Sender<Line>,
+    tasks: JoinSet<()>,
+    in_flight: Arc<InFlight>,
+    permits: Arc<Semaphore>,
+}
+
+impl Session {
+    fn new(server: Server, lines: mpsc::Sender<Line>, max_in_flight: usize) -> Self {
+        Self {
+            server,
+            lines,
+            tasks: JoinSet::new(),
+            in_flight: Arc::default(),
+            permits: Arc::new(Semaphore::new(max_in_flight)),
+        }
+    }
+
+    /// Reads and dispatches messages until the input ends, a `shutdown`/`exit` is answered, or I/O fails.
+    ///
+    /// A message to be served waits for a permit before anything more is read, so at most `max_in_flight`
+    /// requests are served and one more is held; cancellations, refusals and `shutdown`/`exit` need none.
+    async fn read<R: AsyncBufRead + Unpin>(&mut self, frames: &mut FrameReader<R>) -> Ended {
+        loop {
+            self.reap();
+            let bytes = match frames.next().await {
+                Err(error) => return Ended::Input(error),
+                Ok(Frame::Eof) => return Ended::Eof,
+                Ok(Frame::Refused(error)) => {
+                    tracing::debug!(code = error.code, "refused a message before parsing it");
+                    if !self.send(Response::error(Value::Null, error)).await {
+                        return Ended::OutputGone(None);
+                    }
+                    continue;
+                }
+                Ok(Frame::Message(bytes)) => bytes,
+            };
+            let message = match read_message(&bytes) {
+                Ok(message) => message,
+                Err(refusal) => {
+                    tracing::debug!(code = refusal.code(), "refused an unreadable message");
+                    if !self.send(Response::error(Value::Null, refusal.to_error_object())).await {
+                        return Ended::OutputGone(None);
+                    }
+                    continue;
+                }
+            };
+            drop(bytes);
+            match Kind::of(&message) {
+                Kind::Cancel(key) => {
+                    if let Some(key) = key {
+                        self.in_flight.cancel(&key);
+                    }
+                }
+                Kind::Inline => {
+                    let id = reply_id(&message);
+                    let handled = answer(self.server.handle(Value::Object(message)), id).await;
+                    if let Some(response) = handled.response
+                        && !self.send(response).await
+                    {
+                        return Ended::OutputGone(None);
+                    }
+                    if handled.control == Control::Shutdown {
+                        return Ended::Shutdown;
+                    }
+                }
+                Kind::Spawn => {
+                    let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
+                        // The semaphore is never closed; stop reading rather than serve unbounded.
+                        return Ended::Eof;
+                    };
+                    self.spawn(message, permit);
+                }
+            }
+        }
+    }
+
+    /// Queues one response for the writer; false when the writer is gone.
+    async fn send(&self, response: Response) -> bool {
+        self.lines.send(Line::encode(&response)).await.is_ok()
+    }
+
+    /// Serves one message on its own task, which holds `permit` until its answer is queued.
+    fn spawn(&mut self, message: Map<String, Value>, permit: OwnedSemaphorePermit) {
+        let id = reply_id(&message);
+        let key = message.get("id").map(id_key);
+        let server = self.server.clone();
+        let lines = self.lines.clone();
+        let in_flight = Arc::clone(&self.in_flight);
+        let own_key = key.clone();
+        let task = async move {
+            let handled = answer(server.handle(Value::Object(message)), id).await;
+            if let Some(response) = handled.response
+                && lines.send(Line::encode(&response)).await.is_err()
+            {
+                tracing::debug!("the output is gone; a response was dropped");
+            }
+            if let Some(key) = own_key {
+                in_flight.finished(&key);
+            }
+            drop(permit);
+        };
+        // Hold the map while spawning, so that a task finishing at once cannot look itself up too early.
+        let mut map = self.in_flight.lock();
+        let handle = self.tasks.spawn(task);
+        if let Some(key) = key {
+            map.insert(key, handle);
+        }
+    }
+
+    /// Collects the tasks that have finished, logging any that panicked outside the guard.
+    fn reap(&mut self) {
+        while let Some(done) = self.tasks.try_join_next() {
+            log_join(done);
+        }
+    }
+
+    /// Waits until every task has finished.
+    async fn drain(&mut self) {
+        while let Some(done) = self.tasks.join_next().await {
+            log_join(done);
+        }
+    }
+
+    /// The output failed: nobody can receive an answer, so the requests in flight are aborted.
+    fn output_failed(&mut self, written: io::Result<()>) -> io::Result<()> {
+        self.tasks.abort_all();
+        let error = written
+            .err()
+            .unwrap_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "the output writer stopped"));
+        tracing::error!(%error, "writing the output failed; stopped serving");
+        Err(error)
+    }
+}
+
+fn log_join(done: Result<(), JoinError>) {
+    if let Err(error) = done
+        && error.is_panic()
+    {
+        tracing::error!("a request task panicked");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => unreachable!("tests pass objects"),
+        }
+    }
+
+    #[test]
+    fn classifies_cancel_stop_and_the_rest() {
+        let cancel = object(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}));
+        assert_eq!(Kind::of(&cancel), Kind::Cancel(Some("7".into())));
+        let cancel = object(json!({"method": "notifications/cancelled", "params": {"requestId": "7"}}));
+        assert_eq!(Kind::of(&cancel), Kind::Cancel(Some("\"7\"".into())));
+        let cancel = object(json!({"method": "notifications/cancelled"}));
+        assert_eq!(Kind::of(&cancel), Kind::Cancel(None));
+        let request = object(json!({"id": 1, "method": "notifications/cancelled"}));
+        assert_eq!(Kind::of(&request), Kind::Spawn);
+        assert_eq!(Kind::of(&object(json!({"id": 1, "method": "shutdown"}))), Kind::Inline);
+        assert_eq!(Kind::of(&object(json!({"method": "shutdown"}))), Kind::Spawn);
+        assert_eq!(Kind::of(&object(json!({"method": "exit"}))), Kind::Inline);
+        assert_eq!(Kind::of(&object(json!({"id": 2, "method": "exit"}))), Kind::Inline);
+        assert_eq!(Kind::of(&object(json!({"id": 3, "method": "tools/list"}))), Kind::Spawn);
+    }
+
+    #[test]
+    fn reply_ids_follow_the_core() {
+        assert_eq!(reply_id(&object(json!({"method": "x"}))), None);
+        assert_eq!(reply_id(&object(json!({"id": 4}))), Some(json!(4)));
+        assert_eq!(reply_id(&object(json!({"id": "a"}))), Some(json!("a")));
+        assert_eq!(reply_id(&object(json!({"id": {"no": 1}}))), Some(Value::Null));
+        assert_eq!(reply_id(&object(json!({"id": 1.5}))), Some(Value::Null));
+    }
+
+    #[test]
+    fn a_panicking_core_is_answered_internal_error_with_the_id() {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
+        runtime.block_on(async {
+            let panicking = async { panic!("the core panicked") };
+            let handled = answer(panicking, Some(json!(9))).await;
+            assert_eq!(handled.control, Control::Continue);
+            assert_eq!(handled.response, Some(Response::error(json!(9), ErrorObject::internal())));
+            let panicking = async { panic!("the core panicked") };
+            assert_eq!(answer(panicking, None).await.response, None, "a notification is never answered");
+        });
+    }
+}

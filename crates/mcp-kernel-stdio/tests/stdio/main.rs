@@ -1,0 +1,5 @@
+//! The stdio transport's rules, each pinned by a test named after it.
+
+mod concurrency;
+mod framing;
+mod harness;

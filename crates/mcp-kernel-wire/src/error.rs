@@ -1,0 +1,248 @@
+//! JSON-RPC error objects and the error codes of both MCP revisions.
+//!
+//! Every refusal the package issues, at every layer, is one of the constructors below. The message texts
+//! are not a promise (codes, data shapes and HTTP statuses are). Nothing a caller sent is copied into an
+//! error unless the specification asks for it: the resource `uri` in a not-found error's `data`, the
+//! `requested` version of an unsupported-version error, and the repeated key a bounded read refuses
+//! (shortened to [`MAX_ECHO_CHARS`]).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The JSON-RPC and MCP error codes the package emits.
+pub mod code {
+    /// The bytes are not JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// The message is not a valid JSON-RPC request (or a transport refused it before routing).
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// The method does not exist or is not served at this revision.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// The params are malformed (including an unknown tool under 2026-07-28).
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// A fault in the host or the package; nothing more is said.
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// Resource not found, 2025-11-25 only (2026-07-28 answers [`INVALID_PARAMS`]).
+    pub const RESOURCE_NOT_FOUND: i64 = -32002;
+    /// A standard HTTP header is missing, malformed or disagrees with the body (2026-07-28).
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// The request needs a client capability it did not declare (2026-07-28).
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// The requested protocol revision is not served.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+}
+
+/// The longest piece of caller-supplied text an error ever repeats, in characters.
+pub const MAX_ECHO_CHARS: usize = 128;
+
+/// A JSON-RPC error object: `{"code", "message", "data"?}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The error code (see [`code`]).
+    pub code: i64,
+    /// One short sentence; its text is not part of the contract.
+    pub message: String,
+    /// Structured detail, present only where the error table lists it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// `data` of an unsupported-version error: what is served and what was asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnsupportedVersionData {
+    /// The revisions this endpoint serves, in advertising order.
+    pub supported: Vec<String>,
+    /// The revision the caller named (any JSON value on the legacy `initialize` path).
+    pub requested: Value,
+}
+
+/// `data` of a missing-client-capability error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MissingCapabilityData {
+    /// The client capabilities the request needs, as a `ClientCapabilities` object.
+    pub required_capabilities: Value,
+}
+
+/// `data` of a resource-not-found error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceNotFoundData {
+    /// The uri the caller asked for (the specification requires it in `data`).
+    pub uri: String,
+    /// The host reader's reason, when the reader refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Value>,
+}
+
+/// `data` of a prompt error: which prompt, and the reason when there is one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PromptErrorData {
+    /// The prompt name, as listed by the host.
+    pub name: String,
+    /// Why the prompt could not be rendered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Value>,
+}
+
+/// Shortens caller-supplied text to at most [`MAX_ECHO_CHARS`] characters.
+pub fn shorten(text: &str) -> String {
+    match text.char_indices().nth(MAX_ECHO_CHARS) {
+        None => text.to_owned(),
+        Some((at, _)) => format!("{}…", &text[..at]),
+    }
+}
+
+fn to_data<T: Serialize>(data: &T) -> Option<Value> {
+    // The data types above contain only strings and JSON values: serialization cannot fail.
+    serde_json::to_value(data).ok()
+}
+
+impl ErrorObject {
+    /// An error with no `data`.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), data: None }
+    }
+
+    /// Attaches `data`.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// -32700: the bytes are not JSON.
+    pub fn parse_error() -> Self {
+        Self::new(code::PARSE_ERROR, "Parse error: body is not valid JSON")
+    }
+
+    /// -32700: an empty body.
+    pub fn empty_body() -> Self {
+        Self::new(code::PARSE_ERROR, "Parse error: empty body")
+    }
+
+    /// -32600: the top level is not an object; `kind` names what it is ("an array", "a string", …).
+    pub fn not_an_object(kind: &str) -> Self {
+        Self::new(code::INVALID_REQUEST, format!("Expected a JSON object, got {kind}"))
+    }
+
+    /// -32600: nesting deeper than the bound.
+    pub fn too_deep(max_depth: usize) -> Self {
+        Self::new(code::INVALID_REQUEST, format!("Request body nests deeper than {max_depth} levels"))
+    }
+
+    /// -32600: a repeated key, named (shortened).
+    pub fn duplicate_key(key: &str) -> Self {
+        let key = serde_json::to_string(&shorten(key)).unwrap_or_default();
+        Self::new(code::INVALID_REQUEST, format!("Request body repeats a key: duplicate key {key}"))
+    }
+
+    /// -32600: a JSON-RPC batch reached the core.
+    pub fn batch() -> Self {
+        Self::new(code::INVALID_REQUEST, "Batch requests are not supported at any supported protocol version")
+    }
+
+    /// -32600: not a JSON-RPC 2.0 request.
+    pub fn invalid_request() -> Self {
+        Self::new(code::INVALID_REQUEST, "Invalid Request")
+    }
+
+    /// -32600 with a transport's own message (body cap, deadline, framing, origin, method, authorize).
+    pub fn refused(message: impl Into<String>) -> Self {
+        Self::new(code::INVALID_REQUEST, message)
+    }
+
+    /// -32601: the method is not served. The caller's method name is not repeated.
+    pub fn method_not_found() -> Self {
+        Self::new(code::METHOD_NOT_FOUND, "Method not found")
+    }
+
+    /// -32602: `tools/call` names no listed tool (2026-07-28 S-31). The name is not repeated.
+    pub fn unknown_tool() -> Self {
+        Self::new(code::INVALID_PARAMS, "Unknown tool")
+    }
+
+    /// -32602 with a message that begins "Invalid params: ".
+    pub fn invalid_params(detail: &str) -> Self {
+        Self::new(code::INVALID_PARAMS, format!("Invalid params: {detail}"))
+    }
+
+    /// -32602 carrying prompt `data` (`{name, reason?}`).
+    pub fn prompt_error(detail: &str, data: PromptErrorData) -> Self {
+        let mut e = Self::invalid_params(detail);
+        e.data = to_data(&data);
+        e
+    }
+
+    /// -32603: a host or package fault. Nothing more is said.
+    pub fn internal() -> Self {
+        Self::new(code::INTERNAL_ERROR, "Internal error")
+    }
+
+    /// -32002 (legacy) resource not found, with `data: {uri, reason?}`.
+    pub fn resource_not_found(data: ResourceNotFoundData) -> Self {
+        let mut e = Self::new(code::RESOURCE_NOT_FOUND, "Resource not found");
+        e.data = to_data(&data);
+        e
+    }
+
+    /// -32020: a header is missing, malformed or disagrees with the body.
+    pub fn header_mismatch(detail: &str) -> Self {
+        Self::new(code::HEADER_MISMATCH, format!("Header mismatch: {detail}"))
+    }
+
+    /// -32021: the request needs client capabilities it did not declare.
+    pub fn missing_capability(required_capabilities: Value) -> Self {
+        let mut e = Self::new(
+            code::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            "Missing required client capability",
+        );
+        e.data = to_data(&MissingCapabilityData { required_capabilities });
+        e
+    }
+
+    /// -32022: the requested revision is not served.
+    pub fn unsupported_version(data: UnsupportedVersionData) -> Self {
+        let mut e = Self::new(code::UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version");
+        e.data = to_data(&data);
+        e
+    }
+
+    /// True for -32601, the one error a Streamable HTTP endpoint answers with 404.
+    pub fn is_method_not_found(&self) -> bool {
+        self.code == code::METHOD_NOT_FOUND
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shortens_long_echoes_on_a_char_boundary() {
+        let long = "é".repeat(500);
+        let short = shorten(&long);
+        assert_eq!(short.chars().count(), MAX_ECHO_CHARS + 1);
+        assert!(short.ends_with('…'));
+        assert_eq!(shorten("abc"), "abc");
+    }
+
+    #[test]
+    fn duplicate_key_names_the_key_as_a_json_string() {
+        let e = ErrorObject::duplicate_key("a\"b");
+        assert_eq!(e.code, code::INVALID_REQUEST);
+        assert_eq!(e.message, "Request body repeats a key: duplicate key \"a\\\"b\"");
+        assert!(e.data.is_none());
+    }
+
+    #[test]
+    fn data_shapes_serialize_with_the_spec_field_names() {
+        let e = ErrorObject::missing_capability(serde_json::json!({"elicitation": {}}));
+        assert_eq!(e.data, Some(serde_json::json!({"requiredCapabilities": {"elicitation": {}}})));
+        let e = ErrorObject::unsupported_version(UnsupportedVersionData {
+            supported: vec!["2026-07-28".into()],
+            requested: "1900-01-01".into(),
+        });
+        assert_eq!(
+            e.data,
+            Some(serde_json::json!({"supported": ["2026-07-28"], "requested": "1900-01-01"}))
+        );
+    }
+}

@@ -1,0 +1,16 @@
+//! Wire types of mcp-kernel: JSON-RPC 2.0, every MCP `2026-07-28` / `2025-11-25` message the server reads
+//! or writes, the error objects, and the one bounded JSON reader both transports use.
+//!
+//! This crate does no I/O and depends on no async runtime.
+#![forbid(unsafe_code)]
+
+pub mod error;
+pub mod jsonrpc;
+pub mod reader;
+pub mod types;
+pub mod version;
+
+pub use error::{ErrorObject, code};
+pub use jsonrpc::{JSONRPC_VERSION, Response};
+pub use reader::{MAX_DEPTH, ReadError, read_message};
+pub use version::ProtocolVersion;

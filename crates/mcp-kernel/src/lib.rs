@@ -1,0 +1,31 @@
+//! mcp-kernel: a Model Context Protocol server core.
+//!
+//! It speaks MCP `2026-07-28` (stateless) and `2025-11-25` (legacy). The host injects the catalog
+//! (tools, resources, prompts) and the functions that do the work; the package refuses every malformed
+//! request and decides nothing about what a tool does.
+//!
+//! This crate only stitches the layered crates together; each can also be used on its own:
+//!
+//! | module | crate | what it holds |
+//! |---|---|---|
+//! | [`wire`] | `mcp-kernel-wire` | JSON-RPC and MCP serde types, error objects, the bounded JSON reader |
+//! | [`schema`] | `mcp-kernel-schema` | JSON Schema 2020-12 validation of tool arguments, `x-mcp-header` rules |
+//! | [`router`] | `mcp-kernel-router` | the host contract and the era-aware core [`Server`] |
+//! | [`stdio`] | `mcp-kernel-stdio` | newline-delimited JSON-RPC over stdin/stdout (feature `stdio`) |
+//!
+//! The `weather` example (`cargo run --example weather`) is a complete host.
+#![forbid(unsafe_code)]
+
+pub use mcp_kernel_router as router;
+pub use mcp_kernel_schema as schema;
+#[cfg(feature = "stdio")]
+pub use mcp_kernel_stdio as stdio;
+pub use mcp_kernel_wire as wire;
+
+pub use mcp_kernel_router::{
+    Arguments, BuildError, CacheHints, Capabilities, Catalog, Control, Dispatch, Era, GetPrompt, Handled, Mode,
+    PromptArgument, PromptOutput, PromptReader, PromptSpec, ReadResource, ReaderError, RequestContext,
+    ResourceEntry, ResourceReader, ResourceSpec, ResourceTemplateSpec, Server, ServerBuilder, ToolCall, ToolError,
+    ToolOutput, ToolSpec,
+};
+pub use mcp_kernel_wire::ProtocolVersion;
