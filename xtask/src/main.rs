@@ -1,8 +1,11 @@
 //! Project tasks, run as `cargo xtask <task>`.
 //!
 //! - `ci`: the gate a submission must pass — `cargo fmt --check`, `cargo clippy --all-targets
-//!   -D warnings`, then every test of the workspace.
+//!   -D warnings`, every test of the workspace, then the README exchange.
+//! - `readme [--print]`: runs the README's copy-paste exchange as written and compares the output.
 #![forbid(unsafe_code)]
+
+mod readme;
 
 use std::process::{Command, ExitCode};
 
@@ -14,7 +17,10 @@ struct Step {
 
 const CI: &[Step] = &[
     Step { what: "formatting", args: &["fmt", "--all", "--check"] },
-    Step { what: "lints", args: &["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"] },
+    Step {
+        what: "lints",
+        args: &["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"],
+    },
     Step { what: "tests", args: &["test", "--workspace", "--all-targets", "--locked"] },
     Step { what: "doc tests", args: &["test", "--workspace", "--doc", "--locked"] },
 ];
@@ -35,19 +41,41 @@ fn run(steps: &[Step]) -> ExitCode {
             }
         }
     }
-    eprintln!("xtask: all steps passed");
     ExitCode::SUCCESS
 }
 
+fn readme(print: bool) -> ExitCode {
+    match readme::check(print) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("xtask: readme: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn usage() -> ExitCode {
-    eprintln!("usage: cargo xtask <task>\n\ntasks:\n  ci    fmt check, clippy -D warnings, all tests");
+    eprintln!(
+        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, the README exchange\n  readme [--print]   run the README exchange and compare (or print) its output"
+    );
     ExitCode::from(2)
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("ci") => run(CI),
+        Some("ci") => {
+            let code = run(CI);
+            if code != ExitCode::SUCCESS {
+                return code;
+            }
+            let code = readme(false);
+            if code == ExitCode::SUCCESS {
+                eprintln!("xtask: all steps passed");
+            }
+            code
+        }
+        Some("readme") => readme(args.get(1).map(String::as_str) == Some("--print")),
         _ => usage(),
     }
 }

@@ -74,6 +74,9 @@ pub enum BuildError {
         /// Why.
         error: SchemaError,
     },
+    /// A resource's or template's annotations are outside the schema (`priority` must lie in 0..=1).
+    #[error("resource {0}: annotations.priority must lie between 0 and 1")]
+    InvalidAnnotations(String),
     /// Tools are listed but no dispatch function was given.
     #[error("tools are listed but no dispatch function was given")]
     MissingDispatch,
@@ -101,7 +104,13 @@ impl ServerBuilder {
     pub(crate) fn new<C: Catalog>(catalog: C) -> Self {
         let capabilities = std::panic::catch_unwind(AssertUnwindSafe(|| catalog.capabilities()))
             .map_err(|_| BuildError::CatalogPanicked);
-        Self { capabilities, options: ServerOptions::default(), dispatch: None, resources: None, prompts: None }
+        Self {
+            capabilities,
+            options: ServerOptions::default(),
+            dispatch: None,
+            resources: None,
+            prompts: None,
+        }
     }
 
     /// The host's tool dispatch (required when tools are listed).
@@ -181,7 +190,10 @@ impl ServerBuilder {
 }
 
 /// Compiles a tool's schema, naming the tool in any fault.
-pub(crate) fn compile_tool_schema(tool: &str, schema: &serde_json::Value) -> Result<CompiledSchema, BuildError> {
+pub(crate) fn compile_tool_schema(
+    tool: &str,
+    schema: &serde_json::Value,
+) -> Result<CompiledSchema, BuildError> {
     if schema.get("type").and_then(serde_json::Value::as_str) != Some("object") {
         return Err(BuildError::ToolSchemaNotObject(tool.to_owned()));
     }

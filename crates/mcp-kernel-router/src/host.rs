@@ -78,7 +78,8 @@ pub enum ToolOutput {
 }
 
 impl ToolOutput {
-    /// Any serializable value; a value that cannot be serialized is a host fault (-32603).
+    /// Any serializable value; one that cannot be serialized (a map with non-string keys) is a
+    /// [`ToolError`] saying so.
     pub fn json<T: Serialize>(value: &T) -> Result<Self, ToolError> {
         serde_json::to_value(value)
             .map(ToolOutput::Json)
@@ -98,7 +99,9 @@ impl ToolOutput {
     /// Adds structured content to explicit blocks (a `Json` output keeps its own).
     pub fn with_structured(self, structured: Value) -> Self {
         match self {
-            ToolOutput::Content { blocks, .. } => ToolOutput::Content { blocks, structured: Some(structured) },
+            ToolOutput::Content { blocks, .. } => {
+                ToolOutput::Content { blocks, structured: Some(structured) }
+            }
             json => json,
         }
     }

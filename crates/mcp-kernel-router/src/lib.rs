@@ -45,14 +45,14 @@ pub mod template;
 pub use arguments::Arguments;
 pub use builder::{BuildError, ServerBuilder};
 pub use host::{
-    BoxFuture, Dispatch, Era, GetPrompt, PromptOutput, PromptReader, ReadResource, ReaderError, RequestContext,
-    ResourceReader, ToolCall, ToolError, ToolOutput,
+    BoxFuture, Dispatch, Era, GetPrompt, PromptOutput, PromptReader, ReadResource, ReaderError,
+    RequestContext, ResourceReader, ToolCall, ToolError, ToolOutput,
 };
 pub use options::{CacheHints, DEFAULT_PAGE_SIZE, DEFAULT_SERVER_NAME, PACKAGE_VERSION, ServerOptions};
 pub use server::{Control, Handled, Server};
 pub use spec::{
-    Capabilities, Catalog, Mode, PromptArgument, PromptSpec, ResourceEntry, ResourceSpec, ResourceTemplateSpec,
-    ToolSpec,
+    Capabilities, Catalog, Mode, PromptArgument, PromptSpec, ResourceEntry, ResourceSpec,
+    ResourceTemplateSpec, ToolSpec,
 };
 
 pub use mcp_kernel_schema as schema;

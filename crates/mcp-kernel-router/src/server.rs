@@ -10,7 +10,9 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use mcp_kernel_wire::types::CacheScope;
-use mcp_kernel_wire::version::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO};
+use mcp_kernel_wire::version::{
+    META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO,
+};
 use mcp_kernel_wire::{ErrorObject, ProtocolVersion, Response};
 
 use crate::builder::ServerBuilder;
@@ -80,6 +82,10 @@ impl std::fmt::Debug for Server {
     }
 }
 
+/// The values of `io.modelcontextprotocol/logLevel`.
+const LOG_LEVELS: [&str; 8] =
+    ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+
 const TOP_LEVEL_META: &str =
     "_meta belongs in params._meta (2026-07-28 RequestParams), not at the top level of the request";
 
@@ -119,7 +125,16 @@ impl Server {
         });
         let supported = options.supported_versions.iter().map(|v| v.as_str().to_owned()).collect();
         Self {
-            inner: Arc::new(Inner { snapshot, options, dispatch, resources, prompts, server_info, capabilities, supported }),
+            inner: Arc::new(Inner {
+                snapshot,
+                options,
+                dispatch,
+                resources,
+                prompts,
+                server_info,
+                capabilities,
+                supported,
+            }),
         }
     }
 
@@ -163,8 +178,12 @@ impl Server {
         };
         let mut params = message.remove("params");
         match method.as_str() {
-            "server/discover" => return Handled::reply(Response::result(id, self.discover())),
-            "initialize" => return Handled::reply(Response::error_or_result(id, self.initialize(params.as_ref()))),
+            "server/discover" => {
+                return Handled::reply(Response::error_or_result(id, self.discover(params.as_mut())));
+            }
+            "initialize" => {
+                return Handled::reply(Response::error_or_result(id, self.initialize(params.as_ref())));
+            }
             _ => {}
         }
         let (era, client_capabilities) = match self.settle_era(&method, params.as_mut()) {
@@ -176,7 +195,8 @@ impl Server {
             "exit" => return Handled { response: None, control: Control::Shutdown },
             _ => {}
         }
-        let request = Request { method: &method, params, context: RequestContext::new(era, client_capabilities) };
+        let request =
+            Request { method: &method, params, context: RequestContext::new(era, client_capabilities) };
         let control = if method == "shutdown" { Control::Shutdown } else { Control::Continue };
         let answer = self.route(request).await;
         let answer = if era.is_modern() { answer.map(|result| self.modernise(result)) } else { answer };
@@ -193,14 +213,41 @@ impl Server {
         Handled::silent()
     }
 
+    fn serves(&self, modern: bool) -> bool {
+        self.inner.options.supported_versions.iter().any(|v| v.is_modern() == modern)
+    }
+
+    /// A request that declares no revision: legacy-shaped where 2025-11-25 is served, else malformed.
+    fn undeclared(&self) -> Result<(Era, Option<Arc<Value>>), ErrorObject> {
+        if self.serves(false) {
+            Ok((Era::Bare, None))
+        } else {
+            Err(ErrorObject::invalid_params(
+                "params._meta with io.modelcontextprotocol/protocolVersion and clientCapabilities is required on every request",
+            ))
+        }
+    }
+
     /// Reads `params._meta`: its protocol version settles the era (B-3.6 to B-3.8).
-    fn settle_era(&self, method: &str, params: Option<&mut Value>) -> Result<(Era, Option<Arc<Value>>), ErrorObject> {
-        let Some(Value::Object(params)) = params else { return Ok((Era::Bare, None)) };
-        let Some(meta) = params.remove("_meta") else { return Ok((Era::Bare, None)) };
+    fn settle_era(
+        &self,
+        method: &str,
+        params: Option<&mut Value>,
+    ) -> Result<(Era, Option<Arc<Value>>), ErrorObject> {
+        let meta = match params {
+            Some(Value::Object(params)) => params.remove("_meta"),
+            _ => None,
+        };
+        let Some(meta) = meta else { return self.undeclared() };
         let Value::Object(meta) = meta else {
             return Err(ErrorObject::invalid_params("params._meta must be an object"));
         };
         let Some(requested) = meta.get(META_PROTOCOL_VERSION) else {
+            // A 2025-11-25 request may carry a `_meta` of its own (a progress token): it is undeclared,
+            // unless it carries client capabilities, which only 2026-07-28 sends there.
+            if !meta.contains_key(META_CLIENT_CAPABILITIES) && self.serves(false) {
+                return Ok((Era::Bare, None));
+            }
             return Err(ErrorObject::invalid_params(
                 "params._meta lacks io.modelcontextprotocol/protocolVersion",
             ));
@@ -210,7 +257,8 @@ impl Server {
                 "params._meta io.modelcontextprotocol/protocolVersion must be a string",
             ));
         };
-        let version = ProtocolVersion::parse(text).filter(|v| self.inner.options.supported_versions.contains(v));
+        let version =
+            ProtocolVersion::parse(text).filter(|v| self.inner.options.supported_versions.contains(v));
         let Some(version) = version else {
             return Err(self.unsupported_version(Value::from(text)));
         };
@@ -226,6 +274,13 @@ impl Server {
                 Some(_) => {
                     return Err(ErrorObject::invalid_params(
                         "params._meta io.modelcontextprotocol/clientCapabilities must be an object",
+                    ));
+                }
+            }
+            if let Some(level) = meta.get(META_LOG_LEVEL) {
+                if !level.as_str().is_some_and(|l| LOG_LEVELS.contains(&l)) {
+                    return Err(ErrorObject::invalid_params(
+                        "params._meta io.modelcontextprotocol/logLevel is not a logging level",
                     ));
                 }
             }
@@ -271,13 +326,21 @@ impl Server {
         })
     }
 
-    /// `server/discover`: always the full, decorated result.
-    fn discover(&self) -> Value {
+    /// `server/discover`: the full, decorated result. A probe without `_meta` is answered whatever its
+    /// era; a `_meta` that is present is checked like any request's. A server that does not serve
+    /// 2026-07-28 does not implement the method, so a probing client falls back to `initialize`.
+    fn discover(&self, params: Option<&mut Value>) -> Answer {
+        if !self.serves(true) {
+            return Err(ErrorObject::method_not_found());
+        }
+        if params.as_ref().is_some_and(|p| p.get("_meta").is_some()) {
+            self.settle_era("server/discover", params)?;
+        }
         let mut result = Map::new();
         result.insert("supportedVersions".into(), json!(self.inner.supported));
         result.insert("capabilities".into(), self.inner.capabilities.clone());
         cache_fields(&mut result, CacheHints::default());
-        self.modernise(Value::Object(result))
+        Ok(self.modernise(Value::Object(result)))
     }
 
     /// `initialize`, the legacy opener: never decorated.
@@ -285,7 +348,12 @@ impl Server {
         let requested = params.and_then(|p| p.get("protocolVersion")).cloned();
         let served_legacy = self.inner.options.supported_versions.iter().copied().find(|v| !v.is_modern());
         let Some(legacy) = served_legacy else {
-            return Err(self.unsupported_version(requested.unwrap_or(Value::Null)));
+            // A modern-only server names what it serves in its answer to `initialize` (S-7).
+            return Err(match requested {
+                Some(Value::String(text)) => self.unsupported_version(Value::String(text)),
+                _ => ErrorObject::invalid_params("initialize requires a string protocolVersion")
+                    .with_data(json!({"supported": self.inner.supported})),
+            });
         };
         // 2025-11-25 negotiation: echo a supported legacy revision, otherwise offer ours.
         let agreed = requested

@@ -7,10 +7,14 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use mcp_kernel_schema::CompiledSchema;
-use mcp_kernel_wire::types::{Prompt, PromptArgument as WirePromptArgument, Resource, ResourceTemplate, Tool, ToolAnnotations};
+use mcp_kernel_wire::types::{
+    Prompt, PromptArgument as WirePromptArgument, Resource, ResourceTemplate, Tool, ToolAnnotations,
+};
 
 use crate::builder::{BuildError, compile_prompt_schema, compile_tool_schema};
-use crate::spec::{Capabilities, Mode, PromptSpec, ResourceEntry, ResourceSpec, ResourceTemplateSpec, ToolSpec};
+use crate::spec::{
+    Capabilities, Mode, PromptSpec, ResourceEntry, ResourceSpec, ResourceTemplateSpec, ToolSpec,
+};
 use crate::template::UriTemplate;
 
 /// One tool, compiled.
@@ -135,6 +139,15 @@ fn prompt_item(spec: &PromptSpec) -> Value {
     })
 }
 
+/// True when the annotations' priority, if any, lies in 0..=1 as the schema requires.
+fn annotations_in_range(annotations: Option<&mcp_kernel_wire::types::Annotations>) -> bool {
+    let priority = annotations.and_then(|a| a.priority.as_ref()).map(|p| p.as_f64());
+    match priority {
+        None => true,
+        Some(p) => p.is_some_and(|p| (0.0..=1.0).contains(&p)),
+    }
+}
+
 impl Snapshot {
     /// Checks and compiles a catalog.
     pub(crate) fn compile(capabilities: Capabilities) -> Result<Self, BuildError> {
@@ -157,21 +170,32 @@ impl Snapshot {
                 }
             }
             items.push(tool_item(spec, schema_value));
-            tools.push(CompiledTool { name, schema, required_capabilities: spec.required_client_capabilities.clone() });
+            tools.push(CompiledTool {
+                name,
+                schema,
+                required_capabilities: spec.required_client_capabilities.clone(),
+            });
         }
 
         let mut resources = Vec::new();
         let mut templates = Vec::new();
         for entry in &entries {
             match entry {
+                ResourceEntry::Resource(spec) if !annotations_in_range(spec.annotations.as_ref()) => {
+                    return Err(BuildError::InvalidAnnotations(spec.uri.clone()));
+                }
+                ResourceEntry::Template(spec) if !annotations_in_range(spec.annotations.as_ref()) => {
+                    return Err(BuildError::InvalidAnnotations(spec.uri_template.clone()));
+                }
                 ResourceEntry::Resource(spec) => {
                     resources.push(CompiledResource { uri: spec.uri.clone(), item: resource_item(spec) })
                 }
                 ResourceEntry::Template(spec) => {
-                    let matcher = UriTemplate::parse(&spec.uri_template).map_err(|e| BuildError::InvalidTemplate {
-                        template: spec.uri_template.clone(),
-                        reason: e.to_string(),
-                    })?;
+                    let matcher =
+                        UriTemplate::parse(&spec.uri_template).map_err(|e| BuildError::InvalidTemplate {
+                            template: spec.uri_template.clone(),
+                            reason: e.to_string(),
+                        })?;
                     templates.push(CompiledTemplate {
                         uri_template: spec.uri_template.clone(),
                         matcher,
@@ -192,7 +216,11 @@ impl Snapshot {
         let mut prompts = Vec::with_capacity(prompt_specs.len());
         for spec in &prompt_specs {
             let schema = compile_prompt_schema(spec)?;
-            prompts.push(CompiledPrompt { name: Arc::from(spec.name.as_str()), schema, item: prompt_item(spec) });
+            prompts.push(CompiledPrompt {
+                name: Arc::from(spec.name.as_str()),
+                schema,
+                item: prompt_item(spec),
+            });
         }
         prompts.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
         if let Some(pair) = prompts.windows(2).find(|w| w[0].name == w[1].name) {

@@ -66,7 +66,8 @@ impl UriTemplate {
             };
             if !is_varname(name) {
                 return Err(TemplateError(
-                    "an expression other than {var} or {+var} (RFC 6570 levels beyond 2 are not claimed)".into(),
+                    "an expression other than {var} or {+var} (RFC 6570 levels beyond 2 are not claimed)"
+                        .into(),
                 ));
             }
             pattern.push_str(if reserved { ".+" } else { "[^/]+" });
@@ -115,7 +116,10 @@ mod tests {
 
     #[test]
     fn refuses_unclaimed_expressions_and_bare_braces() {
-        for bad in ["a/{?q}", "a/{#f}", "a/{x,y}", "a/{x*}", "a/{}", "a/{x", "a/}x", "a/{x:3}", "a/{.x}", "a/{x..y}", "a/{%zz}"] {
+        for bad in [
+            "a/{?q}", "a/{#f}", "a/{x,y}", "a/{x*}", "a/{}", "a/{x", "a/}x", "a/{x:3}", "a/{.x}", "a/{x..y}",
+            "a/{%zz}",
+        ] {
             assert!(UriTemplate::parse(bad).is_err(), "{bad}");
         }
         assert!(UriTemplate::parse("a/{x.y}/{%41}/{+z_1}").is_ok());

@@ -32,7 +32,8 @@ async fn ten_thousand_undeclared_keys_reach_neither_dispatch_nor_any_table() {
     let r = send(&server, modern(1, "tools/call", json!({"name":"t","arguments":args}))).await;
     assert_eq!(r["result"]["isError"], false);
     // A second call: the declared key is the very same allocation, so nothing was created per call.
-    send(&server, modern(2, "tools/call", json!({"name":"t","arguments":{"declared":"w","another":1}}))).await;
+    send(&server, modern(2, "tools/call", json!({"name":"t","arguments":{"declared":"w","another":1}})))
+        .await;
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 2);
     assert_eq!(seen[0].len(), 1);

@@ -1,10 +1,10 @@
 //! The builder refuses every catalog fault the compiler cannot see, naming it (protocol.md F-1 to F-3).
 
-use mcp_kernel_router::{
-    BuildError, Capabilities, Catalog, Mode, PromptArgument, PromptSpec, ReadResource, ReaderError, ResourceSpec,
-    ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
-};
 use mcp_kernel_router::wire::types::ResourceContents;
+use mcp_kernel_router::{
+    BuildError, Capabilities, Catalog, Mode, PromptArgument, PromptSpec, ReadResource, ReaderError,
+    ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
+};
 use serde_json::json;
 
 async fn dispatch(_: ToolCall) -> Result<ToolOutput, ToolError> {
@@ -19,7 +19,9 @@ fn build(c: Capabilities) -> Result<Server, BuildError> {
     Server::builder(c)
         .dispatch(dispatch)
         .resource_reader(reader)
-        .prompt_reader(|_: mcp_kernel_router::GetPrompt| async { Ok(mcp_kernel_router::PromptOutput::default()) })
+        .prompt_reader(|_: mcp_kernel_router::GetPrompt| async {
+            Ok(mcp_kernel_router::PromptOutput::default())
+        })
         .build()
 }
 
@@ -29,7 +31,8 @@ fn tools(t: Vec<ToolSpec>) -> Capabilities {
 
 #[test]
 fn refuses_a_repeated_tool_name() {
-    let err = build(tools(vec![ToolSpec::new("a", Mode::ReadOnly), ToolSpec::new("a", Mode::Proposal)])).unwrap_err();
+    let err = build(tools(vec![ToolSpec::new("a", Mode::ReadOnly), ToolSpec::new("a", Mode::Proposal)]))
+        .unwrap_err();
     assert_eq!(err, BuildError::DuplicateTool("a".into()));
     assert_eq!(err.to_string(), "tool a: the name is listed twice");
 }
@@ -54,7 +57,10 @@ fn refuses_repeated_uris_templates_prompts_and_prompt_arguments() {
 #[test]
 fn refuses_unclaimed_template_expressions() {
     for bad in ["x://{?q}", "x://{a,b}", "x://{", "x://}"] {
-        let c = Capabilities { resources: vec![ResourceTemplateSpec::new(bad, "n").into()], ..Default::default() };
+        let c = Capabilities {
+            resources: vec![ResourceTemplateSpec::new(bad, "n").into()],
+            ..Default::default()
+        };
         assert!(matches!(build(c).unwrap_err(), BuildError::InvalidTemplate { .. }), "{bad}");
     }
 }
@@ -79,9 +85,8 @@ fn refuses_schemas_the_validator_cannot_enforce_naming_the_tool() {
     assert!(err.to_string().starts_with("tool remote: "));
     let not_object = ToolSpec::new("arr", Mode::ReadOnly).input_schema(json!({"type":"array"}));
     assert_eq!(build(tools(vec![not_object])).unwrap_err(), BuildError::ToolSchemaNotObject("arr".into()));
-    let header = ToolSpec::new("hdr", Mode::ReadOnly).input_schema(
-        json!({"type":"object","properties":{"n":{"type":"number","x-mcp-header":"N"}}}),
-    );
+    let header = ToolSpec::new("hdr", Mode::ReadOnly)
+        .input_schema(json!({"type":"object","properties":{"n":{"type":"number","x-mcp-header":"N"}}}));
     assert!(matches!(build(tools(vec![header])).unwrap_err(), BuildError::ToolSchema { .. }));
 }
 
@@ -109,4 +114,15 @@ fn a_panicking_catalog_is_an_error_not_a_panic() {
         }
     }
     assert_eq!(Server::builder(Bad).build().unwrap_err(), BuildError::CatalogPanicked);
+}
+
+#[test]
+fn refuses_annotations_outside_the_schema() {
+    use mcp_kernel_router::wire::types::Annotations;
+    let annotations: Annotations = serde_json::from_value(json!({"priority": 1.5})).unwrap();
+    let c = Capabilities {
+        resources: vec![ResourceSpec::new("x://a", "a").annotations(annotations).into()],
+        ..Default::default()
+    };
+    assert_eq!(build(c).unwrap_err(), BuildError::InvalidAnnotations("x://a".into()));
 }

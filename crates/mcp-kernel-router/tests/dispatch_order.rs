@@ -10,7 +10,11 @@ use support::*;
 async fn top_level_meta_is_refused_before_every_method_including_discover() {
     let server = server();
     for method in ["server/discover", "initialize", "tools/list", "nope"] {
-        let r = send(&server, json!({"jsonrpc":"2.0","id":3,"method":method,"_meta":{},"params":{"_meta": modern_meta()}})).await;
+        let r = send(
+            &server,
+            json!({"jsonrpc":"2.0","id":3,"method":method,"_meta":{},"params":{"_meta": modern_meta()}}),
+        )
+        .await;
         assert_eq!(code(&r), -32602, "{method}");
         assert!(r["error"]["message"].as_str().unwrap().contains("params._meta"));
         assert_eq!(r["id"], 3);
@@ -20,7 +24,8 @@ async fn top_level_meta_is_refused_before_every_method_including_discover() {
 #[tokio::test]
 async fn notification_with_top_level_meta_is_dropped_silently() {
     let server = server();
-    let handled = server.handle(json!({"jsonrpc":"2.0","method":"notifications/initialized","_meta":{}})).await;
+    let handled =
+        server.handle(json!({"jsonrpc":"2.0","method":"notifications/initialized","_meta":{}})).await;
     assert!(handled.response.is_none());
 }
 
@@ -44,10 +49,115 @@ async fn discover_is_answered_bare_with_the_full_decorated_result() {
 }
 
 #[tokio::test]
-async fn discover_ignores_a_bad_params_meta() {
+async fn discover_checks_a_params_meta_that_is_present() {
     let server = server();
-    let r = send(&server, json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":"x"}})).await;
-    assert!(r.get("result").is_some(), "{r}");
+    let with_meta =
+        |meta: Value| json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":meta}});
+    assert_eq!(code(&send(&server, with_meta(json!("x"))).await), -32602);
+    assert_eq!(
+        code(
+            &send(&server, with_meta(json!({"io.modelcontextprotocol/protocolVersion":"1900-01-01"}))).await
+        ),
+        -32022
+    );
+    assert_eq!(
+        code(&send(&server, with_meta(json!({"io.modelcontextprotocol/protocolVersion":MODERN}))).await),
+        -32602
+    );
+    assert!(send(&server, with_meta(modern_meta())).await.get("result").is_some());
+    assert!(
+        send(&server, json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}))
+            .await
+            .get("result")
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn a_legacy_only_server_does_not_implement_discover() {
+    let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Capabilities::default())
+        .supported_versions([mcp_kernel_router::wire::ProtocolVersion::V2025_11_25])
+        .build()
+        .unwrap();
+    assert_eq!(code(&send(&server, bare(1, "server/discover", json!({}))).await), -32601);
+    let init = send(&server, bare(2, "initialize", json!({"protocolVersion": LEGACY}))).await;
+    assert_eq!(init["result"]["protocolVersion"], LEGACY);
+}
+
+#[tokio::test]
+async fn a_modern_only_server_refuses_undeclared_requests() {
+    let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Capabilities::default())
+        .supported_versions([mcp_kernel_router::wire::ProtocolVersion::V2026_07_28])
+        .build()
+        .unwrap();
+    for req in [
+        bare(1, "tools/list", json!({})),
+        bare(1, "ping", json!({})),
+        json!({"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"x://y"}}),
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":1}}}),
+    ] {
+        assert_eq!(code(&send(&server, req.clone()).await), -32602, "{req}");
+    }
+    assert!(
+        send(&server, bare(1, "server/discover", json!({}))).await.get("result").is_some(),
+        "the probe is answered"
+    );
+}
+
+#[tokio::test]
+async fn a_legacy_meta_without_a_version_is_served_legacy_shaped() {
+    let server = server();
+    let r = send(
+        &server,
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":"p"}}}),
+    )
+    .await;
+    assert!(r["result"]["tools"].is_array());
+    assert!(r["result"].get("resultType").is_none());
+    let caps_only = json!({"io.modelcontextprotocol/clientCapabilities":{}});
+    let r = send(&server, json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":caps_only}}))
+        .await;
+    assert_eq!(code(&r), -32602, "client capabilities without a version are a malformed modern request");
+}
+
+#[tokio::test]
+async fn an_unknown_log_level_is_invalid_params() {
+    let server = server();
+    let mut req = modern(1, "tools/list", json!({}));
+    req["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = json!("loud");
+    assert_eq!(code(&send(&server, req.clone()).await), -32602);
+    req["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = json!("warning");
+    assert!(send(&server, req).await.get("result").is_some());
+}
+
+#[tokio::test]
+async fn a_non_string_protocol_version_is_invalid_params() {
+    let server = server();
+    let mut req = modern(1, "tools/list", json!({}));
+    req["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!(20260728);
+    assert_eq!(code(&send(&server, req).await), -32602);
+}
+
+#[tokio::test]
+async fn notifications_initialized_with_an_id_gets_no_reply() {
+    let server = server();
+    assert!(server.handle(bare(1, "notifications/initialized", json!({}))).await.response.is_none());
+}
+
+#[tokio::test]
+async fn an_invalid_id_is_refused_before_a_top_level_meta() {
+    let server = server();
+    let r = send(&server, json!({"jsonrpc":"2.0","id":null,"method":"tools/list","_meta":{}})).await;
+    assert_eq!(code(&r), -32600);
+    let r = send(&server, json!({"id":1,"method":"tools/list","_meta":{}})).await;
+    assert_eq!(code(&r), -32600, "without jsonrpc 2.0 the message is not a request to read further");
+}
+
+#[tokio::test]
+async fn exit_with_a_top_level_meta_still_shuts_down() {
+    let server = server();
+    let h = server.handle(json!({"jsonrpc":"2.0","method":"exit","_meta":{}})).await;
+    assert_eq!((h.control, h.response), (Control::Shutdown, None));
 }
 
 #[tokio::test]
@@ -181,7 +291,11 @@ async fn the_server_keeps_serving_after_a_host_panic() {
     let server = server();
     for _ in 0..3 {
         assert_eq!(code(&send(&server, modern(1, "tools/call", json!({"name":"panics"}))).await), -32603);
-        let ok = send(&server, modern(2, "tools/call", json!({"name":"get_weather","arguments":{"place":"Oslo"}}))).await;
+        let ok = send(
+            &server,
+            modern(2, "tools/call", json!({"name":"get_weather","arguments":{"place":"Oslo"}})),
+        )
+        .await;
         assert_eq!(ok["result"]["isError"], false);
     }
 }

@@ -27,49 +27,164 @@ fn error(name: &'static str, request: Value, revision: &'static str, code: i64) 
 fn cases() -> Vec<Case> {
     let m = MODERN;
     let l = LEGACY;
-    let cursor_of_prompts = mcp_kernel_router::cursor::encode(mcp_kernel_router::cursor::CursorKind::Prompts, "a");
+    let cursor_of_prompts =
+        mcp_kernel_router::cursor::encode(mcp_kernel_router::cursor::CursorKind::Prompts, "a");
     vec![
         // Results, modern.
         case("discover", modern(1, "server/discover", json!({})), m, "DiscoverResult"),
         case("discover bare", bare(1, "server/discover", json!({})), m, "DiscoverResult"),
         case("tools/list", modern(1, "tools/list", json!({})), m, "ListToolsResult"),
-        case("tools/call ok", modern(1, "tools/call", json!({"name":"get_weather","arguments":{"place":"Oslo"}})), m, "CallToolResult"),
+        case(
+            "tools/call ok",
+            modern(1, "tools/call", json!({"name":"get_weather","arguments":{"place":"Oslo"}})),
+            m,
+            "CallToolResult",
+        ),
         case("tools/call string", modern(1, "tools/call", json!({"name":"string_out"})), m, "CallToolResult"),
         case("tools/call content", modern(1, "tools/call", json!({"name":"content"})), m, "CallToolResult"),
-        case("tools/call invalid args", modern(1, "tools/call", json!({"name":"get_weather","arguments":{}})), m, "CallToolResult"),
-        case("tools/call args not object", modern(1, "tools/call", json!({"name":"get_weather","arguments":null})), m, "CallToolResult"),
+        case(
+            "tools/call invalid args",
+            modern(1, "tools/call", json!({"name":"get_weather","arguments":{}})),
+            m,
+            "CallToolResult",
+        ),
         case("tools/call tool error", modern(1, "tools/call", json!({"name":"fail"})), m, "CallToolResult"),
-        case("tools/call tool error map", modern(1, "tools/call", json!({"name":"fail_map"})), m, "CallToolResult"),
+        case(
+            "tools/call tool error map",
+            modern(1, "tools/call", json!({"name":"fail_map"})),
+            m,
+            "CallToolResult",
+        ),
         case("resources/list", modern(1, "resources/list", json!({})), m, "ListResourcesResult"),
-        case("resources/templates/list", modern(1, "resources/templates/list", json!({})), m, "ListResourceTemplatesResult"),
-        case("resources/read", modern(1, "resources/read", json!({"uri":"test://a"})), m, "ReadResourceResult"),
-        case("resources/read template", modern(1, "resources/read", json!({"uri":"test://place/Oslo"})), m, "ReadResourceResult"),
+        case(
+            "resources/templates/list",
+            modern(1, "resources/templates/list", json!({})),
+            m,
+            "ListResourceTemplatesResult",
+        ),
+        case(
+            "resources/read",
+            modern(1, "resources/read", json!({"uri":"test://a"})),
+            m,
+            "ReadResourceResult",
+        ),
+        case(
+            "resources/read template",
+            modern(1, "resources/read", json!({"uri":"test://place/Oslo"})),
+            m,
+            "ReadResourceResult",
+        ),
         case("prompts/list", modern(1, "prompts/list", json!({})), m, "ListPromptsResult"),
-        case("prompts/list cursor", modern(1, "prompts/list", json!({"cursor": cursor_of_prompts})), m, "ListPromptsResult"),
-        case("prompts/get", modern(1, "prompts/get", json!({"name":"forecast","arguments":{"place":"Oslo"}})), m, "GetPromptResult"),
+        case(
+            "prompts/list cursor",
+            modern(1, "prompts/list", json!({"cursor": cursor_of_prompts})),
+            m,
+            "ListPromptsResult",
+        ),
+        case(
+            "prompts/get",
+            modern(1, "prompts/get", json!({"name":"forecast","arguments":{"place":"Oslo"}})),
+            m,
+            "GetPromptResult",
+        ),
         case("shutdown", modern(1, "shutdown", json!({})), m, "EmptyResult"),
         // Results, legacy-shaped.
-        case("initialize", bare(1, "initialize", json!({"protocolVersion": l, "capabilities": {}, "clientInfo": {"name":"c","version":"1"}})), l, "InitializeResult"),
-        case("initialize other version", bare(1, "initialize", json!({"protocolVersion": "2024-11-05"})), l, "InitializeResult"),
+        case(
+            "initialize",
+            bare(
+                1,
+                "initialize",
+                json!({"protocolVersion": l, "capabilities": {}, "clientInfo": {"name":"c","version":"1"}}),
+            ),
+            l,
+            "InitializeResult",
+        ),
+        case(
+            "initialize other version",
+            bare(1, "initialize", json!({"protocolVersion": "2024-11-05"})),
+            l,
+            "InitializeResult",
+        ),
         case("ping", bare(1, "ping", json!({})), l, "EmptyResult"),
+        case(
+            "legacy meta with a progress token",
+            json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":"p"}}}),
+            l,
+            "ListToolsResult",
+        ),
         case("legacy tools/list", legacy(1, "tools/list", json!({})), l, "ListToolsResult"),
         case("bare tools/list", bare(1, "tools/list", json!({})), l, "ListToolsResult"),
-        case("bare tools/call", bare(1, "tools/call", json!({"name":"get_weather","arguments":{"place":"Oslo"}})), l, "CallToolResult"),
-        case("bare tools/call string", bare(1, "tools/call", json!({"name":"string_out"})), l, "CallToolResult"),
-        case("bare tools/call content", bare(1, "tools/call", json!({"name":"content"})), l, "CallToolResult"),
-        case("bare tools/call invalid", bare(1, "tools/call", json!({"name":"get_weather","arguments":{"place":1}})), l, "CallToolResult"),
+        case(
+            "bare tools/call",
+            bare(1, "tools/call", json!({"name":"get_weather","arguments":{"place":"Oslo"}})),
+            l,
+            "CallToolResult",
+        ),
+        case(
+            "bare tools/call string",
+            bare(1, "tools/call", json!({"name":"string_out"})),
+            l,
+            "CallToolResult",
+        ),
+        case(
+            "bare tools/call content",
+            bare(1, "tools/call", json!({"name":"content"})),
+            l,
+            "CallToolResult",
+        ),
+        case(
+            "bare tools/call invalid",
+            bare(1, "tools/call", json!({"name":"get_weather","arguments":{"place":1}})),
+            l,
+            "CallToolResult",
+        ),
         case("bare tools/call error", bare(1, "tools/call", json!({"name":"fail_map"})), l, "CallToolResult"),
         case("legacy resources/list", legacy(1, "resources/list", json!({})), l, "ListResourcesResult"),
-        case("legacy templates", legacy(1, "resources/templates/list", json!({})), l, "ListResourceTemplatesResult"),
-        case("legacy resources/read", legacy(1, "resources/read", json!({"uri":"test://b"})), l, "ReadResourceResult"),
+        case(
+            "legacy templates",
+            legacy(1, "resources/templates/list", json!({})),
+            l,
+            "ListResourceTemplatesResult",
+        ),
+        case(
+            "legacy resources/read",
+            legacy(1, "resources/read", json!({"uri":"test://b"})),
+            l,
+            "ReadResourceResult",
+        ),
         case("legacy prompts/list", legacy(1, "prompts/list", json!({})), l, "ListPromptsResult"),
-        case("legacy prompts/get", legacy(1, "prompts/get", json!({"name":"forecast","arguments":{"place":"Lima"}})), l, "GetPromptResult"),
+        case(
+            "legacy prompts/get",
+            legacy(1, "prompts/get", json!({"name":"forecast","arguments":{"place":"Lima"}})),
+            l,
+            "GetPromptResult",
+        ),
         // Errors, modern.
         error("top-level _meta", json!({"jsonrpc":"2.0","id":1,"method":"tools/list","_meta":{}}), m, -32602),
-        error("meta not object", json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":[]}}), m, -32602),
-        error("meta lacks version", json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{}}}), m, -32602),
-        error("meta lacks capabilities", json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion": m}}}), m, -32602),
-        error("unsupported version", json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01"}}}), m, -32022),
+        error(
+            "meta not object",
+            json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":[]}}),
+            m,
+            -32602,
+        ),
+        error(
+            "meta lacks version",
+            json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{}}}),
+            m,
+            -32602,
+        ),
+        error(
+            "meta lacks capabilities",
+            json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion": m}}}),
+            m,
+            -32602,
+        ),
+        error(
+            "unsupported version",
+            json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01"}}}),
+            m,
+            -32022,
+        ),
         error("modern ping", modern(1, "ping", json!({})), m, -32601),
         error("unknown method", modern(1, "completion/complete", json!({})), m, -32601),
         error("unknown tool", modern(1, "tools/call", json!({"name":"nope"})), m, -32602),
@@ -81,10 +196,29 @@ fn cases() -> Vec<Case> {
         error("resource refused", modern(1, "resources/read", json!({"uri":"test://refused"})), m, -32602),
         error("reader panics", modern(1, "resources/read", json!({"uri":"test://panics"})), m, -32603),
         error("bad cursor", modern(1, "resources/list", json!({"cursor":"%%%"})), m, -32602),
-        error("foreign cursor", modern(1, "resources/list", json!({"cursor": mcp_kernel_router::cursor::encode(mcp_kernel_router::cursor::CursorKind::Prompts, "a")})), m, -32602),
-        error("params not object", json!({"jsonrpc":"2.0","id":1,"method":"prompts/list","params":[1]}), m, -32602),
+        error(
+            "foreign cursor",
+            modern(
+                1,
+                "resources/list",
+                json!({"cursor": mcp_kernel_router::cursor::encode(mcp_kernel_router::cursor::CursorKind::Prompts, "a")}),
+            ),
+            m,
+            -32602,
+        ),
+        error(
+            "params not object",
+            json!({"jsonrpc":"2.0","id":1,"method":"prompts/list","params":[1]}),
+            m,
+            -32602,
+        ),
         error("unknown prompt", modern(1, "prompts/get", json!({"name":"nope"})), m, -32602),
-        error("prompt args invalid", modern(1, "prompts/get", json!({"name":"forecast","arguments":{}})), m, -32602),
+        error(
+            "prompt args invalid",
+            modern(1, "prompts/get", json!({"name":"forecast","arguments":{}})),
+            m,
+            -32602,
+        ),
         error("prompt refused", modern(1, "prompts/get", json!({"name":"broken"})), m, -32602),
         error("prompt panics", modern(1, "prompts/get", json!({"name":"panics"})), m, -32603),
         error("invalid request", json!({"jsonrpc":"1.0","id":1,"method":"tools/list"}), m, -32600),
@@ -120,6 +254,20 @@ async fn every_method_and_error_path_validates_against_the_official_schema() {
 }
 
 #[tokio::test]
+async fn a_modern_only_server_answers_initialize_with_schema_valid_errors() {
+    let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Capabilities::default())
+        .supported_versions([mcp_kernel_router::wire::ProtocolVersion::V2026_07_28])
+        .build()
+        .unwrap();
+    for params in [json!({}), json!({"protocolVersion": 7}), json!(null)] {
+        let response = send(&server, bare(1, "initialize", params.clone())).await;
+        assert_eq!(code(&response), -32602, "{params}");
+        assert_eq!(response["error"]["data"]["supported"], json!([MODERN]));
+        assert_response(MODERN, "", &response);
+    }
+}
+
+#[tokio::test]
 async fn unsupported_initialize_on_a_modern_only_server_names_the_served_versions() {
     let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Capabilities::default())
         .supported_versions([mcp_kernel_router::wire::ProtocolVersion::V2026_07_28])
@@ -136,7 +284,15 @@ fn the_oracle_rejects_what_it_should() {
     use support::official::is_valid;
     // Without these, a validator that accepts everything would pass every case above.
     assert!(!is_valid(MODERN, "ListToolsResult", &json!({"tools": [], "ttlMs": 0, "cacheScope": "private"})));
-    assert!(!is_valid(MODERN, "JSONRPCErrorResponse", &json!({"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}})));
+    assert!(!is_valid(
+        MODERN,
+        "JSONRPCErrorResponse",
+        &json!({"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}})
+    ));
     assert!(!is_valid(LEGACY, "CallToolResult", &json!({"content": [], "structuredContent": "x"})));
-    assert!(is_valid(MODERN, "CallToolResult", &json!({"resultType":"complete","content": [], "structuredContent": "x"})));
+    assert!(is_valid(
+        MODERN,
+        "CallToolResult",
+        &json!({"resultType":"complete","content": [], "structuredContent": "x"})
+    ));
 }

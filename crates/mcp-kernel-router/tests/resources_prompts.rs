@@ -106,8 +106,12 @@ async fn read_requires_a_string_uri() {
 #[tokio::test]
 async fn prompts_render_with_declared_string_arguments() {
     let server = server();
-    let r = send(&server, modern(1, "prompts/get", json!({"name":"forecast","arguments":{"place":"Oslo"}}))).await;
-    assert_eq!(r["result"]["messages"], json!([{"role":"user","content":{"type":"text","text":"Forecast for Oslo"}}]));
+    let r = send(&server, modern(1, "prompts/get", json!({"name":"forecast","arguments":{"place":"Oslo"}})))
+        .await;
+    assert_eq!(
+        r["result"]["messages"],
+        json!([{"role":"user","content":{"type":"text","text":"Forecast for Oslo"}}])
+    );
     assert_eq!(r["result"]["description"], "rendered");
     assert!(r["result"].get("ttlMs").is_none(), "prompts/get is not cacheable");
 }
@@ -116,7 +120,8 @@ async fn prompts_render_with_declared_string_arguments() {
 async fn prompt_list_items_carry_their_arguments() {
     let server = server();
     let r = send(&server, modern(1, "prompts/list", json!({}))).await;
-    let forecast = r["result"]["prompts"].as_array().unwrap().iter().find(|p| p["name"] == "forecast").unwrap().clone();
+    let forecast =
+        r["result"]["prompts"].as_array().unwrap().iter().find(|p| p["name"] == "forecast").unwrap().clone();
     assert_eq!(
         forecast,
         json!({"name":"forecast","description":"Ask for a forecast.","arguments":[{"name":"place","description":"Where","required":true}]})
@@ -134,10 +139,96 @@ async fn prompt_errors_carry_name_and_reason() {
     assert_eq!(code(&r), -32602);
     assert_eq!(r["error"]["data"]["name"], "forecast");
     assert!(r["error"]["data"]["reason"].as_str().unwrap().starts_with("invalid arguments: "));
-    let r = send(&server, modern(1, "prompts/get", json!({"name":"forecast","arguments":{"place":"x","other":"y"}}))).await;
+    let r = send(
+        &server,
+        modern(1, "prompts/get", json!({"name":"forecast","arguments":{"place":"x","other":"y"}})),
+    )
+    .await;
     assert_eq!(code(&r), -32602, "undeclared prompt arguments are refused");
     let r = send(&server, modern(1, "prompts/get", json!({"name":"broken"}))).await;
     assert_eq!(r["error"]["data"], json!({"name":"broken","reason":"template missing"}));
     let r = send(&server, modern(1, "prompts/get", json!({"name":7}))).await;
     assert_eq!(r["error"]["message"], "Invalid params: prompts/get requires a string name");
+}
+
+#[tokio::test]
+async fn null_cursor_and_null_params_are_refused() {
+    let server = server();
+    let r = send(&server, modern(1, "resources/list", json!({"cursor": null}))).await;
+    assert_eq!(r["error"]["message"], "Invalid params: cursor is malformed");
+    let r = send(&server, json!({"jsonrpc":"2.0","id":1,"method":"prompts/list","params":null})).await;
+    assert_eq!(r["error"]["message"], "Invalid params: params must be an object");
+}
+
+#[tokio::test]
+async fn not_found_echoes_the_whole_uri_and_name() {
+    let server = server();
+    let uri = format!("test://{}", "x".repeat(300));
+    let r = send(&server, modern(1, "resources/read", json!({"uri": uri}))).await;
+    assert_eq!(r["error"]["data"]["uri"], uri);
+    let name = "n".repeat(300);
+    let r = send(&server, modern(1, "prompts/get", json!({"name": name}))).await;
+    assert_eq!(r["error"]["data"]["name"], name);
+}
+
+#[tokio::test]
+async fn host_cache_hints_reach_every_cacheable_result_but_discover() {
+    use mcp_kernel_router::CacheHints;
+    use mcp_kernel_router::wire::types::CacheScope;
+    let hints = |ttl_ms| CacheHints { ttl_ms, scope: CacheScope::Public };
+    let server = mcp_kernel_router::Server::builder(catalog())
+        .dispatch(dispatch)
+        .resource_reader(read_resource)
+        .prompt_reader(get_prompt)
+        .tools_cache(hints(1))
+        .resources_cache(hints(2))
+        .prompts_cache(hints(3))
+        .build()
+        .unwrap();
+    let cases = [
+        ("tools/list", json!({}), 1),
+        ("resources/list", json!({}), 2),
+        ("resources/templates/list", json!({}), 2),
+        ("resources/read", json!({"uri":"test://a"}), 2),
+        ("prompts/list", json!({}), 3),
+    ];
+    for (method, params, ttl) in cases {
+        let r = send(&server, modern(1, method, params)).await;
+        assert_eq!(
+            (r["result"]["ttlMs"].clone(), r["result"]["cacheScope"].clone()),
+            (json!(ttl), json!("public")),
+            "{method}"
+        );
+    }
+    let r = send(&server, modern(1, "server/discover", json!({}))).await;
+    assert_eq!(
+        (r["result"]["ttlMs"].clone(), r["result"]["cacheScope"].clone()),
+        (json!(0), json!("private"))
+    );
+}
+
+#[tokio::test]
+async fn readers_see_the_declared_client_capabilities() {
+    use std::sync::{Arc, Mutex};
+    let seen: Arc<Mutex<Vec<Option<Value>>>> = Arc::default();
+    let (r1, r2) = (seen.clone(), seen.clone());
+    let server = mcp_kernel_router::Server::builder(catalog())
+        .dispatch(dispatch)
+        .resource_reader(move |req: mcp_kernel_router::ReadResource| {
+            r1.lock().unwrap().push(req.context.client_capabilities.as_deref().cloned());
+            read_resource(req)
+        })
+        .prompt_reader(move |req: mcp_kernel_router::GetPrompt| {
+            r2.lock().unwrap().push(req.context.client_capabilities.as_deref().cloned());
+            get_prompt(req)
+        })
+        .build()
+        .unwrap();
+    let mut req = modern(1, "resources/read", json!({"uri":"test://a"}));
+    req["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"roots":{}});
+    send(&server, req).await;
+    let mut req = modern(2, "prompts/get", json!({"name":"forecast","arguments":{"place":"x"}}));
+    req["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"sampling":{}});
+    send(&server, req).await;
+    assert_eq!(*seen.lock().unwrap(), vec![Some(json!({"roots":{}})), Some(json!({"sampling":{}}))]);
 }

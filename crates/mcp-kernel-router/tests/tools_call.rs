@@ -39,11 +39,14 @@ async fn mode_derives_the_annotations() {
 #[tokio::test]
 async fn a_json_output_is_structured_content_and_its_text() {
     let server = server();
-    let r = send(&server, modern(1, "tools/call", json!({"name":"get_weather","arguments":{"place":"Oslo"}}))).await;
+    let r =
+        send(&server, modern(1, "tools/call", json!({"name":"get_weather","arguments":{"place":"Oslo"}})))
+            .await;
     let result = &r["result"];
     assert_eq!(result["isError"], false);
     assert_eq!(result["structuredContent"], json!({"place":"Oslo","declared":1}));
-    let text: serde_json::Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    let text: serde_json::Value =
+        serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(text, result["structuredContent"]);
 }
 
@@ -62,7 +65,8 @@ async fn a_non_object_payload_is_structured_only_under_the_modern_revision() {
 async fn explicit_content_blocks_pass_through() {
     let server = server();
     let r = send(&server, modern(1, "tools/call", json!({"name":"content"}))).await;
-    let kinds: Vec<_> = r["result"]["content"].as_array().unwrap().iter().map(|b| b["type"].clone()).collect();
+    let kinds: Vec<_> =
+        r["result"]["content"].as_array().unwrap().iter().map(|b| b["type"].clone()).collect();
     assert_eq!(kinds, ["text", "image", "audio", "resource_link", "resource"]);
     assert_eq!(r["result"]["structuredContent"], json!({"n":5}));
 }
@@ -70,34 +74,44 @@ async fn explicit_content_blocks_pass_through() {
 #[tokio::test]
 async fn validation_failure_is_a_tool_error_and_dispatch_is_not_called() {
     let server = server();
-    for args in [json!({}), json!({"place": 5}), json!({"place":"Oslo","extra":1}), json!({"place":"Oslo","days":0})] {
+    for args in
+        [json!({}), json!({"place": 5}), json!({"place":"Oslo","extra":1}), json!({"place":"Oslo","days":0})]
+    {
         let r = send(&server, modern(1, "tools/call", json!({"name":"get_weather","arguments":args}))).await;
         let result = &r["result"];
         assert_eq!(result["isError"], true, "{args}");
         assert_eq!(result["structuredContent"]["error"]["tool"], "get_weather");
         let reason = result["structuredContent"]["error"]["reason"].as_str().unwrap();
         assert!(reason.starts_with("invalid arguments: "), "{reason}");
-        assert!(result["content"][0]["text"].as_str().unwrap().starts_with("get_weather: invalid arguments: "));
+        assert!(
+            result["content"][0]["text"].as_str().unwrap().starts_with("get_weather: invalid arguments: ")
+        );
         assert!(result["structuredContent"].get("declared").is_none(), "dispatch never ran");
     }
 }
 
 #[tokio::test]
-async fn arguments_that_are_not_an_object_are_a_tool_error() {
+async fn arguments_that_are_not_an_object_are_invalid_params() {
     let server = server();
     for args in [json!(null), json!([]), json!("x")] {
         let r = send(&server, modern(1, "tools/call", json!({"name":"no_schema","arguments":args}))).await;
-        assert_eq!(r["result"]["isError"], true, "{args}");
+        assert_eq!(code(&r), -32602, "{args}");
     }
 }
 
 #[tokio::test]
 async fn dispatch_receives_only_declared_keys() {
     let server = server();
-    let r = send(&server, modern(1, "tools/call", json!({"name":"open","arguments":{"known":1,"unknown":2}}))).await;
+    let r =
+        send(&server, modern(1, "tools/call", json!({"name":"open","arguments":{"known":1,"unknown":2}})))
+            .await;
     assert_eq!(r["result"]["structuredContent"], json!({"known":1}));
     let r = send(&server, modern(1, "tools/call", json!({"name":"no_schema","arguments":{"a":1}}))).await;
-    assert_eq!(r["result"]["structuredContent"], json!({}), "no schema: dispatch gets {{}} whatever was sent");
+    assert_eq!(
+        r["result"]["structuredContent"],
+        json!({}),
+        "no schema: dispatch gets {{}} whatever was sent"
+    );
 }
 
 #[tokio::test]
@@ -144,14 +158,17 @@ async fn a_required_client_capability_is_checked_before_dispatch() {
 #[tokio::test]
 async fn dispatch_sees_the_declared_client_capabilities() {
     use mcp_kernel_router::{Capabilities, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
-    let server = Server::builder(Capabilities { tools: vec![ToolSpec::new("caps", Mode::ReadOnly)], ..Default::default() })
-        .dispatch(|call: ToolCall| async move {
-            Ok::<_, ToolError>(ToolOutput::Json(
-                call.context.client_capabilities.as_deref().cloned().unwrap_or(serde_json::Value::Null),
-            ))
-        })
-        .build()
-        .unwrap();
+    let server = Server::builder(Capabilities {
+        tools: vec![ToolSpec::new("caps", Mode::ReadOnly)],
+        ..Default::default()
+    })
+    .dispatch(|call: ToolCall| async move {
+        Ok::<_, ToolError>(ToolOutput::Json(
+            call.context.client_capabilities.as_deref().cloned().unwrap_or(serde_json::Value::Null),
+        ))
+    })
+    .build()
+    .unwrap();
     let mut req = modern(1, "tools/call", json!({"name":"caps"}));
     req["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"roots":{}});
     assert_eq!(send(&server, req).await["result"]["structuredContent"], json!({"roots":{}}));

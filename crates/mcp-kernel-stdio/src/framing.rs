@@ -17,7 +17,7 @@ pub(crate) const CHUNK: usize = 64 * 1024;
 const CONTENT_LENGTH: &[u8] = b"content-length:";
 
 /// What the reader found next.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Frame {
     /// The bytes of one message, to be parsed (at most the cap, `\r\n` or `\n` removed).
     Message(Vec<u8>),
@@ -179,7 +179,11 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
                 Some(body) => Frame::Message(body),
                 None => Frame::Eof,
             }),
-            _ => Ok(if self.skip_bytes(length).await? { Frame::Refused(self.frame_refusal()) } else { Frame::Eof }),
+            _ => Ok(if self.skip_bytes(length).await? {
+                Frame::Refused(self.frame_refusal())
+            } else {
+                Frame::Eof
+            }),
         }
     }
 
@@ -198,7 +202,7 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
         Ok(Some(body))
     }
 
-    /// Consumes `remaining` bytes, at most [`CHUNK`] at a time, keeping none; false when the input ends first.
+    /// Consumes `remaining` bytes, at most [`CHUNK`] at a time, keeping none; false if the input ends first.
     async fn skip_bytes(&mut self, mut remaining: u64) -> io::Result<bool> {
         while remaining > 0 {
             let available = self.input.fill_buf().await?;
@@ -226,8 +230,12 @@ enum LengthError {
 impl LengthError {
     fn to_error_object(self) -> ErrorObject {
         match self {
-            LengthError::Missing => ErrorObject::new(code::PARSE_ERROR, "Parse error: missing_content_length"),
-            LengthError::Invalid => ErrorObject::new(code::PARSE_ERROR, "Parse error: invalid_content_length"),
+            LengthError::Missing => {
+                ErrorObject::new(code::PARSE_ERROR, "Parse error: missing_content_length")
+            }
+            LengthError::Invalid => {
+                ErrorObject::new(code::PARSE_ERROR, "Parse error: invalid_content_length")
+            }
         }
     }
 }
@@ -293,16 +301,14 @@ mod tests {
     #[test]
     fn caps_lines_counting_the_carriage_return() {
         run(async {
-            assert_eq!(frames(b"abcd\nabcde\nab\r\n", 4).await, vec![
-                message(b"abcd"),
-                refused("Request line exceeds 4 bytes"),
-                message(b"ab")
-            ]);
-            assert_eq!(frames(b"abc\r\nabcd\r\nx", 4).await, vec![
-                message(b"abc"),
-                refused("Request line exceeds 4 bytes"),
-                message(b"x")
-            ]);
+            assert_eq!(
+                frames(b"abcd\nabcde\nab\r\n", 4).await,
+                vec![message(b"abcd"), refused("Request line exceeds 4 bytes"), message(b"ab")]
+            );
+            assert_eq!(
+                frames(b"abc\r\nabcd\r\nx", 4).await,
+                vec![message(b"abc"), refused("Request line exceeds 4 bytes"), message(b"x")]
+            );
         });
     }
 
@@ -342,7 +348,10 @@ mod tests {
             let missing = parse("Parse error: missing_content_length");
             assert_eq!(frames(b"Content-Length: x1\r\n\r\n", 20).await, vec![invalid.clone()]);
             assert_eq!(frames(b"Content-Length: -1\r\n\r\n", 20).await, vec![invalid.clone()]);
-            assert_eq!(frames(b"Content-Length:99999999999999999999\r\n\r\n", 40).await, vec![invalid.clone()]);
+            assert_eq!(
+                frames(b"Content-Length:99999999999999999999\r\n\r\n", 40).await,
+                vec![invalid.clone()]
+            );
             assert_eq!(frames(b"Content-Length: 1\r\ncontent-length: 1\r\n\r\n", 20).await, vec![invalid]);
             assert_eq!(frames(b"Content-Length:  \r\n\r\nz\n", 20).await, vec![missing, message(b"z")]);
         });

@@ -11,12 +11,13 @@
 //! # What the loop does
 //!
 //! * **Framing (D-27).** One message per line. A line holds at most [`MAX_LINE_BYTES`] bytes before its
-//!   `\n`, a trailing `\r` included (which is then trimmed); a longer line is refused once (-32600, id
-//!   `null`) and the rest of it is skipped unread. Blank lines are skipped. A line beginning
+//!   `\n`, a trailing `\r` included (which is then trimmed); a longer line is refused once (-32600, no
+//!   id) and the rest of it is skipped unread. Blank lines are skipped. A line beginning
 //!   `Content-Length:` (any case) switches that one message to LSP-style framing: header lines up to a
 //!   blank line, then exactly the declared number of bytes, under the same cap.
 //! * **Parsing.** Each message goes through the one bounded reader, [`mcp_kernel_wire::read_message`]
-//!   (depth, duplicate keys, objects only). A refusal is answered with id `null` and never repeats the input.
+//!   (depth, duplicate keys, objects only). A refusal is answered as an error whose id could not be read
+//!   (`null`, which the wire crate writes by omitting `id`) and never repeats the input.
 //! * **Concurrency.** Each message is served on its own task, so a slow tool does not hold up a
 //!   `tools/list` sent after it; responses are written in completion order, each as one whole line, by a
 //!   single writer.

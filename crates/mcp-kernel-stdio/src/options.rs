@@ -34,7 +34,7 @@ impl StdioOptions {
         self
     }
 
-    /// How many requests are served at once; the reader stops reading while that many are (default 64, at least 1).
+    /// How many requests are served at once; reading pauses while that many are (default 64, at least 1).
     pub fn max_in_flight(mut self, requests: usize) -> Self {
         self.max_in_flight = requests.clamp(1, MAX_IN_FLIGHT_CEILING);
         self

@@ -126,7 +126,8 @@ fn id_key(id: &Value) -> String {
 /// The id an answer of this message carries: `None` for a notification, `null` for an id the core refuses.
 fn reply_id(message: &Map<String, Value>) -> Option<Value> {
     let id = message.get("id")?;
-    let valid = matches!(id, Value::String(_) | Value::Null) || id.as_i64().is_some() || id.as_u64().is_some();
+    let valid =
+        matches!(id, Value::String(_) | Value::Null) || id.as_i64().is_some() || id.as_u64().is_some();
     Some(if valid { id.clone() } else { Value::Null })
 }
 
@@ -339,7 +340,9 @@ mod tests {
 
     #[test]
     fn classifies_cancel_stop_and_the_rest() {
-        let cancel = object(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}));
+        let cancel = object(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}),
+        );
         assert_eq!(Kind::of(&cancel), Kind::Cancel(Some("7".into())));
         let cancel = object(json!({"method": "notifications/cancelled", "params": {"requestId": "7"}}));
         assert_eq!(Kind::of(&cancel), Kind::Cancel(Some("\"7\"".into())));

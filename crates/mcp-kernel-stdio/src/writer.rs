@@ -25,7 +25,10 @@ impl Line {
 /// Writes every line received, whole, in arrival order: all queued lines, then one flush.
 ///
 /// Returns `Ok` once every sender is gone and the last batch is flushed, or the first output error.
-pub(crate) async fn write_lines<W: AsyncWrite + Unpin>(output: W, mut lines: mpsc::Receiver<Line>) -> io::Result<()> {
+pub(crate) async fn write_lines<W: AsyncWrite + Unpin>(
+    output: W,
+    mut lines: mpsc::Receiver<Line>,
+) -> io::Result<()> {
     let mut output = BufWriter::with_capacity(crate::framing::CHUNK, output);
     let mut batch = Vec::with_capacity(BATCH);
     while lines.recv_many(&mut batch, BATCH).await > 0 {

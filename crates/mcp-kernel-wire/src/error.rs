@@ -190,10 +190,7 @@ impl ErrorObject {
 
     /// -32021: the request needs client capabilities it did not declare.
     pub fn missing_capability(required_capabilities: Value) -> Self {
-        let mut e = Self::new(
-            code::MISSING_REQUIRED_CLIENT_CAPABILITY,
-            "Missing required client capability",
-        );
+        let mut e = Self::new(code::MISSING_REQUIRED_CLIENT_CAPABILITY, "Missing required client capability");
         e.data = to_data(&MissingCapabilityData { required_capabilities });
         e
     }
@@ -240,9 +237,6 @@ mod tests {
             supported: vec!["2026-07-28".into()],
             requested: "1900-01-01".into(),
         });
-        assert_eq!(
-            e.data,
-            Some(serde_json::json!({"supported": ["2026-07-28"], "requested": "1900-01-01"}))
-        );
+        assert_eq!(e.data, Some(serde_json::json!({"supported": ["2026-07-28"], "requested": "1900-01-01"})));
     }
 }

@@ -141,9 +141,7 @@ pub fn read_value(bytes: &[u8]) -> Result<Value, ReadError> {
     }
     let duplicate = RefCell::new(None);
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-    let seed = ValueSeed {
-        duplicate: &duplicate,
-    };
+    let seed = ValueSeed { duplicate: &duplicate };
     let value = seed
         .deserialize(&mut deserializer)
         .and_then(|value| deserializer.end().map(|()| value))

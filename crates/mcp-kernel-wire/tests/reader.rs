@@ -12,11 +12,7 @@ fn nested_arrays(depth: usize, inner: &str) -> String {
 
 /// `depth` nested objects, each `{"k": …}`, innermost `{}`.
 fn nested_objects(depth: usize) -> String {
-    format!(
-        "{}{{}}{}",
-        r#"{"k":"#.repeat(depth - 1),
-        "}".repeat(depth - 1)
-    )
+    format!("{}{{}}{}", r#"{"k":"#.repeat(depth - 1), "}".repeat(depth - 1))
 }
 
 #[test]
@@ -34,15 +30,9 @@ fn whitespace_only_is_empty() {
 fn refuses_65_levels_admits_64() {
     assert_eq!(MAX_DEPTH, 64);
     assert!(read_value(nested_arrays(64, "").as_bytes()).is_ok());
-    assert_eq!(
-        read_value(nested_arrays(65, "").as_bytes()),
-        Err(ReadError::TooDeep)
-    );
+    assert_eq!(read_value(nested_arrays(65, "").as_bytes()), Err(ReadError::TooDeep));
     assert!(read_message(nested_objects(64).as_bytes()).is_ok());
-    assert_eq!(
-        read_message(nested_objects(65).as_bytes()),
-        Err(ReadError::TooDeep)
-    );
+    assert_eq!(read_message(nested_objects(65).as_bytes()), Err(ReadError::TooDeep));
     // A top-level `{}` is depth 1: 63 arrays inside one object are 64 levels.
     let mixed = format!(r#"{{"a":{}}}"#, nested_arrays(63, "1"));
     assert!(read_message(mixed.as_bytes()).is_ok());
@@ -69,11 +59,7 @@ fn refuses_100000_deep_nesting_before_decoding() {
 
 #[test]
 fn brackets_inside_strings_do_not_count() {
-    let inside = format!(
-        r#"{{"a":"{}","b":"\"{}\\"}}"#,
-        "[{".repeat(500),
-        "[".repeat(500)
-    );
+    let inside = format!(r#"{{"a":"{}","b":"\"{}\\"}}"#, "[{".repeat(500), "[".repeat(500));
     let value = read_message(inside.as_bytes()).unwrap();
     assert_eq!(value["a"], Value::String("[{".repeat(500)));
     // An escaped backslash closes nothing: the quote after it ends the string.
@@ -91,32 +77,17 @@ fn refuses_duplicate_key_at_top_level() {
 fn refuses_duplicate_key_at_depth() {
     let body = br#"{"params":{"arguments":{"list":[{"x":1},{"y":2,"z":{"q":1,"q":1}}]}}}"#;
     assert_eq!(read_message(body), Err(ReadError::DuplicateKey("q".into())));
-    assert_eq!(
-        read_value(br#"[[{"q":1,"q":1}]]"#),
-        Err(ReadError::DuplicateKey("q".into()))
-    );
+    assert_eq!(read_value(br#"[[{"q":1,"q":1}]]"#), Err(ReadError::DuplicateKey("q".into())));
     // The same key in sibling or nested objects is not a repeat.
     assert!(read_message(br#"{"a":{"a":{"a":1}},"b":[{"a":1},{"a":2}]}"#).is_ok());
 }
 
 #[test]
 fn refuses_duplicate_after_unescaping() {
-    assert_eq!(
-        read_message(br#"{"a":1,"\u0061":2}"#),
-        Err(ReadError::DuplicateKey("a".into()))
-    );
-    assert_eq!(
-        read_message(br#"{"\u00e9":1,"\u00E9":2}"#),
-        Err(ReadError::DuplicateKey("\u{e9}".into()))
-    );
-    assert_eq!(
-        read_message("{\"é\":1,\"\\u00e9\":2}".as_bytes()),
-        Err(ReadError::DuplicateKey("é".into()))
-    );
-    assert_eq!(
-        read_message(br#"{"a\/b":1,"a/b":2}"#),
-        Err(ReadError::DuplicateKey("a/b".into()))
-    );
+    assert_eq!(read_message(br#"{"a":1,"\u0061":2}"#), Err(ReadError::DuplicateKey("a".into())));
+    assert_eq!(read_message(br#"{"\u00e9":1,"\u00E9":2}"#), Err(ReadError::DuplicateKey("\u{e9}".into())));
+    assert_eq!(read_message("{\"é\":1,\"\\u00e9\":2}".as_bytes()), Err(ReadError::DuplicateKey("é".into())));
+    assert_eq!(read_message(br#"{"a\/b":1,"a/b":2}"#), Err(ReadError::DuplicateKey("a/b".into())));
     // Different decoded strings are different keys.
     assert!(read_message(br#"{"a":1,"A":2,"a ":3}"#).is_ok());
 }
@@ -132,23 +103,14 @@ fn names_the_first_repeated_key() {
 #[test]
 fn a_syntax_error_anywhere_outranks_a_duplicate_key() {
     assert_eq!(read_message(br#"{"a":1,"a":2"#), Err(ReadError::Parse));
-    assert_eq!(
-        read_message(br#"{"a":1,"a":2,"b":nul}"#),
-        Err(ReadError::Parse)
-    );
-    assert_eq!(
-        read_message(br#"{"a":1,"a":{"b":[1,}}"#),
-        Err(ReadError::Parse)
-    );
+    assert_eq!(read_message(br#"{"a":1,"a":2,"b":nul}"#), Err(ReadError::Parse));
+    assert_eq!(read_message(br#"{"a":1,"a":{"b":[1,}}"#), Err(ReadError::Parse));
     assert_eq!(read_message(br#"{"a":1,"a":2} x"#), Err(ReadError::Parse));
 }
 
 #[test]
 fn a_duplicate_key_outranks_the_shape() {
-    assert_eq!(
-        read_message(br#"[{"a":1,"a":2}]"#),
-        Err(ReadError::DuplicateKey("a".into()))
-    );
+    assert_eq!(read_message(br#"[{"a":1,"a":2}]"#), Err(ReadError::DuplicateKey("a".into())));
 }
 
 #[test]
@@ -163,28 +125,15 @@ fn key_text_cannot_forge_duplicate_error() {
     let results: Vec<_> = forgeries.iter().map(|b| read_message(b)).collect();
     assert!(results[0].is_ok());
     assert!(results[1].is_ok());
-    assert_eq!(
-        &results[2..],
-        &[
-            Err(ReadError::Parse),
-            Err(ReadError::Parse),
-            Err(ReadError::Parse)
-        ]
-    );
+    assert_eq!(&results[2..], &[Err(ReadError::Parse), Err(ReadError::Parse), Err(ReadError::Parse)]);
 }
 
 #[test]
 fn refuses_batch_as_not_an_object() {
     let batch = br#"[{"jsonrpc":"2.0","method":"ping","id":1}]"#;
-    assert_eq!(
-        read_message(batch),
-        Err(ReadError::NotAnObject(JsonKind::Array))
-    );
+    assert_eq!(read_message(batch), Err(ReadError::NotAnObject(JsonKind::Array)));
     assert!(read_value(batch).unwrap().is_array());
-    assert_eq!(
-        read_message(b"[]"),
-        Err(ReadError::NotAnObject(JsonKind::Array))
-    );
+    assert_eq!(read_message(b"[]"), Err(ReadError::NotAnObject(JsonKind::Array)));
 }
 
 #[test]
@@ -205,21 +154,8 @@ fn refuses_every_other_top_level_kind() {
 
 #[test]
 fn trailing_garbage_is_parse_error() {
-    for body in [
-        &br#"{} {}"#[..],
-        b"{}x",
-        b"{}\0",
-        b"{}}",
-        b"1 2",
-        b"{},",
-        b"{}\x0c",
-    ] {
-        assert_eq!(
-            read_value(body),
-            Err(ReadError::Parse),
-            "{:?}",
-            String::from_utf8_lossy(body)
-        );
+    for body in [&br#"{} {}"#[..], b"{}x", b"{}\0", b"{}}", b"1 2", b"{},", b"{}\x0c"] {
+        assert_eq!(read_value(body), Err(ReadError::Parse), "{:?}", String::from_utf8_lossy(body));
     }
     // Trailing JSON whitespace is fine.
     assert!(read_message(b" {} \r\n\t").is_ok());
@@ -242,23 +178,10 @@ fn invalid_utf8_is_parse_error() {
 
 #[test]
 fn other_decode_failures_are_parse_errors() {
-    for body in [
-        &b"{"[..],
-        b"{'a':1}",
-        b"{\"a\":1,}",
-        b"[1,]",
-        b"NaN",
-        b"1e400",
-        b"01",
-        b"{\"a\"}",
-        b"\"\x01\"",
-    ] {
-        assert_eq!(
-            read_value(body),
-            Err(ReadError::Parse),
-            "{:?}",
-            String::from_utf8_lossy(body)
-        );
+    for body in
+        [&b"{"[..], b"{'a':1}", b"{\"a\":1,}", b"[1,]", b"NaN", b"1e400", b"01", b"{\"a\"}", b"\"\x01\""]
+    {
+        assert_eq!(read_value(body), Err(ReadError::Parse), "{:?}", String::from_utf8_lossy(body));
     }
 }
 
@@ -277,42 +200,20 @@ fn agrees_with_serde_json_on_valid_input() {
         let theirs: Value = serde_json::from_str(body).unwrap();
         assert_eq!(ours, theirs, "{body}");
         // Key order is preserved as written.
-        assert_eq!(
-            serde_json::to_string(&ours).unwrap(),
-            serde_json::to_string(&theirs).unwrap()
-        );
+        assert_eq!(serde_json::to_string(&ours).unwrap(), serde_json::to_string(&theirs).unwrap());
     }
     let message = read_message(bodies[2].as_bytes()).unwrap();
     assert_eq!(message.keys().collect::<Vec<_>>(), ["z", "a", "m"]);
-    assert_eq!(
-        Value::Object(message),
-        json!({"z":1,"a":2,"m":{"y":[],"b":{}}})
-    );
+    assert_eq!(Value::Object(message), json!({"z":1,"a":2,"m":{"y":[],"b":{}}}));
 }
 
 #[test]
 fn errors_map_to_their_objects_codes_and_status() {
     let cases = [
-        (
-            ReadError::Empty,
-            ErrorObject::empty_body(),
-            code::PARSE_ERROR,
-        ),
-        (
-            ReadError::Parse,
-            ErrorObject::parse_error(),
-            code::PARSE_ERROR,
-        ),
-        (
-            ReadError::TooDeep,
-            ErrorObject::too_deep(MAX_DEPTH),
-            code::INVALID_REQUEST,
-        ),
-        (
-            ReadError::DuplicateKey("k".into()),
-            ErrorObject::duplicate_key("k"),
-            code::INVALID_REQUEST,
-        ),
+        (ReadError::Empty, ErrorObject::empty_body(), code::PARSE_ERROR),
+        (ReadError::Parse, ErrorObject::parse_error(), code::PARSE_ERROR),
+        (ReadError::TooDeep, ErrorObject::too_deep(MAX_DEPTH), code::INVALID_REQUEST),
+        (ReadError::DuplicateKey("k".into()), ErrorObject::duplicate_key("k"), code::INVALID_REQUEST),
         (
             ReadError::NotAnObject(JsonKind::Array),
             ErrorObject::not_an_object("an array"),
@@ -333,11 +234,7 @@ fn errors_map_to_their_objects_codes_and_status() {
             ErrorObject::not_an_object("a boolean"),
             code::INVALID_REQUEST,
         ),
-        (
-            ReadError::NotAnObject(JsonKind::Null),
-            ErrorObject::not_an_object("null"),
-            code::INVALID_REQUEST,
-        ),
+        (ReadError::NotAnObject(JsonKind::Null), ErrorObject::not_an_object("null"), code::INVALID_REQUEST),
     ];
     for (error, object, code) in cases {
         assert_eq!(error.code(), code, "{error:?}");
@@ -367,8 +264,7 @@ fn arb_value() -> impl Strategy<Value = Value> {
         any::<i64>().prop_map(Value::from),
         any::<u64>().prop_map(Value::from),
         // Few significant digits: serde_json (without `float_roundtrip`) reads these back exactly.
-        (any::<i16>(), 0u32..=10)
-            .prop_map(|(m, e)| Value::from(f64::from(m) / f64::from(1u32 << e))),
+        (any::<i16>(), 0u32..=10).prop_map(|(m, e)| Value::from(f64::from(m) / f64::from(1u32 << e))),
         any::<String>().prop_map(Value::String),
         "[\"\\\\/a\u{0}\u{1f}\u{7f}\u{e9}\u{1f600}]{0,8}".prop_map(Value::String),
     ];

@@ -10,21 +10,26 @@ use mcp_kernel_wire::ErrorObject;
 
 use crate::cursor::{self, CursorError, CursorKind};
 
-/// `params` as an object: absent is empty, anything else is refused.
+/// `params` as an object: absent is empty, anything else (`null` included) is refused.
 pub(crate) fn params_object(params: Option<&Value>) -> Result<Option<&Map<String, Value>>, ErrorObject> {
     match params {
-        None | Some(Value::Null) => Ok(None),
+        None => Ok(None),
         Some(Value::Object(map)) => Ok(Some(map)),
         Some(_) => Err(ErrorObject::invalid_params("params must be an object")),
     }
 }
 
 /// The position a list request's `cursor` names.
-pub(crate) fn cursor_position(params: Option<&Value>, kind: CursorKind) -> Result<Option<String>, ErrorObject> {
+pub(crate) fn cursor_position(
+    params: Option<&Value>,
+    kind: CursorKind,
+) -> Result<Option<String>, ErrorObject> {
     let Some(map) = params_object(params)? else { return Ok(None) };
     match map.get("cursor") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => cursor::decode(kind, text).map_err(|e| ErrorObject::invalid_params(&e.detail())),
+        None => Ok(None),
+        Some(Value::String(text)) => {
+            cursor::decode(kind, text).map_err(|e| ErrorObject::invalid_params(&e.detail()))
+        }
         Some(_) => Err(ErrorObject::invalid_params(&CursorError::Malformed.detail())),
     }
 }

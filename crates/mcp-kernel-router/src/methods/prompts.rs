@@ -4,7 +4,7 @@ use serde_json::{Map, Value};
 use tracing::Instrument;
 
 use mcp_kernel_wire::ErrorObject;
-use mcp_kernel_wire::error::{PromptErrorData, shorten};
+use mcp_kernel_wire::error::PromptErrorData;
 
 use crate::arguments::Arguments;
 use crate::cursor::{CursorKind, page};
@@ -41,13 +41,16 @@ impl Server {
             return Err(ErrorObject::invalid_params("prompts/get requires a string name"));
         };
         let Some(prompt) = self.inner.snapshot.prompt(name) else {
-            let data = PromptErrorData { name: shorten(name), reason: None };
+            let data = PromptErrorData { name: name.clone(), reason: None };
             return Err(ErrorObject::prompt_error("unknown prompt", data));
         };
         let arguments = params.remove("arguments").unwrap_or_else(|| Value::Object(Map::new()));
         if let Err(violation) = prompt.schema.validate(&arguments) {
             let reason = format!("invalid arguments: {violation}");
-            let data = PromptErrorData { name: prompt.name.to_string(), reason: Some(Value::String(reason.clone())) };
+            let data = PromptErrorData {
+                name: prompt.name.to_string(),
+                reason: Some(Value::String(reason.clone())),
+            };
             return Err(ErrorObject::prompt_error(&reason, data));
         }
         let Value::Object(arguments) = arguments else { return Err(ErrorObject::internal()) };
@@ -64,7 +67,8 @@ impl Server {
                 Err(ErrorObject::internal())
             }
             Ok(Err(refusal)) => {
-                let data = PromptErrorData { name: prompt.name.to_string(), reason: Some(refusal.reason().clone()) };
+                let data =
+                    PromptErrorData { name: prompt.name.to_string(), reason: Some(refusal.reason().clone()) };
                 Err(ErrorObject::prompt_error("prompt cannot be rendered", data))
             }
             Ok(Ok(output)) => {

@@ -3,8 +3,8 @@
 use serde_json::{Map, Value};
 use tracing::Instrument;
 
+use mcp_kernel_wire::ErrorObject;
 use mcp_kernel_wire::error::{ResourceNotFoundData, code};
-use mcp_kernel_wire::{ErrorObject, error::shorten};
 
 use crate::cursor::{CursorKind, page};
 use crate::guard::guarded;
@@ -63,7 +63,7 @@ impl Server {
             return Err(ErrorObject::invalid_params("resources/read requires a string uri"));
         };
         if !self.inner.snapshot.readable(uri) {
-            return Err(not_found(context.era, &shorten(uri), None));
+            return Err(not_found(context.era, uri, None));
         }
         let Some(reader) = self.inner.resources.as_ref() else { return Err(ErrorObject::internal()) };
         let era = context.era;

@@ -40,7 +40,12 @@ fn error_text(reason: &Value) -> String {
 }
 
 /// A `CallToolResult` body; legacy results carry structured content only when it is an object.
-fn call_result(content: Vec<Value>, structured: Option<Value>, is_error: bool, context: &RequestContext) -> Value {
+fn call_result(
+    content: Vec<Value>,
+    structured: Option<Value>,
+    is_error: bool,
+    context: &RequestContext,
+) -> Value {
     let mut result = Map::with_capacity(3);
     result.insert("content".into(), Value::Array(content));
     if let Some(structured) = structured {
@@ -87,7 +92,12 @@ impl Server {
                 return Err(ErrorObject::missing_capability(required.clone()));
             }
         }
-        let arguments = params.remove("arguments").unwrap_or_else(|| Value::Object(Map::new()));
+        let arguments = match params.remove("arguments") {
+            None => Value::Object(Map::new()),
+            Some(arguments @ Value::Object(_)) => arguments,
+            // Not a CallToolRequest: a protocol error, not a tool error (tools.mdx, error handling).
+            Some(_) => return Err(ErrorObject::invalid_params("tools/call arguments must be an object")),
+        };
         if let Err(violation) = tool.schema.validate(&arguments) {
             let reason = format!("invalid arguments: {violation}");
             let text = format!("{}: {reason}", tool.name);

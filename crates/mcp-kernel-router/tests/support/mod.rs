@@ -6,8 +6,8 @@ pub mod official;
 use std::num::NonZeroUsize;
 
 use mcp_kernel_router::wire::types::{
-    AudioContent, ContentBlock, EmbeddedResource, ImageContent, PromptMessage, ResourceContents, ResourceLink,
-    Role, TextResourceContents,
+    AudioContent, ContentBlock, EmbeddedResource, ImageContent, PromptMessage, ResourceContents,
+    ResourceLink, Role, TextResourceContents,
 };
 use mcp_kernel_router::{
     Capabilities, GetPrompt, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
@@ -107,7 +107,10 @@ pub async fn get_prompt(request: GetPrompt) -> Result<PromptOutput, ReaderError>
             description: Some("rendered".into()),
             messages: vec![PromptMessage::new(
                 Role::User,
-                ContentBlock::text(format!("Forecast for {}", request.arguments.get_str("place").unwrap_or("?"))),
+                ContentBlock::text(format!(
+                    "Forecast for {}",
+                    request.arguments.get_str("place").unwrap_or("?")
+                )),
             )],
         }),
     }

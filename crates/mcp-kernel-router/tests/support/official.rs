@@ -22,11 +22,15 @@ fn validator(revision: &str, definition: &str) -> std::sync::Arc<jsonschema::Val
         return v.clone();
     }
     let docs = DOCS.get_or_init(Default::default);
-    let mut doc = docs.lock().unwrap().entry(revision.to_owned()).or_insert_with(|| schema_document(revision)).clone();
+    let mut doc =
+        docs.lock().unwrap().entry(revision.to_owned()).or_insert_with(|| schema_document(revision)).clone();
     assert!(doc["$defs"].get(definition).is_some(), "{revision} has no definition {definition}");
     doc["$ref"] = Value::String(format!("#/$defs/{definition}"));
     let compiled = std::sync::Arc::new(
-        jsonschema::options().with_draft(jsonschema::Draft::Draft202012).build(&doc).expect("official schema compiles"),
+        jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .build(&doc)
+            .expect("official schema compiles"),
     );
     cache.lock().unwrap().insert(key, compiled.clone());
     compiled
@@ -40,7 +44,8 @@ pub fn is_valid(revision: &str, definition: &str, value: &Value) -> bool {
 /// Asserts `value` is valid against `#/$defs/<definition>` of the revision's official schema.
 pub fn assert_valid(revision: &str, definition: &str, value: &Value) {
     let v = validator(revision, definition);
-    let errors: Vec<String> = v.iter_errors(value).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    let errors: Vec<String> =
+        v.iter_errors(value).map(|e| format!("{} at {}", e, e.instance_path())).collect();
     assert!(errors.is_empty(), "{revision} {definition} rejects {value}:\n{}", errors.join("\n"));
 }
 
@@ -60,7 +65,9 @@ pub fn assert_response(revision: &str, result_definition: &str, response: &Value
             match (error_def, response["error"]["code"].as_i64()) {
                 (Some(def), _) => assert_valid(revision, def, &response["error"]),
                 (None, Some(-32022)) => assert_valid(revision, "UnsupportedProtocolVersionError", response),
-                (None, Some(-32021)) => assert_valid(revision, "MissingRequiredClientCapabilityError", response),
+                (None, Some(-32021)) => {
+                    assert_valid(revision, "MissingRequiredClientCapabilityError", response)
+                }
                 (None, Some(-32020)) => assert_valid(revision, "HeaderMismatchError", response),
                 (None, other) => panic!("unexpected modern error code {other:?}"),
             }

@@ -70,7 +70,16 @@ impl Session {
             return None;
         }
         assert!(line.ends_with('\n'), "every response is one whole line: {line:?}");
-        Some(serde_json::from_str(&line).expect("every output line is JSON"))
+        let mut response: Value = serde_json::from_str(&line).expect("every output line is JSON");
+        // An unreadable id is `null`; the wire crate writes it by omitting the member (MCP's
+        // `JSONRPCErrorResponse`). Either form reads back as `"id": null` here.
+        if let Value::Object(map) = &mut response
+            && !map.contains_key("id")
+        {
+            assert!(map.contains_key("error"), "only an error may lack an id: {line}");
+            map.insert("id".into(), Value::Null);
+        }
+        Some(response)
     }
 
     /// The next output line, which must exist.
@@ -97,6 +106,11 @@ impl Session {
     /// Waits for `serve_io` to return.
     pub async fn finish(self) -> io::Result<()> {
         self.served.await.expect("serve_io does not panic")
+    }
+
+    /// Drops the client's reading end (the server's output then fails) and keeps the rest.
+    pub fn drop_output(self) -> (Option<DuplexStream>, JoinHandle<io::Result<()>>) {
+        (self.input, self.served)
     }
 
     /// True once `serve_io` has returned.

@@ -204,6 +204,27 @@ pub enum ResourceContents {
 }
 
 impl ResourceContents {
+    /// Text contents at `uri`.
+    pub fn text(uri: impl Into<String>, text: impl Into<String>) -> Self {
+        ResourceContents::Text(TextResourceContents::new(uri, text))
+    }
+
+    /// Binary contents at `uri`: the bytes are sent base64-encoded (standard alphabet, padded).
+    pub fn blob(uri: impl Into<String>, bytes: &[u8]) -> Self {
+        use base64::Engine;
+        let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+        ResourceContents::Blob(BlobResourceContents::new(uri, data))
+    }
+
+    /// Sets the MIME type.
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        match &mut self {
+            ResourceContents::Text(t) => t.mime_type = Some(mime_type.into()),
+            ResourceContents::Blob(b) => b.mime_type = Some(mime_type.into()),
+        }
+        self
+    }
+
     /// The URI of these contents.
     pub fn uri(&self) -> &str {
         match self {
@@ -222,6 +243,21 @@ impl From<TextResourceContents> for ResourceContents {
 impl From<BlobResourceContents> for ResourceContents {
     fn from(c: BlobResourceContents) -> Self {
         ResourceContents::Blob(c)
+    }
+}
+
+#[cfg(test)]
+mod constructor_tests {
+    use super::*;
+
+    #[test]
+    fn blob_is_standard_padded_base64() {
+        let c =
+            ResourceContents::blob("test://b", &[0, 1, 2, 255]).with_mime_type("application/octet-stream");
+        assert_eq!(
+            serde_json::to_value(&c).unwrap(),
+            serde_json::json!({"uri":"test://b","mimeType":"application/octet-stream","blob":"AAEC/w=="})
+        );
     }
 }
 

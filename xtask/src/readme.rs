@@ -1,0 +1,81 @@
+//! `cargo xtask readme`: runs the README's copy-paste exchange exactly as written and compares what it
+//! prints with the output the README shows (answers matched by id, since requests are served
+//! concurrently). `--print` prints what the command printed instead, to update the README.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const INPUT_MARK: &str = "<!-- readme-exchange:input -->";
+const OUTPUT_MARK: &str = "<!-- readme-exchange:output -->";
+const DEADLINE: Duration = Duration::from_secs(600);
+
+/// The body of the first fenced block after `mark`.
+fn block_after<'a>(text: &'a str, mark: &str) -> Result<&'a str, String> {
+    let start = text.find(mark).ok_or_else(|| format!("README.md has no {mark}"))?;
+    let rest = &text[start + mark.len()..];
+    let open = rest.find("```").ok_or("no fenced block after the marker")?;
+    let rest = &rest[open..];
+    let body_start = rest.find('\n').ok_or("unterminated fence")? + 1;
+    let body = &rest[body_start..];
+    let close = body.find("\n```").ok_or("unterminated fence")?;
+    Ok(&body[..close + 1])
+}
+
+fn run_shell(script: &str) -> Result<String, String> {
+    let mut child = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot run bash: {e}"))?;
+    let started = Instant::now();
+    loop {
+        match child.try_wait().map_err(|e| e.to_string())? {
+            Some(status) if status.success() => break,
+            Some(status) => return Err(format!("the README command exited with {status}")),
+            None if started.elapsed() > DEADLINE => {
+                let _ = child.kill();
+                return Err("the README command did not finish in time".into());
+            }
+            None => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+    let mut out = String::new();
+    child.stdout.take().ok_or("no stdout")?.read_to_string(&mut out).map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+fn by_id(text: &str) -> Result<Vec<Value>, String> {
+    let mut values = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str::<Value>(l).map_err(|e| format!("not a JSON line ({e}): {l}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    values.sort_by_key(|v| v.get("id").map(Value::to_string).unwrap_or_default());
+    Ok(values)
+}
+
+/// Runs the check; with `print`, prints the command's output instead of comparing.
+pub fn check(print: bool) -> Result<(), String> {
+    let text = std::fs::read_to_string("README.md").map_err(|e| format!("README.md: {e}"))?;
+    let script = block_after(&text, INPUT_MARK)?;
+    let output = run_shell(script)?;
+    if print {
+        print!("{output}");
+        return Ok(());
+    }
+    let expected = by_id(block_after(&text, OUTPUT_MARK)?)?;
+    let actual = by_id(&output)?;
+    if expected != actual {
+        return Err(format!(
+            "the README exchange printed something else; run `cargo xtask readme --print`.\nprinted:\n{output}"
+        ));
+    }
+    eprintln!("xtask: the README exchange prints what the README shows ({} answers)", actual.len());
+    Ok(())
+}
