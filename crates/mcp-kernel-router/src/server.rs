@@ -195,6 +195,14 @@ impl Server {
             "exit" => return Handled { response: None, control: Control::Shutdown },
             _ => {}
         }
+        // Whatever else the message held is released before any host code is awaited.
+        drop(message);
+        if params.as_ref().is_some_and(|p| !p.is_object()) {
+            return Handled::reply(Response::error(
+                id,
+                ErrorObject::invalid_params("params must be an object"),
+            ));
+        }
         let request =
             Request { method: &method, params, context: RequestContext::new(era, client_capabilities) };
         let control = if method == "shutdown" { Control::Shutdown } else { Control::Continue };

@@ -169,7 +169,32 @@ fn cases() -> Vec<Case> {
         ),
         error(
             "meta lacks version",
-            json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{}}}),
+            json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}}),
+            m,
+            -32602,
+        ),
+        error(
+            "args not object",
+            modern(1, "tools/call", json!({"name":"get_weather","arguments":null})),
+            m,
+            -32602,
+        ),
+        error(
+            "bad log level",
+            json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":m,"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"loud"}}}),
+            m,
+            -32602,
+        ),
+        error(
+            "discover with bad meta",
+            json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"1900-01-01"}}}),
+            m,
+            -32022,
+        ),
+        error("null cursor", modern(1, "prompts/list", json!({"cursor": null})), m, -32602),
+        error(
+            "tools/list params not object",
+            json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":"x"}),
             m,
             -32602,
         ),
@@ -240,6 +265,7 @@ async fn every_method_and_error_path_validates_against_the_official_schema() {
     for case in cases() {
         let response = send(&server, case.request.clone()).await;
         assert!(!response.is_null(), "{}: no response", case.name);
+        assert_eq!(response.get("error").is_some(), case.expect_error.is_some(), "{}: {response}", case.name);
         match case.expect_error {
             Some(expected) => {
                 assert_eq!(code(&response), expected, "{}: {response}", case.name);

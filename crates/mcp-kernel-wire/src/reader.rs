@@ -32,7 +32,7 @@
 use std::cell::RefCell;
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
 use crate::ErrorObject;
@@ -259,6 +259,9 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         while let Some(item) = seq.next_element_seed(self)? {
             items.push(item);
         }
+        // A growing Vec keeps room for more: `[[[0]]]` would cost four Values per one-element array.
+        // Trimming bounds the decoded tree to one Value per JSON value.
+        items.shrink_to_fit();
         Ok(Value::Array(items))
     }
 
@@ -266,8 +269,9 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         let mut map = Map::new();
         while let Some(key) = access.next_key::<String>()? {
             if map.contains_key(&key) {
-                // Skip (but still syntax-check) the repeated entry's value; remember the first repeat only.
-                access.next_value::<IgnoredAny>()?;
+                // Decode the repeated entry's value as strictly as any other (a malformed value is a
+                // parse error, not a duplicate), then drop it; remember the first repeat only.
+                let _repeated: Value = access.next_value_seed(self)?;
                 let mut duplicate = self.duplicate.borrow_mut();
                 if duplicate.is_none() {
                     *duplicate = Some(key);

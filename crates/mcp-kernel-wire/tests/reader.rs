@@ -342,3 +342,11 @@ fn check_against_serde_json(bytes: &[u8]) -> Result<(), TestCaseError> {
     }
     Ok(())
 }
+
+#[test]
+fn a_malformed_repeated_value_is_a_parse_error_not_a_duplicate() {
+    assert_eq!(read_value(b"{\"a\":1,\"a\":\"\xff\"}"), Err(ReadError::Parse));
+    assert_eq!(read_value(br#"{"a":1,"a":"\ud800"}"#), Err(ReadError::Parse));
+    assert_eq!(read_value(br#"{"a":1,"a":1e400}"#), Err(ReadError::Parse));
+    assert_eq!(read_value(b"{\"a\":1,\"a\":\"\xed\xa0\x80\"}"), Err(ReadError::Parse));
+}

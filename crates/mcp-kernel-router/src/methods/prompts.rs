@@ -45,6 +45,7 @@ impl Server {
             return Err(ErrorObject::prompt_error("unknown prompt", data));
         };
         let arguments = params.remove("arguments").unwrap_or_else(|| Value::Object(Map::new()));
+        drop(params);
         if let Err(violation) = prompt.schema.validate(&arguments) {
             let reason = format!("invalid arguments: {violation}");
             let data = PromptErrorData {

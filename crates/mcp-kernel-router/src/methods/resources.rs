@@ -67,14 +67,16 @@ impl Server {
         }
         let Some(reader) = self.inner.resources.as_ref() else { return Err(ErrorObject::internal()) };
         let era = context.era;
-        let read = ReadResource { uri: uri.to_owned(), context };
+        let uri = uri.to_owned();
+        drop(params);
+        let read = ReadResource { uri: uri.clone(), context };
         let span = tracing::info_span!("mcp.read_resource", server = %self.inner.options.server_name());
         match guarded(|| reader.read(read)).instrument(span).await {
             Err(_) => {
                 tracing::error!("resource reader panicked; answered -32603");
                 Err(ErrorObject::internal())
             }
-            Ok(Err(refusal)) => Err(not_found(era, uri, Some(refusal.reason().clone()))),
+            Ok(Err(refusal)) => Err(not_found(era, &uri, Some(refusal.reason().clone()))),
             Ok(Ok(contents)) => {
                 let contents = serde_json::to_value(&contents).map_err(|_| ErrorObject::internal())?;
                 let mut result = Map::with_capacity(5);

@@ -98,6 +98,7 @@ impl Server {
             // Not a CallToolRequest: a protocol error, not a tool error (tools.mdx, error handling).
             Some(_) => return Err(ErrorObject::invalid_params("tools/call arguments must be an object")),
         };
+        drop(params);
         if let Err(violation) = tool.schema.validate(&arguments) {
             let reason = format!("invalid arguments: {violation}");
             let text = format!("{}: {reason}", tool.name);
