@@ -2,9 +2,11 @@
 //!
 //! - `ci`: the gate a submission must pass — `cargo fmt --check`, `cargo clippy --all-targets
 //!   -D warnings`, every test of the workspace, then the README exchange.
+//! - `boundary`: the dependency direction of the design, read from `cargo metadata`.
 //! - `readme [--print]`: runs the README's copy-paste exchange as written and compares the output.
 #![forbid(unsafe_code)]
 
+mod boundary;
 mod readme;
 
 use std::process::{Command, ExitCode};
@@ -56,7 +58,7 @@ fn readme(print: bool) -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, the README exchange\n  readme [--print]   run the README exchange and compare (or print) its output"
+        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, the README exchange\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart\n  readme [--print]   run the README exchange and compare (or print) its output"
     );
     ExitCode::from(2)
 }
@@ -69,12 +71,23 @@ fn main() -> ExitCode {
             if code != ExitCode::SUCCESS {
                 return code;
             }
+            if let Err(error) = boundary::check() {
+                eprintln!("xtask: boundary: {error}");
+                return ExitCode::FAILURE;
+            }
             let code = readme(false);
             if code == ExitCode::SUCCESS {
                 eprintln!("xtask: all steps passed");
             }
             code
         }
+        Some("boundary") => match boundary::check() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("xtask: boundary: {error}");
+                ExitCode::FAILURE
+            }
+        },
         Some("readme") => readme(args.get(1).map(String::as_str) == Some("--print")),
         _ => usage(),
     }

@@ -1,6 +1,7 @@
 //! One `tools/call` through the core — decode (bounded reader), era switch, validation, dispatch to a
 //! no-op tool, encode — and the validator alone. The dispatch future is ready at once, so the core is
 //! polled once with no runtime: what is measured is the package's own work.
+#![allow(missing_docs)] // criterion's macros generate undocumented public functions
 
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use futures_util::FutureExt;

@@ -285,12 +285,12 @@ impl Server {
                     ));
                 }
             }
-            if let Some(level) = meta.get(META_LOG_LEVEL) {
-                if !level.as_str().is_some_and(|l| LOG_LEVELS.contains(&l)) {
-                    return Err(ErrorObject::invalid_params(
-                        "params._meta io.modelcontextprotocol/logLevel is not a logging level",
-                    ));
-                }
+            if let Some(level) = meta.get(META_LOG_LEVEL)
+                && !level.as_str().is_some_and(|l| LOG_LEVELS.contains(&l))
+            {
+                return Err(ErrorObject::invalid_params(
+                    "params._meta io.modelcontextprotocol/logLevel is not a logging level",
+                ));
             }
             if method == "ping" {
                 return Err(ErrorObject::method_not_found());

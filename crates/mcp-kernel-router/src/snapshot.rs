@@ -164,10 +164,10 @@ impl Snapshot {
             let default_schema = mcp_kernel_schema::default_input_schema();
             let schema_value = spec.input_schema.as_ref().unwrap_or(&default_schema);
             let schema = compile_tool_schema(&spec.name, schema_value)?;
-            if let Some(caps) = &spec.required_client_capabilities {
-                if !caps.is_object() {
-                    return Err(BuildError::InvalidRequiredCapabilities(spec.name.clone()));
-                }
+            if let Some(caps) = &spec.required_client_capabilities
+                && !caps.is_object()
+            {
+                return Err(BuildError::InvalidRequiredCapabilities(spec.name.clone()));
             }
             items.push(tool_item(spec, schema_value));
             tools.push(CompiledTool {

@@ -269,13 +269,15 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         let mut map = Map::new();
         while let Some(key) = access.next_key::<String>()? {
             if map.contains_key(&key) {
-                // Decode the repeated entry's value as strictly as any other (a malformed value is a
-                // parse error, not a duplicate), then drop it; remember the first repeat only.
-                let _repeated: Value = access.next_value_seed(self)?;
-                let mut duplicate = self.duplicate.borrow_mut();
-                if duplicate.is_none() {
-                    *duplicate = Some(key);
+                // Remember the first repeat only, then decode the repeated entry's value as strictly as
+                // any other (a malformed value is a parse error, not a duplicate) and drop it.
+                {
+                    let mut duplicate = self.duplicate.borrow_mut();
+                    if duplicate.is_none() {
+                        *duplicate = Some(key);
+                    }
                 }
+                let _repeated: Value = access.next_value_seed(self)?;
             } else {
                 let value = access.next_value_seed(self)?;
                 map.insert(key, value);

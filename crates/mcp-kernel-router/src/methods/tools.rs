@@ -48,10 +48,10 @@ fn call_result(
 ) -> Value {
     let mut result = Map::with_capacity(3);
     result.insert("content".into(), Value::Array(content));
-    if let Some(structured) = structured {
-        if context.era.is_modern() || structured.is_object() {
-            result.insert("structuredContent".into(), structured);
-        }
+    if let Some(structured) = structured
+        && (context.era.is_modern() || structured.is_object())
+    {
+        result.insert("structuredContent".into(), structured);
     }
     result.insert("isError".into(), Value::Bool(is_error));
     Value::Object(result)
