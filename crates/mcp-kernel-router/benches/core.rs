@@ -40,6 +40,12 @@ fn bench_core(c: &mut Criterion) {
     assert!(String::from_utf8(one_call(&server, MODERN_CALL)).unwrap().contains("hello"));
     c.bench_function("core/tools_call_modern", |b| b.iter(|| one_call(&server, black_box(MODERN_CALL))));
     c.bench_function("core/tools_call_bare", |b| b.iter(|| one_call(&server, black_box(BARE_CALL))));
+    c.bench_function("reader/bounded_read_modern_call", |b| {
+        b.iter(|| mcp_kernel_router::wire::read_message(black_box(MODERN_CALL)).unwrap())
+    });
+    c.bench_function("baseline/serde_json_parse_modern_call", |b| {
+        b.iter(|| serde_json::from_slice::<serde_json::Value>(black_box(MODERN_CALL)).unwrap())
+    });
     c.bench_function("baseline/serde_json_roundtrip", |b| {
         b.iter(|| {
             let v: serde_json::Value = serde_json::from_slice(black_box(MODERN_CALL)).unwrap();
