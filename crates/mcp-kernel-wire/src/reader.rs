@@ -33,6 +33,7 @@ use std::cell::RefCell;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 
 use crate::ErrorObject;
@@ -165,21 +166,26 @@ fn is_json_whitespace(b: u8) -> bool {
 /// and its own recursion limit stays above `max`.
 fn exceeds_depth(bytes: &[u8], max: usize) -> bool {
     let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for &b in bytes {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
+    let mut at = 0;
+    while let Some(&b) = bytes.get(at) {
+        at += 1;
         match b {
-            b'"' => in_string = true,
+            b'"' => {
+                // Skip the string: jump from one quote or backslash to the next.
+                loop {
+                    match bytes[at.min(bytes.len())..].iter().position(|&c| c == b'"' || c == b'\\') {
+                        None => return false,
+                        Some(offset) => {
+                            at += offset;
+                            if bytes[at] == b'"' {
+                                at += 1;
+                                break;
+                            }
+                            at += 2; // a backslash and the byte it escapes
+                        }
+                    }
+                }
+            }
             b'[' | b'{' => {
                 depth += 1;
                 if depth > max {
@@ -268,19 +274,21 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
         let mut map = Map::new();
         while let Some(key) = access.next_key::<String>()? {
-            if map.contains_key(&key) {
-                // Remember the first repeat only, then decode the repeated entry's value as strictly as
-                // any other (a malformed value is a parse error, not a duplicate) and drop it.
-                {
-                    let mut duplicate = self.duplicate.borrow_mut();
-                    if duplicate.is_none() {
-                        *duplicate = Some(key);
-                    }
+            match map.entry(key) {
+                Entry::Vacant(slot) => {
+                    slot.insert(access.next_value_seed(self)?);
                 }
-                let _repeated: Value = access.next_value_seed(self)?;
-            } else {
-                let value = access.next_value_seed(self)?;
-                map.insert(key, value);
+                Entry::Occupied(entry) => {
+                    // Remember the first repeat only, then decode the repeated entry's value as strictly
+                    // as any other (a malformed value is a parse error, not a duplicate) and drop it.
+                    {
+                        let mut duplicate = self.duplicate.borrow_mut();
+                        if duplicate.is_none() {
+                            *duplicate = Some(entry.key().clone());
+                        }
+                    }
+                    let _repeated: Value = access.next_value_seed(self)?;
+                }
             }
         }
         Ok(Value::Object(map))
