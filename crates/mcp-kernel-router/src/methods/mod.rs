@@ -19,6 +19,14 @@ pub(crate) fn params_object(params: Option<&Value>) -> Result<Option<&Map<String
     }
 }
 
+/// `params` as an owned object; absent is empty (the core refuses a non-object `params` before routing).
+pub(crate) fn owned_params(params: Option<Value>) -> Map<String, Value> {
+    match params {
+        Some(Value::Object(map)) => map,
+        _ => Map::new(),
+    }
+}
+
 /// The position a list request's `cursor` names.
 pub(crate) fn cursor_position(
     params: Option<&Value>,

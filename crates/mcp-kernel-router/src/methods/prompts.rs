@@ -10,7 +10,7 @@ use crate::arguments::Arguments;
 use crate::cursor::{CursorKind, page};
 use crate::guard::guarded;
 use crate::host::GetPrompt;
-use crate::methods::{cursor_position, params_object};
+use crate::methods::{cursor_position, owned_params};
 use crate::server::{Answer, Request, Server, cache_fields};
 
 impl Server {
@@ -30,13 +30,7 @@ impl Server {
 
     pub(crate) async fn get_prompt(&self, request: Request<'_>) -> Answer {
         let Request { params, context, .. } = request;
-        let mut params = match params {
-            Some(Value::Object(map)) => map,
-            other => {
-                params_object(other.as_ref())?;
-                Map::new()
-            }
-        };
+        let mut params = owned_params(params);
         let Some(Value::String(name)) = params.get("name") else {
             return Err(ErrorObject::invalid_params("prompts/get requires a string name"));
         };

@@ -9,7 +9,7 @@ use mcp_kernel_wire::types::ContentBlock;
 use crate::arguments::Arguments;
 use crate::guard::guarded;
 use crate::host::{RequestContext, ToolCall, ToolOutput};
-use crate::methods::params_object;
+use crate::methods::owned_params;
 use crate::server::{Answer, Request, Server, cache_fields};
 
 /// True when `declared` holds every key of `required`, recursively through objects.
@@ -75,13 +75,7 @@ impl Server {
 
     pub(crate) async fn call_tool(&self, request: Request<'_>) -> Answer {
         let Request { params, context, .. } = request;
-        let mut params = match params {
-            Some(Value::Object(map)) => map,
-            other => {
-                params_object(other.as_ref())?;
-                Map::new()
-            }
-        };
+        let mut params = owned_params(params);
         let Some(Value::String(name)) = params.get("name") else {
             return Err(ErrorObject::invalid_params("tools/call requires a string name"));
         };
