@@ -167,14 +167,20 @@ impl ServerBuilder {
         self
     }
 
+    /// Keeps a tool whose `x-mcp-header` annotations break the MCP rules instead of refusing the build.
+    ///
+    /// Such a tool mirrors no header; it is served over stdio, and the HTTP transport answers every
+    /// call to it 500 (naming the tool in its log) until the schema is corrected. Off by default: a
+    /// bad annotation is a [`BuildError::ToolSchema`].
+    pub fn defer_header_annotation_faults(mut self, defer: bool) -> Self {
+        self.options.defer_header_faults = defer;
+        self
+    }
+
     /// Checks the catalog and options and compiles the snapshot.
     pub fn build(self) -> Result<Server, BuildError> {
         let capabilities = self.capabilities?;
-        let versions = &self.options.supported_versions;
-        let distinct: HashSet<_> = versions.iter().collect();
-        if versions.is_empty() || distinct.len() != versions.len() {
-            return Err(BuildError::InvalidSupportedVersions);
-        }
+        check_versions(&self.options.supported_versions)?;
         if !capabilities.tools.is_empty() && self.dispatch.is_none() {
             return Err(BuildError::MissingDispatch);
         }
@@ -184,21 +190,35 @@ impl ServerBuilder {
         if !capabilities.prompts.is_empty() && self.prompts.is_none() {
             return Err(BuildError::MissingPromptReader);
         }
-        let snapshot = Snapshot::compile(capabilities)?;
+        let snapshot = Snapshot::compile(capabilities, self.options.defer_header_faults)?;
         Ok(Server::from_parts(snapshot, self.options, self.dispatch, self.resources, self.prompts))
     }
+}
+
+/// Refuses an empty or repeating list of revisions.
+pub(crate) fn check_versions(versions: &[ProtocolVersion]) -> Result<(), BuildError> {
+    let distinct: HashSet<_> = versions.iter().collect();
+    if versions.is_empty() || distinct.len() != versions.len() {
+        return Err(BuildError::InvalidSupportedVersions);
+    }
+    Ok(())
 }
 
 /// Compiles a tool's schema, naming the tool in any fault.
 pub(crate) fn compile_tool_schema(
     tool: &str,
     schema: &serde_json::Value,
+    defer_header_faults: bool,
 ) -> Result<CompiledSchema, BuildError> {
     if schema.get("type").and_then(serde_json::Value::as_str) != Some("object") {
         return Err(BuildError::ToolSchemaNotObject(tool.to_owned()));
     }
-    mcp_kernel_schema::compile(schema)
-        .map_err(|error| BuildError::ToolSchema { tool: tool.to_owned(), error })
+    let compiled = if defer_header_faults {
+        mcp_kernel_schema::compile_deferring_header_faults(schema)
+    } else {
+        mcp_kernel_schema::compile(schema)
+    };
+    compiled.map_err(|error| BuildError::ToolSchema { tool: tool.to_owned(), error })
 }
 
 /// Compiles a prompt's argument schema, refusing repeated argument names.

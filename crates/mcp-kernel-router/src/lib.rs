@@ -49,7 +49,7 @@ pub use host::{
     RequestContext, ResourceReader, ToolCall, ToolError, ToolOutput,
 };
 pub use options::{CacheHints, DEFAULT_PAGE_SIZE, DEFAULT_SERVER_NAME, PACKAGE_VERSION, ServerOptions};
-pub use server::{Control, Handled, Server};
+pub use server::{Control, Handled, Server, ToolHeaders};
 pub use spec::{
     Capabilities, Catalog, Mode, PromptArgument, PromptSpec, ResourceEntry, ResourceSpec,
     ResourceTemplateSpec, ToolSpec,

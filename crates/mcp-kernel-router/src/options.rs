@@ -41,6 +41,7 @@ pub struct ServerOptions {
     pub(crate) resources_cache: CacheHints,
     pub(crate) prompts_cache: CacheHints,
     pub(crate) page_size: NonZeroUsize,
+    pub(crate) defer_header_faults: bool,
 }
 
 impl Default for ServerOptions {
@@ -52,6 +53,7 @@ impl Default for ServerOptions {
             resources_cache: CacheHints::default(),
             prompts_cache: CacheHints::default(),
             page_size: NonZeroUsize::new(DEFAULT_PAGE_SIZE).unwrap_or(NonZeroUsize::MIN),
+            defer_header_faults: false,
         }
     }
 }

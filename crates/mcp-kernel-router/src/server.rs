@@ -21,6 +21,18 @@ use crate::options::{CacheHints, PACKAGE_VERSION, ServerOptions};
 use crate::snapshot::Snapshot;
 use crate::spec::Catalog;
 
+/// The `x-mcp-header` parameters a call to one tool mirrors in HTTP headers.
+#[derive(Debug, Clone, Copy)]
+pub enum ToolHeaders<'a> {
+    /// No listed tool has that name: nothing is mirrored (the core answers "Unknown tool").
+    UnknownTool,
+    /// The annotated parameters (possibly none).
+    Params(&'a [mcp_kernel_schema::HeaderParam]),
+    /// The tool's annotations break the MCP rules (kept by
+    /// [`ServerBuilder::defer_header_annotation_faults`]): every HTTP call to it is a host fault.
+    Fault(&'a mcp_kernel_schema::SchemaError),
+}
+
 /// What the transport should do after writing the response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Control {
@@ -60,7 +72,7 @@ pub(crate) struct Request<'a> {
 }
 
 pub(crate) struct Inner {
-    pub(crate) snapshot: Snapshot,
+    pub(crate) snapshot: Arc<Snapshot>,
     pub(crate) options: ServerOptions,
     pub(crate) dispatch: Option<Arc<dyn Dispatch>>,
     pub(crate) resources: Option<Arc<dyn ResourceReader>>,
@@ -117,6 +129,16 @@ impl Server {
         resources: Option<Arc<dyn ResourceReader>>,
         prompts: Option<Arc<dyn PromptReader>>,
     ) -> Self {
+        Self::assemble(Arc::new(snapshot), options, dispatch, resources, prompts)
+    }
+
+    fn assemble(
+        snapshot: Arc<Snapshot>,
+        options: ServerOptions,
+        dispatch: Option<Arc<dyn Dispatch>>,
+        resources: Option<Arc<dyn ResourceReader>>,
+        prompts: Option<Arc<dyn PromptReader>>,
+    ) -> Self {
         let server_info = json!({"name": options.server_name, "version": PACKAGE_VERSION});
         let capabilities = json!({
             "tools": {"listChanged": false},
@@ -143,9 +165,35 @@ impl Server {
         &self.inner.options
     }
 
-    /// The `x-mcp-header` parameters of a listed tool (for transports that mirror them in headers).
-    pub fn tool_header_params(&self, tool: &str) -> Option<&[mcp_kernel_schema::HeaderParam]> {
-        self.inner.snapshot.tool(tool).map(|t| t.schema.header_params())
+    /// What a transport must mirror in headers for a call to `tool` (`x-mcp-header`).
+    pub fn tool_headers(&self, tool: &str) -> ToolHeaders<'_> {
+        match self.inner.snapshot.tool(tool) {
+            None => ToolHeaders::UnknownTool,
+            Some(t) => match t.schema.header_fault() {
+                Some(fault) => ToolHeaders::Fault(fault),
+                None => ToolHeaders::Params(t.schema.header_params()),
+            },
+        }
+    }
+
+    /// The same server serving only `versions` (the catalog and the host's functions are shared).
+    ///
+    /// The HTTP transport serves `2026-07-28` alone, so that `server/discover` advertises only it.
+    pub fn restricted_to(
+        &self,
+        versions: impl IntoIterator<Item = ProtocolVersion>,
+    ) -> Result<Server, crate::BuildError> {
+        let mut options = self.inner.options.clone();
+        options.supported_versions = versions.into_iter().collect();
+        crate::builder::check_versions(&options.supported_versions)?;
+        let inner = &self.inner;
+        Ok(Self::assemble(
+            Arc::clone(&inner.snapshot),
+            options,
+            inner.dispatch.clone(),
+            inner.resources.clone(),
+            inner.prompts.clone(),
+        ))
     }
 
     /// Handles one decoded message and returns at most one response.

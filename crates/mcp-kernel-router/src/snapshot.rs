@@ -150,7 +150,7 @@ fn annotations_in_range(annotations: Option<&mcp_kernel_wire::types::Annotations
 
 impl Snapshot {
     /// Checks and compiles a catalog.
-    pub(crate) fn compile(capabilities: Capabilities) -> Result<Self, BuildError> {
+    pub(crate) fn compile(capabilities: Capabilities, defer_header_faults: bool) -> Result<Self, BuildError> {
         let Capabilities { tools: tool_specs, resources: entries, prompts: prompt_specs } = capabilities;
 
         let mut tools = Vec::with_capacity(tool_specs.len());
@@ -163,7 +163,7 @@ impl Snapshot {
             }
             let default_schema = mcp_kernel_schema::default_input_schema();
             let schema_value = spec.input_schema.as_ref().unwrap_or(&default_schema);
-            let schema = compile_tool_schema(&spec.name, schema_value)?;
+            let schema = compile_tool_schema(&spec.name, schema_value, defer_header_faults)?;
             if let Some(caps) = &spec.required_client_capabilities
                 && !caps.is_object()
             {

@@ -30,6 +30,7 @@ pub struct CompiledSchema {
     validator: jsonschema::Validator,
     pub(crate) declared: Vec<Arc<str>>,
     headers: Vec<HeaderParam>,
+    header_fault: Option<SchemaError>,
 }
 
 impl fmt::Debug for CompiledSchema {
@@ -66,7 +67,45 @@ pub fn compile(schema: &Value) -> Result<CompiledSchema, SchemaError> {
     let scan = walk::scan(schema, &declared)?;
     check_patterns(&scan.patterns, &cache)?;
     let headers = scan.headers;
-    Ok(CompiledSchema { schema: schema.clone(), validator, declared, headers })
+    Ok(CompiledSchema { schema: schema.clone(), validator, declared, headers, header_fault: None })
+}
+
+/// Like [`compile`], but an `x-mcp-header` fault does not refuse the schema: it is kept in
+/// [`CompiledSchema::header_fault`] and the schema mirrors no header.
+///
+/// For hosts that serve the same tool over stdio (where headers do not exist) and HTTP: the
+/// HTTP transport then refuses every call to the tool (500) until the schema is corrected,
+/// and the tool stays usable elsewhere. Every other fault still refuses the schema.
+///
+/// # Errors
+///
+/// As [`compile`], except [`SchemaError::HeaderAnnotation`].
+pub fn compile_deferring_header_faults(schema: &Value) -> Result<CompiledSchema, SchemaError> {
+    match compile(schema) {
+        Err(fault @ SchemaError::HeaderAnnotation { .. }) => {
+            let stripped = strip_header_annotations(schema);
+            let mut compiled = compile(&stripped)?;
+            compiled.schema = schema.clone();
+            compiled.validator = options(&PatternCache::new()).build(schema).map_err(|e| classify(&e))?;
+            compiled.header_fault = Some(fault);
+            Ok(compiled)
+        }
+        other => other,
+    }
+}
+
+/// A copy of `schema` without any `x-mcp-header` member, at any depth.
+fn strip_header_annotations(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| k.as_str() != crate::header::KEYWORD)
+                .map(|(k, v)| (k.clone(), strip_header_annotations(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(strip_header_annotations).collect()),
+        other => other.clone(),
+    }
 }
 
 impl CompiledSchema {
@@ -92,6 +131,12 @@ impl CompiledSchema {
     /// A [`Violation`] whose reason names the first failing location and rule.
     pub fn validate_value(&self, instance: &Value) -> Result<(), Violation> {
         self.validator.validate(instance).map_err(|error| Violation::from_error(&error))
+    }
+
+    /// The `x-mcp-header` fault kept by [`compile_deferring_header_faults`], if any.
+    #[must_use]
+    pub fn header_fault(&self) -> Option<&SchemaError> {
+        self.header_fault.as_ref()
     }
 
     /// The `x-mcp-header` parameters, in schema order.

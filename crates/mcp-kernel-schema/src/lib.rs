@@ -54,7 +54,7 @@ mod prompt;
 mod violation;
 mod walk;
 
-pub use compile::{CompiledSchema, compile};
+pub use compile::{CompiledSchema, compile, compile_deferring_header_faults};
 pub use error::SchemaError;
 pub use header::{HeaderParam, HeaderParamKind};
 pub use prompt::{PromptArg, default_input_schema, prompt_argument_schema};

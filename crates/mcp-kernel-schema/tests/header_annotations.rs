@@ -262,3 +262,23 @@ fn display_names_the_location() {
     assert!(text.contains("/properties/region"), "{text}");
     assert!(text.contains("x-mcp-header"), "{text}");
 }
+
+#[test]
+fn a_deferred_header_fault_keeps_the_schema_and_mirrors_nothing() {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {"n": {"type": "number", "x-mcp-header": "N"}, "s": {"type": "string", "x-mcp-header": "S"}}
+    });
+    assert!(mcp_kernel_schema::compile(&schema).is_err());
+    let compiled = mcp_kernel_schema::compile_deferring_header_faults(&schema).unwrap();
+    assert!(matches!(compiled.header_fault(), Some(mcp_kernel_schema::SchemaError::HeaderAnnotation { .. })));
+    assert!(compiled.header_params().is_empty());
+    assert_eq!(compiled.schema(), &schema, "advertised as written");
+    assert!(compiled.validate(&serde_json::json!({"n": "not a number"})).is_err(), "still enforced");
+    let remote =
+        serde_json::json!({"type": "object", "properties": {"a": {"$ref": "https://example.com/x"}}});
+    assert!(
+        mcp_kernel_schema::compile_deferring_header_faults(&remote).is_err(),
+        "other faults still refuse"
+    );
+}
