@@ -10,6 +10,10 @@ use serde_json::Value;
 
 const INPUT_MARK: &str = "<!-- readme-exchange:input -->";
 const OUTPUT_MARK: &str = "<!-- readme-exchange:output -->";
+const HTTP_SERVER_MARK: &str = "<!-- readme-http:server -->";
+const HTTP_INPUT_MARK: &str = "<!-- readme-http:input -->";
+const HTTP_OUTPUT_MARK: &str = "<!-- readme-http:output -->";
+const HTTP_ADDR: &str = "127.0.0.1:4000";
 const DEADLINE: Duration = Duration::from_secs(600);
 
 /// The body of the first fenced block after `mark`.
@@ -60,22 +64,65 @@ fn by_id(text: &str) -> Result<Vec<Value>, String> {
     Ok(values)
 }
 
-/// Runs the check; with `print`, prints the command's output instead of comparing.
-pub fn check(print: bool) -> Result<(), String> {
-    let text = std::fs::read_to_string("README.md").map_err(|e| format!("README.md: {e}"))?;
-    let script = block_after(&text, INPUT_MARK)?;
-    let output = run_shell(script)?;
+/// A background server started from the README's command, stopped (its whole process group) on drop.
+struct Background(std::process::Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.0.id());
+        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_http_server(command: &str) -> Result<Background, String> {
+    use std::os::unix::process::CommandExt;
+    if std::net::TcpStream::connect(HTTP_ADDR).is_ok() {
+        return Err(format!("{HTTP_ADDR} is already in use; the README's HTTP exchange needs it"));
+    }
+    let child = Command::new("bash")
+        .arg("-c")
+        .arg(format!("exec {}", command.trim()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start the README's server: {e}"))?;
+    let server = Background(child);
+    let started = Instant::now();
+    while std::net::TcpStream::connect(HTTP_ADDR).is_err() {
+        if started.elapsed() > DEADLINE {
+            return Err("the README's HTTP server did not start in time".into());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(server)
+}
+
+/// Compares (or prints) one exchange.
+fn compare(name: &str, text: &str, input: &str, output_mark: &str, print: bool) -> Result<(), String> {
+    let output = run_shell(block_after(text, input)?)?;
     if print {
+        println!("--- {name}");
         print!("{output}");
         return Ok(());
     }
-    let expected = by_id(block_after(&text, OUTPUT_MARK)?)?;
+    let expected = by_id(block_after(text, output_mark)?)?;
     let actual = by_id(&output)?;
     if expected != actual {
         return Err(format!(
-            "the README exchange printed something else; run `cargo xtask readme --print`.\nprinted:\n{output}"
+            "the README's {name} exchange printed something else; run `cargo xtask readme --print`.\nprinted:\n{output}"
         ));
     }
-    eprintln!("xtask: the README exchange prints what the README shows ({} answers)", actual.len());
+    eprintln!("xtask: the README's {name} exchange prints what the README shows ({} answers)", actual.len());
     Ok(())
+}
+
+/// Runs the checks; with `print`, prints the commands' output instead of comparing.
+pub fn check(print: bool) -> Result<(), String> {
+    let text = std::fs::read_to_string("README.md").map_err(|e| format!("README.md: {e}"))?;
+    compare("stdio", &text, INPUT_MARK, OUTPUT_MARK, print)?;
+    let _server = start_http_server(block_after(&text, HTTP_SERVER_MARK)?)?;
+    compare("HTTP", &text, HTTP_INPUT_MARK, HTTP_OUTPUT_MARK, print)
 }

@@ -12,10 +12,17 @@
 //! | [`schema`] | `mcp-kernel-schema` | JSON Schema 2020-12 validation of tool arguments, `x-mcp-header` rules |
 //! | [`router`] | `mcp-kernel-router` | the host contract and the era-aware core [`Server`] |
 //! | [`stdio`] | `mcp-kernel-stdio` | newline-delimited JSON-RPC over stdin/stdout (feature `stdio`) |
+//! | [`http`] | `mcp-kernel-http` | the stateless Streamable HTTP service, a `tower::Service` (feature `http`) |
 //!
-//! The `weather` example (`cargo run --example weather`) is a complete host.
+//! Both transports are default features; a stdio-only host uses
+//! `default-features = false, features = ["stdio"]` and pulls in no HTTP stack.
+//!
+//! The `weather` example (`cargo run --example weather`) is a complete host, over stdio or, with
+//! `-- --http 127.0.0.1:4000`, over HTTP at `/mcp`.
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "http")]
+pub use mcp_kernel_http as http;
 pub use mcp_kernel_router as router;
 pub use mcp_kernel_schema as schema;
 #[cfg(feature = "stdio")]
@@ -29,3 +36,8 @@ pub use mcp_kernel_router::{
     ToolError, ToolOutput, ToolSpec,
 };
 pub use mcp_kernel_wire::ProtocolVersion;
+
+/// The README's Rust examples, compiled as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

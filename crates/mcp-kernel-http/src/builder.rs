@@ -1,0 +1,173 @@
+//! The typestate builder: a service cannot be built until the host has chosen its allowed origins and
+//! its `authorize` hook. "Any origin" and "everyone" are choices to spell out, never defaults.
+//!
+//! ```
+//! use mcp_kernel_http::{AllowedOrigins, McpHttp};
+//! # let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Capabilities::default()).build().unwrap();
+//! let service = McpHttp::builder(server)
+//!     .allowed_origins(AllowedOrigins::list(["http://localhost:4000"]))
+//!     .authorize(|_parts| Ok(()))
+//!     .build();
+//! # let _ = service;
+//! ```
+//!
+//! Without `authorize`, it does not compile:
+//!
+//! ```compile_fail
+//! use mcp_kernel_http::{AllowedOrigins, McpHttp};
+//! # let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Capabilities::default()).build().unwrap();
+//! let service = McpHttp::builder(server).allowed_origins(AllowedOrigins::any()).build();
+//! ```
+//!
+//! Nor without `allowed_origins`:
+//!
+//! ```compile_fail
+//! use mcp_kernel_http::McpHttp;
+//! # let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Capabilities::default()).build().unwrap();
+//! let service = McpHttp::builder(server).authorize(|_| Ok(())).build();
+//! ```
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::request::Parts;
+use mcp_kernel_router::Server;
+use mcp_kernel_wire::ProtocolVersion;
+
+use crate::hooks::{AuthorizeBodyFn, AuthorizeFn, Refused};
+use crate::origin::AllowedOrigins;
+use crate::service::{McpService, Shared};
+
+/// The largest body admitted: 1 MiB. An MCP request is one JSON message; a larger one is refused (413).
+pub const MAX_BODY_BYTES: usize = 1_048_576;
+
+/// The default whole-body deadline: 15 s, which a cap-sized body meets at about 68 KiB/s.
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Entry point of the HTTP transport: `McpHttp::builder(server)`.
+#[derive(Debug)]
+pub struct McpHttp;
+
+impl McpHttp {
+    /// Starts building the service for `server`. The service serves `2026-07-28` only.
+    pub fn builder(server: Server) -> Builder<NoOrigins, NoAuthorize> {
+        Builder {
+            server,
+            origins: NoOrigins,
+            authorize: NoAuthorize,
+            authorize_body: None,
+            read_timeout: DEFAULT_READ_TIMEOUT,
+            max_body_bytes: MAX_BODY_BYTES,
+        }
+    }
+}
+
+/// Typestate: `allowed_origins` has not been given yet.
+#[derive(Debug)]
+pub struct NoOrigins;
+
+/// Typestate: `authorize` has not been given yet.
+#[derive(Debug)]
+pub struct NoAuthorize;
+
+/// Typestate: `authorize` has been given.
+pub struct Authorize(AuthorizeFn);
+
+impl std::fmt::Debug for Authorize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Authorize(..)")
+    }
+}
+
+/// Builds an [`McpService`]; see [`McpHttp::builder`].
+pub struct Builder<O, A> {
+    server: Server,
+    origins: O,
+    authorize: A,
+    authorize_body: Option<AuthorizeBodyFn>,
+    read_timeout: Duration,
+    max_body_bytes: usize,
+}
+
+impl<O: std::fmt::Debug, A: std::fmt::Debug> std::fmt::Debug for Builder<O, A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Builder")
+            .field("origins", &self.origins)
+            .field("authorize", &self.authorize)
+            .field("read_timeout", &self.read_timeout)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<A> Builder<NoOrigins, A> {
+    /// The `Origin` values admitted (required): `AllowedOrigins::list([...])` or `AllowedOrigins::any()`.
+    pub fn allowed_origins(self, origins: AllowedOrigins) -> Builder<AllowedOrigins, A> {
+        Builder {
+            server: self.server,
+            origins,
+            authorize: self.authorize,
+            authorize_body: self.authorize_body,
+            read_timeout: self.read_timeout,
+            max_body_bytes: self.max_body_bytes,
+        }
+    }
+}
+
+impl<O> Builder<O, NoAuthorize> {
+    /// The pre-read hook (required): it sees the request's parts and never its body. To admit every
+    /// caller, say so: `.authorize(|_| Ok(()))`.
+    pub fn authorize<F>(self, hook: F) -> Builder<O, Authorize>
+    where
+        F: Fn(&Parts) -> Result<(), Refused> + Send + Sync + 'static,
+    {
+        Builder {
+            server: self.server,
+            origins: self.origins,
+            authorize: Authorize(Arc::new(hook)),
+            authorize_body: self.authorize_body,
+            read_timeout: self.read_timeout,
+            max_body_bytes: self.max_body_bytes,
+        }
+    }
+}
+
+impl<O, A> Builder<O, A> {
+    /// The optional post-read hook: the parts and the body exactly as received, before decoding.
+    pub fn authorize_body<F>(mut self, hook: F) -> Self
+    where
+        F: Fn(&Parts, &Bytes) -> Result<(), Refused> + Send + Sync + 'static,
+    {
+        self.authorize_body = Some(Arc::new(hook));
+        self
+    }
+
+    /// The whole-body deadline (default 15 s); a body not complete by then is answered 408.
+    pub fn read_timeout(mut self, timeout: Duration) -> Self {
+        self.read_timeout = timeout;
+        self
+    }
+
+    /// Lowers the body cap below [`MAX_BODY_BYTES`] (a larger value is clamped to it).
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes.min(MAX_BODY_BYTES);
+        self
+    }
+}
+
+impl Builder<AllowedOrigins, Authorize> {
+    /// The service.
+    pub fn build(self) -> McpService {
+        // Over HTTP there is no era probe: only the stateless revision is served and advertised.
+        let server = self.server.restricted_to([ProtocolVersion::V2026_07_28]).unwrap_or(self.server);
+        McpService::new(Shared {
+            server,
+            origins: self.origins,
+            authorize: self.authorize.0,
+            authorize_body: self.authorize_body,
+            read_timeout: self.read_timeout,
+            max_body_bytes: self.max_body_bytes,
+        })
+    }
+}

@@ -1,0 +1,49 @@
+//! The stateless Streamable HTTP transport of mcp-kernel (MCP `2026-07-28`): one POST endpoint, no
+//! sessions, every request standing alone, hardened by default.
+//!
+//! [`McpHttp::builder`] makes an [`McpService`], a `tower::Service<http::Request<B>>` for any body `B`:
+//! mount it in axum (`Router::route_service("/mcp", service)`), in hyper, in any tower stack, or serve
+//! it with [`serve`] (HTTP/1.1 and HTTP/2 cleartext on one listener).
+//!
+//! # Threat model
+//!
+//! The client is trusted for nothing; the host (the catalog, dispatch, the hooks) for everything. Each
+//! refusal runs before anything more expensive than it (the table is in [`McpService`]'s module):
+//!
+//! * **DNS rebinding**: every `Origin` value must be allowed ([`AllowedOrigins`]); there is no default.
+//! * **Unauthenticated callers**: `authorize` runs before the body is read and, by its type, cannot read
+//!   it; a refused caller's body is never drained (`connection: close` over HTTP/1.x).
+//! * **Slow and oversized bodies**: one deadline over the whole body (default 15 s, 408), a 1 MiB cap
+//!   (413) checked from `Content-Length` before reading and while streaming, `transfer-encoding`
+//!   refused (411) because a chunked body defeats a whole-body bound.
+//! * **Hostile JSON**: the bounded reader refuses nesting deeper than 64, repeated keys, and
+//!   non-objects (batches) before any schema sees them.
+//! * **Smuggling between a gateway and the server**: the standard headers must agree with the body,
+//!   every value of a repeated header included (-32020, 400).
+//! * **Leaks**: a refusal's reason is logged (tracing), never returned; a host fault is answered 500
+//!   with nothing but "Internal error".
+//!
+//! Left to the server in front and the host: TLS, connection limits, header count and size, rate
+//! limits, sessions (none exist: a `Mcp-Session-Id` is ignored and never sent).
+#![forbid(unsafe_code)]
+
+mod body;
+mod builder;
+mod header_value;
+mod headers;
+mod hooks;
+mod origin;
+mod read;
+mod refusal;
+mod serve;
+mod service;
+mod status;
+
+pub use body::ResponseBody;
+pub use builder::{
+    Authorize, Builder, DEFAULT_READ_TIMEOUT, MAX_BODY_BYTES, McpHttp, NoAuthorize, NoOrigins,
+};
+pub use hooks::Refused;
+pub use origin::AllowedOrigins;
+pub use serve::{HEADER_READ_TIMEOUT, PeerAddr, SHUTDOWN_GRACE, serve};
+pub use service::{McpService, ResponseFuture};

@@ -1,0 +1,111 @@
+//! The bounded body read (`protocol.md` D-5, D-7).
+//!
+//! Threats: a slow client that drips a body a byte (or an empty HTTP/2 DATA frame) at a time to hold a
+//! task and its buffer forever; a client that sends, or declares, more than the server will ever
+//! accept. One deadline covers the whole body, whatever the framing: every frame is awaited with only
+//! the time that remains. The buffer never holds more than the cap: the frame that would cross it is
+//! refused, so at most the cap plus one frame is ever in memory. A declared `Content-Length` over the
+//! cap is refused before a byte is read.
+
+use bytes::{Buf, Bytes, BytesMut};
+use http::HeaderMap;
+use http::header::CONTENT_LENGTH;
+use http_body::Body;
+use http_body_util::BodyExt;
+use tokio::time::Instant;
+
+/// Why the body could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadFailure {
+    /// More than the cap (413).
+    TooLarge,
+    /// The deadline passed before the body was complete (408).
+    TimedOut,
+    /// The connection failed while reading (400).
+    Failed,
+}
+
+/// True when any `Content-Length` value declares more than `cap` bytes.
+pub(crate) fn declares_more_than(headers: &HeaderMap, cap: usize) -> bool {
+    headers.get_all(CONTENT_LENGTH).iter().any(|value| {
+        std::str::from_utf8(value.as_bytes())
+            .ok()
+            .and_then(|text| text.trim().parse::<u64>().ok())
+            .is_none_or(|length| length > cap as u64)
+    })
+}
+
+/// Reads the whole body before `deadline`, refusing it once it exceeds `cap` bytes.
+pub(crate) async fn read_bounded<B>(body: B, cap: usize, deadline: Instant) -> Result<Bytes, ReadFailure>
+where
+    B: Body,
+{
+    let mut body = std::pin::pin!(body);
+    let mut buffer = BytesMut::new();
+    loop {
+        let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
+            Err(_elapsed) => return Err(ReadFailure::TimedOut),
+            Ok(None) => return Ok(buffer.freeze()),
+            Ok(Some(Err(_))) => return Err(ReadFailure::Failed),
+            Ok(Some(Ok(frame))) => frame,
+        };
+        if let Ok(mut data) = frame.into_data() {
+            if buffer.len() + data.remaining() > cap {
+                return Err(ReadFailure::TooLarge);
+            }
+            while data.has_remaining() {
+                let chunk = data.chunk();
+                let n = chunk.len();
+                buffer.extend_from_slice(chunk);
+                data.advance(n);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+    use http_body_util::{Full, StreamBody};
+    use std::convert::Infallible;
+    use std::time::Duration;
+
+    fn far() -> Instant {
+        Instant::now() + Duration::from_secs(60)
+    }
+
+    #[tokio::test]
+    async fn reads_a_body_up_to_exactly_the_cap() {
+        let body = Full::new(Bytes::from(vec![b'x'; 100]));
+        assert_eq!(read_bounded(body, 100, far()).await.unwrap().len(), 100);
+        let body = Full::new(Bytes::from(vec![b'x'; 101]));
+        assert_eq!(read_bounded(body, 100, far()).await, Err(ReadFailure::TooLarge));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn one_deadline_covers_every_frame() {
+        // Ten frames, each arriving 100 ms after the last: no single wait is long, the whole is.
+        let frames = futures_util::stream::unfold(0, |n| async move {
+            if n == 10 {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            Some((Ok::<_, Infallible>(http_body::Frame::data(Bytes::from_static(b"x"))), n + 1))
+        });
+        let deadline = Instant::now() + Duration::from_millis(550);
+        assert_eq!(read_bounded(StreamBody::new(frames), 100, deadline).await, Err(ReadFailure::TimedOut));
+    }
+
+    #[test]
+    fn a_declared_length_over_the_cap_or_unreadable_is_refused() {
+        let mut h = HeaderMap::new();
+        h.insert(CONTENT_LENGTH, HeaderValue::from_static("100"));
+        assert!(!declares_more_than(&h, 100));
+        h.insert(CONTENT_LENGTH, HeaderValue::from_static("33554432"));
+        assert!(declares_more_than(&h, 1_048_576));
+        h.insert(CONTENT_LENGTH, HeaderValue::from_static("ten"));
+        assert!(declares_more_than(&h, 100));
+        assert!(!declares_more_than(&HeaderMap::new(), 100));
+    }
+}

@@ -1,0 +1,107 @@
+//! Refusals: a status, a JSON-RPC error object, and where in the pipeline it was issued.
+//!
+//! Every refusal body is a JSON-RPC error object (`protocol.md` K-2). A refusal issued before the body
+//! is read carries `connection: close` over HTTP/1.x, so the server does not drain a refused caller's
+//! body; never over HTTP/2, where the header is malformed (a stream ends with its response), and never
+//! after the body was read, when the connection is clean (`protocol.md` D-23, K-4).
+
+use http::header::{ALLOW, CONNECTION, CONTENT_TYPE, HeaderValue};
+use http::{Response, StatusCode, Version};
+use serde_json::Value;
+
+use mcp_kernel_wire::{ErrorObject, Response as JsonRpcResponse};
+
+use crate::body::ResponseBody;
+
+/// Whether the request body had been read when the refusal was issued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// Before the body was read: the connection is closed over HTTP/1.x.
+    PreBody,
+    /// After the body was read: the connection is kept.
+    PostBody,
+}
+
+/// One refusal, ready to be written.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Refusal {
+    pub(crate) status: StatusCode,
+    pub(crate) error: ErrorObject,
+    pub(crate) id: Value,
+    pub(crate) stage: Stage,
+}
+
+impl Refusal {
+    /// A refusal issued before the body was read (the id is unknown).
+    pub(crate) fn pre_body(status: StatusCode, error: ErrorObject) -> Self {
+        Self { status, error, id: Value::Null, stage: Stage::PreBody }
+    }
+
+    /// A refusal issued after the body was read, echoing the request's id when it is known.
+    pub(crate) fn post_body(status: StatusCode, error: ErrorObject, id: Value) -> Self {
+        Self { status, error, id, stage: Stage::PostBody }
+    }
+
+    /// 400 -32020 "Header mismatch: …", after the body was read.
+    pub(crate) fn header_mismatch(detail: &str, id: Value) -> Self {
+        Self::post_body(StatusCode::BAD_REQUEST, ErrorObject::header_mismatch(detail), id)
+    }
+
+    /// The HTTP response for this refusal, on a connection of `version`.
+    pub(crate) fn into_response(self, version: Version) -> Response<ResponseBody> {
+        let allow_post = self.status == StatusCode::METHOD_NOT_ALLOWED;
+        let close = self.stage == Stage::PreBody && version < Version::HTTP_2;
+        let body = JsonRpcResponse::error(self.id, self.error).to_bytes();
+        let mut response = json_response(self.status, body);
+        if allow_post {
+            response.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
+        }
+        if close {
+            response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+        }
+        response
+    }
+}
+
+/// A response with a JSON body.
+pub(crate) fn json_response(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody> {
+    let mut response = Response::new(ResponseBody::from(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// 202 Accepted with an empty body (a notification, or a message that gets no reply).
+pub(crate) fn accepted() -> Response<ResponseBody> {
+    let mut response = Response::new(ResponseBody::empty());
+    *response.status_mut() = StatusCode::ACCEPTED;
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pre_body_refusals_close_http1_connections_only() {
+        let r = Refusal::pre_body(StatusCode::FORBIDDEN, ErrorObject::refused("Origin not allowed"));
+        let h1 = r.clone().into_response(Version::HTTP_11);
+        assert_eq!(h1.headers()[CONNECTION], "close");
+        let h2 = r.into_response(Version::HTTP_2);
+        assert!(h2.headers().get(CONNECTION).is_none());
+    }
+
+    #[test]
+    fn post_body_refusals_keep_the_connection() {
+        let r = Refusal::header_mismatch("x", Value::from(1));
+        let response = r.into_response(Version::HTTP_11);
+        assert!(response.headers().get(CONNECTION).is_none());
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    }
+
+    #[test]
+    fn method_not_allowed_names_post() {
+        let r = Refusal::pre_body(StatusCode::METHOD_NOT_ALLOWED, ErrorObject::refused("use POST"));
+        assert_eq!(r.into_response(Version::HTTP_11).headers()[ALLOW], "POST");
+    }
+}

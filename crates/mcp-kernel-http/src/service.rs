@@ -1,0 +1,225 @@
+//! The service: every refusal layer of `protocol.md` D-3 to D-20, in order, then the core.
+//!
+//! | step | check | refusal | connection |
+//! |---|---|---|---|
+//! | 1 | `Origin`, every value | 403 (400 if not UTF-8) | closed (HTTP/1.x) |
+//! | 2 | method is POST | 405, `allow: POST` | closed |
+//! | 3 | no `transfer-encoding` | 411 | closed |
+//! | 4 | `authorize(&Parts)` | 403, or 500 if it panics | closed |
+//! | 5 | declared `Content-Length` within the cap | 413 | closed |
+//! | 6 | the body, within the cap and one deadline | 413 / 408 / 400 | closed |
+//! | 7 | `authorize_body(&Parts, &Bytes)` | 403, or 500 | kept |
+//! | 8 | bounded decode: depth, duplicate keys, an object | 400 | kept |
+//! | 9 | header rules: `_meta`, versions, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` | 400 (500 for a bad annotation) | kept |
+//! | 10 | removed methods (`initialize`, `notifications/initialized`, `ping`) | 404, or 202 without an id | kept |
+//! | 11 | the core | 200 / 202 / 400 / 404 / 500 | kept |
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use http::header::TRANSFER_ENCODING;
+use http::{Method, Request, Response, StatusCode};
+use http_body::Body;
+use serde_json::Value;
+
+use mcp_kernel_router::Server;
+use mcp_kernel_wire::{ErrorObject, Response as JsonRpcResponse, read_message};
+
+use crate::body::ResponseBody;
+use crate::hooks::{AuthorizeBodyFn, AuthorizeFn, HookOutcome, run_hook};
+use crate::origin::{self, AllowedOrigins, OriginRefusal};
+use crate::read::{ReadFailure, declares_more_than, read_bounded};
+use crate::refusal::{Refusal, accepted, json_response};
+use crate::{headers, status};
+
+/// Everything one service holds; shared by its clones.
+pub(crate) struct Shared {
+    pub(crate) server: Server,
+    pub(crate) origins: AllowedOrigins,
+    pub(crate) authorize: AuthorizeFn,
+    pub(crate) authorize_body: Option<AuthorizeBodyFn>,
+    pub(crate) read_timeout: Duration,
+    pub(crate) max_body_bytes: usize,
+}
+
+/// The stateless Streamable HTTP endpoint as a `tower::Service`. Cheap to clone.
+#[derive(Clone)]
+pub struct McpService {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for McpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpService")
+            .field("origins", &self.shared.origins)
+            .field("read_timeout", &self.shared.read_timeout)
+            .field("max_body_bytes", &self.shared.max_body_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The future a call returns.
+pub type ResponseFuture = Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
+
+impl McpService {
+    pub(crate) fn new(shared: Shared) -> Self {
+        Self { shared: Arc::new(shared) }
+    }
+
+    /// The whole-body deadline in force.
+    pub fn read_timeout(&self) -> Duration {
+        self.shared.read_timeout
+    }
+}
+
+impl<B> tower_service::Service<Request<B>> for McpService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+{
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let shared = Arc::clone(&self.shared);
+        Box::pin(async move {
+            let version = request.version();
+            // A fault in the transport itself is answered 500, never a dropped connection.
+            let answer = AssertUnwindSafe(serve(shared, request)).catch_unwind().await;
+            Ok(answer.unwrap_or_else(|_| {
+                tracing::error!("the HTTP transport panicked; answered 500");
+                Refusal::pre_body(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal())
+                    .into_response(version)
+            }))
+        })
+    }
+}
+
+const REMOVED_METHODS: [&str; 3] = ["initialize", "notifications/initialized", "ping"];
+
+async fn serve<B>(shared: Arc<Shared>, request: Request<B>) -> Response<ResponseBody>
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+{
+    let deadline = tokio::time::Instant::now() + shared.read_timeout;
+    let (parts, body) = request.into_parts();
+    let version = parts.version;
+    let refuse = |refusal: Refusal| refusal.into_response(version);
+
+    match origin::check(&shared.origins, &parts.headers) {
+        Ok(()) => {}
+        Err(OriginRefusal::NotUtf8) => {
+            let error = ErrorObject::header_mismatch("Origin header value is not valid UTF-8");
+            return refuse(Refusal::pre_body(StatusCode::BAD_REQUEST, error));
+        }
+        Err(OriginRefusal::NotAllowed) => {
+            let error = ErrorObject::refused("Origin not allowed");
+            return refuse(Refusal::pre_body(StatusCode::FORBIDDEN, error));
+        }
+    }
+    if parts.method != Method::POST {
+        let error = ErrorObject::refused("Method not allowed; use POST");
+        return refuse(Refusal::pre_body(StatusCode::METHOD_NOT_ALLOWED, error));
+    }
+    if parts.headers.contains_key(TRANSFER_ENCODING) {
+        let error =
+            ErrorObject::refused("Request body must declare its length: transfer-encoding is refused");
+        return refuse(Refusal::pre_body(StatusCode::LENGTH_REQUIRED, error));
+    }
+    match run_hook("authorize", || (shared.authorize)(&parts)) {
+        HookOutcome::Admitted => {}
+        HookOutcome::Refused => {
+            return refuse(Refusal::pre_body(StatusCode::FORBIDDEN, ErrorObject::refused("Forbidden")));
+        }
+        HookOutcome::Panicked => {
+            return refuse(Refusal::pre_body(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal()));
+        }
+    }
+    let cap = shared.max_body_bytes;
+    let too_large = || {
+        Refusal::pre_body(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorObject::refused(format!("Request body exceeds {cap} bytes")),
+        )
+    };
+    if declares_more_than(&parts.headers, cap) {
+        return refuse(too_large());
+    }
+    let bytes = match read_bounded(body, cap, deadline).await {
+        Ok(bytes) => bytes,
+        Err(ReadFailure::TooLarge) => return refuse(too_large()),
+        Err(ReadFailure::TimedOut) => {
+            let ms = shared.read_timeout.as_millis();
+            let error = ErrorObject::refused(format!("Request body not received within {ms} ms"));
+            return refuse(Refusal::pre_body(StatusCode::REQUEST_TIMEOUT, error));
+        }
+        Err(ReadFailure::Failed) => {
+            let error = ErrorObject::new(mcp_kernel_wire::code::PARSE_ERROR, "Could not read request body");
+            return refuse(Refusal::pre_body(StatusCode::BAD_REQUEST, error));
+        }
+    };
+    if let Some(hook) = &shared.authorize_body {
+        let post = |status, error| refuse(Refusal::post_body(status, error, Value::Null));
+        match run_hook("authorize_body", || hook(&parts, &bytes)) {
+            HookOutcome::Admitted => {}
+            HookOutcome::Refused => return post(StatusCode::FORBIDDEN, ErrorObject::refused("Forbidden")),
+            HookOutcome::Panicked => return post(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal()),
+        }
+    }
+    let message = match read_message(&bytes) {
+        Ok(message) => message,
+        Err(error) => {
+            let status = StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
+            return refuse(Refusal::post_body(status, error.to_error_object(), Value::Null));
+        }
+    };
+    drop(bytes);
+    if let Err(refusal) = headers::check(&parts.headers, &message, &shared.server) {
+        return refuse(refusal);
+    }
+    let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
+    if REMOVED_METHODS.contains(&method) {
+        return match message.get("id") {
+            None | Some(Value::Null) => accepted(),
+            Some(id) => {
+                let id = id.clone();
+                refuse(Refusal::post_body(StatusCode::NOT_FOUND, ErrorObject::method_not_found(), id))
+            }
+        };
+    }
+    dispatch(&shared.server, message, version).await
+}
+
+/// Hands the message to the core and maps its answer to a status.
+async fn dispatch(
+    server: &Server,
+    message: serde_json::Map<String, Value>,
+    version: http::Version,
+) -> Response<ResponseBody> {
+    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    let handled = AssertUnwindSafe(server.handle(Value::Object(message))).catch_unwind().await;
+    let Ok(handled) = handled else {
+        tracing::error!("the core panicked; answered 500");
+        return Refusal::post_body(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal(), id)
+            .into_response(version);
+    };
+    match handled.response {
+        None => accepted(),
+        Some(response) => {
+            let status = response.as_error().map(status::for_error).unwrap_or(StatusCode::OK);
+            json_response(status, JsonRpcResponse::to_bytes(&response))
+        }
+    }
+}
