@@ -220,7 +220,8 @@ async fn auto_lifecycle_over_http() {
 }
 
 /// rmcp's plain `serve` posts a legacy `initialize`; this endpoint serves 2026-07-28 only, so the
-/// client must get a clean refusal (an error, promptly), never a hang or a half-open session.
+/// client must get a clean refusal (an error, promptly) naming the served revision, never a hang or a
+/// half-open session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn legacy_initialize_over_http_is_refused() {
     let (exchanges, log) = (Exchanges::default(), Transcript::default());
@@ -228,12 +229,19 @@ async fn legacy_initialize_over_http_is_refused() {
     let running = start(&exchanges, &log).await;
     let outcome = tokio::time::timeout(common::STEP, client_config().serve(transport(running.url()))).await;
     let outcome = outcome.expect("the refusal arrives before the step deadline");
-    assert!(outcome.is_err(), "initialize over the stateless endpoint must fail");
+    match outcome {
+        Ok(_) => panic!("initialize over the stateless endpoint must fail"),
+        Err(error) => log.push(format!("rmcp reports: {error}")),
+    }
     exchanges.with(|all| {
         assert_eq!(all.len(), 1, "{all:?}");
         assert_eq!(all[0].request_body["method"], "initialize", "{:?}", all[0]);
         assert_eq!(all[0].header("mcp-protocol-version"), None, "{:?}", all[0]);
-        assert!(all[0].status >= 400, "{:?}", all[0]);
+        assert_eq!(all[0].status, 400, "{:?}", all[0]);
+        // The refusal names the served revision, so a legacy client can tell what it reached.
+        let body: Value = serde_json::from_str(&all[0].response_body).expect("a JSON-RPC error body");
+        assert_eq!(body["error"]["code"], -32022, "{body}");
+        assert_eq!(body["error"]["data"]["supported"], serde_json::json!(["2026-07-28"]), "{body}");
     });
     running.stop().await;
 }

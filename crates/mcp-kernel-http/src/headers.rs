@@ -79,7 +79,9 @@ pub(crate) fn check(
     if message.contains_key("_meta") {
         return Err(invalid_params(TOP_LEVEL_META, id));
     }
-    let meta = protocol_version(headers, params, &id)?;
+    let legacy_opener = (method == Some("initialize"))
+        .then(|| params.and_then(|p| p.get("protocolVersion")).and_then(Value::as_str).unwrap_or_default());
+    let meta = protocol_version(headers, params, legacy_opener, &id)?;
     if is_request {
         meta_fields(meta, &id)?;
     }
@@ -102,6 +104,7 @@ fn read<'h>(headers: &'h HeaderMap, name: &str, label: &str, id: &Value) -> Resu
 fn protocol_version<'m>(
     headers: &HeaderMap,
     params: Option<&'m Map<String, Value>>,
+    legacy_opener: Option<&str>,
     id: &Value,
 ) -> Result<Option<&'m Map<String, Value>>, Refusal> {
     let sent = read(headers, PROTOCOL_VERSION, PROTOCOL_VERSION, id)?;
@@ -111,6 +114,16 @@ fn protocol_version<'m>(
         Some(_) => return Err(invalid_params(META_NOT_OBJECT, id.clone())),
     };
     if sent.is_empty() {
+        // A 2025-11-25 client opens with `initialize` and no header: name what is served (S-7, S-25),
+        // so that it can tell this is a 2026-07-28 server rather than a broken one.
+        if let Some(requested) = legacy_opener {
+            let data = UnsupportedVersionData {
+                supported: vec![MODERN.to_owned()],
+                requested: Value::from(requested),
+            };
+            let error = ErrorObject::unsupported_version(data);
+            return Err(Refusal::post_body(StatusCode::BAD_REQUEST, error, id.clone()));
+        }
         return Err(mismatch(VERSION_MISSING, id));
     }
     if let Some(body) = meta.and_then(|m| m.get(META_PROTOCOL_VERSION))
@@ -418,6 +431,17 @@ mod tests {
         assert_eq!(run(&h, &call(json!({"q": "caf\u{e9}"}))), Ok(()));
         let h = call_headers(&[("mcp-param-query", "th\u{e9}".as_bytes())]);
         assert_mismatch(run(&h, &call(json!({"q": "caf\u{e9}"}))), &detail("Mcp-Param-Query", DIFFERS));
+    }
+
+    #[test]
+    fn a_legacy_initialize_without_the_header_is_told_the_served_revision() {
+        let server = server();
+        let message =
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}});
+        let refusal = check(&HeaderMap::new(), message.as_object().unwrap(), &server).unwrap_err();
+        assert_eq!(refusal.status, StatusCode::BAD_REQUEST);
+        assert_eq!(refusal.error.code, -32022);
+        assert_eq!(refusal.error.data, Some(json!({"supported":["2026-07-28"],"requested":"2025-11-25"})));
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::fmt::Debug;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use rmcp::ServiceError;
 use rmcp::model::{CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams};
 use rmcp::service::{RoleClient, RunningService, Service};
 use serde_json::{Value, json};
@@ -66,6 +67,16 @@ pub fn to_json(value: &impl serde::Serialize) -> Value {
     serde_json::to_value(value).expect("rmcp values serialise")
 }
 
+/// Checks that a request was answered with a JSON-RPC error object (not a transport failure).
+fn assert_mcp_error<T: Debug>(what: &str, outcome: Result<T, ServiceError>) {
+    match outcome {
+        Err(ServiceError::McpError(error)) => {
+            eprintln!("{what}: JSON-RPC error {} {:?}", error.code.0, error.message)
+        }
+        other => panic!("{what}: expected a JSON-RPC error, got {other:?}"),
+    }
+}
+
 /// Lists, calls, reads and renders everything in the weather catalog, checking every answer.
 pub async fn exercise<S: Service<RoleClient>>(client: &RunningService<RoleClient, S>) {
     // tools/list
@@ -88,6 +99,23 @@ pub async fn exercise<S: Service<RoleClient>>(client: &RunningService<RoleClient
     let called = to_json(&called);
     assert_ne!(called["isError"], json!(true), "{called}");
     assert_eq!(called["structuredContent"], json!({"place": "Oslo", "temperature_c": 12}), "{called}");
+
+    // A tool failure is a result with isError, not a protocol error.
+    let arguments = json!({"place": "Atlantis"}).as_object().cloned().expect("an object");
+    let failed = step(
+        "tools/call get_weather (unknown place)",
+        client.call_tool(CallToolRequestParams::new("get_weather").with_arguments(arguments)),
+    )
+    .await;
+    let failed = to_json(&failed);
+    assert_eq!(failed["isError"], json!(true), "{failed}");
+
+    // Unknown names are JSON-RPC errors, which rmcp must parse as such.
+    let unknown_tool = client.call_tool(CallToolRequestParams::new("no_such_tool")).await;
+    assert_mcp_error("tools/call no_such_tool", unknown_tool);
+    let unknown_place =
+        client.read_resource(ReadResourceRequestParams::new("weather://place/Atlantis")).await;
+    assert_mcp_error("resources/read weather://place/Atlantis", unknown_place);
 
     // resources/list and resources/templates/list
     let resources = to_json(&step("resources/list", client.list_all_resources()).await);
