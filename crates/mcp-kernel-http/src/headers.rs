@@ -56,6 +56,8 @@ const VERSION_MISSING: &str = "Missing mcp-protocol-version header; it is requir
 const VERSION_DIFFERS: &str = "mcp-protocol-version header does not match the body value";
 /// D-12: follows a header's name when one of its values is not UTF-8.
 const NOT_UTF8: &str = "header value is not valid UTF-8";
+/// S-22, S-23: follows a mirrored header's name when a raw value holds text that must be base64-encoded.
+const NOT_PLAIN: &str = "header value holds characters outside visible ASCII; send it =?base64?...?= encoded";
 /// D-16, D-17: follows a header's name when it is required and absent.
 const REQUIRED: &str = "header; it is required";
 /// D-16, D-17, D-19: follows a header's name when a value differs from the body.
@@ -71,7 +73,7 @@ pub(crate) fn check(
     message: &Map<String, Value>,
     server: &Server,
 ) -> Result<(), Refusal> {
-    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    let id = crate::refusal::echoable_id(message);
     let is_request = message.contains_key("id");
     let params = message.get("params").and_then(Value::as_object);
     let method = message.get("method").and_then(Value::as_str);
@@ -79,8 +81,10 @@ pub(crate) fn check(
     if message.contains_key("_meta") {
         return Err(invalid_params(TOP_LEVEL_META, id));
     }
+    // A legacy opener names a revision other than the one served; anything else gets the plain rule.
+    // An `initialize` is a 2025-11-25 opener: its refusal names what is served (S-7, S-25).
     let legacy_opener = (method == Some("initialize"))
-        .then(|| params.and_then(|p| p.get("protocolVersion")).and_then(Value::as_str).unwrap_or_default());
+        .then(|| params.and_then(|p| p.get("protocolVersion")).and_then(Value::as_str));
     let meta = protocol_version(headers, params, legacy_opener, &id)?;
     if is_request {
         meta_fields(meta, &id)?;
@@ -98,13 +102,30 @@ fn read<'h>(headers: &'h HeaderMap, name: &str, label: &str, id: &Value) -> Resu
     values(headers, name).map_err(|_| mismatch(&format!("{label} {NOT_UTF8}"), id))
 }
 
+/// Reads a header whose plain values are restricted to visible ASCII, space and tab (MCP S-22): any
+/// other text must travel `=?base64?…?=`-encoded, so a raw value holding it is refused (S-23).
+fn read_mirrored<'h>(
+    headers: &'h HeaderMap,
+    name: &str,
+    label: &str,
+    id: &Value,
+) -> Result<Vec<&'h str>, Refusal> {
+    let sent = read(headers, name, label, id)?;
+    let plain = |value: &str| value.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b));
+    if sent.iter().all(|value| plain(value)) {
+        Ok(sent)
+    } else {
+        Err(mismatch(&format!("{label} {NOT_PLAIN}"), id))
+    }
+}
+
 /// D-14: the version header is present, agrees with the body and names the one served revision.
 ///
 /// Returns `params._meta` (checked to be an object when present) for D-15.
 fn protocol_version<'m>(
     headers: &HeaderMap,
     params: Option<&'m Map<String, Value>>,
-    legacy_opener: Option<&str>,
+    legacy_opener: Option<Option<&str>>,
     id: &Value,
 ) -> Result<Option<&'m Map<String, Value>>, Refusal> {
     let sent = read(headers, PROTOCOL_VERSION, PROTOCOL_VERSION, id)?;
@@ -116,13 +137,22 @@ fn protocol_version<'m>(
     if sent.is_empty() {
         // A 2025-11-25 client opens with `initialize` and no header: name what is served (S-7, S-25),
         // so that it can tell this is a 2026-07-28 server rather than a broken one.
-        if let Some(requested) = legacy_opener {
-            let data = UnsupportedVersionData {
-                supported: vec![MODERN.to_owned()],
-                requested: Value::from(requested),
-            };
-            let error = ErrorObject::unsupported_version(data);
-            return Err(Refusal::post_body(StatusCode::BAD_REQUEST, error, id.clone()));
+        let supported = || vec![MODERN.to_owned()];
+        match legacy_opener {
+            // A revision other than the one served: the unsupported-version error says which is.
+            Some(Some(requested)) if requested != MODERN => {
+                let data =
+                    UnsupportedVersionData { supported: supported(), requested: Value::from(requested) };
+                let error = ErrorObject::unsupported_version(data);
+                return Err(Refusal::post_body(StatusCode::BAD_REQUEST, error, id.clone()));
+            }
+            // No revision, or this one through the legacy opener: the header is what is missing.
+            Some(_) => {
+                let mut refusal = mismatch(VERSION_MISSING, id);
+                refusal.error.data = Some(serde_json::json!({ "supported": supported() }));
+                return Err(refusal);
+            }
+            None => {}
         }
         return Err(mismatch(VERSION_MISSING, id));
     }
@@ -181,7 +211,7 @@ fn mcp_name(
         Some("resources/read") => "uri",
         _ => return Ok(()),
     };
-    let sent = read(headers, NAME, NAME, id)?;
+    let sent = read_mirrored(headers, NAME, NAME, id)?;
     let body = params.and_then(|p| p.get(field)).and_then(Value::as_str);
     match body {
         Some(_) if sent.is_empty() => Err(mismatch(&format!("Missing {NAME} {REQUIRED}"), id)),
@@ -235,7 +265,7 @@ fn one_param(
     id: &Value,
 ) -> Result<(), Refusal> {
     let label = format!("Mcp-Param-{}", param.name);
-    let sent = read(headers, &param.header, &label, id)?;
+    let sent = read_mirrored(headers, &param.header, &label, id)?;
     let body = body_value(arguments, param);
     match body {
         None if sent.is_empty() => Ok(()),
@@ -426,10 +456,12 @@ mod tests {
     }
 
     #[test]
-    fn utf8_non_ascii_header_is_read_not_refused() {
+    fn non_ascii_in_a_mirrored_header_must_travel_base64_encoded() {
         let h = call_headers(&[("mcp-param-query", "caf\u{e9}".as_bytes())]);
+        assert_mismatch(run(&h, &call(json!({"q": "caf\u{e9}"}))), &detail("Mcp-Param-Query", NOT_PLAIN));
+        let h = call_headers(&[("mcp-param-query", b"=?base64?Y2Fmw6k=?=")]);
         assert_eq!(run(&h, &call(json!({"q": "caf\u{e9}"}))), Ok(()));
-        let h = call_headers(&[("mcp-param-query", "th\u{e9}".as_bytes())]);
+        let h = call_headers(&[("mcp-param-query", b"=?base64?dGjDqQ==?=")]);
         assert_mismatch(run(&h, &call(json!({"q": "caf\u{e9}"}))), &detail("Mcp-Param-Query", DIFFERS));
     }
 

@@ -41,7 +41,10 @@ where
     B: Body,
 {
     let mut body = std::pin::pin!(body);
-    let mut buffer = BytesMut::new();
+    // A declared length (already checked against the cap) sizes the buffer once, so a cap-sized body
+    // costs its size and not the doubling steps that grow a buffer to fit it.
+    let declared = body.size_hint().exact().map_or(0, |n| usize::try_from(n).unwrap_or(cap).min(cap));
+    let mut buffer = BytesMut::with_capacity(declared);
     loop {
         let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
             Err(_elapsed) => return Err(ReadFailure::TimedOut),

@@ -63,6 +63,14 @@ impl Refusal {
     }
 }
 
+/// The request id a refusal may repeat: a string or an integer (MCP S-1); anything else is not echoed.
+pub(crate) fn echoable_id(message: &serde_json::Map<String, Value>) -> Value {
+    match message.get("id") {
+        Some(id) if id.is_string() || id.is_i64() || id.is_u64() => id.clone(),
+        _ => Value::Null,
+    }
+}
+
 /// A response with a JSON body.
 pub(crate) fn json_response(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody> {
     let mut response = Response::new(ResponseBody::from(body));

@@ -24,6 +24,10 @@ pub struct PeerAddr(pub SocketAddr);
 /// How long [`serve`] waits for open connections to finish once shutdown is asked.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
+/// The largest read buffer an HTTP/1.1 connection keeps (hyper's default is about 400 KiB, held for
+/// the connection's life; a request body streams through it in pieces of this size).
+pub const HTTP1_READ_BUFFER: usize = 64 * 1024;
+
 /// The time a client has to send a request's headers over HTTP/1.1.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -52,7 +56,11 @@ where
     B::Error: Into<Box<dyn StdError + Send + Sync>>,
 {
     let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder.http1().timer(TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT);
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .max_buf_size(HTTP1_READ_BUFFER);
     builder.http2().timer(TokioTimer::new());
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);

@@ -35,7 +35,7 @@ use crate::body::ResponseBody;
 use crate::hooks::{AuthorizeBodyFn, AuthorizeFn, HookOutcome, run_hook};
 use crate::origin::{self, AllowedOrigins, OriginRefusal};
 use crate::read::{ReadFailure, declares_more_than, read_bounded};
-use crate::refusal::{Refusal, accepted, json_response};
+use crate::refusal::{Refusal, accepted, echoable_id, json_response};
 use crate::{headers, status};
 
 /// Everything one service holds; shared by its clones.
@@ -113,7 +113,10 @@ where
     B: Body + Send + 'static,
     B::Data: Send,
 {
-    let deadline = tokio::time::Instant::now() + shared.read_timeout;
+    // A timeout too large to represent is as good as none: a year is the same in practice.
+    let now = tokio::time::Instant::now();
+    let deadline =
+        now.checked_add(shared.read_timeout).unwrap_or_else(|| now + Duration::from_secs(365 * 86_400));
     let (parts, body) = request.into_parts();
     let version = parts.version;
     let refuse = |refusal: Refusal| refusal.into_response(version);
@@ -193,8 +196,8 @@ where
     if REMOVED_METHODS.contains(&method) {
         return match message.get("id") {
             None | Some(Value::Null) => accepted(),
-            Some(id) => {
-                let id = id.clone();
+            Some(_) => {
+                let id = echoable_id(&message);
                 refuse(Refusal::post_body(StatusCode::NOT_FOUND, ErrorObject::method_not_found(), id))
             }
         };
@@ -208,7 +211,7 @@ async fn dispatch(
     message: serde_json::Map<String, Value>,
     version: http::Version,
 ) -> Response<ResponseBody> {
-    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    let id = echoable_id(&message);
     let handled = AssertUnwindSafe(server.handle(Value::Object(message))).catch_unwind().await;
     let Ok(handled) = handled else {
         tracing::error!("the core panicked; answered 500");

@@ -8,6 +8,9 @@ mod support;
 
 use http::header::CONTENT_TYPE;
 use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
 use support::*;
 
 #[tokio::test]
@@ -49,7 +52,7 @@ async fn tools_list_lists_the_catalog_in_order() {
             let result = reply.result();
             let names: Vec<&str> =
                 result["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-            assert_eq!(names, ["get_weather", "echo", "slow", "panics", "search", "bad_header"]);
+            assert_eq!(names, ["get_weather", "echo", "slow", "panics", "search", "elicit", "bad_header"]);
             // The schema is advertised verbatim, x-mcp-header included.
             assert_eq!(result["tools"][4]["inputSchema"], search_schema());
             assert!(result.get("nextCursor").is_none());
@@ -106,7 +109,7 @@ async fn resources_list_is_sorted_by_uri() {
                 .iter()
                 .map(|r| r["uri"].as_str().unwrap())
                 .collect();
-            assert_eq!(uris, ["test://a", "test://b", "test://bytes"]);
+            assert_eq!(uris, ["test://a", "test://b", "test://bytes", "test://panics"]);
             assert_eq!(reply.result()["resources"][1]["mimeType"], "text/plain");
         }
     })
@@ -190,7 +193,7 @@ async fn prompts_list_is_sorted_by_name() {
                 .iter()
                 .map(|p| p["name"].as_str().unwrap())
                 .collect();
-            assert_eq!(names, ["alpha", "forecast"]);
+            assert_eq!(names, ["alpha", "forecast", "panics"]);
         }
     })
     .await;
@@ -344,6 +347,43 @@ async fn results_carry_no_refusal_headers() {
             assert!(reply.headers.get("allow").is_none());
             assert_eq!(reply.body["jsonrpc"], "2.0");
             assert_eq!(reply.body.get("error"), None::<&Value>);
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn expect_100_continue_is_answered_and_the_body_served() {
+    bounded(async {
+        // curl sends `Expect: 100-continue` with large bodies: the body is invited once admitted.
+        let server = start_default().await;
+        let body = bytes(&request(1, "tools/list", json!({})));
+        let mut stream = TcpStream::connect(server.addr).await.expect("connect");
+        let mut fields: Vec<(&str, String)> = raw_standard("tools/list");
+        fields.push(("content-length", body.len().to_string()));
+        fields.push(("expect", "100-continue".into()));
+        let fields: Vec<(&str, &str)> = fields.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        stream.write_all(&raw_head("POST", server.addr, &fields)).await.expect("head");
+        let interim = read_raw_response(&mut stream).await;
+        assert_eq!(interim.status, 100, "{interim:?}");
+        stream.write_all(&body).await.expect("body");
+        let response = read_raw_response(&mut stream).await;
+        assert_eq!(response.status, 200, "{response:?}");
+        assert_eq!(response.json()["id"], 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_declared_client_capability_admits_the_tool() {
+    bounded(async {
+        let server = start_default().await;
+        for proto in BOTH {
+            let mut message = request(1, "tools/call", json!({"name": "elicit", "arguments": {}}));
+            message["params"]["_meta"][META_CAPABILITIES] = json!({"elicitation": {}});
+            let reply = post_message(server.addr, proto, &message).await;
+            assert_eq!(reply.status, 200, "{reply:?}");
+            assert_eq!(reply.result()["structuredContent"], json!({"elicited": true}));
         }
     })
     .await;

@@ -952,6 +952,65 @@ async fn host_panic_in_dispatch_is_500_minus_32603_with_the_id() {
 }
 
 #[tokio::test]
+async fn host_panic_in_a_reader_is_500_minus_32603_with_the_id() {
+    bounded(async {
+        let server = start_default().await;
+        for proto in BOTH {
+            let messages = [
+                request(76, "resources/read", json!({"uri": "test://panics"})),
+                request(77, "prompts/get", json!({"name": "panics"})),
+            ];
+            for message in &messages {
+                let reply = post_message(server.addr, proto, message).await;
+                reply.assert_error(500, -32603, &message["id"]);
+                assert_eq!(reply.body["error"], json!({"code": -32603, "message": "Internal error"}));
+                assert!(!String::from_utf8_lossy(&reply.raw).contains("secret"));
+                reply.assert_kept();
+            }
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn missing_client_capability_is_400_minus_32021() {
+    bounded(async {
+        let server = start_default().await;
+        let message = request(78, "tools/call", json!({"name": "elicit", "arguments": {}}));
+        assert_header_refusal(&server, &headers_for(&message), &message, -32021).await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_lowered_cap_is_enforced_and_a_higher_one_clamped() {
+    bounded(async {
+        let small = start(|b| b.max_body_bytes(1000)).await;
+        let clamped = start(|b| b.max_body_bytes(usize::MAX)).await;
+        for proto in BOTH {
+            assert_eq!(post(small.addr, proto, headers_for(&list()), padded_list(1000)).await.status, 200);
+            let reply = post(small.addr, proto, headers_for(&list()), padded_list(1001)).await;
+            reply.assert_error(413, -32600, &NULL);
+            reply.assert_pre_body_close();
+            let reply =
+                post(clamped.addr, proto, headers_for(&list()), padded_list(MAX_BODY_BYTES + 1)).await;
+            reply.assert_error(413, -32600, &NULL);
+        }
+        // Streamed over HTTP/2 without content-length.
+        let sender = h2_connect(small.addr).await;
+        let mut sender = sender.ready().await.expect("h2 ready");
+        let (response, mut stream) =
+            sender.send_request(h2_request(small.addr, headers_for(&list())), false).expect("send");
+        for chunk in padded_list(1001).chunks(100) {
+            stream.send_data(Bytes::copy_from_slice(chunk), false).expect("queue");
+        }
+        stream.send_data(Bytes::new(), true).expect("end");
+        assert_eq!(h2_read(response).await.0, 413);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn malformed_x_mcp_header_is_500_naming_the_tool_in_the_log_only() {
     capture_logs();
     bounded(async {
@@ -971,6 +1030,152 @@ async fn malformed_x_mcp_header_is_500_naming_the_tool_in_the_log_only() {
         // The tool is still listed, and other tools are unaffected.
         let reply = post_message(server.addr, Proto::H1, &list()).await;
         assert_eq!(reply.status, 200);
+    })
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Framing edge cases (HTTP/1.1, raw bytes)
+// ---------------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_body_cut_short_is_400_minus_32700_and_closes() {
+    bounded(async {
+        let server = start_default().await;
+        let mut stream = TcpStream::connect(server.addr).await.expect("connect");
+        let mut fields: Vec<(&str, String)> = raw_standard("tools/list");
+        fields.push(("content-length", "100".into()));
+        let fields: Vec<(&str, &str)> = fields.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        stream.write_all(&raw_head("POST", server.addr, &fields)).await.expect("head");
+        stream.write_all(b"{\"jsonrpc\":").await.expect("part of the body");
+        // The client stops sending (half-close): the body can never complete.
+        stream.shutdown().await.expect("half-close");
+        let response = read_raw_response(&mut stream).await;
+        let closed = closed_within(&mut stream, Duration::from_secs(2)).await;
+        assert_eq!(response.status, 400, "{response:?}");
+        assert_eq!(response.json()["error"]["code"], -32700, "{response:?}");
+        assert_eq!(response.json()["id"], Value::Null);
+        assert_eq!(response.header("connection"), Some("close"));
+        assert!(closed);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn content_length_with_transfer_encoding_is_411() {
+    bounded(async {
+        // The smuggling shape (CL.TE): refused before the read, whichever length a proxy believed.
+        let server = start_default().await;
+        let mut fields: Vec<(&str, String)> = raw_standard("tools/list");
+        fields.push(("content-length", "5".into()));
+        fields.push(("transfer-encoding", "chunked".into()));
+        let fields: Vec<(&str, &str)> = fields.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let (response, closed) = raw_head_only(&server, raw_head("POST", server.addr, &fields)).await;
+        assert_raw_pre_body(&response, closed, 411);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn declared_length_over_the_cap_with_expect_continue_is_413_without_100() {
+    bounded(async {
+        let server = start_default().await;
+        let mut fields: Vec<(&str, String)> = raw_standard("tools/list");
+        fields.push(("content-length", (32 * 1024 * 1024).to_string()));
+        fields.push(("expect", "100-continue".into()));
+        let fields: Vec<(&str, &str)> = fields.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let (response, closed) = raw_head_only(&server, raw_head("POST", server.addr, &fields)).await;
+        assert_raw_pre_body(&response, closed, 413);
+    })
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Legacy traffic and ids (docs/differences.md)
+// ---------------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_legacy_initialize_without_headers_is_400_minus_32022_naming_2026_07_28() {
+    bounded(async {
+        let server = start_default().await;
+        // What a 2025-11-25 client sends first: no MCP header at all, no `_meta`.
+        let message = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}
+        }});
+        let mut headers = HeaderMap::new();
+        headers.insert("content-type", http::HeaderValue::from_static("application/json"));
+        for proto in BOTH {
+            let reply = post(server.addr, proto, headers.clone(), bytes(&message)).await;
+            reply.assert_error(400, -32022, &json!(1));
+            assert_eq!(reply.body["error"]["data"]["supported"], json!([MODERN]), "{reply:?}");
+            assert_eq!(reply.body["error"]["data"]["requested"], LEGACY);
+            reply.assert_kept();
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_id_that_is_not_a_string_or_an_integer_is_never_echoed() {
+    bounded(async {
+        let server = start_default().await;
+        for id in [json!(1.5), json!({"big": "x".repeat(1000)}), json!(true), json!([1])] {
+            // A header refusal (no Mcp-Method) and a removed method (`ping`).
+            let mut refused = request(0, "tools/list", json!({}));
+            refused["id"] = id.clone();
+            let mut ping = request(0, "ping", json!({}));
+            ping["id"] = id.clone();
+            for proto in BOTH {
+                let replies = [
+                    post(server.addr, proto, without(headers_for(&refused), "mcp-method"), bytes(&refused))
+                        .await,
+                    post_message(server.addr, proto, &ping).await,
+                ];
+                for reply in replies {
+                    let echoed = reply.body.get("id");
+                    assert!(
+                        echoed.is_none_or(|id| id.is_string() || id.is_i64() || id.is_u64()),
+                        "id {id} echoed: {} {}",
+                        reply.status,
+                        String::from_utf8_lossy(&reply.raw)
+                    );
+                }
+            }
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_headerless_initialize_naming_2026_07_28_is_not_told_it_is_unsupported() {
+    bounded(async {
+        let server = start_default().await;
+        let mut headers = HeaderMap::new();
+        headers.insert("content-type", http::HeaderValue::from_static("application/json"));
+        for requested in [json!(MODERN), Value::Null] {
+            let mut message = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}
+            }});
+            if !requested.is_null() {
+                message["params"]["protocolVersion"] = requested.clone();
+            }
+            for proto in BOTH {
+                let reply = post(server.addr, proto, headers.clone(), bytes(&message)).await;
+                assert_eq!(reply.status, 400, "{reply:?}");
+                // The header is what is missing; the refusal still names the served revision (S-7).
+                assert_eq!(reply.code(), -32020, "{reply:?}");
+                assert_eq!(reply.body["error"]["data"]["supported"], json!([MODERN]), "{reply:?}");
+                if reply.code() == -32022 {
+                    let data = &reply.body["error"]["data"];
+                    let supported = data["supported"].as_array().expect("supported");
+                    assert!(
+                        !supported.contains(&data["requested"]),
+                        "told {MODERN} is unsupported: {reply:?}"
+                    );
+                    assert_ne!(data["requested"], "", "an invented empty `requested`: {reply:?}");
+                }
+            }
+        }
     })
     .await;
 }

@@ -173,3 +173,15 @@ async fn dispatch_sees_the_declared_client_capabilities() {
     req["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"roots":{}});
     assert_eq!(send(&server, req).await["result"]["structuredContent"], json!({"roots":{}}));
 }
+
+#[tokio::test]
+async fn multi_round_trip_fields_are_ignored() {
+    // No request state is held or read: a retry carrying inputResponses and requestState is answered
+    // exactly as the same request without them.
+    let server = server();
+    let plain = modern(1, "tools/call", json!({"name":"get_weather","arguments":{"place":"Oslo"}}));
+    let mut retry = plain.clone();
+    retry["params"]["inputResponses"] = json!({"k": {"action": "accept", "content": {}}});
+    retry["params"]["requestState"] = json!("opaque");
+    assert_eq!(send(&server, plain).await, send(&server, retry).await);
+}

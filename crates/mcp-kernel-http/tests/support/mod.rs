@@ -93,6 +93,7 @@ pub fn catalog() -> Capabilities {
             })),
             ToolSpec::new("panics", Mode::ReadOnly),
             ToolSpec::new("search", Mode::ReadOnly).input_schema(search_schema()),
+            ToolSpec::new("elicit", Mode::Proposal).requires_client_capabilities(json!({"elicitation": {}})),
             // `number` may not be mirrored (MCP S-21): kept by `defer_header_annotation_faults`.
             ToolSpec::new("bad_header", Mode::ReadOnly).input_schema(json!({
                 "type": "object",
@@ -103,6 +104,7 @@ pub fn catalog() -> Capabilities {
             ResourceSpec::new("test://b", "b").mime_type("text/plain").into(),
             ResourceSpec::new("test://a", "a").into(),
             ResourceSpec::new("test://bytes", "bytes").mime_type("application/octet-stream").into(),
+            ResourceSpec::new("test://panics", "panics").into(),
             ResourceTemplateSpec::new("test://place/{name}", "place").into(),
             ResourceTemplateSpec::new("test://files/{+path}", "files").into(),
         ],
@@ -111,6 +113,7 @@ pub fn catalog() -> Capabilities {
                 .description("Ask for a forecast.")
                 .argument(PromptArgument::new("place").required(true)),
             PromptSpec::new("alpha"),
+            PromptSpec::new("panics"),
         ],
     }
 }
@@ -127,6 +130,7 @@ pub async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
         }
         "panics" => panic!("host bug: secret-panic-detail"),
         "search" | "bad_header" => ToolOutput::json(&call.arguments.to_value()),
+        "elicit" => ToolOutput::json(&json!({"elicited": true})),
         _ => Err(ToolError::new("not in the fixture")),
     }
 }
@@ -135,12 +139,16 @@ pub async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
 pub async fn read_resource(request: ReadResource) -> Result<Vec<ResourceContents>, ReaderError> {
     match request.uri.as_str() {
         "test://bytes" => Ok(vec![BlobResourceContents::new("test://bytes", "AAEC/w==").into()]),
+        "test://panics" => panic!("reader bug: secret-reader-detail"),
         uri => Ok(vec![TextResourceContents::new(uri, format!("contents of {uri}")).into()]),
     }
 }
 
 /// The fixture's prompt renderer.
 pub async fn get_prompt(request: GetPrompt) -> Result<PromptOutput, ReaderError> {
+    if &*request.name == "panics" {
+        panic!("prompt bug: secret-prompt-detail");
+    }
     let place = request.arguments.get_str("place").unwrap_or("nowhere").to_owned();
     Ok(PromptOutput {
         description: Some("rendered".into()),
@@ -383,8 +391,18 @@ pub enum Conn {
 
 /// Opens a connection speaking `proto` to `addr`.
 pub async fn connect(addr: SocketAddr, proto: Proto) -> Conn {
+    connect_local(addr, proto).await.0
+}
+
+/// Opens a connection speaking `proto` to `addr`; also returns the client's own address.
+pub async fn connect_local(addr: SocketAddr, proto: Proto) -> (Conn, SocketAddr) {
     let stream = TcpStream::connect(addr).await.expect("connect");
     stream.set_nodelay(true).expect("nodelay");
+    let local = stream.local_addr().expect("the local address");
+    (connect_stream(stream, proto).await, local)
+}
+
+async fn connect_stream(stream: TcpStream, proto: Proto) -> Conn {
     let io = TokioIo::new(stream);
     match proto {
         Proto::H1 => {
@@ -415,18 +433,19 @@ impl Conn {
         }
     }
 
-    /// Sends one request and reads the whole response; `Err` when the connection failed.
+    /// Sends one request to `path` and reads the whole response; `Err` when the connection failed.
     pub async fn try_send(
         &mut self,
         addr: SocketAddr,
+        path: &str,
         method: Method,
         headers: HeaderMap,
         body: Bytes,
     ) -> Result<Reply, hyper::Error> {
         let proto = self.proto();
         let uri = match proto {
-            Proto::H1 => "/mcp".to_owned(),
-            Proto::H2 => format!("http://{addr}/mcp"),
+            Proto::H1 => path.to_owned(),
+            Proto::H2 => format!("http://{addr}{path}"),
         };
         let mut request = Request::builder().method(method).uri(uri);
         if proto == Proto::H1 {
@@ -448,17 +467,26 @@ impl Conn {
         };
         let (parts, body) = response.into_parts();
         let raw = body.collect().await?.to_bytes();
-        let body = if raw.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_slice(&raw).unwrap_or_else(|e| panic!("a JSON body ({e}): {raw:?}"))
-        };
+        // A body that is not JSON (an adapter's own answer) reads as null; `raw` keeps it.
+        let body = serde_json::from_slice(&raw).unwrap_or(Value::Null);
         Ok(Reply { proto, status: parts.status, headers: parts.headers, raw, body })
     }
 
-    /// Sends one request (bounded) and reads the whole response.
+    /// Sends one request to `/mcp` (bounded) and reads the whole response.
     pub async fn send(&mut self, addr: SocketAddr, method: Method, headers: HeaderMap, body: Bytes) -> Reply {
-        tokio::time::timeout(EXCHANGE_TIMEOUT, self.try_send(addr, method, headers, body))
+        self.send_to(addr, "/mcp", method, headers, body).await
+    }
+
+    /// Sends one request to `path` (bounded) and reads the whole response.
+    pub async fn send_to(
+        &mut self,
+        addr: SocketAddr,
+        path: &str,
+        method: Method,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Reply {
+        tokio::time::timeout(EXCHANGE_TIMEOUT, self.try_send(addr, path, method, headers, body))
             .await
             .expect("the exchange did not finish in time")
             .expect("the exchange failed")
