@@ -2,11 +2,13 @@
 //!
 //! - `ci`: the gate a submission must pass — `cargo fmt --check`, `cargo clippy --all-targets
 //!   -D warnings`, every test of the workspace, then the README exchange.
+//! - `conformance [--write]`: the official MCP conformance suite against the harness, and the README rows.
 //! - `boundary`: the dependency direction of the design, read from `cargo metadata`.
 //! - `readme [--print]`: runs the README's copy-paste exchange as written and compares the output.
 #![forbid(unsafe_code)]
 
 mod boundary;
+mod conformance;
 mod readme;
 
 use std::process::{Command, ExitCode};
@@ -58,7 +60,7 @@ fn readme(print: bool) -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, the README exchange\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart\n  readme [--print]   run the README exchange and compare (or print) its output"
+        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart\n  readme [--print]   run the README exchange and compare (or print) its output"
     );
     ExitCode::from(2)
 }
@@ -81,6 +83,13 @@ fn main() -> ExitCode {
             }
             code
         }
+        Some("conformance") => match conformance::run(args.get(1).map(String::as_str) == Some("--write")) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("xtask: {error}");
+                ExitCode::FAILURE
+            }
+        },
         Some("boundary") => match boundary::check() {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {

