@@ -5,8 +5,11 @@
 //! - `conformance [--write]`: the official MCP conformance suite against the harness, and the README rows.
 //! - `boundary`: the dependency direction of the design, read from `cargo metadata`.
 //! - `readme [--print]`: runs the README's copy-paste exchange as written and compares the output.
+//! - `bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor]`: mcp-kernel against rmcp and a
+//!   floor server, interleaved and pinned (see `docs/performance.md`).
 #![forbid(unsafe_code)]
 
+mod bench;
 mod boundary;
 mod conformance;
 mod readme;
@@ -60,7 +63,7 @@ fn readme(print: bool) -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart\n  readme [--print]   run the README exchange and compare (or print) its output"
+        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart\n  readme [--print]   run the README exchange and compare (or print) its output\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare.json"
     );
     ExitCode::from(2)
 }
@@ -94,6 +97,13 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("xtask: boundary: {error}");
+                ExitCode::FAILURE
+            }
+        },
+        Some("bench") => match bench::run(&args[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("xtask: bench: {error}");
                 ExitCode::FAILURE
             }
         },

@@ -39,6 +39,16 @@ pub(crate) fn values<'a>(headers: &'a HeaderMap, name: &str) -> Result<Vec<&'a s
 }
 
 /// The text a `mcp-name` or `mcp-param-*` value stands for: decoded when it is canonical base64.
+/// True for a value shaped like the base64 sentinel that does not decode canonically to UTF-8.
+///
+/// Clients MUST encode any value that itself looks like the sentinel (S-22), so such a value is
+/// malformed: comparing it raw would let a lenient decoder in a gateway read another value.
+pub(crate) fn is_malformed_sentinel(raw: &str) -> bool {
+    raw.starts_with(SENTINEL_OPEN)
+        && raw.ends_with(SENTINEL_CLOSE)
+        && matches!(decoded(raw), Cow::Borrowed(_))
+}
+
 pub(crate) fn decoded(raw: &str) -> Cow<'_, str> {
     let Some(encoded) = raw.strip_prefix(SENTINEL_OPEN).and_then(|rest| rest.strip_suffix(SENTINEL_CLOSE))
     else {
@@ -135,6 +145,14 @@ mod tests {
         assert_eq!(values(&headers, "mcp-name"), Ok(vec!["caf\u{e9}"]));
         headers.append("mcp-name", HeaderValue::from_bytes(b"\xff\xfe").unwrap());
         assert_eq!(values(&headers, "mcp-name"), Err(NotUtf8));
+    }
+
+    #[test]
+    fn sentinel_shaped_values_that_do_not_decode_are_malformed() {
+        assert!(is_malformed_sentinel("=?base64?dXMtd2VzdDE?="));
+        assert!(is_malformed_sentinel("=?base64?dXMtd2VzdDF=?="));
+        assert!(!is_malformed_sentinel("=?base64?dXMtd2VzdDE=?="));
+        assert!(!is_malformed_sentinel("us-west1"));
     }
 
     #[test]

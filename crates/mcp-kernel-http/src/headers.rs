@@ -25,7 +25,7 @@ use mcp_kernel_wire::ErrorObject;
 use mcp_kernel_wire::error::UnsupportedVersionData;
 use mcp_kernel_wire::version::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, MODERN};
 
-use crate::header_value::{decoded, integer_matches, values};
+use crate::header_value::{decoded, integer_matches, is_malformed_sentinel, values};
 use crate::refusal::Refusal;
 
 /// The protocol-version header (never base64-decoded).
@@ -57,7 +57,8 @@ const VERSION_DIFFERS: &str = "mcp-protocol-version header does not match the bo
 /// D-12: follows a header's name when one of its values is not UTF-8.
 const NOT_UTF8: &str = "header value is not valid UTF-8";
 /// S-22, S-23: follows a mirrored header's name when a raw value holds text that must be base64-encoded.
-const NOT_PLAIN: &str = "header value holds characters outside visible ASCII; send it =?base64?...?= encoded";
+const NOT_PLAIN: &str =
+    "header value must be visible ASCII without surrounding whitespace, or canonical =?base64?...?=";
 /// D-16, D-17: follows a header's name when it is required and absent.
 const REQUIRED: &str = "header; it is required";
 /// D-16, D-17, D-19: follows a header's name when a value differs from the body.
@@ -111,7 +112,13 @@ fn read_mirrored<'h>(
     id: &Value,
 ) -> Result<Vec<&'h str>, Refusal> {
     let sent = read(headers, name, label, id)?;
-    let plain = |value: &str| value.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b));
+    // Visible ASCII inside, no surrounding whitespace (HTTP strips it, so a peer would read another
+    // value), and no sentinel that fails to decode canonically: such text must travel encoded.
+    let plain = |value: &str| {
+        value.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
+            && value.trim_matches([' ', '\t']).len() == value.len()
+            && !is_malformed_sentinel(value)
+    };
     if sent.iter().all(|value| plain(value)) {
         Ok(sent)
     } else {
@@ -162,8 +169,10 @@ fn protocol_version<'m>(
         return Err(mismatch(VERSION_DIFFERS, id));
     }
     if let Some(other) = sent.iter().find(|value| **value != MODERN) {
-        let data =
-            UnsupportedVersionData { supported: vec![MODERN.to_owned()], requested: Value::from(*other) };
+        let data = UnsupportedVersionData {
+            supported: vec![MODERN.to_owned()],
+            requested: Value::from(mcp_kernel_wire::error::shorten(other)),
+        };
         let error = ErrorObject::unsupported_version(data);
         return Err(Refusal::post_body(StatusCode::BAD_REQUEST, error, id.clone()));
     }
@@ -622,12 +631,14 @@ mod tests {
     }
 
     #[test]
-    fn non_canonical_base64_is_compared_raw() {
-        // "SGVsbG9=" has non-zero trailing bits (a lenient decoder reads "Hello"): compared raw.
+    fn non_canonical_base64_is_refused_whatever_the_body() {
+        // "SGVsbG9=" has non-zero trailing bits (a lenient decoder reads "Hello"): malformed, so a
+        // gateway and the server can never read two different values from it.
         let h = standard("prompts/get", &[(NAME, b"=?base64?SGVsbG9=?=")]);
         let m = request("prompts/get", json!({"name": "Hello"}));
-        assert_mismatch(run(&h, &m), &detail(NAME, DIFFERS));
-        assert_eq!(run(&h, &request("prompts/get", json!({"name": "=?base64?SGVsbG9=?="}))), Ok(()));
+        assert_mismatch(run(&h, &m), &detail(NAME, NOT_PLAIN));
+        let literal = request("prompts/get", json!({"name": "=?base64?SGVsbG9=?="}));
+        assert_mismatch(run(&h, &literal), &detail(NAME, NOT_PLAIN));
         // Uppercase markers are no sentinel either.
         let h = standard("prompts/get", &[(NAME, b"=?BASE64?SGVsbG8=?=")]);
         assert_mismatch(run(&h, &m), &detail(NAME, DIFFERS));
@@ -684,9 +695,11 @@ mod tests {
         }
         assert_eq!(param("limit", "-3.00", json!(-3)), Ok(()));
         assert_eq!(param("limit", "=?base64?NDI=?=", json!(42)), Ok(()));
-        for header in ["042", "+42", "42.5", "4.2e1", "0x2a", "42.", "43", " 42", "=?base64?NDI=?=x"] {
+        for header in ["042", "+42", "42.5", "4.2e1", "0x2a", "42.", "43", "=?base64?NDI=?=x"] {
             assert_mismatch(param("limit", header, json!(42)), &differs);
         }
+        // Surrounding whitespace is not a value HTTP preserves: refused as malformed.
+        assert_mismatch(param("limit", " 42", json!(42)), &detail("Mcp-Param-Limit", NOT_PLAIN));
         assert_mismatch(param("limit", "42", json!(42.5)), &differs);
         assert_mismatch(param("limit", "42", json!("42")), &differs);
     }

@@ -45,5 +45,8 @@ pub use builder::{
 };
 pub use hooks::Refused;
 pub use origin::AllowedOrigins;
-pub use serve::{HEADER_READ_TIMEOUT, PeerAddr, SHUTDOWN_GRACE, serve};
+pub use serve::{
+    FIRST_BYTES_TIMEOUT, HEADER_READ_TIMEOUT, HTTP1_READ_BUFFER, HTTP2_KEEP_ALIVE, PeerAddr, SHUTDOWN_GRACE,
+    serve,
+};
 pub use service::{McpService, ResponseFuture};

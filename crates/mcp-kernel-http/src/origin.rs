@@ -36,7 +36,7 @@ impl AllowedOrigins {
 /// Why an `Origin` was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum OriginRefusal {
-    /// A value is not UTF-8 (400 -32020).
+    /// A value is not UTF-8 (403).
     NotUtf8,
     /// A value is not in the list (403).
     NotAllowed,

@@ -14,6 +14,9 @@ use http_body::Body;
 use http_body_util::BodyExt;
 use tokio::time::Instant;
 
+/// The most a declared `Content-Length` reserves before any byte has arrived.
+const INITIAL_RESERVATION: usize = 64 * 1024;
+
 /// Why the body could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ReadFailure {
@@ -41,9 +44,10 @@ where
     B: Body,
 {
     let mut body = std::pin::pin!(body);
-    // A declared length (already checked against the cap) sizes the buffer once, so a cap-sized body
-    // costs its size and not the doubling steps that grow a buffer to fit it.
+    // A declared length (already checked against the cap) sizes the buffer, up to one read-buffer's
+    // worth: enough to avoid most regrowth, without reserving a mebibyte for bytes never sent.
     let declared = body.size_hint().exact().map_or(0, |n| usize::try_from(n).unwrap_or(cap).min(cap));
+    let declared = declared.min(INITIAL_RESERVATION);
     let mut buffer = BytesMut::with_capacity(declared);
     loop {
         let frame = match tokio::time::timeout_at(deadline, body.frame()).await {

@@ -28,6 +28,14 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// the connection's life; a request body streams through it in pieces of this size).
 pub const HTTP1_READ_BUFFER: usize = 64 * 1024;
 
+/// How long a new connection may take to show which protocol it speaks (the 24-byte HTTP/2 preface,
+/// or the start of an HTTP/1.1 request); a connection that sends nothing is closed then.
+pub const FIRST_BYTES_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// How often an idle HTTP/2 connection is pinged; a peer that does not answer within the same time
+/// is disconnected.
+pub const HTTP2_KEEP_ALIVE: Duration = Duration::from_secs(30);
+
 /// The time a client has to send a request's headers over HTTP/1.1.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -61,8 +69,14 @@ where
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT)
         .max_buf_size(HTTP1_READ_BUFFER);
-    builder.http2().timer(TokioTimer::new());
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(Some(HTTP2_KEEP_ALIVE))
+        .keep_alive_timeout(HTTP2_KEEP_ALIVE);
     let graceful = GracefulShutdown::new();
+    let mut connections = tokio::task::JoinSet::new();
+    let (stopping, stop_signal) = tokio::sync::watch::channel(false);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -82,15 +96,53 @@ where
             request.extensions_mut().insert(PeerAddr(peer));
             service.clone().oneshot(request)
         });
-        let connection = builder.serve_connection(TokioIo::new(stream), hyper_service).into_owned();
-        let connection = graceful.watch(connection);
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
+        while connections.try_join_next().is_some() {}
+        let builder = builder.clone();
+        let watcher = graceful.watcher();
+        let mut stop_signal = stop_signal.clone();
+        connections.spawn(async move {
+            // A connection that never shows its protocol would otherwise wait forever: hyper's own
+            // header timer starts only once the connection is known to be HTTP/1.1. A shutdown
+            // ends the wait too.
+            tokio::select! {
+                shown = shows_its_protocol(&stream) => if !shown { return },
+                _ = stop_signal.wait_for(|stop| *stop) => return,
+            }
+            let connection = builder.serve_connection(TokioIo::new(stream), hyper_service);
+            if let Err(error) = watcher.watch(connection).await {
                 tracing::debug!(%error, "connection ended with an error");
             }
         });
     }
     drop(listener);
+    let _ = stopping.send(true);
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await;
+    // What did not finish within the grace period is ended.
+    connections.abort_all();
+    while connections.join_next().await.is_some() {}
     Ok(())
+}
+
+/// Waits (at most [`FIRST_BYTES_TIMEOUT`]) until the connection has sent either the whole HTTP/2
+/// preface or bytes that cannot begin it; false when it sends nothing useful in time or closes.
+async fn shows_its_protocol(stream: &tokio::net::TcpStream) -> bool {
+    const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    let sniff = async {
+        let mut buffer = [0u8; 24];
+        loop {
+            let n = match stream.peek(&mut buffer).await {
+                Ok(0) | Err(_) => return false,
+                Ok(n) => n,
+            };
+            if n == PREFACE.len() || buffer[..n] != PREFACE[..n] {
+                return true;
+            }
+            // Part of the preface so far: wait for more bytes rather than spin on the same ones.
+            if stream.readable().await.is_err() {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(FIRST_BYTES_TIMEOUT, sniff).await.unwrap_or(false)
 }

@@ -106,7 +106,8 @@ where
     }
 }
 
-const REMOVED_METHODS: [&str; 3] = ["initialize", "notifications/initialized", "ping"];
+/// Methods 2026-07-28 does not have: answered 404 with an id, 202 without one.
+const REMOVED_METHODS: [&str; 5] = ["initialize", "notifications/initialized", "ping", "shutdown", "exit"];
 
 async fn serve<B>(shared: Arc<Shared>, request: Request<B>) -> Response<ResponseBody>
 where
@@ -123,11 +124,8 @@ where
 
     match origin::check(&shared.origins, &parts.headers) {
         Ok(()) => {}
-        Err(OriginRefusal::NotUtf8) => {
-            let error = ErrorObject::header_mismatch("Origin header value is not valid UTF-8");
-            return refuse(Refusal::pre_body(StatusCode::BAD_REQUEST, error));
-        }
-        Err(OriginRefusal::NotAllowed) => {
+        // An Origin that is present and invalid — not UTF-8, or not allowed — is 403 (MCP S-14).
+        Err(OriginRefusal::NotUtf8 | OriginRefusal::NotAllowed) => {
             let error = ErrorObject::refused("Origin not allowed");
             return refuse(Refusal::pre_body(StatusCode::FORBIDDEN, error));
         }
@@ -189,13 +187,27 @@ where
         }
     };
     drop(bytes);
+    // Only requests and notifications are POSTed (clients MUST NOT POST responses): a message without
+    // `jsonrpc: "2.0"` and a string method, or whose id is neither a string nor an integer, is refused.
+    let is_jsonrpc = message.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
+    let has_method = message.get("method").is_some_and(Value::is_string);
+    let id_ok = message.get("id").is_none_or(|id| id.is_string() || id.is_i64() || id.is_u64());
+    if !is_jsonrpc || !has_method || !id_ok {
+        let refusal = Refusal::post_body(
+            StatusCode::BAD_REQUEST,
+            ErrorObject::invalid_request(),
+            echoable_id(&message),
+        );
+        return refuse(refusal);
+    }
     if let Err(refusal) = headers::check(&parts.headers, &message, &shared.server) {
         return refuse(refusal);
     }
+    drop(parts);
     let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
     if REMOVED_METHODS.contains(&method) {
         return match message.get("id") {
-            None | Some(Value::Null) => accepted(),
+            None => accepted(),
             Some(_) => {
                 let id = echoable_id(&message);
                 refuse(Refusal::post_body(StatusCode::NOT_FOUND, ErrorObject::method_not_found(), id))

@@ -103,13 +103,14 @@ async fn origin_with_a_second_foreign_value_is_403() {
 }
 
 #[tokio::test]
-async fn non_utf8_origin_is_400_minus_32020() {
+async fn non_utf8_origin_is_403() {
     bounded(async {
         let server = start_default().await;
         for proto in BOTH {
             let headers = with(headers_for(&list()), "origin", b"http://\xffevil.example");
             let reply = post(server.addr, proto, headers, bytes(&list())).await;
-            reply.assert_error(400, -32020, &NULL);
+            // Present and invalid: 403 (MCP S-14), like a foreign origin.
+            reply.assert_error(403, -32600, &NULL);
             reply.assert_pre_body_close();
             assert!(!reply.raw.windows(4).any(|w| w == b"evil"), "the value is never echoed");
         }
@@ -625,11 +626,6 @@ async fn mcp_method_missing_or_mismatched_is_400_minus_32020() {
         assert_header_refusal(&server, &headers, &message, -32020).await;
         let headers = replace(headers_for(&message), "mcp-method", b"=?base64?dG9vbHMvbGlzdA==?=");
         assert_header_refusal(&server, &headers, &message, -32020).await;
-        // `id: null` counts as a request: the header is required (K-3).
-        let mut message = request(0, "tools/list", json!({}));
-        message["id"] = Value::Null;
-        let headers = without(headers_for(&message), "mcp-method");
-        assert_header_refusal(&server, &headers, &message, -32020).await;
         // On a notification it is optional, but a value that is sent must match.
         let message = notification("notifications/cancelled");
         let headers = replace(headers_for(&message), "mcp-method", b"notifications/progress");
@@ -867,20 +863,19 @@ async fn removed_methods_are_404_minus_32601_with_an_id_and_202_without() {
     bounded(async {
         let server = start_default().await;
         for proto in BOTH {
-            for method in ["initialize", "ping", "notifications/initialized"] {
+            for method in ["initialize", "ping", "notifications/initialized", "shutdown", "exit"] {
                 let params = json!({"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}});
                 let message = request(70, method, params);
                 let reply = post_message(server.addr, proto, &message).await;
                 reply.assert_error(404, -32601, &json!(70));
                 reply.assert_kept();
-                // No id, or a null id (K-3): 202 and an empty body.
+                // No id: 202 and an empty body. A null id is no id at all: an invalid request.
                 let message = notification(method);
                 let reply = post_message(server.addr, proto, &message).await;
                 assert_eq!((reply.status.as_u16(), reply.raw.len()), (202, 0), "{method}: {reply:?}");
                 let mut message = request(0, method, json!({}));
                 message["id"] = Value::Null;
-                let reply = post_message(server.addr, proto, &message).await;
-                assert_eq!((reply.status.as_u16(), reply.raw.len()), (202, 0), "{method}: {reply:?}");
+                post_message(server.addr, proto, &message).await.assert_error(400, -32600, &NULL);
             }
         }
     })
@@ -918,14 +913,22 @@ async fn unknown_tool_is_200_minus_32602() {
 }
 
 #[tokio::test]
-async fn core_invalid_request_is_200() {
+async fn a_message_that_is_not_a_json_rpc_request_or_notification_is_400_minus_32600() {
     bounded(async {
         let server = start_default().await;
         for proto in BOTH {
             let mut message = request(73, "tools/list", json!({}));
             message["jsonrpc"] = json!("1.0");
             let reply = post_message(server.addr, proto, &message).await;
-            reply.assert_error(200, -32600, &json!(73));
+            reply.assert_error(400, -32600, &json!(73));
+            // A POSTed response is refused too: clients MUST NOT POST responses.
+            let response = json!({"jsonrpc": "2.0", "id": 5, "result": {}});
+            let reply = post(server.addr, proto, headers_for(&list()), bytes(&response)).await;
+            reply.assert_error(400, -32600, &json!(5));
+            // An id that is neither a string nor an integer: refused, and not repeated.
+            let mut odd = request(1, "ping", json!({}));
+            odd["id"] = json!(null);
+            post_message(server.addr, proto, &odd).await.assert_error(400, -32600, &NULL);
         }
     })
     .await;

@@ -100,3 +100,21 @@ async fn http1_headers_dripped_forever_are_cut_at_the_header_deadline() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_that_never_show_their_protocol_are_closed_at_the_first_bytes_deadline() {
+    bounded(async {
+        let server = start_default().await;
+        let started = Instant::now();
+        // Nothing at all, and most of the HTTP/2 preface: neither may hold a connection forever.
+        let mut silent = TcpStream::connect(server.addr).await.expect("connect");
+        let mut partial = TcpStream::connect(server.addr).await.expect("connect");
+        partial.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n").await.expect("write");
+        let deadline = mcp_kernel_http::FIRST_BYTES_TIMEOUT + Duration::from_secs(3);
+        for stream in [&mut silent, &mut partial] {
+            assert!(closed_within(stream, deadline.saturating_sub(started.elapsed())).await, "not closed");
+        }
+        assert!(started.elapsed() >= mcp_kernel_http::FIRST_BYTES_TIMEOUT, "{:?}", started.elapsed());
+    })
+    .await;
+}
