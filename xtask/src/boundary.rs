@@ -11,7 +11,9 @@ use serde_json::Value;
 
 const SANS_IO: &[&str] = &["mcp-kernel-wire", "mcp-kernel-schema", "mcp-kernel-router"];
 const RUNTIMES: &[&str] = &["tokio", "axum", "hyper", "axum-core", "tokio-util"];
-const HTTP_CLIENTS: &[&str] = &["reqwest", "ureq", "isahc", "surf", "attohttpc", "hyper-util"];
+/// HTTP client crates. (hyper and hyper-util are servers here; their client halves are features the
+/// library crates do not enable, which `deny.toml` and review keep so.)
+const HTTP_CLIENTS: &[&str] = &["reqwest", "ureq", "isahc", "surf", "attohttpc"];
 const LIBRARIES: &[&str] =
     &["mcp-kernel-wire", "mcp-kernel-schema", "mcp-kernel-router", "mcp-kernel-stdio", "mcp-kernel"];
 const TRANSPORTS: &[&str] = &["mcp-kernel-stdio", "mcp-kernel-http"];
