@@ -49,23 +49,32 @@ struct Metric {
     unit: &'static str,
     /// True when more is better (throughput); false for latency and memory.
     higher_is_better: bool,
+    /// False for the generator's own numbers: shown, but not compared.
+    compared: bool,
 }
 
-const METRICS: [Metric; 8] = [
-    Metric { key: "http_rps", label: "HTTP throughput, 32 conn", unit: "req/s", higher_is_better: true },
-    Metric { key: "http_p50_us", label: "HTTP latency p50", unit: "µs", higher_is_better: false },
-    Metric { key: "http_p99_us", label: "HTTP latency p99", unit: "µs", higher_is_better: false },
-    Metric { key: "stdio_rps", label: "stdio pipelined throughput", unit: "req/s", higher_is_better: true },
-    Metric {
-        key: "stdio_peak_rss_kib",
-        label: "stdio peak RSS (pipelined)",
-        unit: "KiB",
-        higher_is_better: false,
-    },
-    Metric { key: "latency_p50_us", label: "stdio ping-pong p50", unit: "µs", higher_is_better: false },
-    Metric { key: "latency_p99_us", label: "stdio ping-pong p99", unit: "µs", higher_is_better: false },
-    Metric { key: "latency_mean_us", label: "stdio ping-pong mean", unit: "µs", higher_is_better: false },
+const fn compared(key: &'static str, label: &'static str, unit: &'static str, higher: bool) -> Metric {
+    Metric { key, label, unit, higher_is_better: higher, compared: true }
+}
+
+const fn generator(key: &'static str, label: &'static str) -> Metric {
+    Metric { key, label, unit: "%", higher_is_better: false, compared: false }
+}
+
+const METRICS: [Metric; 10] = [
+    compared("http_rps", "HTTP throughput, 32 conn", "req/s", true),
+    compared("http_p50_us", "HTTP latency p50", "µs", false),
+    compared("http_p99_us", "HTTP latency p99", "µs", false),
+    compared("stdio_rps", "stdio pipelined throughput", "req/s", true),
+    compared("stdio_peak_rss_kib", "stdio peak RSS (pipelined)", "KiB", false),
+    compared("latency_p50_us", "stdio ping-pong p50", "µs", false),
+    compared("latency_p99_us", "stdio ping-pong p99", "µs", false),
+    compared("latency_mean_us", "stdio ping-pong mean", "µs", false),
+    generator("http_load_cpu_pct", "generator CPU, HTTP"),
+    generator("stdio_load_cpu_pct", "generator CPU, stdio pipelined"),
 ];
+/// Generator CPU above this share of its core means the server may have been faster than measured.
+const SATURATED_PCT: f64 = 80.0;
 
 struct Options {
     quick: bool,
@@ -199,9 +208,13 @@ fn spawn(argv: &[String]) -> Command {
 
 /// Runs `bench-load` and returns its JSON line (also when it reports errors: exit code 1).
 fn run_load(argv: &[String]) -> Result<Value, String> {
+    run_load_with(argv, Stdio::inherit())
+}
+
+fn run_load_with(argv: &[String], stderr: Stdio) -> Result<Value, String> {
     let out = spawn(argv)
         .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
+        .stderr(stderr)
         .output()
         .map_err(|e| format!("{}: {e}", argv.join(" ")))?;
     let text = String::from_utf8_lossy(&out.stdout);
@@ -315,7 +328,7 @@ fn stdio_needs_handshake(
         args.push("--");
         let mut argv = pinning.command(1, load, &args);
         argv.extend(server.iter().cloned());
-        let result = run_load(&argv);
+        let result = run_load_with(&argv, Stdio::null());
         if result.as_ref().is_ok_and(|v| v["errors"] == 0) {
             return Ok(needs);
         }
@@ -501,6 +514,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 tally.record(name, "http_rps", v["rps"].as_f64());
                 tally.record(name, "http_p50_us", v["p50_us"].as_f64());
                 tally.record(name, "http_p99_us", v["p99_us"].as_f64());
+                tally.record(name, "http_load_cpu_pct", v["load_cpu_pct"].as_f64());
             }
         }
         // stdio pipelined throughput and peak RSS.
@@ -517,6 +531,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             if let Some(v) = tally.check(name, "stdio-throughput", run_load(&argv)) {
                 tally.record(name, "stdio_rps", v["rps"].as_f64());
                 tally.record(name, "stdio_peak_rss_kib", v["peak_rss_kib"].as_f64().filter(|&k| k > 0.0));
+                tally.record(name, "stdio_load_cpu_pct", v["load_cpu_pct"].as_f64());
             }
         }
         // stdio ping-pong latency.
@@ -542,6 +557,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let names: Vec<&'static str> = active.iter().map(|s| s.0).collect();
     let report = report(&options, &names, &tally, &pinning, &needs_handshake, elapsed, &root);
     print_table(&names, &report);
+    for (key, what) in [("http_load_cpu_pct", "HTTP"), ("stdio_load_cpu_pct", "stdio pipelined")] {
+        for name in &names {
+            if let Some(pct) = report["metrics"][key]["median"][*name].as_f64().filter(|&p| p > SATURATED_PCT)
+            {
+                eprintln!(
+                    "xtask: bench: the generator used {pct:.0}% of its core for {name} ({what}): \
+                     {name} may be faster than measured there"
+                );
+            }
+        }
+    }
     let path = root.join(OUTPUT);
     let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
     std::fs::write(&path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
@@ -602,7 +628,7 @@ fn report(
         let mut ratios = serde_json::Map::new();
         let kernel = median(&values("kernel"));
         for other in ["rmcp", "floor"] {
-            if names.contains(&"kernel") && names.contains(&other) {
+            if metric.compared && names.contains(&"kernel") && names.contains(&other) {
                 let ratio = kernel.zip(median(&values(other))).filter(|(_, o)| *o > 0.0).map(|(k, o)| k / o);
                 ratios.insert(format!("kernel/{other}"), json!(ratio));
             }
@@ -612,7 +638,7 @@ fn report(
             json!({
                 "label": metric.label,
                 "unit": metric.unit,
-                "better": if metric.higher_is_better { "higher" } else { "lower" },
+                "better": if !metric.compared { "n/a" } else if metric.higher_is_better { "higher" } else { "lower" },
                 "median": medians,
                 "spread_pct": spreads,
                 "ratio": ratios,
@@ -679,4 +705,32 @@ fn print_table(names: &[&'static str], report: &Value) {
     println!(
         "(throughput ratio > 1: kernel faster; latency and RSS ratio < 1: kernel lower; ±: half the range of the rounds)"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn medians_and_spreads() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+        assert_eq!(spread(&[90.0, 100.0, 110.0]), Some(10.0));
+    }
+
+    #[test]
+    fn options() {
+        let quick = parse(&args(&["compare", "--quick"])).unwrap();
+        assert_eq!((quick.rounds, quick.warmup_s, quick.duration_s), (3, 1.0, 2.0));
+        let full = parse(&args(&["compare", "--rounds", "7", "--only", "floor,kernel"])).unwrap();
+        assert_eq!((full.rounds, full.warmup_s, full.duration_s), (7, 2.0, 5.0));
+        assert_eq!(full.only, ["kernel", "floor"]);
+        assert!(parse(&args(&["compare", "--only", "other"])).is_err());
+        assert!(parse(&args(&["other"])).is_err());
+    }
 }

@@ -6,6 +6,7 @@ use std::future::Future;
 use std::io;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::Poll;
 
 use futures_util::FutureExt;
 use mcp_kernel_router::{Control, Handled, Server};
@@ -25,10 +26,37 @@ const QUEUED_LINES: usize = 64;
 /// Serves `server` over the process's stdin and stdout with the default [`StdioOptions`].
 ///
 /// Returns when the input ends or a `shutdown`/`exit` arrives, after every request read has been answered.
-/// Tokio reads stdin on a blocking thread that cannot be interrupted, so a runtime shut down while the
-/// client keeps stdin open may wait for one more line; exit the process after this returns.
+/// When stdin and stdout are pipes they are served non-blocking on the runtime's reactor; otherwise (a
+/// terminal, a file) Tokio reads stdin on a blocking thread that cannot be interrupted, so a runtime shut
+/// down while the client keeps stdin open may wait for one more line: exit the process after this returns.
 pub async fn serve(server: Server) -> io::Result<()> {
+    // Pipes (the usual case: a client spawned this process) are read and written without blocking,
+    // on the runtime's own reactor. Tokio's stdin/stdout hand every read and write to a blocking
+    // thread, which costs a thread hop each way per request.
+    #[cfg(unix)]
+    if let Some((input, output)) = pipes::stdio_pipes() {
+        return serve_io(server, input, output, StdioOptions::default()).await;
+    }
     serve_io(server, tokio::io::stdin(), tokio::io::stdout(), StdioOptions::default()).await
+}
+
+#[cfg(unix)]
+mod pipes {
+    use std::os::fd::AsFd;
+
+    use tokio::net::unix::pipe::{Receiver, Sender};
+
+    /// Stdin and stdout as non-blocking pipe ends, when both are pipes (FIFOs).
+    ///
+    /// The descriptors are duplicated; making the duplicates non-blocking makes the shared open file
+    /// non-blocking too, which only this server reads and writes.
+    pub(super) fn stdio_pipes() -> Option<(Receiver, Sender)> {
+        let input = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+        let output = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+        let input = Receiver::from_file(std::fs::File::from(input)).ok()?;
+        let output = Sender::from_file(std::fs::File::from(output)).ok()?;
+        Some((input, output))
+    }
 }
 
 /// Serves `server` over any byte streams: newline-delimited JSON-RPC in, one response line per request out.
@@ -154,6 +182,9 @@ fn joined(written: Result<io::Result<()>, JoinError>) -> io::Result<()> {
     })
 }
 
+/// A message being served: the core's answer, with its panic guard.
+type Handling = std::pin::Pin<Box<dyn Future<Output = Handled> + Send>>;
+
 /// The requests being served, by id, so that `notifications/cancelled` can abort them.
 #[derive(Debug, Default)]
 struct InFlight(Mutex<HashMap<String, AbortHandle>>);
@@ -250,11 +281,31 @@ impl Session {
                     }
                 }
                 Kind::Spawn => {
+                    // The permit first: no more than `max_in_flight` requests are ever being served.
                     let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
                         // The semaphore is never closed; stop reading rather than serve unbounded.
                         return Ended::Eof;
                     };
-                    self.spawn(message, permit);
+                    let key = message.get("id").map(id_key);
+                    let id = reply_id(&message);
+                    let server = self.server.clone();
+                    let message = Value::Object(message);
+                    let mut handling: Handling =
+                        Box::pin(async move { answer(server.handle(message), id).await });
+                    // Polled once here: most requests (a listing, a quick tool) finish at once and are
+                    // answered without a task of their own. One that waits gets its own task, so that it
+                    // holds up nothing read after it.
+                    let first = std::future::poll_fn(|cx| Poll::Ready(handling.as_mut().poll(cx))).await;
+                    if let Poll::Ready(handled) = first {
+                        drop(permit);
+                        if let Some(response) = handled.response
+                            && !self.send(response).await
+                        {
+                            return Ended::OutputGone(None);
+                        }
+                        continue;
+                    }
+                    self.spawn(handling, key, permit);
                 }
             }
         }
@@ -265,16 +316,13 @@ impl Session {
         self.lines.send(Line::encode(&response)).await.is_ok()
     }
 
-    /// Serves one message on its own task, which holds `permit` until its answer is queued.
-    fn spawn(&mut self, message: Map<String, Value>, permit: OwnedSemaphorePermit) {
-        let id = reply_id(&message);
-        let key = message.get("id").map(id_key);
-        let server = self.server.clone();
+    /// Finishes serving one message on its own task, which holds `permit` until its answer is queued.
+    fn spawn(&mut self, handling: Handling, key: Option<String>, permit: OwnedSemaphorePermit) {
         let lines = self.lines.clone();
         let in_flight = Arc::clone(&self.in_flight);
         let own_key = key.clone();
         let task = async move {
-            let handled = answer(server.handle(Value::Object(message)), id).await;
+            let handled = handling.await;
             if let Some(response) = handled.response
                 && lines.send(Line::encode(&response)).await.is_err()
             {

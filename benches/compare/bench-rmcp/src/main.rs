@@ -87,7 +87,12 @@ async fn serve_http(addr: &str) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 async fn serve_stdio() -> Result<(), Box<dyn std::error::Error>> {
-    let running = Echo::new().serve(rmcp::transport::stdio_pipes()).await?;
+    let running = match Echo::new().serve(rmcp::transport::stdio_pipes()).await {
+        Ok(running) => running,
+        // Input ended before the first request: nothing to serve.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(error) => return Err(error.into()),
+    };
     running.waiting().await?;
     Ok(())
 }

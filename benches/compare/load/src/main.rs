@@ -146,6 +146,23 @@ fn summarize(mut micros: Vec<u32>) -> Summary {
     Summary { p50: pick(50.0), p99: pick(99.0), mean, max: micros.last().copied().map_or(0, u64::from) }
 }
 
+/// CPU time (user + system) this process has used so far, in seconds: from `/proc/self/stat`, in
+/// clock ticks of 1/100 s (the Linux default). Reported so that a run can tell when the generator,
+/// not the server, was the bottleneck.
+fn own_cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    // Fields 14 and 15 of the file (utime, stime) are 11 and 12 after the name.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// The generator's CPU use since `cpu0` over `wall` seconds, in percent of one core.
+fn cpu_percent(cpu0: f64, wall: f64) -> f64 {
+    if wall > 0.0 { (own_cpu_seconds() - cpu0) / wall * 100.0 } else { 0.0 }
+}
+
 fn micros_since(t: Instant) -> u32 {
     u32::try_from(t.elapsed().as_micros()).unwrap_or(u32::MAX)
 }
@@ -405,6 +422,7 @@ async fn stdio_throughput(mut args: Args) -> Result<Report, String> {
     let sampler = sample_rss(pid, peak.clone());
 
     let Server { child, stdin, mut stdout, mut line, .. } = server;
+    let cpu0 = own_cpu_seconds();
     let started = Instant::now();
     // The writer: all requests, pipelined, through one buffer. It hands stdin back, still open.
     let writer = tokio::spawn(async move {
@@ -473,6 +491,7 @@ async fn stdio_throughput(mut args: Args) -> Result<Report, String> {
     });
     let (ok, errors) = reader.await.map_err(|e| format!("reader task: {e}"))?;
     let wall = started.elapsed();
+    let load_cpu = cpu_percent(cpu0, wall.as_secs_f64());
     // The peak just before stdin is closed.
     if let Some(kib) = vm_hwm_kib(pid) {
         peak.fetch_max(kib, Ordering::Relaxed);
@@ -498,7 +517,7 @@ async fn stdio_throughput(mut args: Args) -> Result<Report, String> {
     let first_errors = errors.kept.clone();
     Ok(Report {
         human: format!(
-            "stdio-throughput: {ok}/{n} ok, {} errors, {:.3} s, {rps:.0} req/s, peak RSS {:.1} MiB{}",
+            "stdio-throughput: {ok}/{n} ok, {} errors, {:.3} s, {rps:.0} req/s, peak RSS {:.1} MiB, generator CPU {load_cpu:.0}%{}",
             errors.count,
             wall.as_secs_f64(),
             peak_kib as f64 / 1024.0,
@@ -514,6 +533,7 @@ async fn stdio_throughput(mut args: Args) -> Result<Report, String> {
             "wall_s": wall.as_secs_f64(),
             "rps": rps,
             "peak_rss_kib": peak_kib,
+            "load_cpu_pct": load_cpu,
         }),
         errors: errors.count,
     })
@@ -677,6 +697,7 @@ async fn http(mut args: Args) -> Result<Report, String> {
         return Err("--duration must be positive".into());
     }
     let (authority, path) = parse_url(&url)?;
+    let cpu0 = own_cpu_seconds();
     let start = Instant::now();
     let window = (start + warmup, start + warmup + duration);
     let tasks: Vec<_> = (0..connections)
@@ -691,13 +712,14 @@ async fn http(mut args: Args) -> Result<Report, String> {
         all.connects += stats.connects;
         all.errors.merge(stats.errors);
     }
+    let load_cpu = cpu_percent(cpu0, start.elapsed().as_secs_f64());
     let measured = all.micros.len();
     let rps = measured as f64 / duration.as_secs_f64();
     let s = summarize(all.micros);
     let first_errors = all.errors.kept.clone();
     Ok(Report {
         human: format!(
-            "http: {connections} connections, {measured} ok in {:.1} s = {rps:.0} req/s, {} errors, p50 {} µs, p99 {} µs, mean {:.1} µs, max {} µs ({} warm-up, {} connects){}",
+            "http: {connections} connections, {measured} ok in {:.1} s = {rps:.0} req/s, {} errors, p50 {} µs, p99 {} µs, mean {:.1} µs, max {} µs ({} warm-up, {} connects), generator CPU {load_cpu:.0}%{}",
             duration.as_secs_f64(),
             all.errors.count,
             s.p50,
@@ -725,6 +747,7 @@ async fn http(mut args: Args) -> Result<Report, String> {
             "p99_us": s.p99,
             "mean_us": s.mean,
             "max_us": s.max,
+            "load_cpu_pct": load_cpu,
         }),
         errors: all.errors.count,
     })
