@@ -30,14 +30,20 @@ const QUEUED_LINES: usize = 64;
 /// terminal, a file) Tokio reads stdin on a blocking thread that cannot be interrupted, so a runtime shut
 /// down while the client keeps stdin open may wait for one more line: exit the process after this returns.
 pub async fn serve(server: Server) -> io::Result<()> {
-    // Pipes (the usual case: a client spawned this process) are read and written without blocking,
-    // on the runtime's own reactor. Tokio's stdin/stdout hand every read and write to a blocking
-    // thread, which costs a thread hop each way per request.
-    #[cfg(unix)]
-    if let Some((input, output)) = pipes::stdio_pipes() {
-        return serve_io(server, input, output, StdioOptions::default()).await;
-    }
-    serve_io(server, tokio::io::stdin(), tokio::io::stdout(), StdioOptions::default()).await
+    // The loop runs as a task of the runtime, not on the thread that awaits `serve` (often `main`,
+    // outside the worker pool): then the reader and the writer wake each other on one worker instead
+    // of handing every response across threads.
+    let session = async move {
+        // Pipes (the usual case: a client spawned this process) are read and written without
+        // blocking, on the runtime's own reactor. Tokio's stdin/stdout hand every read and write to a
+        // blocking thread, which costs a thread hop each way per request.
+        #[cfg(unix)]
+        if let Some((input, output)) = pipes::stdio_pipes() {
+            return serve_io(server, input, output, StdioOptions::default()).await;
+        }
+        serve_io(server, tokio::io::stdin(), tokio::io::stdout(), StdioOptions::default()).await
+    };
+    tokio::spawn(session).await.unwrap_or_else(|_| Err(io::Error::other("the stdio session panicked")))
 }
 
 #[cfg(unix)]
