@@ -78,6 +78,8 @@ pub(crate) struct Inner {
     pub(crate) resources: Option<Arc<dyn ResourceReader>>,
     pub(crate) prompts: Option<Arc<dyn PromptReader>>,
     pub(crate) server_info: Value,
+    /// `{"io.modelcontextprotocol/serverInfo": server_info}`, built once.
+    pub(crate) result_meta: Value,
     pub(crate) capabilities: Value,
     pub(crate) supported: Vec<String>,
 }
@@ -146,6 +148,7 @@ impl Server {
             "prompts": {"listChanged": false}
         });
         let supported = options.supported_versions.iter().map(|v| v.as_str().to_owned()).collect();
+        let result_meta = json!({ META_SERVER_INFO: server_info.clone() });
         Self {
             inner: Arc::new(Inner {
                 snapshot,
@@ -154,6 +157,7 @@ impl Server {
                 resources,
                 prompts,
                 server_info,
+                result_meta,
                 capabilities,
                 supported,
             }),
@@ -366,9 +370,13 @@ impl Server {
     fn modernise(&self, mut result: Value) -> Value {
         if let Value::Object(map) = &mut result {
             map.insert("resultType".into(), Value::from("complete"));
-            let meta = map.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(meta) = meta {
-                meta.insert(META_SERVER_INFO.into(), self.inner.server_info.clone());
+            match map.get_mut("_meta") {
+                Some(Value::Object(meta)) => {
+                    meta.insert(META_SERVER_INFO.into(), self.inner.server_info.clone());
+                }
+                _ => {
+                    map.insert("_meta".into(), self.inner.result_meta.clone());
+                }
             }
         }
         result

@@ -19,7 +19,7 @@ impl Server {
         let sorted = &self.inner.snapshot.prompts;
         let size = self.inner.options.page_size();
         let (items, next) = page(sorted, |p| &p.name, CursorKind::Prompts, after.as_deref(), size);
-        let mut result = Map::with_capacity(5);
+        let mut result = Map::with_capacity(7);
         result.insert("prompts".into(), Value::Array(items.iter().map(|p| p.item.clone()).collect()));
         if let Some(next) = next {
             result.insert("nextCursor".into(), Value::String(next));
@@ -67,7 +67,7 @@ impl Server {
                 Err(ErrorObject::prompt_error("prompt cannot be rendered", data))
             }
             Ok(Ok(output)) => {
-                let mut result = Map::with_capacity(4);
+                let mut result = Map::with_capacity(6);
                 if let Some(description) = output.description {
                     result.insert("description".into(), Value::String(description));
                 }

@@ -33,7 +33,7 @@ impl Server {
     ) -> Answer {
         let after = cursor_position(params, kind)?;
         let (items, next) = page(sorted, key_of, kind, after.as_deref(), self.inner.options.page_size());
-        let mut result = Map::with_capacity(5);
+        let mut result = Map::with_capacity(7);
         result.insert(field.into(), Value::Array(items.iter().map(|i| item_of(i).clone()).collect()));
         if let Some(next) = next {
             result.insert("nextCursor".into(), Value::String(next));
@@ -79,7 +79,7 @@ impl Server {
             Ok(Err(refusal)) => Err(not_found(era, &uri, Some(refusal.reason().clone()))),
             Ok(Ok(contents)) => {
                 let contents = serde_json::to_value(&contents).map_err(|_| ErrorObject::internal())?;
-                let mut result = Map::with_capacity(5);
+                let mut result = Map::with_capacity(7);
                 result.insert("contents".into(), contents);
                 cache_fields(&mut result, self.inner.options.resources_cache);
                 Ok(Value::Object(result))

@@ -46,7 +46,8 @@ fn call_result(
     is_error: bool,
     context: &RequestContext,
 ) -> Value {
-    let mut result = Map::with_capacity(3);
+    // Room for the modern decoration too (`resultType`, `_meta`): the map never grows.
+    let mut result = Map::with_capacity(5);
     result.insert("content".into(), Value::Array(content));
     if let Some(structured) = structured
         && (context.era.is_modern() || structured.is_object())
@@ -58,11 +59,23 @@ fn call_result(
 }
 
 fn text_block(text: String) -> Value {
-    json!({"type": "text", "text": text})
+    let mut block = Map::with_capacity(2);
+    block.insert("type".into(), Value::from("text"));
+    block.insert("text".into(), Value::String(text));
+    Value::Object(block)
 }
 
-fn encode_blocks(blocks: &[ContentBlock]) -> Result<Vec<Value>, ErrorObject> {
-    blocks.iter().map(|b| serde_json::to_value(b).map_err(|_| ErrorObject::internal())).collect()
+fn encode_blocks(blocks: Vec<ContentBlock>) -> Result<Vec<Value>, ErrorObject> {
+    blocks
+        .into_iter()
+        .map(|block| match block {
+            // The common case, without a trip through the serializer.
+            ContentBlock::Text(text) if text.annotations.is_none() && text.meta.is_none() => {
+                Ok(text_block(text.text))
+            }
+            other => serde_json::to_value(&other).map_err(|_| ErrorObject::internal()),
+        })
+        .collect()
 }
 
 impl Server {
@@ -129,7 +142,7 @@ impl Server {
                 Ok(call_result(vec![text_block(text)], Some(value), false, &context))
             }
             Ok(Ok(ToolOutput::Content { blocks, structured })) => {
-                Ok(call_result(encode_blocks(&blocks)?, structured, false, &context))
+                Ok(call_result(encode_blocks(blocks)?, structured, false, &context))
             }
             Ok(Err(error)) => {
                 let reason = error.reason().clone();
