@@ -62,5 +62,18 @@ fn bench_validator(c: &mut Criterion) {
     c.bench_function("validator/invalid", |b| b.iter(|| schema.validate(black_box(&bad)).is_err()));
 }
 
-criterion_group!(benches, bench_core, bench_validator);
+fn bench_cursor(c: &mut Criterion) {
+    use mcp_kernel_router::cursor::{CursorKind, decode, encode, page};
+    let keys: Vec<String> = (0..10_000).map(|i| format!("test://resource/{i:05}")).collect();
+    let cursor = encode(CursorKind::Resources, &keys[5_000]);
+    c.bench_function("cursor/encode", |b| b.iter(|| encode(CursorKind::Resources, black_box(&keys[5_000]))));
+    c.bench_function("cursor/decode", |b| b.iter(|| decode(CursorKind::Resources, black_box(&cursor))));
+    c.bench_function("cursor/page_of_50_in_10000", |b| {
+        b.iter(|| {
+            page(&keys, |k| k.as_str(), CursorKind::Resources, Some(black_box(keys[5_000].as_str())), 50)
+        })
+    });
+}
+
+criterion_group!(benches, bench_core, bench_validator, bench_cursor);
 criterion_main!(benches);
