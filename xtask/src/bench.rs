@@ -9,6 +9,11 @@
 //! per server and the ratios of the medians — kernel/rmcp and kernel/floor — which carry across
 //! machines far better than the absolute numbers. The table is printed and written as JSON to
 //! `target/bench/compare.json`. See `docs/performance.md`.
+//!
+//! `--hold` runs only the memory scenario instead: per server and round, `bench-load hold` opens
+//! `HOLD_CLIENTS` connections that each send a request head for a `HOLD_BODY_BYTES` body and then
+//! half of it, and reads the server's RSS growth per connection; medians and ratios go to
+//! `target/bench/compare-hold.json`.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -27,6 +32,10 @@ const HTTP_CONNECTIONS: u32 = 32;
 const STDIO_REQUESTS: u32 = 20_000;
 const LATENCY_REQUESTS: u32 = 2_000;
 const OUTPUT: &str = "target/bench/compare.json";
+const HOLD_OUTPUT: &str = "target/bench/compare-hold.json";
+const HOLD_CLIENTS: u32 = 200;
+const HOLD_BODY_BYTES: u32 = 1 << 20;
+const HOLD_SECS: u32 = 3;
 /// Sent first, over stdio, to a server that does not answer a stateless request on its own.
 const HANDSHAKE: &str = concat!(
     r#"{"jsonrpc":"2.0","id":"bench-handshake","method":"initialize","params":{"protocolVersion":"2025-11-25","#,
@@ -83,13 +92,14 @@ struct Options {
     duration_s: f64,
     only: Vec<&'static str>,
     build: bool,
+    hold: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
     let mut it = args.iter();
     if it.next().map(String::as_str) != Some("compare") {
         return Err(
-            "usage: cargo xtask bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build]"
+            "usage: cargo xtask bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] [--hold]"
                 .into(),
         );
     }
@@ -97,12 +107,14 @@ fn parse(args: &[String]) -> Result<Options, String> {
     let mut rounds = None;
     let mut only: Vec<&'static str> = SERVERS.iter().map(|(name, _)| *name).collect();
     let mut build = true;
+    let mut hold = false;
     let (mut warmup_s, mut duration_s) = (None, None);
     while let Some(arg) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{arg} needs a value"));
         match arg.as_str() {
             "--quick" => quick = true,
             "--no-build" => build = false,
+            "--hold" => hold = true,
             "--rounds" => {
                 let v = value()?;
                 rounds =
@@ -138,6 +150,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         duration_s: duration_s.unwrap_or(if quick { 2.0 } else { 5.0 }),
         only,
         build,
+        hold,
     })
 }
 
@@ -451,6 +464,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let pinning = Pinning::detect();
     let out_dir = root.join("target/bench");
     std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    if options.hold {
+        return run_hold(&options, &servers, &pinning, &release, &load, &root);
+    }
     let handshake = out_dir.join("stdio-handshake.jsonl");
     std::fs::write(&handshake, HANDSHAKE).map_err(|e| format!("{}: {e}", handshake.display()))?;
 
@@ -572,6 +588,146 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
     std::fs::write(&path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
     eprintln!("xtask: bench: written to {OUTPUT} ({elapsed:.0} s of measuring)");
+    if tally.failures.is_empty() {
+        Ok(())
+    } else {
+        for f in &tally.failures {
+            eprintln!("xtask: bench: {f}");
+        }
+        Err(format!("{} runs had errors", tally.failures.len()))
+    }
+}
+
+/// `--hold`: memory per in-flight request with half its body sent, interleaved per round.
+fn run_hold(
+    options: &Options,
+    servers: &[(&'static str, &'static str)],
+    pinning: &Pinning,
+    release: &Path,
+    load: &Path,
+    root: &Path,
+) -> Result<(), String> {
+    const KEYS: [(&str, &str); 4] = [
+        ("per_client_kib", "RSS growth per client (KiB)"),
+        ("rss_before_kib", "RSS before (KiB)"),
+        ("rss_during_kib", "RSS with all clients held (KiB)"),
+        ("hwm_during_kib", "VmHWM with all clients held (KiB)"),
+    ];
+    eprintln!(
+        "xtask: bench: --hold, {} rounds of {} (interleaved): {HOLD_CLIENTS} clients, each a {HOLD_BODY_BYTES}-byte \
+         body half sent, held {HOLD_SECS} s",
+        options.rounds,
+        servers.iter().map(|s| s.0).collect::<Vec<_>>().join(" ")
+    );
+    let mut tally = Tally { runs: BTreeMap::new(), errors: BTreeMap::new(), failures: Vec::new() };
+    let (clients, body, secs) =
+        (HOLD_CLIENTS.to_string(), HOLD_BODY_BYTES.to_string(), HOLD_SECS.to_string());
+    let started = Instant::now();
+    for round in 1..=options.rounds {
+        eprintln!("xtask: bench: hold round {round}/{}", options.rounds);
+        for &(name, binary) in servers {
+            let result = start_http(pinning, &release.join(binary)).and_then(|server| {
+                // `taskset` execs the server, so the child's pid is the server's.
+                let pid = server.child.id().to_string();
+                let argv = pinning.command(
+                    1,
+                    load,
+                    &[
+                        "hold",
+                        "--url",
+                        &server.url,
+                        "--pid",
+                        &pid,
+                        "--clients",
+                        &clients,
+                        "--body-bytes",
+                        &body,
+                        "--hold-secs",
+                        &secs,
+                    ],
+                );
+                let result = run_load(&argv);
+                drop(server);
+                result
+            });
+            if let Some(v) = tally.check(name, "hold", result) {
+                for (key, _) in KEYS {
+                    tally.record(name, key, v[key].as_f64());
+                }
+                let early = v["answered_early"].as_u64().unwrap_or(0) + v["closed"].as_u64().unwrap_or(0);
+                if early > 0 {
+                    tally.failures.push(format!(
+                        "{name} hold: {early} of {HOLD_CLIENTS} connections answered or closed before the body was complete ({})",
+                        v["first_answer"].as_str().unwrap_or("closed")
+                    ));
+                }
+            }
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let names: Vec<&'static str> = servers.iter().map(|s| s.0).collect();
+    let values = |name: &str, key: &str| -> Vec<f64> {
+        tally.runs.get(name).and_then(|r| r.get(key)).cloned().unwrap_or_default()
+    };
+    let ratio_keys: Vec<&str> =
+        ["rmcp", "floor"].into_iter().filter(|o| names.contains(&"kernel") && names.contains(o)).collect();
+    let mut header = format!("{:<36}", "median of the rounds");
+    for name in &names {
+        header.push_str(&format!(" {name:>15}"));
+    }
+    for other in &ratio_keys {
+        header.push_str(&format!(" {:>12}", format!("kernel/{other}")));
+    }
+    println!("{header}");
+    println!("{}", "-".repeat(header.chars().count()));
+    let mut metrics = serde_json::Map::new();
+    for (key, label) in KEYS {
+        let mut line = format!("{label:<36}");
+        let (mut medians, mut runs, mut ratios) =
+            (serde_json::Map::new(), serde_json::Map::new(), serde_json::Map::new());
+        for name in &names {
+            let v = values(name, key);
+            let cell = match (median(&v), spread(&v)) {
+                (Some(m), Some(s)) => format!("{} ±{s:.0}%", number(m)),
+                (Some(m), None) => number(m),
+                _ => "—".to_owned(),
+            };
+            line.push_str(&format!(" {cell:>15}"));
+            medians.insert((*name).to_owned(), json!(median(&v)));
+            runs.insert((*name).to_owned(), json!(v));
+        }
+        for other in &ratio_keys {
+            let ratio = median(&values("kernel", key))
+                .zip(median(&values(other, key)))
+                .filter(|(_, o)| *o > 0.0)
+                .map(|(k, o)| k / o);
+            line.push_str(&format!(" {:>12}", ratio.map_or("—".to_owned(), |r| format!("{r:.2}"))));
+            ratios.insert(format!("kernel/{other}"), json!(ratio));
+        }
+        println!("{line}");
+        metrics.insert(
+            key.to_owned(),
+            json!({"label": label, "median": medians, "ratio": ratios, "runs": runs}),
+        );
+    }
+    println!("(ratio < 1: kernel holds less memory per half-sent request; ±: half the range of the rounds)");
+    let unix = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let report = json!({
+        "commit": git_commit(root),
+        "unix_time": unix,
+        "machine": machine(),
+        "pinned": pinning.enabled,
+        "settings": {"rounds": options.rounds, "clients": HOLD_CLIENTS, "body_bytes": HOLD_BODY_BYTES, "hold_s": HOLD_SECS},
+        "servers": names,
+        "measuring_s": elapsed,
+        "metrics": metrics,
+        "errors": tally.errors,
+        "failures": tally.failures,
+    });
+    let path = root.join(HOLD_OUTPUT);
+    let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+    std::fs::write(&path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    eprintln!("xtask: bench: written to {HOLD_OUTPUT} ({elapsed:.0} s of measuring)");
     if tally.failures.is_empty() {
         Ok(())
     } else {
@@ -732,5 +888,7 @@ mod tests {
         assert_eq!(full.only, ["kernel", "floor"]);
         assert!(parse(&args(&["compare", "--only", "other"])).is_err());
         assert!(parse(&args(&["other"])).is_err());
+        assert!(!full.hold);
+        assert!(parse(&args(&["compare", "--hold"])).unwrap().hold);
     }
 }

@@ -1,14 +1,11 @@
-//! A complete host: the weather catalog, served over stdio.
-//!
-//! Run it with `cargo run --example weather` and type JSON-RPC lines on stdin; every report goes to
-//! stderr, stdout carries protocol lines only. With `-- --http 127.0.0.1:4000` it serves the stateless
-//! Streamable HTTP transport at `http://127.0.0.1:4000/mcp` instead (Ctrl-C stops it).
+//! The weather catalog: one tool, one resource, one template, one prompt, and the functions behind
+//! them. Shared by the example's `main.rs` and by the rmcp interoperability tests (`tests-rmcp`), so
+//! that both speak to the very same host.
 
-use mcp_kernel::http::{AllowedOrigins, McpHttp};
 use mcp_kernel::wire::types::{ContentBlock, PromptMessage, ResourceContents, Role};
 use mcp_kernel::{
-    Capabilities, GetPrompt, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
-    ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
+    BuildError, Capabilities, GetPrompt, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource,
+    ReaderError, ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::json;
 
@@ -74,43 +71,12 @@ async fn get_prompt(request: GetPrompt) -> Result<PromptOutput, ReaderError> {
     })
 }
 
-/// Serves the MCP endpoint at `/mcp` on `addr`, mounted in an axum router, until Ctrl-C.
-async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    let port = listener.local_addr()?.port();
-    let service = McpHttp::builder(server)
-        .allowed_origins(AllowedOrigins::list([
-            "http://localhost".to_owned(),
-            "http://127.0.0.1".to_owned(),
-            format!("http://localhost:{port}"),
-            format!("http://127.0.0.1:{port}"),
-        ]))
-        .authorize(|_parts| Ok(())) // a local demo: everyone who can reach the port may call
-        .build();
-    let app = axum::Router::new().route_service("/mcp", service);
-    tracing::info!("serving http://{}/mcp", listener.local_addr()?);
-    mcp_kernel::http::serve(listener, app, async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await?;
-    Ok(())
-}
-
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(ansi).with_env_filter("info").init();
-    let server = Server::builder(catalog())
+/// The weather host, built.
+pub fn weather_server() -> Result<Server, BuildError> {
+    Server::builder(catalog())
         .server_name("weather")
         .dispatch(dispatch)
         .resource_reader(read_resource)
         .prompt_reader(get_prompt)
-        .build()?;
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.as_slice() {
-        [] => mcp_kernel::stdio::serve(server).await?,
-        [flag, addr] if flag == "--http" => serve_http(server, addr).await?,
-        _ => return Err("usage: weather [--http ADDR]".into()),
-    }
-    Ok(())
+        .build()
 }
