@@ -942,7 +942,12 @@ fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
 }
 
 /// Opens one connection and sends the head and the first half of the body; the open stream, or why not.
-async fn half_send(authority: &str, head: &[u8], half: &[u8], deadline: Instant) -> Result<TcpStream, String> {
+async fn half_send(
+    authority: &str,
+    head: &[u8],
+    half: &[u8],
+    deadline: Instant,
+) -> Result<TcpStream, String> {
     let mut stream = timeout_at(deadline, TcpStream::connect(authority))
         .await
         .map_err(|_| "connect timed out".to_owned())?
