@@ -1,0 +1,119 @@
+//! The refusal type of C-14: `{:uncanonical, r}` becomes `Err(Uncanonical::…)`.
+
+use std::fmt;
+
+use crate::model::{EdgeKind, Provenance};
+
+/// Why a graph (or a record) has no canonical bytes (C-14). Variant names are the spec's reasons.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Uncanonical {
+    /// Two node ids are equal after NFC (C-6); names the NFC id.
+    DuplicateIdAfterNfc {
+        /// The id after NFC.
+        id: String,
+    },
+    /// A label value that C-9 refuses (in this model: a float from JSON); names the top-level label and
+    /// its whole value.
+    LabelValue {
+        /// The node id (or `"record"` for [`crate::encode_value`]).
+        id: String,
+        /// The top-level label key.
+        key: String,
+        /// The whole top-level value.
+        value: serde_json::Value,
+    },
+    /// A key that is neither an atom nor a string (C-5). Rust keys are strings, so this writer never
+    /// produces it; it is kept so the C-14 vocabulary is complete.
+    LabelKey {
+        /// The node id.
+        id: String,
+        /// A rendering of the offending key.
+        key: String,
+    },
+    /// Two keys of one object are equal after NFC (C-6); nothing is merged.
+    DuplicateLabelKey {
+        /// The node id (or `"record"`).
+        id: String,
+        /// The key after NFC.
+        key: String,
+    },
+    /// A field is not well-formed UTF-8 (C-7).
+    InvalidUtf8 {
+        /// The node id (or what identifies the owner).
+        id: String,
+        /// The field name.
+        field: String,
+    },
+    /// The graph fails its own check (B-3).
+    InvalidGraph(GraphReason),
+    /// A character outside XML 1.0 `Char` in the GraphML export (B-8); not produced by this crate.
+    NotXml {
+        /// The node id.
+        id: String,
+        /// The offending code point.
+        cp: u32,
+    },
+}
+
+/// The graph-check reason wrapped by [`Uncanonical::InvalidGraph`] (B-3, in check order).
+#[derive(Debug, Clone, PartialEq)]
+pub enum GraphReason {
+    /// Two nodes have the same raw id.
+    DuplicateNode(String),
+    /// Two edges have the same raw key.
+    DuplicateEdge {
+        /// Source id.
+        from: String,
+        /// Target id.
+        to: String,
+        /// Edge kind.
+        kind: EdgeKind,
+        /// Provenance.
+        provenance: Provenance,
+    },
+    /// An edge endpoint names no node.
+    DanglingEdge(String),
+    /// A weight is a float that is NaN, infinite or below zero (B-2).
+    InvalidWeight {
+        /// Source id.
+        from: String,
+        /// Target id.
+        to: String,
+        /// Edge kind.
+        kind: EdgeKind,
+        /// Provenance.
+        provenance: Provenance,
+    },
+}
+
+impl fmt::Display for GraphReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GraphReason::DuplicateNode(id) => write!(f, "duplicate_node {id:?}"),
+            GraphReason::DuplicateEdge { from, to, kind, provenance } => {
+                write!(f, "duplicate_edge {from:?} -> {to:?} {} {}", kind.as_str(), provenance.as_str())
+            }
+            GraphReason::DanglingEdge(id) => write!(f, "dangling_edge {id:?}"),
+            GraphReason::InvalidWeight { from, to, kind, provenance } => {
+                write!(f, "invalid weight on {from:?} -> {to:?} {} {}", kind.as_str(), provenance.as_str())
+            }
+        }
+    }
+}
+
+impl fmt::Display for Uncanonical {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("uncanonical: ")?;
+        match self {
+            Uncanonical::DuplicateIdAfterNfc { id } => write!(f, "duplicate_id_after_nfc {id:?}"),
+            Uncanonical::LabelValue { id, key, value } => write!(f, "label_value {id:?} {key:?} {value}"),
+            Uncanonical::LabelKey { id, key } => write!(f, "label_key {id:?} {key}"),
+            Uncanonical::DuplicateLabelKey { id, key } => write!(f, "duplicate_label_key {id:?} {key:?}"),
+            Uncanonical::InvalidUtf8 { id, field } => write!(f, "invalid_utf8 {id:?} {field}"),
+            Uncanonical::InvalidGraph(reason) => write!(f, "invalid_graph {reason}"),
+            Uncanonical::NotXml { id, cp } => write!(f, "not_xml {id:?} U+{cp:04X}"),
+        }
+    }
+}
+
+impl std::error::Error for Uncanonical {}

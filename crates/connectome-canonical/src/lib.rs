@@ -1,0 +1,44 @@
+//! Canonical bytes of the connectome graph, `schema_version` 3 (spec/connectome.md §C).
+//!
+//! The document is the contract: two graphs are the same exactly when their bytes are, and the hash is
+//! the digest the bytes name, over exactly those bytes.
+//!
+//! - **Input.** [`CanonicalGraph`] (nodes, edges) with typed vocabulary and [`Value`] labels that have
+//!   no float variant and integers of any size. The `connectome-graph` crate converts its graph into it.
+//! - **Layout (C-1).** UTF-8 JSON without insignificant whitespace; top level in the fixed order
+//!   `schema_version`, `algorithm`, `nodes`, `edges`. Node objects hold `id`, `kind`, `labels`,
+//!   `level`; edge objects `from`, `kind`, `provenance`, `sign`, `to`. No weight.
+//! - **Order.** Nodes by the bytes of the NFC id (C-2); edges by (NFC from, NFC to, kind, provenance)
+//!   as bytes (C-3); every other object by UTF-16 code units of its NFC keys (C-4).
+//! - **Text.** NFC on ids, endpoints, label keys and string values (C-6); the C-8 escaping set:
+//!   `\" \\ \b \t \n \f \r`, other controls as lowercase `\u00xx`, everything else literal UTF-8.
+//! - **Refusals (C-14)** are [`Uncanonical`] variants: ids equal after NFC, keys equal after NFC in one
+//!   object, floats in JSON labels ([`labels_from_json`]), ill-formed UTF-8 ([`text_from_bytes`]) and
+//!   graph-check failures. Nothing is merged, dropped or corrected.
+//! - **Digest (C-12).** [`digest()`] is the one digest site: SHA-256 (default), SHA-384, SHA-512.
+//! - **Verifier (C-13).** [`verify()`] checks held schema 1/2/3 bytes without re-encoding them.
+//! - **Sidecar (B-5, C-11).** [`encode_sidecar`] writes the unsigned weights; floats use
+//!   [`format_float`].
+//!
+//! NFC uses the `unicode-normalization` tables, Unicode [`UNICODE_VERSION`].
+#![forbid(unsafe_code)]
+
+pub mod digest;
+pub mod error;
+pub mod float;
+pub mod model;
+pub mod verify;
+pub mod writer;
+
+pub use digest::{Algorithm, UnknownAlgorithm, digest, to_hex};
+pub use error::{GraphReason, Uncanonical};
+pub use float::format_float;
+pub use model::{
+    CanonicalEdge, CanonicalGraph, CanonicalNode, EdgeKind, Integer, Labels, Level, NodeKind, Provenance,
+    SCHEMA_VERSION, Sign, Value, Weight, labels_from_json, text_from_bytes,
+};
+pub use verify::{Verified, VerifyError, record_algorithm, sign_vocabulary, verify};
+pub use writer::{check, encode, encode_sidecar, encode_value, hash, hash_hex};
+
+/// The Unicode version of the NFC tables in use (C-6, K-4).
+pub const UNICODE_VERSION: (u8, u8, u8) = unicode_normalization::UNICODE_VERSION;

@@ -1,0 +1,267 @@
+//! The writer of section C: envelope (C-1), node and edge order (C-2, C-3), label objects (C-4…C-9), the
+//! record encoder (C-10) and the sidecar (B-5, C-11).
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use unicode_normalization::UnicodeNormalization;
+
+use crate::digest::{Algorithm, digest, to_hex};
+use crate::error::{GraphReason, Uncanonical};
+use crate::float::format_float;
+use crate::model::{CanonicalEdge, CanonicalGraph, CanonicalNode, SCHEMA_VERSION, Value, Weight};
+
+/// NFC, not NFKC (C-6).
+fn nfc(s: &str) -> String {
+    s.nfc().collect()
+}
+
+/// Compares keys by UTF-16 code units (C-4, RFC 8785).
+fn utf16_cmp(a: &str, b: &str) -> Ordering {
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+/// Writes a JSON string with the C-8 escaping set; `s` must already be NFC.
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    for c in s.chars() {
+        match c {
+            '"' => out.extend_from_slice(b"\\\""),
+            '\\' => out.extend_from_slice(b"\\\\"),
+            '\u{08}' => out.extend_from_slice(b"\\b"),
+            '\t' => out.extend_from_slice(b"\\t"),
+            '\n' => out.extend_from_slice(b"\\n"),
+            '\u{0c}' => out.extend_from_slice(b"\\f"),
+            '\r' => out.extend_from_slice(b"\\r"),
+            c if u32::from(c) < 0x20 => {
+                out.extend_from_slice(format!("\\u{:04x}", u32::from(c)).as_bytes());
+            }
+            c => {
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+        }
+    }
+    out.push(b'"');
+}
+
+/// Writes a label value (C-9) for owner `id`; refusals name `id` and the NFC key.
+fn write_value(out: &mut Vec<u8>, id: &str, value: &Value) -> Result<(), Uncanonical> {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Int(n) => out.extend_from_slice(n.as_str().as_bytes()),
+        Value::Str(s) => write_str(out, &nfc(s)),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(out, id, item)?;
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => write_object(out, id, map)?,
+    }
+    Ok(())
+}
+
+/// Writes an object: keys NFC'd, refused when equal after NFC, sorted by UTF-16 code units (C-4, C-6).
+fn write_object(out: &mut Vec<u8>, id: &str, map: &BTreeMap<String, Value>) -> Result<(), Uncanonical> {
+    let mut entries: Vec<(String, &Value)> = map.iter().map(|(k, v)| (nfc(k), v)).collect();
+    entries.sort_by(|a, b| utf16_cmp(&a.0, &b.0));
+    if let Some(pair) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(Uncanonical::DuplicateLabelKey { id: id.to_owned(), key: pair[0].0.clone() });
+    }
+    out.push(b'{');
+    for (i, (key, value)) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, key);
+        out.push(b':');
+        write_value(out, id, value)?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// The raw edge key of B-2.
+fn raw_key(e: &CanonicalEdge) -> (&str, &str, &'static str, &'static str) {
+    (&e.from, &e.to, e.kind.as_str(), e.provenance.as_str())
+}
+
+/// The B-3 checks the writer repeats: duplicate id, duplicate edge key, dangling endpoint, bad weight.
+fn check_graph(graph: &CanonicalGraph) -> Result<(), GraphReason> {
+    let mut ids: Vec<&str> = graph.nodes.iter().map(|n| n.id.as_str()).collect();
+    ids.sort_unstable();
+    if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+        return Err(GraphReason::DuplicateNode(w[0].to_owned()));
+    }
+    let mut edges: Vec<&CanonicalEdge> = graph.edges.iter().collect();
+    edges.sort_by(|a, b| raw_key(a).cmp(&raw_key(b)));
+    if let Some(w) = edges.windows(2).find(|w| raw_key(w[0]) == raw_key(w[1])) {
+        let e = w[0];
+        return Err(GraphReason::DuplicateEdge {
+            from: e.from.clone(),
+            to: e.to.clone(),
+            kind: e.kind,
+            provenance: e.provenance,
+        });
+    }
+    for e in &edges {
+        for end in [&e.from, &e.to] {
+            if ids.binary_search(&end.as_str()).is_err() {
+                return Err(GraphReason::DanglingEdge(end.clone()));
+            }
+        }
+        if let Some(Weight::Float(f)) = e.weight
+            && (!f.is_finite() || f < 0.0)
+        {
+            return Err(GraphReason::InvalidWeight {
+                from: e.from.clone(),
+                to: e.to.clone(),
+                kind: e.kind,
+                provenance: e.provenance,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// An edge with its NFC'd endpoints, in canonical order.
+struct SortedEdge<'g> {
+    from: String,
+    to: String,
+    edge: &'g CanonicalEdge,
+}
+
+/// Nodes with their NFC ids, in canonical order.
+type SortedNodes<'g> = Vec<(String, &'g CanonicalNode)>;
+
+/// Checks the graph and returns nodes (NFC id) and edges in canonical order.
+fn prepare(graph: &CanonicalGraph) -> Result<(SortedNodes<'_>, Vec<SortedEdge<'_>>), Uncanonical> {
+    check_graph(graph).map_err(Uncanonical::InvalidGraph)?;
+    let mut nodes: Vec<(String, &CanonicalNode)> = graph.nodes.iter().map(|n| (nfc(&n.id), n)).collect();
+    nodes.sort_by(|a, b| a.0.cmp(&b.0));
+    if let Some(w) = nodes.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(Uncanonical::DuplicateIdAfterNfc { id: w[0].0.clone() });
+    }
+    let mut edges: Vec<SortedEdge<'_>> =
+        graph.edges.iter().map(|e| SortedEdge { from: nfc(&e.from), to: nfc(&e.to), edge: e }).collect();
+    edges.sort_by(|a, b| {
+        (a.from.as_str(), a.to.as_str(), a.edge.kind.as_str(), a.edge.provenance.as_str()).cmp(&(
+            b.from.as_str(),
+            b.to.as_str(),
+            b.edge.kind.as_str(),
+            b.edge.provenance.as_str(),
+        ))
+    });
+    Ok((nodes, edges))
+}
+
+/// The canonical bytes of `graph` under `algorithm` (C-1…C-9): the document that is the contract.
+pub fn encode(graph: &CanonicalGraph, algorithm: Algorithm) -> Result<Vec<u8>, Uncanonical> {
+    let (nodes, edges) = prepare(graph)?;
+    let mut out = Vec::with_capacity(256 + 160 * (nodes.len() + edges.len()));
+    out.extend_from_slice(format!("{{\"schema_version\":{SCHEMA_VERSION},\"algorithm\":").as_bytes());
+    write_str(&mut out, algorithm.name());
+    out.extend_from_slice(b",\"nodes\":[");
+    for (i, (id, node)) in nodes.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"id\":");
+        write_str(&mut out, id);
+        out.extend_from_slice(b",\"kind\":");
+        write_str(&mut out, node.kind.as_str());
+        out.extend_from_slice(b",\"labels\":");
+        write_object(&mut out, id, &node.labels)?;
+        out.extend_from_slice(b",\"level\":");
+        write_str(&mut out, node.level.as_str());
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"],\"edges\":[");
+    for (i, e) in edges.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"from\":");
+        write_str(&mut out, &e.from);
+        out.extend_from_slice(b",\"kind\":");
+        write_str(&mut out, e.edge.kind.as_str());
+        out.extend_from_slice(b",\"provenance\":");
+        write_str(&mut out, e.edge.provenance.as_str());
+        out.extend_from_slice(b",\"sign\":");
+        write_str(&mut out, e.edge.sign.as_str());
+        out.extend_from_slice(b",\"to\":");
+        write_str(&mut out, &e.to);
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"]}");
+    Ok(out)
+}
+
+/// Answers whether `graph` has canonical bytes, with the same refusal [`encode`] would give.
+pub fn check(graph: &CanonicalGraph) -> Result<(), Uncanonical> {
+    encode(graph, Algorithm::default()).map(drop)
+}
+
+/// The digest named by `algorithm` over the canonical bytes of `graph` (C-12).
+pub fn hash(graph: &CanonicalGraph, algorithm: Algorithm) -> Result<Vec<u8>, Uncanonical> {
+    encode(graph, algorithm).map(|bytes| digest(algorithm, &bytes))
+}
+
+/// [`hash`] as lowercase hex.
+pub fn hash_hex(graph: &CanonicalGraph, algorithm: Algorithm) -> Result<String, Uncanonical> {
+    hash(graph, algorithm).map(|d| to_hex(&d))
+}
+
+/// Writes a plain map with the label grammar (C-10), e.g. the diff record; refusals name `"record"`.
+pub fn encode_value(record: &BTreeMap<String, Value>) -> Result<Vec<u8>, Uncanonical> {
+    let mut out = Vec::new();
+    write_object(&mut out, "record", record)?;
+    Ok(out)
+}
+
+/// The unsigned weight sidecar (B-5): one entry per weighted edge, in edge order (C-3); integers as
+/// integers, floats per C-11. Refused with the graph's own reason when the graph cannot be encoded.
+pub fn encode_sidecar(graph: &CanonicalGraph) -> Result<Vec<u8>, Uncanonical> {
+    check(graph)?;
+    let (_, edges) = prepare(graph)?;
+    let mut out = format!("{{\"schema_version\":{SCHEMA_VERSION},\"weights\":[").into_bytes();
+    let mut first = true;
+    for e in &edges {
+        let Some(weight) = e.edge.weight else { continue };
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        out.extend_from_slice(b"{\"from\":");
+        write_str(&mut out, &e.from);
+        out.extend_from_slice(b",\"kind\":");
+        write_str(&mut out, e.edge.kind.as_str());
+        out.extend_from_slice(b",\"provenance\":");
+        write_str(&mut out, e.edge.provenance.as_str());
+        out.extend_from_slice(b",\"to\":");
+        write_str(&mut out, &e.to);
+        out.extend_from_slice(b",\"weight\":");
+        let text = match weight {
+            Weight::Int(n) => n.to_string(),
+            Weight::Float(f) => format_float(f).ok_or_else(|| {
+                Uncanonical::InvalidGraph(GraphReason::InvalidWeight {
+                    from: e.edge.from.clone(),
+                    to: e.edge.to.clone(),
+                    kind: e.edge.kind,
+                    provenance: e.edge.provenance,
+                })
+            })?,
+        };
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"]}");
+    Ok(out)
+}
