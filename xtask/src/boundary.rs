@@ -23,6 +23,7 @@ const LIBRARIES: &[&str] = &[
     "mcp-kernel-http",
     "mcp-kernel",
     "connectome-canonical",
+    "connectome-graph",
 ];
 const TRANSPORTS: &[&str] = &["mcp-kernel-stdio", "mcp-kernel-http"];
 

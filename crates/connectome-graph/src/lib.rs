@@ -1,0 +1,64 @@
+//! The connectome graph model (spec/connectome.md §A–B, K-1…K-3): nodes, edges, identities, the graph
+//! and its exports.
+//!
+//! - **Nodes (B-1)** are built only by [`Node::new`] (or [`Node::from_identity`]) from an [`Identity`];
+//!   the id is never a counter and never supplied by hand.
+//! - **Edges (B-2)** are built by [`Edge::new`], which takes **no sign**: every edge starts with
+//!   [`Sign::Unset`]. `sign` is a public field that the *consumer* may assign before rebuilding the graph;
+//!   this crate never constructs any other [`Sign`] value (A-6, K-1).
+//! - **Graphs (B-3)** are built by [`Graph::new`], which checks nodes then edges, refuses duplicate ids,
+//!   duplicate edge keys and dangling endpoints in that order, and stores nodes sorted by raw id and edges
+//!   by raw key.
+//! - **Canonical bytes (§C)** come from the `connectome-canonical` writer through
+//!   [`Graph::to_canonical`], [`Graph::to_canonical_bytes`] and [`Graph::hash_hex`].
+//! - **Non-canonical exports (B-8)**: [`Graph::to_dot`] and [`Graph::to_graphml`]; never hashed.
+//!
+//! # Identity scheme (A-13, K-2)
+//!
+//! [`Identity::id`] is the only function that derives an id. Its components are, in order, the server,
+//! the tag, then the rest of the identity; each component is escaped (`%` → `%25`, then `/` → `%2F`) and
+//! the components are joined with `/`. No NFC is applied here; ids are compared and hashed as bytes and
+//! never parsed back.
+//!
+//! A **Rust path stands where an Elixir module stood**: a module node `{server, my_crate::tools}` has the
+//! id `srv/module/my_crate::tools`. Rust has no arity, so the **function-level** (level `mfa`) id is a new
+//! scheme: `<server>/module/<path>/<fn>`, e.g. `srv/module/my_crate::tools/run` for `my_crate::tools::run`
+//! — the module path and the function name are separate components, so a function id always has one more
+//! component than its module's id. A crate stands where an OTP application stood: a boundary group read
+//! from a crate is `srv/boundary/application/<crate>`; a host-declared boundary rooted at a module is
+//! `srv/boundary/boundary_module/<path>`.
+//!
+//! | identity | level | id |
+//! |--|--|--|
+//! | `Server { "srv" }` | server | `srv/server` |
+//! | `Tool { "srv", "écho" }` | server | `srv/tool/écho` |
+//! | `Resource { "srv", "r://a" }` | server | `srv/resource/r:%2F%2Fa` |
+//! | `Prompt { "a/b", "p%" }` | server | `a%2Fb/prompt/p%25` |
+//! | `Process { "srv", "worker" }` | server | `srv/process/worker` |
+//! | `Module { "srv", "my_crate::tools" }` | module | `srv/module/my_crate::tools` |
+//! | `Fn { "srv", "my_crate::tools", "run" }` | mfa | `srv/module/my_crate::tools/run` |
+//! | `Boundary { "srv", Application, "my_crate" }` | boundary | `srv/boundary/application/my_crate` |
+//! | `Boundary { "srv", BoundaryModule, "my_crate::api" }` | boundary | `srv/boundary/boundary_module/my_crate::api` |
+//!
+//! Boundary identities have node kind `module`.
+#![forbid(unsafe_code)]
+
+pub mod error;
+pub mod export;
+pub mod graph;
+pub mod identity;
+
+pub use error::{GraphError, IdentityFault};
+pub use graph::{Edge, EdgeKey, Graph, Node};
+pub use identity::{GroupSource, Identity, escape_component};
+
+/// Re-exported vocabulary of the canonical model (A-2…A-5, K-3).
+pub use connectome_canonical::{
+    Algorithm, EdgeKind, Integer, Labels, Level, NodeKind, Provenance, SCHEMA_VERSION, Uncanonical, Value,
+    Weight,
+};
+
+/// The edge sign slot: this crate only ever constructs [`Sign::Unset`] (the default, set by
+/// [`Edge::new`]); `Allow`, `Deny`, `Hold` and `Ungoverned` are assigned by the consumer to the public
+/// [`Edge::sign`] field, and the graph is then rebuilt with [`Graph::new`].
+pub use connectome_canonical::Sign;
