@@ -584,18 +584,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             }
         }
     }
-    let path = root.join(OUTPUT);
-    let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-    std::fs::write(&path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
-    eprintln!("xtask: bench: written to {OUTPUT} ({elapsed:.0} s of measuring)");
-    if tally.failures.is_empty() {
-        Ok(())
-    } else {
-        for f in &tally.failures {
-            eprintln!("xtask: bench: {f}");
-        }
-        Err(format!("{} runs had errors", tally.failures.len()))
-    }
+    finish(&root, OUTPUT, &report, elapsed, &tally.failures)
 }
 
 /// `--hold`: memory per in-flight request with half its body sent, interleaved per round.
@@ -724,18 +713,28 @@ fn run_hold(
         "errors": tally.errors,
         "failures": tally.failures,
     });
-    let path = root.join(HOLD_OUTPUT);
-    let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+    finish(root, HOLD_OUTPUT, &report, elapsed, &tally.failures)
+}
+
+/// Writes a run's report under `root` and fails when any run had errors.
+fn finish(
+    root: &Path,
+    output: &str,
+    report: &Value,
+    elapsed: f64,
+    failures: &[String],
+) -> Result<(), String> {
+    let path = root.join(output);
+    let text = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
     std::fs::write(&path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
-    eprintln!("xtask: bench: written to {HOLD_OUTPUT} ({elapsed:.0} s of measuring)");
-    if tally.failures.is_empty() {
-        Ok(())
-    } else {
-        for f in &tally.failures {
-            eprintln!("xtask: bench: {f}");
-        }
-        Err(format!("{} runs had errors", tally.failures.len()))
+    eprintln!("xtask: bench: written to {output} ({elapsed:.0} s of measuring)");
+    if failures.is_empty() {
+        return Ok(());
     }
+    for f in failures {
+        eprintln!("xtask: bench: {f}");
+    }
+    Err(format!("{} runs had errors", failures.len()))
 }
 
 fn stdio_argv(

@@ -188,12 +188,7 @@ pub fn encode(graph: &CanonicalGraph, algorithm: Algorithm) -> Result<Vec<u8>, U
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(b"{\"from\":");
-        write_str(&mut out, &e.from);
-        out.extend_from_slice(b",\"kind\":");
-        write_str(&mut out, e.edge.kind.as_str());
-        out.extend_from_slice(b",\"provenance\":");
-        write_str(&mut out, e.edge.provenance.as_str());
+        write_edge_head(&mut out, e);
         out.extend_from_slice(b",\"sign\":");
         write_str(&mut out, e.edge.sign.as_str());
         out.extend_from_slice(b",\"to\":");
@@ -202,6 +197,17 @@ pub fn encode(graph: &CanonicalGraph, algorithm: Algorithm) -> Result<Vec<u8>, U
     }
     out.extend_from_slice(b"]}");
     Ok(out)
+}
+
+/// Opens an edge's object with the fields every edge record starts with, in key order:
+/// `{"from":…,"kind":…,"provenance":…`.
+fn write_edge_head(out: &mut Vec<u8>, e: &SortedEdge<'_>) {
+    out.extend_from_slice(b"{\"from\":");
+    write_str(out, &e.from);
+    out.extend_from_slice(b",\"kind\":");
+    write_str(out, e.edge.kind.as_str());
+    out.extend_from_slice(b",\"provenance\":");
+    write_str(out, e.edge.provenance.as_str());
 }
 
 /// Answers whether `graph` has canonical bytes, with the same refusal [`encode`] would give.
@@ -239,12 +245,7 @@ pub fn encode_sidecar(graph: &CanonicalGraph) -> Result<Vec<u8>, Uncanonical> {
             out.push(b',');
         }
         first = false;
-        out.extend_from_slice(b"{\"from\":");
-        write_str(&mut out, &e.from);
-        out.extend_from_slice(b",\"kind\":");
-        write_str(&mut out, e.edge.kind.as_str());
-        out.extend_from_slice(b",\"provenance\":");
-        write_str(&mut out, e.edge.provenance.as_str());
+        write_edge_head(&mut out, e);
         out.extend_from_slice(b",\"to\":");
         write_str(&mut out, &e.to);
         out.extend_from_slice(b",\"weight\":");
