@@ -9,8 +9,13 @@ use std::process::Command;
 
 use serde_json::Value;
 
-const SANS_IO: &[&str] =
-    &["mcp-kernel-wire", "mcp-kernel-schema", "mcp-kernel-router", "connectome-canonical"];
+const SANS_IO: &[&str] = &[
+    "mcp-kernel-wire",
+    "mcp-kernel-schema",
+    "mcp-kernel-router",
+    "connectome-canonical",
+    "connectome-graph",
+];
 const RUNTIMES: &[&str] = &["tokio", "axum", "hyper", "axum-core", "tokio-util"];
 /// HTTP client crates. (hyper and hyper-util are servers here; their client halves are features the
 /// library crates do not enable, which `deny.toml` and review keep so.)

@@ -46,6 +46,13 @@ pub enum Uncanonical {
     },
     /// The graph fails its own check (B-3).
     InvalidGraph(GraphReason),
+    /// A label value nests arrays and objects deeper than [`crate::MAX_LABEL_DEPTH`] levels. Not one of
+    /// the specification's reasons: a bound this writer adds so that a value built in code cannot
+    /// exhaust the stack.
+    TooDeep {
+        /// The node id (or `"record"`).
+        id: String,
+    },
     /// A character outside XML 1.0 `Char` in the GraphML export (B-8); not produced by this crate.
     NotXml {
         /// The node id.
@@ -111,9 +118,37 @@ impl fmt::Display for Uncanonical {
             Uncanonical::DuplicateLabelKey { id, key } => write!(f, "duplicate_label_key {id:?} {key:?}"),
             Uncanonical::InvalidUtf8 { id, field } => write!(f, "invalid_utf8 {id:?} {field}"),
             Uncanonical::InvalidGraph(reason) => write!(f, "invalid_graph {reason}"),
+            Uncanonical::TooDeep { id } => {
+                write!(f, "too_deep {id:?}: labels nest deeper than {} levels", crate::MAX_LABEL_DEPTH)
+            }
             Uncanonical::NotXml { id, cp } => write!(f, "not_xml {id:?} U+{cp:04X}"),
         }
     }
 }
 
 impl std::error::Error for Uncanonical {}
+
+/// A refusal of [`crate::hash_value`] (C-12).
+#[derive(Debug, Clone, PartialEq)]
+pub enum HashValueError {
+    /// The record's own `"algorithm"` member disagrees with the algorithm asked for.
+    AlgorithmMismatch {
+        /// The algorithm asked for.
+        requested: crate::Algorithm,
+    },
+    /// The record has no canonical bytes (C-10).
+    Uncanonical(Uncanonical),
+}
+
+impl fmt::Display for HashValueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HashValueError::AlgorithmMismatch { requested } => {
+                write!(f, "the record's \"algorithm\" member is not {:?}", requested.name())
+            }
+            HashValueError::Uncanonical(reason) => reason.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for HashValueError {}

@@ -15,7 +15,8 @@
 //! - **Refusals (C-14)** are [`Uncanonical`] variants: ids equal after NFC, keys equal after NFC in one
 //!   object, floats in JSON labels ([`labels_from_json`]), ill-formed UTF-8 ([`text_from_bytes`]) and
 //!   graph-check failures. Nothing is merged, dropped or corrected.
-//! - **Digest (C-12).** [`digest()`] is the one digest site: SHA-256 (default), SHA-384, SHA-512.
+//! - **Digest (C-12).** [`digest()`] is the one digest site: SHA-256 (default), SHA-384, SHA-512;
+//!   [`hash_value`] hashes a record and refuses one whose own `"algorithm"` member disagrees.
 //! - **Verifier (C-13).** [`verify()`] checks held schema 1/2/3 bytes without re-encoding them.
 //! - **Sidecar (B-5, C-11).** [`encode_sidecar`] writes the unsigned weights; floats use
 //!   [`format_float`].
@@ -31,14 +32,16 @@ pub mod verify;
 pub mod writer;
 
 pub use digest::{Algorithm, UnknownAlgorithm, digest, to_hex};
-pub use error::{GraphReason, Uncanonical};
+pub use error::{GraphReason, HashValueError, Uncanonical};
 pub use float::format_float;
 pub use model::{
     CanonicalEdge, CanonicalGraph, CanonicalNode, EdgeKind, Integer, Labels, Level, NodeKind, Provenance,
     SCHEMA_VERSION, Sign, Value, Weight, labels_from_json, text_from_bytes,
 };
 pub use verify::{Verified, VerifyError, record_algorithm, sign_vocabulary, verify};
-pub use writer::{check, encode, encode_sidecar, encode_value, hash, hash_hex};
+pub use writer::{
+    MAX_LABEL_DEPTH, check, encode, encode_sidecar, encode_value, hash, hash_hex, hash_value, nfc, utf16_cmp,
+};
 
 /// The Unicode version of the NFC tables in use (C-6, K-4).
 pub const UNICODE_VERSION: (u8, u8, u8) = unicode_normalization::UNICODE_VERSION;

@@ -269,6 +269,9 @@ impl Value {
 
 /// Converts JSON labels of node `id`, refusing a float at any depth as C-9's `label_value`, naming the
 /// first offending top-level label in key byte order and its whole value.
+///
+/// `serde_json` reads integers beyond the 64-bit range, and `-0`, as floats, so they are refused here;
+/// build such labels with [`Value::Int`] and [`Integer::parse`] instead.
 pub fn labels_from_json(
     id: &str,
     labels: &serde_json::Map<String, serde_json::Value>,

@@ -1,52 +1,70 @@
 //! The writer of section C: envelope (C-1), node and edge order (C-2, C-3), label objects (C-4…C-9), the
 //! record encoder (C-10) and the sidecar (B-5, C-11).
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
 
 use crate::digest::{Algorithm, digest, to_hex};
-use crate::error::{GraphReason, Uncanonical};
+use crate::error::{GraphReason, HashValueError, Uncanonical};
 use crate::float::format_float;
 use crate::model::{CanonicalEdge, CanonicalGraph, CanonicalNode, SCHEMA_VERSION, Value, Weight};
 
-/// NFC, not NFKC (C-6).
-fn nfc(s: &str) -> String {
-    s.nfc().collect()
-}
-
-/// Compares keys by UTF-16 code units (C-4, RFC 8785).
-fn utf16_cmp(a: &str, b: &str) -> Ordering {
-    a.encode_utf16().cmp(b.encode_utf16())
-}
-
-/// Writes a JSON string with the C-8 escaping set; `s` must already be NFC.
-fn write_str(out: &mut Vec<u8>, s: &str) {
-    out.push(b'"');
-    for c in s.chars() {
-        match c {
-            '"' => out.extend_from_slice(b"\\\""),
-            '\\' => out.extend_from_slice(b"\\\\"),
-            '\u{08}' => out.extend_from_slice(b"\\b"),
-            '\t' => out.extend_from_slice(b"\\t"),
-            '\n' => out.extend_from_slice(b"\\n"),
-            '\u{0c}' => out.extend_from_slice(b"\\f"),
-            '\r' => out.extend_from_slice(b"\\r"),
-            c if u32::from(c) < 0x20 => {
-                out.extend_from_slice(format!("\\u{:04x}", u32::from(c)).as_bytes());
-            }
-            c => {
-                let mut buf = [0u8; 4];
-                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-            }
-        }
+/// NFC, not NFKC (C-6), as the writer applies it; borrows when the quick check proves the text
+/// already is (ASCII always is).
+pub fn nfc(s: &str) -> Cow<'_, str> {
+    if s.is_ascii() || is_nfc_quick(s.chars()) == IsNormalized::Yes {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(s.nfc().collect())
     }
+}
+
+/// Compares keys by UTF-16 code units (C-4, RFC 8785). The orders differ only between a character above
+/// U+FFFF and one in U+E000…U+FFFF, so when either side is ASCII the byte order is the same.
+pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
+    if a.is_ascii() || b.is_ascii() { a.cmp(b) } else { a.encode_utf16().cmp(b.encode_utf16()) }
+}
+
+/// Writes a JSON string with the C-8 escaping set; `s` must already be NFC. Every byte of a multi-byte
+/// UTF-8 sequence is 0x80 or above, so the text is scanned byte-wise and copied in unescaped runs.
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = s.as_bytes();
+    out.push(b'"');
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            0x08 => b"\\b",
+            b'\t' => b"\\t",
+            b'\n' => b"\\n",
+            0x0c => b"\\f",
+            b'\r' => b"\\r",
+            0x00..=0x1f => &[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0x0f)]],
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[run..i]);
+        out.extend_from_slice(escape);
+        run = i + 1;
+    }
+    out.extend_from_slice(&bytes[run..]);
     out.push(b'"');
 }
 
-/// Writes a label value (C-9) for owner `id`; refusals name `id` and the NFC key.
-fn write_value(out: &mut Vec<u8>, id: &str, value: &Value) -> Result<(), Uncanonical> {
+/// How deep label values may nest (the top-level labels object is level 1), the same bound `serde_json`
+/// puts on the JSON it parses; the writer recurses once per level, so an unbounded depth built in code
+/// could exhaust the stack instead of being refused.
+pub const MAX_LABEL_DEPTH: usize = 128;
+
+/// Writes a label value (C-9) for owner `id` at nesting `depth`; refusals name `id` and the NFC key.
+fn write_value(out: &mut Vec<u8>, id: &str, value: &Value, depth: usize) -> Result<(), Uncanonical> {
+    if depth > MAX_LABEL_DEPTH && matches!(value, Value::Array(_) | Value::Object(_)) {
+        return Err(Uncanonical::TooDeep { id: id.to_owned() });
+    }
     match value {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
@@ -59,21 +77,29 @@ fn write_value(out: &mut Vec<u8>, id: &str, value: &Value) -> Result<(), Uncanon
                 if i > 0 {
                     out.push(b',');
                 }
-                write_value(out, id, item)?;
+                write_value(out, id, item, depth + 1)?;
             }
             out.push(b']');
         }
-        Value::Object(map) => write_object(out, id, map)?,
+        Value::Object(map) => write_object(out, id, map, depth)?,
     }
     Ok(())
 }
 
 /// Writes an object: keys NFC'd, refused when equal after NFC, sorted by UTF-16 code units (C-4, C-6).
-fn write_object(out: &mut Vec<u8>, id: &str, map: &BTreeMap<String, Value>) -> Result<(), Uncanonical> {
-    let mut entries: Vec<(String, &Value)> = map.iter().map(|(k, v)| (nfc(k), v)).collect();
+fn write_object(
+    out: &mut Vec<u8>,
+    id: &str,
+    map: &BTreeMap<String, Value>,
+    depth: usize,
+) -> Result<(), Uncanonical> {
+    let mut entries: Vec<(Cow<'_, str>, &Value)> = map.iter().map(|(k, v)| (nfc(k), v)).collect();
     entries.sort_by(|a, b| utf16_cmp(&a.0, &b.0));
     if let Some(pair) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
-        return Err(Uncanonical::DuplicateLabelKey { id: id.to_owned(), key: pair[0].0.clone() });
+        return Err(Uncanonical::DuplicateLabelKey {
+            id: id.to_owned(),
+            key: pair[0].0.clone().into_owned(),
+        });
     }
     out.push(b'{');
     for (i, (key, value)) in entries.iter().enumerate() {
@@ -82,7 +108,7 @@ fn write_object(out: &mut Vec<u8>, id: &str, map: &BTreeMap<String, Value>) -> R
         }
         write_str(out, key);
         out.push(b':');
-        write_value(out, id, value)?;
+        write_value(out, id, value, depth + 1)?;
     }
     out.push(b'}');
     Ok(())
@@ -93,8 +119,21 @@ fn raw_key(e: &CanonicalEdge) -> (&str, &str, &'static str, &'static str) {
     (&e.from, &e.to, e.kind.as_str(), e.provenance.as_str())
 }
 
-/// The B-3 checks the writer repeats: duplicate id, duplicate edge key, dangling endpoint, bad weight.
+/// The B-3 checks the writer repeats, in the graph's own order: each edge's weight, then a duplicate
+/// id, a duplicate edge key and a dangling endpoint.
 fn check_graph(graph: &CanonicalGraph) -> Result<(), GraphReason> {
+    for e in &graph.edges {
+        if let Some(Weight::Float(f)) = e.weight
+            && (!f.is_finite() || f < 0.0)
+        {
+            return Err(GraphReason::InvalidWeight {
+                from: e.from.clone(),
+                to: e.to.clone(),
+                kind: e.kind,
+                provenance: e.provenance,
+            });
+        }
+    }
     let mut ids: Vec<&str> = graph.nodes.iter().map(|n| n.id.as_str()).collect();
     ids.sort_unstable();
     if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
@@ -117,44 +156,34 @@ fn check_graph(graph: &CanonicalGraph) -> Result<(), GraphReason> {
                 return Err(GraphReason::DanglingEdge(end.clone()));
             }
         }
-        if let Some(Weight::Float(f)) = e.weight
-            && (!f.is_finite() || f < 0.0)
-        {
-            return Err(GraphReason::InvalidWeight {
-                from: e.from.clone(),
-                to: e.to.clone(),
-                kind: e.kind,
-                provenance: e.provenance,
-            });
-        }
     }
     Ok(())
 }
 
 /// An edge with its NFC'd endpoints, in canonical order.
 struct SortedEdge<'g> {
-    from: String,
-    to: String,
+    from: Cow<'g, str>,
+    to: Cow<'g, str>,
     edge: &'g CanonicalEdge,
 }
 
 /// Nodes with their NFC ids, in canonical order.
-type SortedNodes<'g> = Vec<(String, &'g CanonicalNode)>;
+type SortedNodes<'g> = Vec<(Cow<'g, str>, &'g CanonicalNode)>;
 
 /// Checks the graph and returns nodes (NFC id) and edges in canonical order.
 fn prepare(graph: &CanonicalGraph) -> Result<(SortedNodes<'_>, Vec<SortedEdge<'_>>), Uncanonical> {
     check_graph(graph).map_err(Uncanonical::InvalidGraph)?;
-    let mut nodes: Vec<(String, &CanonicalNode)> = graph.nodes.iter().map(|n| (nfc(&n.id), n)).collect();
+    let mut nodes: SortedNodes<'_> = graph.nodes.iter().map(|n| (nfc(&n.id), n)).collect();
     nodes.sort_by(|a, b| a.0.cmp(&b.0));
     if let Some(w) = nodes.windows(2).find(|w| w[0].0 == w[1].0) {
-        return Err(Uncanonical::DuplicateIdAfterNfc { id: w[0].0.clone() });
+        return Err(Uncanonical::DuplicateIdAfterNfc { id: w[0].0.clone().into_owned() });
     }
     let mut edges: Vec<SortedEdge<'_>> =
         graph.edges.iter().map(|e| SortedEdge { from: nfc(&e.from), to: nfc(&e.to), edge: e }).collect();
     edges.sort_by(|a, b| {
-        (a.from.as_str(), a.to.as_str(), a.edge.kind.as_str(), a.edge.provenance.as_str()).cmp(&(
-            b.from.as_str(),
-            b.to.as_str(),
+        (&*a.from, &*a.to, a.edge.kind.as_str(), a.edge.provenance.as_str()).cmp(&(
+            &*b.from,
+            &*b.to,
             b.edge.kind.as_str(),
             b.edge.provenance.as_str(),
         ))
@@ -178,7 +207,7 @@ pub fn encode(graph: &CanonicalGraph, algorithm: Algorithm) -> Result<Vec<u8>, U
         out.extend_from_slice(b",\"kind\":");
         write_str(&mut out, node.kind.as_str());
         out.extend_from_slice(b",\"labels\":");
-        write_object(&mut out, id, &node.labels)?;
+        write_object(&mut out, id, &node.labels, 1)?;
         out.extend_from_slice(b",\"level\":");
         write_str(&mut out, node.level.as_str());
         out.push(b'}');
@@ -228,8 +257,20 @@ pub fn hash_hex(graph: &CanonicalGraph, algorithm: Algorithm) -> Result<String, 
 /// Writes a plain map with the label grammar (C-10), e.g. the diff record; refusals name `"record"`.
 pub fn encode_value(record: &BTreeMap<String, Value>) -> Result<Vec<u8>, Uncanonical> {
     let mut out = Vec::new();
-    write_object(&mut out, "record", record)?;
+    write_object(&mut out, "record", record, 1)?;
     Ok(out)
+}
+
+/// The digest named by `algorithm` over [`encode_value`]'s bytes of `record` (C-12), refusing first a
+/// record whose own `"algorithm"` member is not exactly that algorithm's name (nothing is hashed then).
+pub fn hash_value(record: &BTreeMap<String, Value>, algorithm: Algorithm) -> Result<Vec<u8>, HashValueError> {
+    if let Some(named) = record.get("algorithm")
+        && *named != Value::Str(algorithm.name().to_owned())
+    {
+        return Err(HashValueError::AlgorithmMismatch { requested: algorithm });
+    }
+    let bytes = encode_value(record).map_err(HashValueError::Uncanonical)?;
+    Ok(digest(algorithm, &bytes))
 }
 
 /// The unsigned weight sidecar (B-5): one entry per weighted edge, in edge order (C-3); integers as

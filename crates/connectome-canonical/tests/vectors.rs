@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 
 use connectome_canonical::{
-    Algorithm, CanonicalEdge, CanonicalGraph, CanonicalNode, EdgeKind, GraphReason, Integer, Labels, Level,
-    NodeKind, Provenance, Sign, Uncanonical, Value, VerifyError, Weight, check, digest, encode,
-    encode_sidecar, encode_value, format_float, hash_hex, labels_from_json, text_from_bytes, to_hex, verify,
+    Algorithm, CanonicalEdge, CanonicalGraph, CanonicalNode, EdgeKind, GraphReason, HashValueError, Integer,
+    Labels, Level, NodeKind, Provenance, Sign, Uncanonical, Value, VerifyError, Weight, check, digest,
+    encode, encode_sidecar, encode_value, format_float, hash_hex, labels_from_json, text_from_bytes, to_hex,
+    verify,
 };
 
 fn node(id: &str, kind: NodeKind, level: Level, labels: Labels) -> CanonicalNode {
@@ -615,4 +616,96 @@ fn c13_sign_vocabulary_by_version() {
     }
     let ungoverned = C15_BYTES.replace(r#""sign":"unset""#, r#""sign":"ungoverned""#);
     assert!(verify(ungoverned.as_bytes(), &sha256_hex(ungoverned.as_bytes())).is_ok());
+}
+
+// ---------------------------------------------------------------------------------------------- C-12
+
+#[test]
+fn c12_hash_value_refuses_a_record_naming_another_algorithm() {
+    let record: BTreeMap<String, Value> =
+        [("algorithm".to_owned(), Value::from("sha256")), ("n".to_owned(), Value::from(1))].into();
+    for algorithm in [Algorithm::Sha384, Algorithm::Sha512] {
+        assert_eq!(
+            connectome_canonical::hash_value(&record, algorithm),
+            Err(HashValueError::AlgorithmMismatch { requested: algorithm })
+        );
+    }
+    let spelled: BTreeMap<String, Value> = [("algorithm".to_owned(), Value::from("SHA256"))].into();
+    assert!(matches!(
+        connectome_canonical::hash_value(&spelled, Algorithm::Sha256),
+        Err(HashValueError::AlgorithmMismatch { .. })
+    ));
+    let not_a_string: BTreeMap<String, Value> = [("algorithm".to_owned(), Value::Null)].into();
+    assert!(connectome_canonical::hash_value(&not_a_string, Algorithm::Sha256).is_err());
+}
+
+#[test]
+fn c12_hash_value_hashes_exactly_the_record_bytes() {
+    let record: BTreeMap<String, Value> =
+        [("algorithm".to_owned(), Value::from("sha384")), ("n".to_owned(), Value::from(1))].into();
+    let bytes = connectome_canonical::encode_value(&record).unwrap();
+    assert_eq!(text(&bytes), r#"{"algorithm":"sha384","n":1}"#);
+    assert_eq!(
+        connectome_canonical::hash_value(&record, Algorithm::Sha384).unwrap(),
+        connectome_canonical::digest(Algorithm::Sha384, &bytes)
+    );
+    let without: BTreeMap<String, Value> = [("n".to_owned(), Value::from(1))].into();
+    assert_eq!(
+        connectome_canonical::hash_value(&without, Algorithm::Sha512).unwrap(),
+        connectome_canonical::digest(Algorithm::Sha512, b"{\"n\":1}")
+    );
+}
+
+#[test]
+fn c12_hash_value_passes_record_refusals_through() {
+    let record: BTreeMap<String, Value> =
+        [("\u{212b}".to_owned(), Value::from(1)), ("\u{c5}".to_owned(), Value::from(2))].into();
+    assert!(matches!(
+        connectome_canonical::hash_value(&record, Algorithm::Sha256),
+        Err(HashValueError::Uncanonical(Uncanonical::DuplicateLabelKey { .. }))
+    ));
+}
+
+#[test]
+fn b3_writer_checks_weights_before_duplicate_ids() {
+    let mut g = CanonicalGraph {
+        nodes: vec![
+            node("a", NodeKind::Tool, Level::Server, Labels::new()),
+            node("a", NodeKind::Tool, Level::Server, Labels::new()),
+        ],
+        edges: vec![edge("a", "a", EdgeKind::Invoke, Provenance::Declared, Some(Weight::Float(f64::NAN)))],
+    };
+    assert!(matches!(check(&g), Err(Uncanonical::InvalidGraph(GraphReason::InvalidWeight { .. }))));
+    g.edges[0].weight = None;
+    assert_eq!(check(&g), Err(Uncanonical::InvalidGraph(GraphReason::DuplicateNode("a".into()))));
+}
+
+/// `levels` nested arrays around an integer.
+fn nested(levels: usize) -> Value {
+    (0..levels).fold(Value::from(1), |inner, _| Value::Array(vec![inner]))
+}
+
+#[test]
+fn refuses_labels_nested_deeper_than_the_bound_instead_of_exhausting_the_stack() {
+    let fits = labels([("deep", nested(connectome_canonical::MAX_LABEL_DEPTH - 1))]);
+    assert!(encode_value(&fits).is_ok(), "the labels object and 127 arrays are 128 levels");
+    let too_deep = labels([("deep", nested(connectome_canonical::MAX_LABEL_DEPTH))]);
+    assert_eq!(encode_value(&too_deep), Err(Uncanonical::TooDeep { id: "record".into() }));
+    // Far deeper than a 512 KiB stack survives if the writer recursed without a bound: the refusal must
+    // come first. The tree is taken apart iteratively, since dropping it recursively would overflow too.
+    let outcome = std::thread::Builder::new()
+        .stack_size(512 * 1024)
+        .spawn(|| {
+            let mut very_deep = labels([("deep", nested(100_000))]);
+            let answer = encode_value(&very_deep);
+            let mut next = very_deep.remove("deep");
+            while let Some(Value::Array(mut items)) = next {
+                next = items.pop();
+            }
+            answer
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(outcome, Err(Uncanonical::TooDeep { id: "record".into() }));
 }

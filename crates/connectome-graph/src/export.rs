@@ -84,6 +84,8 @@ fn flatten(graph: &Graph) -> Result<(Vec<FlatNode>, Vec<FlatEdge>), Uncanonical>
     Ok((nodes, edges))
 }
 
+/// Writes a DOT quoted string. `"` is escaped; `\` is written as `\\`, so a trailing backslash cannot
+/// swallow the closing quote — Graphviz shows such a backslash doubled (DOT has no escape for it).
 fn dot_q(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
@@ -177,7 +179,9 @@ impl Graph {
             nodes.iter().flat_map(|n| n.labels.iter().map(|(k, _)| k.as_str())).collect();
         label_keys.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
         label_keys.dedup();
-        let key_id = |key: &str| label_keys.iter().position(|k| *k == key).unwrap_or_default();
+        let key_id = |key: &str| {
+            label_keys.binary_search_by(|k| connectome_canonical::utf16_cmp(k, key)).unwrap_or_default()
+        };
 
         let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
         out.push_str("<graphml xmlns=\"http://graphml.graphdrawing.org/xmlns\">\n");

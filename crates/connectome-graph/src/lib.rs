@@ -11,6 +11,8 @@
 //!   by raw key.
 //! - **Canonical bytes (§C)** come from the `connectome-canonical` writer through
 //!   [`Graph::to_canonical`], [`Graph::to_canonical_bytes`] and [`Graph::hash_hex`].
+//! - **Diff (§F)**: [`Diff::run`] puts every edge label of a declared and an observed graph in one of
+//!   four classes, counts the ten coverage numbers and writes the B-7 record.
 //! - **Non-canonical exports (B-8)**: [`Graph::to_dot`] and [`Graph::to_graphml`]; never hashed.
 //!
 //! # Identity scheme (A-13, K-2)
@@ -43,14 +45,21 @@
 //! Boundary identities have node kind `module`.
 #![forbid(unsafe_code)]
 
+pub mod diff;
 pub mod error;
 pub mod export;
 pub mod graph;
 pub mod identity;
+pub mod reach;
 
+pub use diff::{Classes, Coverage, Diff, DiffError, Label, SideError, SignChange};
 pub use error::{GraphError, IdentityFault};
 pub use graph::{Edge, EdgeKey, Graph, Node};
 pub use identity::{GroupSource, Identity, escape_component};
+pub use reach::{
+    DEFAULT_MAX_EDGES, DominanceOptions, Path, PathOptions, ReachError, all_paths, dominates, mandatory_pass,
+    reachable, reachable_without,
+};
 
 /// Re-exported vocabulary of the canonical model (A-2…A-5, K-3).
 pub use connectome_canonical::{

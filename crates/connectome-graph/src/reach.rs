@@ -1,0 +1,290 @@
+//! Reachability and dominance queries over a [`Graph`] (spec/connectome.md §G, K-5).
+//!
+//! # Queries and results (G-1)
+//!
+//! | function | result |
+//! |--|--|
+//! | [`reachable`] | `Ok(bool)` |
+//! | [`reachable_without`] | `Ok(None)` or `Ok(Some(Path))`, a witness |
+//! | [`dominates`] | `Ok(bool)` |
+//! | [`mandatory_pass`] | `Ok(BTreeSet<String>)` of node ids |
+//! | [`all_paths`] | always `Err(ReachError::Refused("all_paths"))` |
+//!
+//! # Semantics (G-2)
+//!
+//! - Paths follow edge direction over the **admitted kinds** only; a node reaches itself with zero hops.
+//! - Gates are crossed at the endpoints too: if `from` or `to` is a gate, [`reachable_without`] answers
+//!   `None`.
+//! - `max_hops`: a query whose shortest admitted path is longer than `max_hops` answers false / `None`.
+//! - The dominance queries add a **virtual root** with an edge to each entry (A-11: the entry set is the
+//!   `server` nodes unless [`DominanceOptions::entries`] is given). `d` dominates `t` when every path from
+//!   the root to `t` passes through `d`. The root itself is never reported. A sole entry therefore
+//!   dominates everything reachable; with several entries, an entry dominates `t` only if every root path
+//!   to `t` crosses it anyway (e.g. entries `[a, b]` with `b → a → t` and no other way in).
+//! - [`dominates`]`(g, x, x)` is true when `x` is reachable from the root.
+//! - If the target is unreachable from the root, both dominance queries answer
+//!   `Err(ReachError::Unreachable(t))`, never true.
+//! - Signs are never consulted; neither are weights, labels or provenance.
+//!
+//! # Witness (G-3, K-5)
+//!
+//! The witness of [`reachable_without`] is a **shortest** gate-free path over the admitted kinds: the one
+//! a breadth-first search from `from` finds when it visits each node's out-edges in canonical graph edge
+//! order (raw key `(from, to, kind name, provenance name)`, as [`Graph::edges`] stores them). For each step
+//! the edge is the first edge in graph order between those two nodes with an admitted kind. It always
+//! holds that `edges.len() == nodes.len() - 1`, that every edge is an element of [`Graph::edges`], that
+//! `edges[i].from == nodes[i]` and `edges[i].to == nodes[i + 1]`, and that no gate appears. When
+//! `from == to` (and it is no gate) the witness is the zero-hop path `nodes = [from]`, `edges = []`.
+//!
+//! The tie-break between shortest paths is fixed by the canonical order; Elixir's was whatever `:digraph`
+//! did, so only the properties above and cases with a unique shortest path compare across the two.
+//!
+//! # Options (G-4)
+//!
+//! | option | field of | values |
+//! |--|--|--|
+//! | `kinds` | [`PathOptions`], [`DominanceOptions`] | `None` (all four) or a non-empty set |
+//! | `max_hops` | [`PathOptions`] | `None` (infinity) or a positive count |
+//! | `entries` | [`DominanceOptions`] | `None` (the server nodes; there must be one) or a non-empty list of known ids |
+//! | `max_edges` | [`PathOptions`], [`DominanceOptions`] | default [`DEFAULT_MAX_EDGES`]; the graph's edge count (every kind) must not exceed it |
+//!
+//! Each query takes the option struct of its family, so an option the query does not allow (G-4's
+//! `{:unknown_option, k}`) cannot be written: that refusal is impossible by type.
+//!
+//! # Refusal order (G-5)
+//!
+//! 1. options, in the order `kinds`, `max_hops` / `entries`: [`ReachError::InvalidOption`], then
+//!    [`ReachError::UnknownNode`] for the first unknown entry id (in list order);
+//! 2. the cap: [`ReachError::Cap`], before any adjacency is built;
+//! 3. `Graph.check`: vacuous in Rust, since a [`Graph`] can only be obtained from [`Graph::new`], which
+//!    checks it (B-3), and it has no mutable access;
+//! 4. argument ids, in argument order (`from`, `to`, then each gate; `gate`, then `target`):
+//!    [`ReachError::UnknownNode`].
+//!
+//! # Algorithms and cost (G-6)
+//!
+//! Each query builds a private adjacency list over the admitted kinds (in canonical order, endpoint ids
+//! resolved through a per-query map of borrowed ids, nothing cloned) and drops it on every exit; nothing
+//! is cached. [`reachable`] and [`reachable_without`] are one breadth-first search, O(V + E).
+//! [`dominates`] is the definition itself: one search from the root with the gate, one without, O(V + E).
+//! [`mandatory_pass`] builds a `petgraph::Graph` (node `i` is `g.nodes()[i]`, plus the root) and finds
+//! the target's dominators in O(V + E): they all lie on any one root→target path, and a path node
+//! dominates exactly when nothing reachable before it, off the path, rejoins the path beyond it. Its
+//! answer equals the removal definition that [`dominates`] uses (a property test holds them equal). A
+//! whole-tree algorithm (petgraph's `simple_fast`) was measured quadratic on a long chain with many
+//! joins — minutes just under the default edge cap — and is not used.
+
+use std::collections::BTreeSet;
+use std::convert::Infallible;
+
+use crate::graph::{Edge, Graph};
+use crate::{EdgeKind, NodeKind};
+
+mod error;
+mod search;
+
+pub use error::ReachError;
+
+use search::{Adjacency, KindMask, bfs, kind_slot, node_index, strict_dominators};
+
+/// The default of `max_edges` (G-4): a graph with more edges is refused before anything is built.
+pub const DEFAULT_MAX_EDGES: usize = 1_000_000;
+
+/// A witness path (G-3): `nodes` are ids from `from` to `to`, `edges` the graph edges between them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Path {
+    /// The node ids, from the source to the target; never empty.
+    pub nodes: Vec<String>,
+    /// The edges, `edges[i]` from `nodes[i]` to `nodes[i + 1]`; one fewer than the nodes.
+    pub edges: Vec<Edge>,
+}
+
+/// The options of [`reachable`] and [`reachable_without`] (G-4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathOptions {
+    /// The admitted edge kinds; `None` admits all four, an empty set is refused.
+    pub kinds: Option<BTreeSet<EdgeKind>>,
+    /// The longest path accepted, in edges; `None` is infinity, `Some(0)` is refused.
+    pub max_hops: Option<usize>,
+    /// The largest graph (in edges, every kind) the query accepts.
+    pub max_edges: usize,
+}
+
+impl Default for PathOptions {
+    fn default() -> PathOptions {
+        PathOptions { kinds: None, max_hops: None, max_edges: DEFAULT_MAX_EDGES }
+    }
+}
+
+/// The options of [`dominates`] and [`mandatory_pass`] (G-4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DominanceOptions {
+    /// The admitted edge kinds; `None` admits all four, an empty set is refused.
+    pub kinds: Option<BTreeSet<EdgeKind>>,
+    /// The entry ids; `None` means the `server` nodes; an empty list is refused.
+    pub entries: Option<Vec<String>>,
+    /// The largest graph (in edges, every kind) the query accepts.
+    pub max_edges: usize,
+}
+
+impl Default for DominanceOptions {
+    fn default() -> DominanceOptions {
+        DominanceOptions { kinds: None, entries: None, max_edges: DEFAULT_MAX_EDGES }
+    }
+}
+
+/// Whether `to` can be reached from `from` over the admitted kinds within `max_hops` (G-1, G-2).
+pub fn reachable(g: &Graph, from: &str, to: &str, o: &PathOptions) -> Result<bool, ReachError> {
+    let mask = path_options(o)?;
+    check_cap(g, o.max_edges)?;
+    let from = known(g, from)?;
+    let to = known(g, to)?;
+    let adj = Adjacency::new(g, &mask);
+    Ok(bfs(&adj, &[from], &[], o.max_hops, Some(to)).reached(to))
+}
+
+/// A shortest path from `from` to `to` that crosses no gate (endpoints included), or `None` (G-1…G-3).
+pub fn reachable_without<S: AsRef<str>>(
+    g: &Graph,
+    from: &str,
+    to: &str,
+    gates: &[S],
+    o: &PathOptions,
+) -> Result<Option<Path>, ReachError> {
+    let mask = path_options(o)?;
+    check_cap(g, o.max_edges)?;
+    let from = known(g, from)?;
+    let to = known(g, to)?;
+    let mut blocked = vec![false; g.nodes().len()];
+    for gate in gates {
+        let gate = known(g, gate.as_ref())?;
+        if let Some(slot) = blocked.get_mut(gate) {
+            *slot = true;
+        }
+    }
+    if blocked.get(from).copied().unwrap_or(true) || blocked.get(to).copied().unwrap_or(true) {
+        return Ok(None);
+    }
+    let adj = Adjacency::new(g, &mask);
+    let Some((nodes, edges)) = bfs(&adj, &[from], &blocked, o.max_hops, Some(to)).path_to(to) else {
+        return Ok(None);
+    };
+    let nodes = nodes.into_iter().filter_map(|i| g.nodes().get(i)).map(|n| n.id().to_owned()).collect();
+    let edges = edges.into_iter().filter_map(|e| g.edges().get(e)).cloned().collect();
+    Ok(Some(Path { nodes, edges }))
+}
+
+/// Whether every path from the entry set to `target` passes through `gate` (G-1, G-2).
+///
+/// `gate == target` answers true. Otherwise this is the removal definition: `target` is reachable from
+/// the virtual root, and is no longer once `gate` is removed (with the root's edge to it, if it is an
+/// entry). An unreachable target is `Err(ReachError::Unreachable(target))`.
+pub fn dominates(g: &Graph, gate: &str, target: &str, o: &DominanceOptions) -> Result<bool, ReachError> {
+    let (mask, entries) = dominance_options(g, o)?;
+    let gate = known(g, gate)?;
+    let target_index = known(g, target)?;
+    let adj = Adjacency::new(g, &mask);
+    if !bfs(&adj, &entries, &[], None, Some(target_index)).reached(target_index) {
+        return Err(ReachError::Unreachable(target.to_owned()));
+    }
+    if gate == target_index {
+        return Ok(true);
+    }
+    let mut blocked = vec![false; g.nodes().len()];
+    if let Some(slot) = blocked.get_mut(gate) {
+        *slot = true;
+    }
+    Ok(!bfs(&adj, &entries, &blocked, None, Some(target_index)).reached(target_index))
+}
+
+/// The nodes every path from the entry set to `target` passes through, `target` excluded (G-1, G-6).
+///
+/// This is the immediate-dominator chain of `target` under the virtual root, minus the root and
+/// `target`. An unreachable target is `Err(ReachError::Unreachable(target))`.
+pub fn mandatory_pass(g: &Graph, target: &str, o: &DominanceOptions) -> Result<BTreeSet<String>, ReachError> {
+    let (mask, entries) = dominance_options(g, o)?;
+    let target_index = known(g, target)?;
+    let adj = Adjacency::new(g, &mask);
+    let Some(chain) = strict_dominators(&adj, &entries, target_index) else {
+        return Err(ReachError::Unreachable(target.to_owned()));
+    };
+    Ok(chain.into_iter().filter_map(|i| g.nodes().get(i)).map(|n| n.id().to_owned()).collect())
+}
+
+/// Always `Err(ReachError::Refused("all_paths"))` (G-1): the simple paths between two nodes can number
+/// exponentially many in the graph's size, so no bound on time or memory could be promised.
+///
+/// Nothing is checked, not even the ids. Ask [`reachable_without`] for one shortest witness instead, or
+/// [`mandatory_pass`] for the nodes every path shares.
+pub fn all_paths(_g: &Graph, _from: &str, _to: &str) -> Result<Infallible, ReachError> {
+    Err(ReachError::Refused("all_paths"))
+}
+
+/// The admitted kinds as a mask, refusing an empty set.
+fn kind_mask(kinds: Option<&BTreeSet<EdgeKind>>) -> Result<KindMask, ReachError> {
+    match kinds {
+        None => Ok([true; 4]),
+        Some(set) if set.is_empty() => {
+            Err(ReachError::InvalidOption { option: "kinds", reason: "the set of kinds is empty" })
+        }
+        Some(set) => {
+            let mut mask = [false; 4];
+            for &kind in set {
+                if let Some(slot) = mask.get_mut(kind_slot(kind)) {
+                    *slot = true;
+                }
+            }
+            Ok(mask)
+        }
+    }
+}
+
+/// G-5 step 1 for [`PathOptions`]: `kinds`, then `max_hops`.
+fn path_options(o: &PathOptions) -> Result<KindMask, ReachError> {
+    let mask = kind_mask(o.kinds.as_ref())?;
+    if o.max_hops == Some(0) {
+        return Err(ReachError::InvalidOption { option: "max_hops", reason: "max_hops must be positive" });
+    }
+    Ok(mask)
+}
+
+/// G-5 steps 1–2 for [`DominanceOptions`]: `kinds`, then `entries` (empty, unknown ids in list order, or
+/// no server node to default to), then the cap. Returns the mask and the entry node indices.
+fn dominance_options(g: &Graph, o: &DominanceOptions) -> Result<(KindMask, Vec<usize>), ReachError> {
+    let mask = kind_mask(o.kinds.as_ref())?;
+    let entries = match &o.entries {
+        Some(list) if list.is_empty() => {
+            return Err(ReachError::InvalidOption { option: "entries", reason: "the entry list is empty" });
+        }
+        Some(list) => list.iter().map(|id| known(g, id)).collect::<Result<Vec<usize>, ReachError>>()?,
+        None => {
+            let servers: Vec<usize> = g
+                .nodes()
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| n.kind() == NodeKind::Server)
+                .map(|(i, _)| i)
+                .collect();
+            if servers.is_empty() {
+                return Err(ReachError::InvalidOption {
+                    option: "entries",
+                    reason: "no entries given and the graph has no server node",
+                });
+            }
+            servers
+        }
+    };
+    check_cap(g, o.max_edges)?;
+    Ok((mask, entries))
+}
+
+/// G-5 step 2: refuses a graph with more edges than `max_edges`.
+fn check_cap(g: &Graph, max_edges: usize) -> Result<(), ReachError> {
+    let edges = g.edges().len();
+    if edges > max_edges { Err(ReachError::Cap { max_edges, edges }) } else { Ok(()) }
+}
+
+/// The node index of `id`, or [`ReachError::UnknownNode`].
+fn known(g: &Graph, id: &str) -> Result<usize, ReachError> {
+    node_index(g, id).ok_or_else(|| ReachError::UnknownNode(id.to_owned()))
+}
