@@ -6,4 +6,4 @@
 #[path = "../../crates/mcp-kernel/examples/weather/catalog.rs"]
 mod catalog;
 
-pub use catalog::weather_server;
+pub use catalog::{WeatherHost, weather_host, weather_server};

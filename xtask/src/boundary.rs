@@ -15,6 +15,7 @@ const SANS_IO: &[&str] = &[
     "mcp-kernel-router",
     "connectome-canonical",
     "connectome-graph",
+    "connectome-observe",
 ];
 const RUNTIMES: &[&str] = &["tokio", "axum", "hyper", "axum-core", "tokio-util"];
 /// HTTP client crates. (hyper and hyper-util are servers here; their client halves are features the
@@ -29,8 +30,12 @@ const LIBRARIES: &[&str] = &[
     "mcp-kernel",
     "connectome-canonical",
     "connectome-graph",
+    "connectome-observe",
+    "connectome-render",
 ];
 const TRANSPORTS: &[&str] = &["mcp-kernel-stdio", "mcp-kernel-http"];
+/// Consumers of the exported bytes only: they never link a crate of the package.
+const BYTES_ONLY: &[&str] = &["connectome-render"];
 
 /// The normal-dependency graph of the workspace: package name → names of its normal dependencies.
 fn normal_graph() -> Result<HashMap<String, BTreeSet<String>>, String> {
@@ -95,6 +100,14 @@ pub fn violations(graph: &HashMap<String, BTreeSet<String>>) -> Vec<String> {
             found.push(format!("{krate} depends on the HTTP client {client}; the package is never a client"));
         }
     }
+    for reader in BYTES_ONLY {
+        let reach = closure(graph, reader);
+        for linked in reach.iter().filter(|d| d.starts_with("mcp-kernel") || d.starts_with("connectome-")) {
+            found.push(format!(
+                "{reader} depends on {linked}; it reads the JSON exports and links no package crate"
+            ));
+        }
+    }
     for transport in TRANSPORTS {
         let reach = closure(graph, transport);
         for other in TRANSPORTS.iter().filter(|o| *o != transport && reach.contains(**o)) {
@@ -143,6 +156,14 @@ mod tests {
         let v = violations(&g);
         assert!(v.iter().any(|m| m.contains("reqwest")));
         assert!(v.iter().any(|m| m.contains("transports never")));
+    }
+
+    #[test]
+    fn finds_the_renderer_linking_a_package_crate() {
+        let g = graph(&[("connectome-render", "serde_json"), ("serde_json", "connectome-graph")]);
+        let v = violations(&g);
+        assert_eq!(v.len(), 1);
+        assert!(v[0].contains("links no package crate"));
     }
 
     #[test]

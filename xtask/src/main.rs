@@ -7,11 +7,14 @@
 //! - `readme [--print]`: runs the README's copy-paste exchange as written and compares the output.
 //! - `bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor]`: mcp-kernel against rmcp and a
 //!   floor server, interleaved and pinned (see `docs/performance.md`).
+//! - `connectome facts --crate <package>… [--out <file>|-]`: call facts read from the LLVM IR of the
+//!   named crates (see `docs/connectome-facts.md`).
 #![forbid(unsafe_code)]
 
 mod bench;
 mod boundary;
 mod conformance;
+mod connectome_facts;
 mod readme;
 
 use std::process::{Command, ExitCode};
@@ -63,7 +66,7 @@ fn readme(print: bool) -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart\n  readme [--print]   run the README exchange and compare (or print) its output\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare.json"
+        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart\n  readme [--print]   run the README exchange and compare (or print) its output\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare.json\n  connectome facts --crate <package>… [--out <file>|-]\n                     call facts from the crates' LLVM IR; writes target/connectome/facts.json"
     );
     ExitCode::from(2)
 }
@@ -107,6 +110,15 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Some("connectome") if args.get(1).map(String::as_str) == Some("facts") => {
+            match connectome_facts::run(&args[2..]) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("xtask: connectome facts: {error}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Some("readme") => readme(args.get(1).map(String::as_str) == Some("--print")),
         _ => usage(),
     }

@@ -45,15 +45,22 @@
 //! Boundary identities have node kind `module`.
 #![forbid(unsafe_code)]
 
+pub mod declared;
 pub mod diff;
 pub mod error;
 pub mod export;
+pub mod facts;
 pub mod graph;
 pub mod identity;
 pub mod reach;
 
+pub use declared::{
+    CatalogFault, CatalogSection, Declared, DeclaredBound, DeclaredBuilder, DeclaredCatalog, DeclaredError,
+    DeclaredLevel, DeclaredTool, FactsFault, UnreadableEntry,
+};
 pub use diff::{Classes, Coverage, Diff, DiffError, Label, SideError, SignChange};
 pub use error::{GraphError, IdentityFault};
+pub use facts::{CallEdge, CallFacts, DynamicSite, FACTS_FORMAT, FactsBound, FactsError};
 pub use graph::{Edge, EdgeKey, Graph, Node};
 pub use identity::{GroupSource, Identity, escape_component};
 pub use reach::{

@@ -12,6 +12,7 @@ use mcp_kernel_schema::{CompiledSchema, PromptArg, SchemaError};
 use mcp_kernel_wire::ProtocolVersion;
 
 use crate::host::{Dispatch, PromptReader, ResourceReader};
+use crate::observe::DispatchObserver;
 use crate::options::{CacheHints, ServerOptions};
 use crate::server::Server;
 use crate::snapshot::Snapshot;
@@ -98,6 +99,7 @@ pub struct ServerBuilder {
     dispatch: Option<Arc<dyn Dispatch>>,
     resources: Option<Arc<dyn ResourceReader>>,
     prompts: Option<Arc<dyn PromptReader>>,
+    observer: Option<Arc<dyn DispatchObserver>>,
 }
 
 impl ServerBuilder {
@@ -110,6 +112,7 @@ impl ServerBuilder {
             dispatch: None,
             resources: None,
             prompts: None,
+            observer: None,
         }
     }
 
@@ -128,6 +131,13 @@ impl ServerBuilder {
     /// The host's prompt renderer (required when prompts are listed).
     pub fn prompt_reader(mut self, reader: impl PromptReader) -> Self {
         self.prompts = Some(Arc::new(reader));
+        self
+    }
+
+    /// An observer told of every call that reaches dispatch: names, timing and outcome, never payloads
+    /// (see [`DispatchObserver`]). Without one, the dispatch site reads no clock.
+    pub fn observe_dispatch(mut self, observer: impl DispatchObserver) -> Self {
+        self.observer = Some(Arc::new(observer));
         self
     }
 
@@ -191,7 +201,14 @@ impl ServerBuilder {
             return Err(BuildError::MissingPromptReader);
         }
         let snapshot = Snapshot::compile(capabilities, self.options.defer_header_faults)?;
-        Ok(Server::from_parts(snapshot, self.options, self.dispatch, self.resources, self.prompts))
+        Ok(Server::from_parts(
+            snapshot,
+            self.options,
+            self.dispatch,
+            self.resources,
+            self.prompts,
+            self.observer,
+        ))
     }
 }
 

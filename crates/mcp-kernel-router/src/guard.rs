@@ -1,5 +1,6 @@
-//! The one place host code runs: a panic there is caught, logged without its payload, and answered
-//! -32603; the server keeps serving.
+//! The one place host code runs: a panic there is caught, logged by names only (the package never logs
+//! a payload; the process's panic hook, which is the host's, runs first and decides what reaches
+//! stderr), and answered -32603; the server keeps serving.
 
 use std::panic::AssertUnwindSafe;
 

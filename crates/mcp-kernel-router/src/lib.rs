@@ -36,6 +36,7 @@ pub mod cursor;
 mod guard;
 mod host;
 mod methods;
+mod observe;
 mod options;
 mod server;
 mod snapshot;
@@ -48,6 +49,7 @@ pub use host::{
     BoxFuture, Dispatch, Era, GetPrompt, PromptOutput, PromptReader, ReadResource, ReaderError,
     RequestContext, ResourceReader, ToolCall, ToolError, ToolOutput,
 };
+pub use observe::{DispatchEvent, DispatchObserver, DispatchOutcome};
 pub use options::{CacheHints, DEFAULT_PAGE_SIZE, DEFAULT_SERVER_NAME, PACKAGE_VERSION, ServerOptions};
 pub use server::{Control, Handled, Server, ToolHeaders};
 pub use spec::{

@@ -17,6 +17,7 @@ use mcp_kernel_wire::{ErrorObject, ProtocolVersion, Response};
 
 use crate::builder::ServerBuilder;
 use crate::host::{Dispatch, Era, PromptReader, RequestContext, ResourceReader};
+use crate::observe::DispatchObserver;
 use crate::options::{CacheHints, PACKAGE_VERSION, ServerOptions};
 use crate::snapshot::Snapshot;
 use crate::spec::Catalog;
@@ -77,6 +78,8 @@ pub(crate) struct Inner {
     pub(crate) dispatch: Option<Arc<dyn Dispatch>>,
     pub(crate) resources: Option<Arc<dyn ResourceReader>>,
     pub(crate) prompts: Option<Arc<dyn PromptReader>>,
+    /// Told of every dispatched call; `None` costs the dispatch site nothing.
+    pub(crate) observer: Option<Arc<dyn DispatchObserver>>,
     pub(crate) server_info: Value,
     /// `{"io.modelcontextprotocol/serverInfo": server_info}`, built once.
     pub(crate) result_meta: Value,
@@ -130,8 +133,9 @@ impl Server {
         dispatch: Option<Arc<dyn Dispatch>>,
         resources: Option<Arc<dyn ResourceReader>>,
         prompts: Option<Arc<dyn PromptReader>>,
+        observer: Option<Arc<dyn DispatchObserver>>,
     ) -> Self {
-        Self::assemble(Arc::new(snapshot), options, dispatch, resources, prompts)
+        Self::assemble(Arc::new(snapshot), options, dispatch, resources, prompts, observer)
     }
 
     fn assemble(
@@ -140,6 +144,7 @@ impl Server {
         dispatch: Option<Arc<dyn Dispatch>>,
         resources: Option<Arc<dyn ResourceReader>>,
         prompts: Option<Arc<dyn PromptReader>>,
+        observer: Option<Arc<dyn DispatchObserver>>,
     ) -> Self {
         let server_info = json!({"name": options.server_name, "version": PACKAGE_VERSION});
         let capabilities = json!({
@@ -156,6 +161,7 @@ impl Server {
                 dispatch,
                 resources,
                 prompts,
+                observer,
                 server_info,
                 result_meta,
                 capabilities,
@@ -197,6 +203,7 @@ impl Server {
             inner.dispatch.clone(),
             inner.resources.clone(),
             inner.prompts.clone(),
+            inner.observer.clone(),
         ))
     }
 

@@ -167,8 +167,8 @@ fn reply_id(message: &Map<String, Value>) -> Option<Value> {
 
 /// Awaits the core, catching a panic (defence in depth: the core already guards the host's code).
 ///
-/// A panic is logged without its payload and answered -32603 with the request's id; a notification gets
-/// no answer.
+/// A panic is logged by names only (never its payload; the process's panic hook runs first) and answered
+/// -32603 with the request's id; a notification gets no answer.
 async fn answer<F: Future<Output = Handled>>(handling: F, id: Option<Value>) -> Handled {
     match AssertUnwindSafe(handling).catch_unwind().await {
         Ok(handled) => handled,

@@ -13,6 +13,7 @@
 //! | [`router`] | `mcp-kernel-router` | the host contract and the era-aware core [`Server`] |
 //! | [`stdio`] | `mcp-kernel-stdio` | newline-delimited JSON-RPC over stdin/stdout (feature `stdio`) |
 //! | [`http`] | `mcp-kernel-http` | the stateless Streamable HTTP service, a `tower::Service` (feature `http`) |
+//! | `connectome` | `connectome-*` | the connectome surface: `connectome://` resources, the copyable tool, the collector (feature `connectome`) |
 //!
 //! Both transports are default features; a stdio-only host uses
 //! `default-features = false, features = ["stdio"]` and pulls in no HTTP stack.
@@ -21,6 +22,8 @@
 //! `-- --http 127.0.0.1:4000`, over HTTP at `/mcp`.
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "connectome")]
+pub mod connectome;
 #[cfg(feature = "http")]
 pub use mcp_kernel_http as http;
 pub use mcp_kernel_router as router;

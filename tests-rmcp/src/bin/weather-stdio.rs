@@ -7,7 +7,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_writer(std::io::stderr)
         .with_env_filter(std::env::var("WEATHER_LOG").unwrap_or_else(|_| "warn".to_owned()))
         .init();
-    let server = mcp_kernel_rmcp_tests::weather_server()?;
+    let server = mcp_kernel_rmcp_tests::weather_server().map_err(|e| -> Box<dyn std::error::Error> { e })?;
     mcp_kernel::stdio::serve(server).await?;
     Ok(())
 }

@@ -10,6 +10,7 @@ use crate::arguments::Arguments;
 use crate::guard::guarded;
 use crate::host::{RequestContext, ToolCall, ToolOutput};
 use crate::methods::owned_params;
+use crate::observe::{DispatchOutcome, PendingDispatch};
 use crate::server::{Answer, Request, Server, cache_fields};
 
 /// True when `declared` holds every key of `required`, recursively through objects.
@@ -125,13 +126,18 @@ impl Server {
             tool = %tool.name,
             outcome = tracing::field::Empty,
         );
+        let pending = PendingDispatch::start(
+            self.inner.observer.as_deref(),
+            self.inner.options.server_name(),
+            &tool.name,
+            span.clone(),
+        );
         let outcome = guarded(|| dispatch.call(call)).instrument(span.clone()).await;
-        let outcome_name = match &outcome {
-            Ok(Ok(_)) => "ok",
-            Ok(Err(_)) => "error",
-            Err(_) => "panic",
-        };
-        span.record("outcome", outcome_name);
+        pending.finish(match &outcome {
+            Ok(Ok(_)) => DispatchOutcome::Ok,
+            Ok(Err(_)) => DispatchOutcome::Error,
+            Err(_) => DispatchOutcome::Panic,
+        });
         match outcome {
             Err(_) => {
                 tracing::error!(parent: &span, "dispatch panicked; answered -32603");

@@ -1,16 +1,30 @@
 //! The weather catalog: one tool, one resource, one template, one prompt, and the functions behind
-//! them. Shared by the example's `main.rs` and by the rmcp interoperability tests (`tests-rmcp`), so
-//! that both speak to the very same host.
+//! them, plus the connectome surface (its three resources and the copyable `connectome` tool). Shared by
+//! the example's `main.rs` and by the rmcp interoperability tests (`tests-rmcp`), so that both speak to
+//! the very same host.
 
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use mcp_kernel::connectome::graph::declared::Declared;
+use mcp_kernel::connectome::observe::Collector;
+use mcp_kernel::connectome::{self, Surface};
 use mcp_kernel::wire::types::{ContentBlock, PromptMessage, ResourceContents, Role};
 use mcp_kernel::{
-    BuildError, Capabilities, GetPrompt, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource,
-    ReaderError, ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
+    Capabilities, GetPrompt, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
+    ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::json;
 
-/// What the host offers.
+/// What the host offers: its own parts, then the connectome surface.
 fn catalog() -> Capabilities {
+    let mut capabilities = own_catalog();
+    capabilities.tools.push(connectome::tool_spec());
+    capabilities.resources.extend(connectome::resources());
+    capabilities
+}
+
+/// The weather host's own parts.
+fn own_catalog() -> Capabilities {
     Capabilities {
         tools: vec![
             ToolSpec::new("get_weather", Mode::ReadOnly)
@@ -36,7 +50,7 @@ fn catalog() -> Capabilities {
 }
 
 /// The tool: a fixed reading, so the example needs no network.
-async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
+async fn get_weather(call: ToolCall) -> Result<ToolOutput, ToolError> {
     #[derive(serde::Deserialize)]
     struct Args {
         place: String,
@@ -48,8 +62,8 @@ async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
     }
 }
 
-/// The one resource reader: the list of places, and one place by name.
-async fn read_resource(request: ReadResource) -> Result<Vec<ResourceContents>, ReaderError> {
+/// The host's resource reader: the list of places, and one place by name.
+async fn read_place(request: ReadResource) -> Result<Vec<ResourceContents>, ReaderError> {
     if request.uri == "weather://places" {
         return Ok(vec![ResourceContents::text(&request.uri, "Oslo\nLima")]);
     }
@@ -71,12 +85,71 @@ async fn get_prompt(request: GetPrompt) -> Result<PromptOutput, ReaderError> {
     })
 }
 
-/// The weather host, built.
-pub fn weather_server() -> Result<Server, BuildError> {
-    Server::builder(catalog())
-        .server_name("weather")
-        .dispatch(dispatch)
-        .resource_reader(read_resource)
-        .prompt_reader(get_prompt)
-        .build()
+/// Seconds since the Unix epoch, for the diff's window.
+fn unix_seconds() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
+
+/// The weather host: its server, and its connectome surface (which the server also serves).
+pub struct WeatherHost {
+    /// The server, with the surface listed in its catalog and the collector on its dispatch site.
+    pub server: Server,
+    /// The declared graph, the collector and the window, as the server reads them.
+    pub surface: Surface,
+}
+
+/// The weather host, its diff window running from when it was built until each read.
+pub fn weather_host() -> Result<WeatherHost, HostError> {
+    let started = unix_seconds();
+    weather_host_with_window(
+        move || serde_json::json!({"started_at_unix_s": started, "ended_at_unix_s": unix_seconds()}),
+    )
+}
+
+/// The weather host with the given diff window. Its declared graph is its catalog, each tool mapped to
+/// the module that serves it; its collector is fed by the one dispatch site.
+pub fn weather_host_with_window(
+    window: impl Fn() -> serde_json::Value + Send + Sync + 'static,
+) -> Result<WeatherHost, HostError> {
+    let declared = Declared::builder("weather")
+        .catalog(connectome::declared_catalog(&catalog()))
+        .tool_module("get_weather", "weather::catalog")
+        .tool_module(connectome::TOOL_NAME, "mcp_kernel::connectome")
+        .build()?;
+    let collector = Collector::new();
+    collector.start();
+    let surface = Surface::new().declared(declared.graph).observed(collector.clone()).window(window);
+    let (for_dispatch, for_reader) = (surface.clone(), surface.clone());
+    let server = Server::builder(catalog())
+        .server_name("weather")
+        .observe_dispatch(collector)
+        .dispatch(move |call: ToolCall| {
+            let surface = for_dispatch.clone();
+            async move {
+                match &*call.name {
+                    connectome::TOOL_NAME => surface.call(&call.arguments),
+                    _ => get_weather(call).await,
+                }
+            }
+        })
+        .resource_reader(move |request: ReadResource| {
+            let answer = for_reader.read(&request.uri);
+            async move {
+                match answer {
+                    Some(answer) => answer.map_err(|e| ReaderError::new(e.to_string())),
+                    None => read_place(request).await,
+                }
+            }
+        })
+        .prompt_reader(get_prompt)
+        .build()?;
+    Ok(WeatherHost { server, surface })
+}
+
+/// The weather host's server.
+pub fn weather_server() -> Result<Server, HostError> {
+    weather_host().map(|host| host.server)
+}
+
+/// Why the weather host could not be built.
+pub type HostError = Box<dyn std::error::Error + Send + Sync>;

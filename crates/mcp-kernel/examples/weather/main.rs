@@ -4,6 +4,7 @@
 //! stderr, stdout carries protocol lines only. With `-- --http 127.0.0.1:4000` it serves the stateless
 //! Streamable HTTP transport at `http://127.0.0.1:4000/mcp` instead (Ctrl-C stops it).
 
+#[allow(dead_code)] // `WeatherHost::surface` is read by the `connectome_export` example, not here
 mod catalog;
 
 use mcp_kernel::Server;
@@ -35,7 +36,7 @@ async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(ansi).with_env_filter("info").init();
-    let server = catalog::weather_server()?;
+    let server = catalog::weather_server().map_err(|e| -> Box<dyn std::error::Error> { e })?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [] => mcp_kernel::stdio::serve(server).await?,

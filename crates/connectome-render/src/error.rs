@@ -1,0 +1,102 @@
+//! The one error type: every refusal is a value with a short message, never a panic.
+
+use std::fmt;
+
+/// Which input a message is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The `--declared` graph export.
+    Declared,
+    /// The `--observed` graph export.
+    Observed,
+    /// The `--sidecar` weight file.
+    Sidecar,
+    /// The `--diff` record.
+    Diff,
+}
+
+impl Role {
+    /// The input's name as messages and pages print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Declared => "declared export",
+            Role::Observed => "observed export",
+            Role::Sidecar => "sidecar",
+            Role::Diff => "diff record",
+        }
+    }
+}
+
+/// Why the renderer refused or failed. Messages quote input only through
+/// [`crate::escape::excerpt`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The command line is not one the renderer accepts.
+    Usage(String),
+    /// An input file could not be read.
+    Read {
+        /// The input.
+        role: Role,
+        /// The path, as an escaped excerpt.
+        path: String,
+        /// The operating system's reason.
+        reason: String,
+    },
+    /// An input is not JSON.
+    Json {
+        /// The input.
+        role: Role,
+        /// The parser's reason (it names a position, never the content).
+        reason: String,
+    },
+    /// An input is JSON but not the export format (B-4..B-7).
+    Format {
+        /// The input.
+        role: Role,
+        /// Where in the document, e.g. `nodes[2].kind`.
+        at: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The output could not be written.
+    Write {
+        /// The destination, as an escaped excerpt.
+        path: String,
+        /// The operating system's reason.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// The process exit code: 1 when writing the output failed, 2 for every refusal of the input.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Write { .. } => 1,
+            _ => 2,
+        }
+    }
+
+    /// A [`Error::Format`] refusal.
+    pub fn format(role: Role, at: impl Into<String>, problem: impl Into<String>) -> Self {
+        Error::Format { role, at: at.into(), problem: problem.into() }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Usage(m) => write!(f, "usage: {m} (see `connectome --help`)"),
+            Error::Read { role, path, reason } => {
+                write!(f, "{}: cannot read {path}: {reason}", role.name())
+            }
+            Error::Json { role, reason } => write!(f, "{}: not JSON: {reason}", role.name()),
+            Error::Format { role, at, problem } if at.is_empty() => {
+                write!(f, "{}: {problem}", role.name())
+            }
+            Error::Format { role, at, problem } => write!(f, "{}: {at}: {problem}", role.name()),
+            Error::Write { path, reason } => write!(f, "cannot write {path}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
