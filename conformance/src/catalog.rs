@@ -1,8 +1,14 @@
 //! The catalog the conformance suite expects (`conformance-suite.md` section 6): every tool, resource,
-//! template and prompt the library can serve today, with the exact names, schemas and payloads.
+//! template and prompt the library can serve today, with the exact names, schemas and payloads, the
+//! completer of `completion/complete`, and the multi-round-trip (`test_input_required_result_*`) tools
+//! and prompt with the request-state sealer they need.
 
+use mcp_kernel::router::{
+    Completion, CompletionRef, CompletionRequest, HmacSealer, InputRequired, RetryInput,
+};
 use mcp_kernel::wire::types::{
-    AudioContent, ContentBlock, EmbeddedResource, ImageContent, PromptMessage, ResourceContents, Role,
+    AudioContent, ContentBlock, CreateMessageRequestParams, EmbeddedResource, ImageContent, InputRequest,
+    PromptMessage, ResourceContents, Role, SamplingContent, SamplingContentBlock, SamplingMessage,
     TextResourceContents,
 };
 use mcp_kernel::{
@@ -62,9 +68,18 @@ pub fn capabilities() -> Capabilities {
                 .requires_client_capabilities(json!({"sampling": {}})),
             tool("test_streaming_elicitation", "Returns an ordinary result; never a server request."),
             tool("test_logging_tool", "Returns text; logs nothing without a log level."),
+            tool("test_tool_with_progress", "Reports progress 0, 50 and 100 of 100, then returns text."),
             ToolSpec::new("json_schema_2020_12_tool", Mode::ReadOnly)
                 .description("Advertises a draft 2020-12 schema verbatim.")
                 .input_schema(json_schema_2020_12()),
+            tool("test_input_required_result_elicitation", "Asks for the user's name, then greets them."),
+            tool("test_input_required_result_sampling", "Asks the client's model a question."),
+            tool("test_input_required_result_list_roots", "Asks for the client's roots."),
+            tool("test_input_required_result_request_state", "Asks for a confirmation, with request state."),
+            tool("test_input_required_result_multiple_inputs", "Asks for a name, a greeting and the roots."),
+            tool("test_input_required_result_multi_round", "Asks for a name, then a colour, in two rounds."),
+            tool("test_input_required_result_tampered_state", "Asks for a name, with sealed request state."),
+            tool("test_input_required_result_capabilities", "Asks only for what the client declared."),
             ToolSpec::new("test_custom_header", Mode::ReadOnly)
                 .description("Mirrors its value argument in the Mcp-Param-Value header.")
                 .input_schema(json!({
@@ -103,6 +118,8 @@ pub fn capabilities() -> Capabilities {
                     PromptArgument::new("resourceUri").required(true).description("The resource to embed."),
                 ),
             PromptSpec::new("test_prompt_with_image").description("A prompt with an image."),
+            PromptSpec::new("test_input_required_result_prompt")
+                .description("Asks the user for context before it renders."),
         ],
     }
 }
@@ -119,6 +136,17 @@ fn embedded(uri: &str, mime_type: &str, body: &str) -> ContentBlock {
 
 /// The tools.
 pub async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
+    if call.name.starts_with("test_input_required_result_") {
+        return Ok(round_trip(&call.name, &call.input.unwrap_or_default()));
+    }
+    if &*call.name == "test_tool_with_progress" {
+        // Sent only when the request carried a progressToken (MCP S-52); otherwise free and silent.
+        for step in [0.0, 50.0, 100.0] {
+            call.context.report_progress(step, Some(100.0), None);
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        return Ok(ToolOutput::content(vec![text("Progress reported: 0, 50, 100 of 100.")]));
+    }
     let content = match &*call.name {
         "test_simple_text" => vec![text("This is a simple text response for testing.")],
         "test_image_content" => vec![ContentBlock::Image(ImageContent::new(PNG, "image/png"))],
@@ -193,7 +221,147 @@ pub async fn get_prompt(request: GetPrompt) -> Result<PromptOutput, ReaderError>
             user(ContentBlock::Image(ImageContent::new(PNG, "image/png"))),
             user(text("Please analyze the image above.")),
         ],
+        "test_input_required_result_prompt" => {
+            let input = request.input.unwrap_or_default();
+            let Some(context) = field(&input, "user_context", "context") else {
+                let schema = form("context", "string");
+                let ask = InputRequired::new().elicit(
+                    "user_context",
+                    "What context should the prompt use?",
+                    schema,
+                );
+                return Err(ReaderError::input_required(ask));
+            };
+            vec![user(text(&format!("Prompt with context: {context}")))]
+        }
         _ => return Err(ReaderError::new("not a conformance prompt")),
     };
     Ok(PromptOutput { description: None, messages })
+}
+
+/// Completions: `test_prompt_with_arguments`'s arguments and the template's `id`, filtered by prefix.
+pub async fn complete(request: CompletionRequest) -> Result<Completion, ReaderError> {
+    let candidates: &[&str] = match (&request.reference, &*request.argument.name) {
+        (CompletionRef::Prompt { name }, "arg1" | "arg2") if &**name == "test_prompt_with_arguments" => {
+            &["test", "test-value", "testing", "example"]
+        }
+        (CompletionRef::ResourceTemplate { .. }, "id") => &["1", "123", "456"],
+        _ => &[],
+    };
+    let prefix = request.argument.value.as_str();
+    Ok(Completion::new(
+        candidates.iter().filter(|c| c.starts_with(prefix)).map(|c| (*c).to_owned()).collect(),
+    ))
+}
+
+/// A flat form asking for one property of one type.
+fn form(property: &str, kind: &str) -> Value {
+    json!({"type": "object", "properties": {property: {"type": kind}}, "required": [property]})
+}
+
+fn ask_name(key: &str, message: &str) -> InputRequired {
+    InputRequired::new().elicit(key, message, form("name", "string"))
+}
+
+/// A `sampling/createMessage` of one user question.
+fn sampling(question: &str, max_tokens: u64) -> InputRequest {
+    let messages = vec![SamplingMessage::text(Role::User, question)];
+    InputRequest::Sampling(CreateMessageRequestParams::new(messages, max_tokens))
+}
+
+/// A field of an accepted elicitation, as text.
+fn field(input: &RetryInput, key: &str, name: &str) -> Option<String> {
+    input.accepted(key)?.get(name).map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+}
+
+/// The text of a sampling answer.
+fn sampled(input: &RetryInput, key: &str) -> Option<String> {
+    match &input.sampling(key)?.content {
+        SamplingContent::Single(SamplingContentBlock::Text(block)) => Some(block.text.clone()),
+        _ => Some("(non-text content)".to_owned()),
+    }
+}
+
+fn state(input: &RetryInput) -> Option<&str> {
+    input.state.as_deref().and_then(|s| std::str::from_utf8(s).ok())
+}
+
+/// The `test_input_required_result_*` tools (`conformance-suite.md` §3b, §6): each asks until it has
+/// what it needs — a missing answer is asked for again, never an error.
+fn round_trip(name: &str, input: &RetryInput) -> ToolOutput {
+    let done = |text: String| ToolOutput::text(text);
+    let ask = ToolOutput::input_required;
+    match name {
+        "test_input_required_result_elicitation" => match field(input, "user_name", "name") {
+            Some(name) => done(format!("Hello, {name}!")),
+            None => ask(ask_name("user_name", "What is your name?")),
+        },
+        "test_input_required_result_sampling" => match sampled(input, "capital_question") {
+            Some(answer) => done(format!("LLM response: {answer}")),
+            None => ask(InputRequired::new()
+                .request("capital_question", sampling("What is the capital of France?", 100))),
+        },
+        "test_input_required_result_list_roots" => match input.roots("client_roots") {
+            Some(roots) => {
+                let uris: Vec<&str> = roots.roots.iter().map(|r| r.uri.as_str()).collect();
+                done(format!("Client roots: {}", uris.join(", ")))
+            }
+            None => ask(InputRequired::new().list_roots("client_roots")),
+        },
+        "test_input_required_result_request_state" => match (state(input), field(input, "confirm", "ok")) {
+            (Some("confirm-pending"), Some(ok)) => done(format!("state-ok: confirmed={ok}")),
+            _ => ask(InputRequired::new()
+                .elicit("confirm", "Please confirm", form("ok", "boolean"))
+                .with_state("confirm-pending")),
+        },
+        "test_input_required_result_multiple_inputs" => {
+            let name = field(input, "user_name", "name");
+            let greeting = sampled(input, "greeting");
+            match (state(input), name, greeting, input.roots("client_roots")) {
+                (Some("all-pending"), Some(name), Some(greeting), Some(roots)) => {
+                    done(format!("{greeting} {name}; {} root(s)", roots.roots.len()))
+                }
+                _ => ask(ask_name("user_name", "What is your name?")
+                    .request("greeting", sampling("Generate a greeting", 50))
+                    .list_roots("client_roots")
+                    .with_state("all-pending")),
+            }
+        }
+        "test_input_required_result_multi_round" => {
+            match (state(input), field(input, "step1", "name"), field(input, "step2", "color")) {
+                (Some("round-1"), Some(name), _) => ask(InputRequired::new()
+                    .elicit("step2", "Step 2: What is your favorite color?", form("color", "string"))
+                    .with_state(format!("round-2:{name}"))),
+                (Some(state), _, Some(color)) if state.starts_with("round-2:") => {
+                    done(format!("{} likes {color}", &state["round-2:".len()..]))
+                }
+                _ => ask(ask_name("step1", "Step 1: What is your name?").with_state("round-1")),
+            }
+        }
+        "test_input_required_result_tampered_state" => {
+            match (state(input), field(input, "user_name", "name")) {
+                (Some("sealed"), Some(name)) => done(format!("Hello, {name}; the state verified.")),
+                _ => ask(ask_name("user_name", "What is your name?").with_state("sealed")),
+            }
+        }
+        "test_input_required_result_capabilities" => {
+            if input.responses.is_empty() {
+                // Everything the tool could use; the core leaves out what the client did not declare.
+                ask(ask_name("user_name", "What is your name?")
+                    .request("capital_question", sampling("What is the capital of France?", 100))
+                    .list_roots("client_roots"))
+            } else {
+                done(format!("Answered: {}", input.responses.keys().cloned().collect::<Vec<_>>().join(", ")))
+            }
+        }
+        _ => done("not a multi-round-trip tool".to_owned()),
+    }
+}
+
+/// The request-state sealer, keyed with 32 random bytes from the operating system at start-up: a
+/// retry must reach the same process (the suite's does), and a restart invalidates pending states.
+pub fn request_state_sealer() -> Result<HmacSealer, Box<dyn std::error::Error>> {
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).map_err(|e| format!("no operating-system randomness for the key: {e}"))?;
+    Ok(HmacSealer::new(&key)?)
 }

@@ -6,7 +6,7 @@
 mod catalog;
 
 use mcp_kernel::Server;
-use mcp_kernel::http::{AllowedOrigins, McpHttp};
+use mcp_kernel::http::{AllowedOrigins, LegacyClients, McpHttp};
 
 fn port_from_args() -> Result<u16, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -27,6 +27,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .dispatch(catalog::dispatch)
         .resource_reader(catalog::read_resource)
         .prompt_reader(catalog::get_prompt)
+        .completer(catalog::complete)
+        .request_state_sealer(catalog::request_state_sealer()?)
         .build()?;
     let origins = ["http://localhost", "http://127.0.0.1"]
         .into_iter()
@@ -35,6 +37,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let service = McpHttp::builder(server)
         .allowed_origins(AllowedOrigins::list(origins))
         .authorize(|_parts| Ok(())) // a local test harness: everyone who reaches 127.0.0.1 may call
+        .legacy_clients(LegacyClients::Stateless) // the suite's 2025-11-25 set, without sessions
         .build();
     let app = axum::Router::new().route_service("/mcp", service);
     println!("listening on http://127.0.0.1:{port}/mcp");

@@ -178,6 +178,23 @@ pub fn listed(readme: &str, heading: &str) -> Vec<String> {
         .collect()
 }
 
+/// The names listed under `heading` that count for `revision`: an entry whose line says
+/// "`<other revision>` only" is left out of every other revision's row.
+pub fn listed_for(readme: &str, heading: &str, revision: &str) -> Vec<String> {
+    readme
+        .lines()
+        .skip_while(|l| l.trim() != heading)
+        .skip(1)
+        .take_while(|l| !l.starts_with('#'))
+        .filter(|l| {
+            REVISIONS.iter().filter(|r| **r != revision).all(|other| !l.contains(&format!("`{other}` only")))
+        })
+        .filter_map(|l| {
+            l.trim().strip_prefix("- `").and_then(|rest| rest.split('`').next()).map(str::to_owned)
+        })
+        .collect()
+}
+
 /// One revision's row.
 pub struct Row {
     revision: String,
@@ -202,11 +219,11 @@ impl Row {
 fn rows(node: &Path, suite: &Path) -> Result<Vec<Row>, String> {
     let readme = std::fs::read_to_string("conformance/README.md")
         .map_err(|e| format!("conformance/README.md: {e}"))?;
-    let claimed = listed(&readme, "## Claimed surface");
     let vacuous = listed(&readme, "## Passing vacuously");
     REVISIONS
         .iter()
         .map(|revision| {
+            let claimed = listed_for(&readme, "## Claimed surface", revision);
             let names = scored(node, suite, revision)?;
             let results = Path::new(RESULTS_DIR).join(revision);
             let passing: Vec<&String> = names.iter().filter(|s| scenario_passes(&results, s)).collect();
@@ -307,6 +324,14 @@ mod tests {
         let readme = "# x\n## Claimed surface\n- `a`\n- `b` — why\n## Passing vacuously\n- `c`\n";
         assert_eq!(listed(readme, "## Claimed surface"), ["a", "b"]);
         assert_eq!(listed(readme, "## Passing vacuously"), ["c"]);
+    }
+
+    #[test]
+    fn an_entry_marked_for_one_revision_counts_only_there() {
+        let readme =
+            "## Claimed surface\n- `a`\n- `b` — `2026-07-28` only: needs a session elsewhere\n## Next\n";
+        assert_eq!(listed_for(readme, "## Claimed surface", "2026-07-28"), ["a", "b"]);
+        assert_eq!(listed_for(readme, "## Claimed surface", "2025-11-25"), ["a"]);
     }
 
     #[test]

@@ -7,20 +7,48 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::Full;
 
-/// The body of every response the service writes: one JSON message, or nothing (202).
-#[derive(Debug, Default)]
-pub struct ResponseBody(Full<Bytes>);
+use crate::sse::SseStream;
+
+/// The body of every response the service writes: one JSON message, nothing (202), or an SSE stream
+/// (a request with a progress token whose call reported progress).
+#[derive(Default)]
+pub struct ResponseBody(Inner);
+
+enum Inner {
+    Full(Full<Bytes>),
+    Sse(Box<SseStream>),
+}
+
+impl Default for Inner {
+    fn default() -> Self {
+        Inner::Full(Full::default())
+    }
+}
+
+impl std::fmt::Debug for ResponseBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Inner::Full(full) => f.debug_tuple("ResponseBody").field(full).finish(),
+            Inner::Sse(_) => f.write_str("ResponseBody(SseStream)"),
+        }
+    }
+}
 
 impl ResponseBody {
     /// An empty body.
     pub fn empty() -> Self {
-        Self(Full::new(Bytes::new()))
+        Self(Inner::Full(Full::new(Bytes::new())))
+    }
+
+    /// A streamed body; dropping it drops the dispatch it drives.
+    pub(crate) fn sse(stream: SseStream) -> Self {
+        Self(Inner::Sse(Box::new(stream)))
     }
 }
 
 impl From<Vec<u8>> for ResponseBody {
     fn from(bytes: Vec<u8>) -> Self {
-        Self(Full::new(Bytes::from(bytes)))
+        Self(Inner::Full(Full::new(Bytes::from(bytes))))
     }
 }
 
@@ -32,14 +60,25 @@ impl Body for ResponseBody {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.0).poll_frame(cx)
+        match &mut self.0 {
+            Inner::Full(full) => Pin::new(full).poll_frame(cx),
+            Inner::Sse(stream) => {
+                stream.poll_event(cx).map(|event| event.map(|bytes| Ok(Frame::data(bytes))))
+            }
+        }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.0.is_end_stream()
+        match &self.0 {
+            Inner::Full(full) => full.is_end_stream(),
+            Inner::Sse(stream) => stream.is_done(),
+        }
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.0.size_hint()
+        match &self.0 {
+            Inner::Full(full) => full.size_hint(),
+            Inner::Sse(_) => SizeHint::default(),
+        }
     }
 }

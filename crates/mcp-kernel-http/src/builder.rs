@@ -36,6 +36,7 @@ use mcp_kernel_router::Server;
 use mcp_kernel_wire::ProtocolVersion;
 
 use crate::hooks::{AuthorizeBodyFn, AuthorizeFn, Refused};
+use crate::legacy::{LegacyClients, legacy_revisions};
 use crate::origin::AllowedOrigins;
 use crate::service::{McpService, Shared};
 
@@ -50,13 +51,14 @@ pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(15);
 pub struct McpHttp;
 
 impl McpHttp {
-    /// Starts building the service for `server`. The service serves `2026-07-28` only.
+    /// Starts building the service for `server`. It serves `2026-07-28` only, unless `legacy_clients`.
     pub fn builder(server: Server) -> Builder<NoOrigins, NoAuthorize> {
         Builder {
             server,
             origins: NoOrigins,
             authorize: NoAuthorize,
             authorize_body: None,
+            legacy: LegacyClients::Refused,
             read_timeout: DEFAULT_READ_TIMEOUT,
             max_body_bytes: MAX_BODY_BYTES,
         }
@@ -86,6 +88,7 @@ pub struct Builder<O, A> {
     origins: O,
     authorize: A,
     authorize_body: Option<AuthorizeBodyFn>,
+    legacy: LegacyClients,
     read_timeout: Duration,
     max_body_bytes: usize,
 }
@@ -95,6 +98,7 @@ impl<O: std::fmt::Debug, A: std::fmt::Debug> std::fmt::Debug for Builder<O, A> {
         f.debug_struct("Builder")
             .field("origins", &self.origins)
             .field("authorize", &self.authorize)
+            .field("legacy_clients", &self.legacy)
             .field("read_timeout", &self.read_timeout)
             .field("max_body_bytes", &self.max_body_bytes)
             .finish_non_exhaustive()
@@ -109,6 +113,7 @@ impl<A> Builder<NoOrigins, A> {
             origins,
             authorize: self.authorize,
             authorize_body: self.authorize_body,
+            legacy: self.legacy,
             read_timeout: self.read_timeout,
             max_body_bytes: self.max_body_bytes,
         }
@@ -127,6 +132,7 @@ impl<O> Builder<O, NoAuthorize> {
             origins: self.origins,
             authorize: Authorize(Arc::new(hook)),
             authorize_body: self.authorize_body,
+            legacy: self.legacy,
             read_timeout: self.read_timeout,
             max_body_bytes: self.max_body_bytes,
         }
@@ -140,6 +146,13 @@ impl<O, A> Builder<O, A> {
         F: Fn(&Parts, &Bytes) -> Result<(), Refused> + Send + Sync + 'static,
     {
         self.authorize_body = Some(Arc::new(hook));
+        self
+    }
+
+    /// Whether MCP `2025-11-25` clients are also served (default [`LegacyClients::Refused`]);
+    /// [`LegacyClients::Stateless`] serves them on the same endpoint, without sessions.
+    pub fn legacy_clients(mut self, legacy: LegacyClients) -> Self {
+        self.legacy = legacy;
         self
     }
 
@@ -159,10 +172,18 @@ impl<O, A> Builder<O, A> {
 impl Builder<AllowedOrigins, Authorize> {
     /// The service.
     pub fn build(self) -> McpService {
-        // Over HTTP there is no era probe: only the stateless revision is served and advertised.
+        // Over HTTP there is no era probe: the stateless revision alone is advertised and served to
+        // modern requests; legacy ones, when served, get a server that knows only the legacy revision.
+        let legacy = match self.legacy {
+            LegacyClients::Refused => None,
+            LegacyClients::Stateless => {
+                Some(self.server.restricted_to(legacy_revisions()).unwrap_or_else(|_| self.server.clone()))
+            }
+        };
         let server = self.server.restricted_to([ProtocolVersion::V2026_07_28]).unwrap_or(self.server);
         McpService::new(Shared {
             server,
+            legacy,
             origins: self.origins,
             authorize: self.authorize.0,
             authorize_body: self.authorize_body,

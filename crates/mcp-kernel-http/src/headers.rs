@@ -91,9 +91,37 @@ pub(crate) fn check(
         meta_fields(meta, &id)?;
     }
     mcp_method(headers, method, is_request, &id)?;
-    mcp_name(headers, method, params, &id)?;
+    mcp_name(headers, method, params, Mirror::Required, &id)?;
     if method == Some("tools/call") {
-        param_headers(headers, params, server, &id)?;
+        param_headers(headers, params, server, Mirror::Required, &id)?;
+    }
+    Ok(())
+}
+
+/// Whether `Mcp-Name` and `Mcp-Param-*` must be sent where the body has a value to mirror.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mirror {
+    /// 2026-07-28: required wherever the body has a value to mirror.
+    Required,
+    /// 2025-11-25, which has none of these headers: optional, but a value sent must still agree.
+    IfSent,
+}
+
+/// The header rules of a 2025-11-25 message (`LegacyClients::Stateless`, MCP S-63): `Mcp-Method`,
+/// `Mcp-Name` and `Mcp-Param-*` are never required, but any that is sent must agree with the body,
+/// so that a gateway routing on it never sees another request than the one this server runs.
+pub(crate) fn check_sent(
+    headers: &HeaderMap,
+    message: &Map<String, Value>,
+    server: &Server,
+) -> Result<(), Refusal> {
+    let id = crate::refusal::echoable_id(message);
+    let params = message.get("params").and_then(Value::as_object);
+    let method = message.get("method").and_then(Value::as_str);
+    mcp_method(headers, method, false, &id)?;
+    mcp_name(headers, method, params, Mirror::IfSent, &id)?;
+    if method == Some("tools/call") {
+        param_headers(headers, params, server, Mirror::IfSent, &id)?;
     }
     Ok(())
 }
@@ -213,6 +241,7 @@ fn mcp_name(
     headers: &HeaderMap,
     method: Option<&str>,
     params: Option<&Map<String, Value>>,
+    mirror: Mirror,
     id: &Value,
 ) -> Result<(), Refusal> {
     let field = match method {
@@ -223,9 +252,11 @@ fn mcp_name(
     let sent = read_mirrored(headers, NAME, NAME, id)?;
     let body = params.and_then(|p| p.get(field)).and_then(Value::as_str);
     match body {
-        Some(_) if sent.is_empty() => Err(mismatch(&format!("Missing {NAME} {REQUIRED}"), id)),
+        Some(_) if sent.is_empty() && mirror == Mirror::Required => {
+            Err(mismatch(&format!("Missing {NAME} {REQUIRED}"), id))
+        }
         // Absent or not a string: the core refuses the request itself; a header mirrors nothing.
-        None if sent.is_empty() => Ok(()),
+        _ if sent.is_empty() => Ok(()),
         _ if sent.iter().any(|value| body != Some(&*decoded(value))) => {
             Err(mismatch(&format!("{NAME} {DIFFERS}"), id))
         }
@@ -238,6 +269,7 @@ fn param_headers(
     headers: &HeaderMap,
     params: Option<&Map<String, Value>>,
     server: &Server,
+    mirror: Mirror,
     id: &Value,
 ) -> Result<(), Refusal> {
     let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
@@ -261,7 +293,7 @@ fn param_headers(
     };
     let arguments = params.and_then(|p| p.get("arguments"));
     for param in mirrored {
-        one_param(headers, param, arguments, id)?;
+        one_param(headers, param, arguments, mirror, id)?;
     }
     Ok(())
 }
@@ -271,12 +303,14 @@ fn one_param(
     headers: &HeaderMap,
     param: &HeaderParam,
     arguments: Option<&Value>,
+    mirror: Mirror,
     id: &Value,
 ) -> Result<(), Refusal> {
     let label = format!("Mcp-Param-{}", param.name);
     let sent = read_mirrored(headers, &param.header, &label, id)?;
     let body = body_value(arguments, param);
     match body {
+        _ if sent.is_empty() && mirror == Mirror::IfSent => Ok(()),
         None if sent.is_empty() => Ok(()),
         None => Err(mismatch(&format!("{label} {NO_BODY_VALUE}"), id)),
         Some(_) if sent.is_empty() => Err(mismatch(&format!("{label} {VALUE_UNMIRRORED}"), id)),

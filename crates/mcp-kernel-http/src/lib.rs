@@ -20,6 +20,9 @@
 //!   non-objects (batches) before any schema sees them.
 //! * **Smuggling between a gateway and the server**: the standard headers must agree with the body,
 //!   every value of a repeated header included (-32020, 400).
+//! * **Legacy clients** (opt-in, [`LegacyClients::Stateless`]): only a message with nothing modern in
+//!   it takes the `2025-11-25` path; `Mcp-*` headers it sends must still agree with the body; no session
+//!   is minted, and a 404 never answers a JSON-RPC error (a legacy client reads it as an ended session).
 //! * **Leaks**: a refusal's reason is logged (tracing), never returned; a host fault is answered 500
 //!   with nothing but "Internal error".
 //!
@@ -32,11 +35,13 @@ mod builder;
 mod header_value;
 mod headers;
 mod hooks;
+mod legacy;
 mod origin;
 mod read;
 mod refusal;
 mod serve;
 mod service;
+mod sse;
 mod status;
 
 pub use body::ResponseBody;
@@ -44,6 +49,7 @@ pub use builder::{
     Authorize, Builder, DEFAULT_READ_TIMEOUT, MAX_BODY_BYTES, McpHttp, NoAuthorize, NoOrigins,
 };
 pub use hooks::Refused;
+pub use legacy::LegacyClients;
 pub use origin::AllowedOrigins;
 pub use serve::{
     FIRST_BYTES_TIMEOUT, HEADER_READ_TIMEOUT, HTTP1_READ_BUFFER, HTTP2_KEEP_ALIVE, PeerAddr, SHUTDOWN_GRACE,

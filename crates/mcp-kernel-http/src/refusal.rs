@@ -71,6 +71,20 @@ pub(crate) fn echoable_id(message: &serde_json::Map<String, Value>) -> Value {
     }
 }
 
+/// Only requests and notifications are executed: a message without `jsonrpc: "2.0"` and a string
+/// method, or whose id is neither a string nor an integer, is refused (400, -32600).
+#[allow(clippy::result_large_err, reason = "built at most once per request, returned straight to the caller")]
+pub(crate) fn jsonrpc_shape(message: &serde_json::Map<String, Value>) -> Result<(), Refusal> {
+    let is_jsonrpc = message.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
+    let has_method = message.get("method").is_some_and(Value::is_string);
+    let id_ok = message.get("id").is_none_or(|id| id.is_string() || id.is_i64() || id.is_u64());
+    if is_jsonrpc && has_method && id_ok {
+        Ok(())
+    } else {
+        Err(Refusal::post_body(StatusCode::BAD_REQUEST, ErrorObject::invalid_request(), echoable_id(message)))
+    }
+}
+
 /// A response with a JSON body.
 pub(crate) fn json_response(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody> {
     let mut response = Response::new(ResponseBody::from(body));

@@ -10,9 +10,12 @@
 //! | 6 | the body, within the cap and one deadline | 413 / 408 / 400 | closed |
 //! | 7 | `authorize_body(&Parts, &Bytes)` | 403, or 500 | kept |
 //! | 8 | bounded decode: depth, duplicate keys, an object | 400 | kept |
+//! | 8a | with `LegacyClients::Stateless` only, a 2025-11-25 message is served by `legacy.rs` instead | 400 / 200 / 202 / 500 | kept |
+//! | 8b | a JSON-RPC request or notification (a POSTed response is refused) | 400 | kept |
 //! | 9 | header rules: `_meta`, versions, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` | 400 (500 for a bad annotation) | kept |
 //! | 10 | removed methods (`initialize`, `notifications/initialized`, `ping`) | 404, or 202 without an id | kept |
 //! | 11 | the core | 200 / 202 / 400 / 404 / 500 | kept |
+//! | 11a | with `_meta.progressToken` on `tools/call`, `resources/read` or `prompts/get`, and progress reported before the answer: an SSE stream (`sse.rs`) | 200 | kept |
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -35,12 +38,15 @@ use crate::body::ResponseBody;
 use crate::hooks::{AuthorizeBodyFn, AuthorizeFn, HookOutcome, run_hook};
 use crate::origin::{self, AllowedOrigins, OriginRefusal};
 use crate::read::{ReadFailure, declares_more_than, read_bounded};
-use crate::refusal::{Refusal, accepted, echoable_id, json_response};
-use crate::{headers, status};
+use crate::refusal::{Refusal, accepted, echoable_id, json_response, jsonrpc_shape};
+use crate::sse::{self, Outcome};
+use crate::{headers, legacy, status};
 
 /// Everything one service holds; shared by its clones.
 pub(crate) struct Shared {
     pub(crate) server: Server,
+    /// The server for 2025-11-25 messages (`LegacyClients::Stateless`); `None` refuses them.
+    pub(crate) legacy: Option<Server>,
     pub(crate) origins: AllowedOrigins,
     pub(crate) authorize: AuthorizeFn,
     pub(crate) authorize_body: Option<AuthorizeBodyFn>,
@@ -58,6 +64,7 @@ impl std::fmt::Debug for McpService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpService")
             .field("origins", &self.shared.origins)
+            .field("legacy_clients", &self.shared.legacy.is_some())
             .field("read_timeout", &self.shared.read_timeout)
             .field("max_body_bytes", &self.shared.max_body_bytes)
             .finish_non_exhaustive()
@@ -187,17 +194,13 @@ where
         }
     };
     drop(bytes);
-    // Only requests and notifications are POSTed (clients MUST NOT POST responses): a message without
-    // `jsonrpc: "2.0"` and a string method, or whose id is neither a string nor an integer, is refused.
-    let is_jsonrpc = message.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
-    let has_method = message.get("method").is_some_and(Value::is_string);
-    let id_ok = message.get("id").is_none_or(|id| id.is_string() || id.is_i64() || id.is_u64());
-    if !is_jsonrpc || !has_method || !id_ok {
-        let refusal = Refusal::post_body(
-            StatusCode::BAD_REQUEST,
-            ErrorObject::invalid_request(),
-            echoable_id(&message),
-        );
+    if let Some(server) = &shared.legacy
+        && legacy::claims(&parts.headers, &message)
+    {
+        return legacy::serve(server, &parts.headers, message, version).await;
+    }
+    // Only requests and notifications are POSTed (clients MUST NOT POST responses).
+    if let Err(refusal) = jsonrpc_shape(&message) {
         return refuse(refusal);
     }
     if let Err(refusal) = headers::check(&parts.headers, &message, &shared.server) {
@@ -223,18 +226,32 @@ async fn dispatch(
     message: serde_json::Map<String, Value>,
     version: http::Version,
 ) -> Response<ResponseBody> {
-    let id = echoable_id(&message);
-    let handled = AssertUnwindSafe(server.handle(Value::Object(message))).catch_unwind().await;
-    let Ok(handled) = handled else {
-        tracing::error!("the core panicked; answered 500");
-        return Refusal::post_body(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal(), id)
-            .into_response(version);
+    let outcome = match sse::run(server, message, version, |_| {}).await {
+        Outcome::Streaming(stream) => return stream,
+        Outcome::Done(outcome) => outcome,
     };
-    match handled.response {
-        None => accepted(),
-        Some(response) => {
+    match outcome {
+        Err(fault) => fault,
+        Ok(None) => accepted(),
+        Ok(Some(response)) => {
             let status = response.as_error().map(status::for_error).unwrap_or(StatusCode::OK);
             json_response(status, JsonRpcResponse::to_bytes(&response))
         }
     }
+}
+
+/// Runs the core on one message: its response, if any, or (`Err`) the 500 answering a panic in it.
+pub(crate) async fn run_core(
+    server: &Server,
+    message: serde_json::Map<String, Value>,
+    version: http::Version,
+) -> Result<Option<JsonRpcResponse>, Response<ResponseBody>> {
+    let id = echoable_id(&message);
+    let handled = AssertUnwindSafe(server.handle(Value::Object(message))).catch_unwind().await;
+    let Ok(handled) = handled else {
+        tracing::error!("the core panicked; answered 500");
+        return Err(Refusal::post_body(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal(), id)
+            .into_response(version));
+    };
+    Ok(handled.response)
 }

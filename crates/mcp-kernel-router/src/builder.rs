@@ -7,16 +7,19 @@ use std::collections::{HashMap, HashSet};
 use std::num::NonZeroUsize;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use mcp_kernel_schema::{CompiledSchema, PromptArg, SchemaError};
 use mcp_kernel_wire::ProtocolVersion;
 
-use crate::host::{Dispatch, PromptReader, ResourceReader};
+use crate::host::{Completer, Dispatch, PromptReader, ResourceReader};
 use crate::observe::DispatchObserver;
 use crate::options::{CacheHints, ServerOptions};
-use crate::server::Server;
+use crate::sealer::StateSealer;
+use crate::server::{Parts, Server};
 use crate::snapshot::Snapshot;
 use crate::spec::{Capabilities, Catalog};
+use crate::state::{Clock, DEFAULT_REQUEST_STATE_TTL, Sealing};
 
 /// A fault in the catalog or the options, found when the server is built.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -99,7 +102,11 @@ pub struct ServerBuilder {
     dispatch: Option<Arc<dyn Dispatch>>,
     resources: Option<Arc<dyn ResourceReader>>,
     prompts: Option<Arc<dyn PromptReader>>,
+    completer: Option<Arc<dyn Completer>>,
     observer: Option<Arc<dyn DispatchObserver>>,
+    sealer: Option<Arc<dyn StateSealer>>,
+    state_ttl: Duration,
+    clock: Option<Arc<dyn Clock>>,
 }
 
 impl ServerBuilder {
@@ -112,7 +119,11 @@ impl ServerBuilder {
             dispatch: None,
             resources: None,
             prompts: None,
+            completer: None,
             observer: None,
+            sealer: None,
+            state_ttl: DEFAULT_REQUEST_STATE_TTL,
+            clock: None,
         }
     }
 
@@ -134,10 +145,38 @@ impl ServerBuilder {
         self
     }
 
+    /// The host's completer (optional): with one, `completions` is advertised in both eras and
+    /// `completion/complete` is served; without one it is -32601.
+    pub fn completer(mut self, completer: impl Completer) -> Self {
+        self.completer = Some(Arc::new(completer));
+        self
+    }
+
     /// An observer told of every call that reaches dispatch: names, timing and outcome, never payloads
     /// (see [`DispatchObserver`]). Without one, the dispatch site reads no clock.
     pub fn observe_dispatch(mut self, observer: impl DispatchObserver) -> Self {
         self.observer = Some(Arc::new(observer));
+        self
+    }
+
+    /// Turns on multi-round-trip requests (`2026-07-28` only): dispatch and the readers may answer
+    /// "input required", whose `requestState` `sealer` protects, and a retry's `inputResponses` and
+    /// `requestState` are verified and handed to them. Without a sealer both fields are ignored and an
+    /// "input required" answer is -32603.
+    pub fn request_state_sealer(mut self, sealer: impl StateSealer) -> Self {
+        self.sealer = Some(Arc::new(sealer));
+        self
+    }
+
+    /// How long a sealed `requestState` stays valid (default [`DEFAULT_REQUEST_STATE_TTL`], ten minutes).
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
+        self.state_ttl = ttl;
+        self
+    }
+
+    /// The clock a sealed state's expiry is read from (default the system clock; for tests).
+    pub fn request_state_clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Some(Arc::new(clock));
         self
     }
 
@@ -201,14 +240,20 @@ impl ServerBuilder {
             return Err(BuildError::MissingPromptReader);
         }
         let snapshot = Snapshot::compile(capabilities, self.options.defer_header_faults)?;
-        Ok(Server::from_parts(
-            snapshot,
-            self.options,
-            self.dispatch,
-            self.resources,
-            self.prompts,
-            self.observer,
-        ))
+        let sealing = self.sealer.map(|sealer| Sealing {
+            sealer,
+            ttl: self.state_ttl,
+            clock: self.clock.unwrap_or_else(|| Arc::new(SystemTime::now)),
+        });
+        let parts = Parts {
+            dispatch: self.dispatch,
+            resources: self.resources,
+            prompts: self.prompts,
+            completer: self.completer,
+            observer: self.observer,
+            sealing,
+        };
+        Ok(Server::from_parts(snapshot, self.options, parts))
     }
 }
 

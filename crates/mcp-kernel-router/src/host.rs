@@ -1,8 +1,10 @@
-//! The host's side of the contract: dispatch, the two readers, and what they return.
+//! The host's side of the contract: dispatch, the two readers, the optional completer, and what they
+//! return.
 //!
 //! Each is an async function (it returns a future). The package awaits it at one site, catches a panic
 //! there and answers -32603 without telling the caller anything more.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -14,6 +16,8 @@ use mcp_kernel_wire::ProtocolVersion;
 use mcp_kernel_wire::types::{ContentBlock, PromptMessage, ResourceContents};
 
 use crate::arguments::Arguments;
+use crate::input::{InputRequired, RetryInput};
+use crate::progress::Progress;
 
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -42,12 +46,25 @@ pub struct RequestContext {
     pub era: Era,
     /// The client capabilities the request declared (`_meta` `clientCapabilities`); `None` when bare.
     pub client_capabilities: Option<Arc<Value>>,
+    /// The request's progress reporter (inert unless it carried `_meta.progressToken`).
+    pub(crate) progress: Progress,
 }
 
 impl RequestContext {
     /// A context for a request with the given era and declared client capabilities.
     pub fn new(era: Era, client_capabilities: Option<Arc<Value>>) -> Self {
-        Self { era, client_capabilities }
+        Self { era, client_capabilities, progress: Progress::default() }
+    }
+
+    /// The request's progress reporter: inert (free, sends nothing) unless the request carried
+    /// `_meta.progressToken` and the transport delivers notifications.
+    pub fn progress(&self) -> &Progress {
+        &self.progress
+    }
+
+    /// Reports progress on this request (see [`Progress::report`]).
+    pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        self.progress.report(progress, total, message);
     }
 }
 
@@ -61,6 +78,8 @@ pub struct ToolCall {
     pub arguments: Arguments,
     /// The request's context.
     pub context: RequestContext,
+    /// A retry's verified input responses and state (only with a request-state sealer, `2026-07-28`).
+    pub input: Option<RetryInput>,
 }
 
 /// What a successful tool returns.
@@ -75,6 +94,9 @@ pub enum ToolOutput {
         /// Structured content sent beside the blocks.
         structured: Option<Value>,
     },
+    /// Not yet: the client's input is needed first (sent as an `InputRequiredResult`; needs a
+    /// request-state sealer and a `2026-07-28` request, otherwise it is answered -32603).
+    InputRequired(InputRequired),
 }
 
 impl ToolOutput {
@@ -96,13 +118,18 @@ impl ToolOutput {
         ToolOutput::Content { blocks, structured: None }
     }
 
+    /// Asks the client for input before the call can finish (see [`ToolOutput::InputRequired`]).
+    pub fn input_required(required: InputRequired) -> Self {
+        ToolOutput::InputRequired(required)
+    }
+
     /// Adds structured content to explicit blocks (a `Json` output keeps its own).
     pub fn with_structured(self, structured: Value) -> Self {
         match self {
             ToolOutput::Content { blocks, .. } => {
                 ToolOutput::Content { blocks, structured: Some(structured) }
             }
-            json => json,
+            other => other,
         }
     }
 }
@@ -130,26 +157,48 @@ impl ToolError {
     }
 }
 
-/// A reader's refusal: carried to the client as data beside the not-found or prompt error.
+/// A reader's or the completer's refusal: carried to the client as data beside the not-found, prompt or
+/// completion error. A reader may also answer "input required" through it ([`ReaderError::input_required`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReaderError {
     reason: Value,
+    input: Option<Box<InputRequired>>,
 }
 
 impl ReaderError {
     /// A refusal with a message.
     pub fn new(message: impl Into<String>) -> Self {
-        Self { reason: Value::String(message.into()) }
+        Self { reason: Value::String(message.into()), input: None }
     }
 
     /// A refusal with a structured reason.
     pub fn structured(reason: Value) -> Self {
-        Self { reason }
+        Self { reason, input: None }
+    }
+
+    /// Not a refusal: the reader needs the client's input first (an `InputRequiredResult` on
+    /// `resources/read` and `prompts/get`; needs a request-state sealer and a `2026-07-28` request,
+    /// otherwise -32603, as it always is from the completer). Its reason is `null`.
+    pub fn input_required(required: InputRequired) -> Self {
+        Self { reason: Value::Null, input: Some(Box::new(required)) }
     }
 
     /// The reason.
     pub fn reason(&self) -> &Value {
         &self.reason
+    }
+
+    /// The input asked for, when this is [`ReaderError::input_required`].
+    pub fn as_input_required(&self) -> Option<&InputRequired> {
+        self.input.as_deref()
+    }
+
+    /// The input asked for, or the refusal itself.
+    pub(crate) fn into_input_required(self) -> Result<InputRequired, Self> {
+        match self.input {
+            Some(input) => Ok(*input),
+            None => Err(self),
+        }
     }
 }
 
@@ -170,6 +219,8 @@ pub struct ReadResource {
     pub uri: String,
     /// The request's context.
     pub context: RequestContext,
+    /// A retry's verified input responses and state (only with a request-state sealer, `2026-07-28`).
+    pub input: Option<RetryInput>,
 }
 
 /// One `prompts/get` the package has accepted and validated.
@@ -182,6 +233,8 @@ pub struct GetPrompt {
     pub arguments: Arguments,
     /// The request's context.
     pub context: RequestContext,
+    /// A retry's verified input responses and state (only with a request-state sealer, `2026-07-28`).
+    pub input: Option<RetryInput>,
 }
 
 /// The host's tool dispatch.
@@ -228,6 +281,84 @@ where
     Fut: Future<Output = Result<PromptOutput, ReaderError>> + Send + 'static,
 {
     fn get(&self, request: GetPrompt) -> BoxFuture<'static, Result<PromptOutput, ReaderError>> {
+        Box::pin(self(request))
+    }
+}
+
+/// What a `completion/complete` completes: an argument of a listed prompt or a variable of a listed
+/// uri template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompletionRef {
+    /// `ref/prompt`: the prompt's name, as the catalog lists it.
+    Prompt {
+        /// The prompt's name.
+        name: Arc<str>,
+    },
+    /// `ref/resource`: the uri template, as the catalog lists it.
+    ResourceTemplate {
+        /// The uri template.
+        uri: String,
+    },
+}
+
+/// The argument being completed: a declared prompt argument or a template variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompletionArgument {
+    /// The argument's name, as the catalog declares it.
+    pub name: Arc<str>,
+    /// What the user has typed so far.
+    pub value: String,
+}
+
+/// One `completion/complete` the package has accepted and validated.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct CompletionRequest {
+    /// The prompt or template being completed.
+    pub reference: CompletionRef,
+    /// The argument being completed.
+    pub argument: CompletionArgument,
+    /// Values already resolved (`context.arguments`), only the names the prompt or template declares.
+    pub context_arguments: BTreeMap<String, String>,
+    /// The request's context.
+    pub context: RequestContext,
+}
+
+/// The completer's suggestions; the package sends at most 100 (see [`Completer`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Completion {
+    /// The suggested values, most relevant first.
+    pub values: Vec<String>,
+    /// The total number of matches, which may exceed the values sent.
+    pub total: Option<u64>,
+    /// Whether more matches exist than were sent.
+    pub has_more: Option<bool>,
+}
+
+impl Completion {
+    /// The given values, with no total and no `hasMore`.
+    pub fn new(values: Vec<String>) -> Self {
+        Self { values, total: None, has_more: None }
+    }
+}
+
+/// The host's completer: optional; with one, `completions` is advertised and `completion/complete`
+/// served.
+///
+/// It runs only for a listed prompt and one of its declared arguments, or a listed uri template and one
+/// of its variables. More than 100 values are cut to the first 100, with `hasMore: true` and `total`
+/// set to the completer's total (at least the count returned). A refusal is -32602 with `{reason}`.
+pub trait Completer: Send + Sync + 'static {
+    /// Suggests values for one accepted request.
+    fn complete(&self, request: CompletionRequest) -> BoxFuture<'static, Result<Completion, ReaderError>>;
+}
+
+impl<F, Fut> Completer for F
+where
+    F: Fn(CompletionRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Completion, ReaderError>> + Send + 'static,
+{
+    fn complete(&self, request: CompletionRequest) -> BoxFuture<'static, Result<Completion, ReaderError>> {
         Box::pin(self(request))
     }
 }

@@ -1,10 +1,17 @@
 //! The era-aware core of mcp-kernel and the host contract.
 //!
 //! A host describes what it offers ([`Catalog`] → [`Capabilities`]: tools, resources and prompts) and
-//! supplies the functions that do the work ([`Dispatch`], [`ResourceReader`], [`PromptReader`]). The
-//! [`ServerBuilder`] checks all of it once and compiles an immutable snapshot; [`Server::handle`] then
-//! answers one decoded message at a time, refusing every malformed request, and never decides what a
-//! tool does.
+//! supplies the functions that do the work ([`Dispatch`], [`ResourceReader`], [`PromptReader`], and
+//! optionally a [`Completer`] for `completion/complete`). The [`ServerBuilder`] checks all of it once
+//! and compiles an immutable snapshot; [`Server::handle`] then answers one decoded message at a time,
+//! refusing every malformed request, and never decides what a tool does.
+//!
+//! Multi-round-trip requests (`2026-07-28`: a tool, resource or prompt answering "input required") are
+//! opt-in: [`ServerBuilder::request_state_sealer`] with a [`StateSealer`] such as [`HmacSealer`].
+//!
+//! Progress (`notifications/progress`, MCP S-52) is opt-in per request: a transport that can deliver
+//! notifications calls [`Server::handle_with_notifications`]; the host reports through
+//! [`RequestContext::progress`].
 //!
 //! This crate does no I/O and depends on no async runtime: it awaits only the host's futures.
 //!
@@ -32,30 +39,41 @@
 
 mod arguments;
 mod builder;
+mod capability;
 pub mod cursor;
 mod guard;
 mod host;
+mod input;
 mod methods;
 mod observe;
 mod options;
+mod progress;
+mod responses;
+mod sealer;
 mod server;
 mod snapshot;
 mod spec;
+mod state;
 pub mod template;
 
 pub use arguments::Arguments;
 pub use builder::{BuildError, ServerBuilder};
 pub use host::{
-    BoxFuture, Dispatch, Era, GetPrompt, PromptOutput, PromptReader, ReadResource, ReaderError,
-    RequestContext, ResourceReader, ToolCall, ToolError, ToolOutput,
+    BoxFuture, Completer, Completion, CompletionArgument, CompletionRef, CompletionRequest, Dispatch, Era,
+    GetPrompt, PromptOutput, PromptReader, ReadResource, ReaderError, RequestContext, ResourceReader,
+    ToolCall, ToolError, ToolOutput,
 };
+pub use input::{InputRequired, RetryInput};
 pub use observe::{DispatchEvent, DispatchObserver, DispatchOutcome};
 pub use options::{CacheHints, DEFAULT_PAGE_SIZE, DEFAULT_SERVER_NAME, PACKAGE_VERSION, ServerOptions};
+pub use progress::{NotificationSink, Progress, progress_token};
+pub use sealer::{HmacSealer, KeyTooShort, StateSealer};
 pub use server::{Control, Handled, Server, ToolHeaders};
 pub use spec::{
     Capabilities, Catalog, Mode, PromptArgument, PromptSpec, ResourceEntry, ResourceSpec,
     ResourceTemplateSpec, ToolSpec,
 };
+pub use state::{Clock, DEFAULT_REQUEST_STATE_TTL};
 
 pub use mcp_kernel_schema as schema;
 pub use mcp_kernel_wire as wire;

@@ -16,11 +16,13 @@ use mcp_kernel_wire::version::{
 use mcp_kernel_wire::{ErrorObject, ProtocolVersion, Response};
 
 use crate::builder::ServerBuilder;
-use crate::host::{Dispatch, Era, PromptReader, RequestContext, ResourceReader};
+use crate::host::{Completer, Dispatch, Era, PromptReader, RequestContext, ResourceReader};
 use crate::observe::DispatchObserver;
 use crate::options::{CacheHints, PACKAGE_VERSION, ServerOptions};
+use crate::progress::{CloseOnDrop, NotificationSink, Progress, progress_token};
 use crate::snapshot::Snapshot;
 use crate::spec::Catalog;
+use crate::state::Sealing;
 
 /// The `x-mcp-header` parameters a call to one tool mirrors in HTTP headers.
 #[derive(Debug, Clone, Copy)]
@@ -75,16 +77,27 @@ pub(crate) struct Request<'a> {
 pub(crate) struct Inner {
     pub(crate) snapshot: Arc<Snapshot>,
     pub(crate) options: ServerOptions,
-    pub(crate) dispatch: Option<Arc<dyn Dispatch>>,
-    pub(crate) resources: Option<Arc<dyn ResourceReader>>,
-    pub(crate) prompts: Option<Arc<dyn PromptReader>>,
-    /// Told of every dispatched call; `None` costs the dispatch site nothing.
-    pub(crate) observer: Option<Arc<dyn DispatchObserver>>,
+    /// The host's functions and opt-ins.
+    pub(crate) parts: Parts,
     pub(crate) server_info: Value,
     /// `{"io.modelcontextprotocol/serverInfo": server_info}`, built once.
     pub(crate) result_meta: Value,
     pub(crate) capabilities: Value,
     pub(crate) supported: Vec<String>,
+}
+
+/// The host's functions and opt-ins, as the builder hands them over.
+#[derive(Clone, Default)]
+pub(crate) struct Parts {
+    pub(crate) dispatch: Option<Arc<dyn Dispatch>>,
+    pub(crate) resources: Option<Arc<dyn ResourceReader>>,
+    pub(crate) prompts: Option<Arc<dyn PromptReader>>,
+    /// The host's completer; `None` leaves `completion/complete` unserved and unadvertised.
+    pub(crate) completer: Option<Arc<dyn Completer>>,
+    /// Told of every dispatched call; `None` costs the dispatch site nothing.
+    pub(crate) observer: Option<Arc<dyn DispatchObserver>>,
+    /// The request-state sealer; `None` leaves multi-round-trip requests off.
+    pub(crate) sealing: Option<Sealing>,
 }
 
 /// A built server: the compiled catalog, the host's functions and the options. Cheap to clone.
@@ -127,41 +140,27 @@ impl Server {
         ServerBuilder::new(catalog)
     }
 
-    pub(crate) fn from_parts(
-        snapshot: Snapshot,
-        options: ServerOptions,
-        dispatch: Option<Arc<dyn Dispatch>>,
-        resources: Option<Arc<dyn ResourceReader>>,
-        prompts: Option<Arc<dyn PromptReader>>,
-        observer: Option<Arc<dyn DispatchObserver>>,
-    ) -> Self {
-        Self::assemble(Arc::new(snapshot), options, dispatch, resources, prompts, observer)
+    pub(crate) fn from_parts(snapshot: Snapshot, options: ServerOptions, parts: Parts) -> Self {
+        Self::assemble(Arc::new(snapshot), options, parts)
     }
 
-    fn assemble(
-        snapshot: Arc<Snapshot>,
-        options: ServerOptions,
-        dispatch: Option<Arc<dyn Dispatch>>,
-        resources: Option<Arc<dyn ResourceReader>>,
-        prompts: Option<Arc<dyn PromptReader>>,
-        observer: Option<Arc<dyn DispatchObserver>>,
-    ) -> Self {
+    fn assemble(snapshot: Arc<Snapshot>, options: ServerOptions, parts: Parts) -> Self {
         let server_info = json!({"name": options.server_name, "version": PACKAGE_VERSION});
-        let capabilities = json!({
+        let mut capabilities = json!({
             "tools": {"listChanged": false},
             "resources": {"listChanged": false, "subscribe": false},
             "prompts": {"listChanged": false}
         });
+        if parts.completer.is_some() {
+            capabilities["completions"] = json!({});
+        }
         let supported = options.supported_versions.iter().map(|v| v.as_str().to_owned()).collect();
         let result_meta = json!({ META_SERVER_INFO: server_info.clone() });
         Self {
             inner: Arc::new(Inner {
                 snapshot,
                 options,
-                dispatch,
-                resources,
-                prompts,
-                observer,
+                parts,
                 server_info,
                 result_meta,
                 capabilities,
@@ -196,19 +195,22 @@ impl Server {
         let mut options = self.inner.options.clone();
         options.supported_versions = versions.into_iter().collect();
         crate::builder::check_versions(&options.supported_versions)?;
-        let inner = &self.inner;
-        Ok(Self::assemble(
-            Arc::clone(&inner.snapshot),
-            options,
-            inner.dispatch.clone(),
-            inner.resources.clone(),
-            inner.prompts.clone(),
-            inner.observer.clone(),
-        ))
+        Ok(Self::assemble(Arc::clone(&self.inner.snapshot), options, self.inner.parts.clone()))
     }
 
     /// Handles one decoded message and returns at most one response.
     pub async fn handle(&self, message: Value) -> Handled {
+        self.handle_inner(message, None).await
+    }
+
+    /// Handles one message like [`Server::handle`], delivering the request's `notifications/progress`
+    /// to `sink` while it runs when it carried `params._meta.progressToken` (a string or an integer).
+    /// Every notification is handed to `sink` before this returns; none after.
+    pub async fn handle_with_notifications(&self, message: Value, sink: NotificationSink) -> Handled {
+        self.handle_inner(message, Some(sink)).await
+    }
+
+    async fn handle_inner(&self, message: Value, sink: Option<NotificationSink>) -> Handled {
         let mut message = match message {
             Value::Object(map) => map,
             Value::Array(_) => return Handled::reply(Response::error(Value::Null, ErrorObject::batch())),
@@ -236,6 +238,10 @@ impl Server {
             _ => return Handled::reply(Response::error(id, ErrorObject::invalid_request())),
         };
         let mut params = message.remove("params");
+        // Read before `settle_era` takes `_meta` away; only when a transport can deliver it.
+        let progress = sink
+            .and_then(|sink| progress_token(params.as_ref()).map(|token| Progress::to(token.clone(), sink)))
+            .unwrap_or_default();
         match method.as_str() {
             "server/discover" => {
                 return Handled::reply(Response::error_or_result(id, self.discover(params.as_mut())));
@@ -262,10 +268,14 @@ impl Server {
                 ErrorObject::invalid_params("params must be an object"),
             ));
         }
-        let request =
-            Request { method: &method, params, context: RequestContext::new(era, client_capabilities) };
+        let mut context = RequestContext::new(era, client_capabilities);
+        context.progress = progress.clone();
+        // Closed when answered or dropped (cancelled): no notification ever follows the response.
+        let closer = CloseOnDrop(progress);
+        let request = Request { method: &method, params, context };
         let control = if method == "shutdown" { Control::Shutdown } else { Control::Continue };
         let answer = self.route(request).await;
+        drop(closer);
         let answer = if era.is_modern() { answer.map(|result| self.modernise(result)) } else { answer };
         Handled { response: Some(Response::error_or_result(id, answer)), control }
     }
@@ -368,15 +378,19 @@ impl Server {
             "resources/read" => self.read_resource(request).await,
             "prompts/list" => self.list_prompts(request.params.as_ref()),
             "prompts/get" => self.get_prompt(request).await,
+            "completion/complete" if self.inner.parts.completer.is_some() => self.complete(request).await,
             "ping" | "shutdown" => Ok(json!({})),
             _ => Err(ErrorObject::method_not_found()),
         }
     }
 
-    /// B-5: a modern result object gets `resultType` and the server's identity.
+    /// B-5: a modern result object gets `resultType` (`complete`, unless the handler wrote
+    /// `input_required`) and the server's identity.
     fn modernise(&self, mut result: Value) -> Value {
         if let Value::Object(map) = &mut result {
-            map.insert("resultType".into(), Value::from("complete"));
+            if !map.contains_key("resultType") {
+                map.insert("resultType".into(), Value::from("complete"));
+            }
             match map.get_mut("_meta") {
                 Some(Value::Object(meta)) => {
                     meta.insert(META_SERVER_INFO.into(), self.inner.server_info.clone());

@@ -243,6 +243,14 @@ impl Snapshot {
             .map(|i| &self.prompts[i])
     }
 
+    /// The listed template whose uri template is exactly `uri_template`.
+    pub(crate) fn template(&self, uri_template: &str) -> Option<&CompiledTemplate> {
+        self.templates
+            .binary_search_by(|t| t.uri_template.as_bytes().cmp(uri_template.as_bytes()))
+            .ok()
+            .map(|i| &self.templates[i])
+    }
+
     /// True when `uri` is listed or a listed template matches it.
     pub(crate) fn readable(&self, uri: &str) -> bool {
         self.resources.binary_search_by(|r| r.uri.as_bytes().cmp(uri.as_bytes())).is_ok()

@@ -5,12 +5,15 @@
 //! refused when the server is built. Matching runs on the linear-time `regex` engine, so a long uri
 //! against a template with several `{+var}` costs time linear in the uri.
 
+use std::sync::Arc;
+
 use regex::Regex;
 
 /// A compiled template.
 #[derive(Debug, Clone)]
 pub struct UriTemplate {
     matcher: Regex,
+    variables: Vec<Arc<str>>,
 }
 
 /// Why a template was refused.
@@ -52,6 +55,7 @@ impl UriTemplate {
     pub fn parse(template: &str) -> Result<Self, TemplateError> {
         let mut pattern = String::from("(?s)\\A");
         let mut rest = template;
+        let mut variables: Vec<Arc<str>> = Vec::new();
         while let Some(open) = rest.find(['{', '}']) {
             pattern.push_str(&regex::escape(&rest[..open]));
             if rest.as_bytes()[open] == b'}' {
@@ -70,13 +74,21 @@ impl UriTemplate {
                         .into(),
                 ));
             }
+            if !variables.iter().any(|v| v.as_ref() == name) {
+                variables.push(Arc::from(name));
+            }
             pattern.push_str(if reserved { ".+" } else { "[^/]+" });
             rest = &after[close + 1..];
         }
         pattern.push_str(&regex::escape(rest));
         pattern.push_str("\\z");
         let matcher = Regex::new(&pattern).map_err(|e| TemplateError(format!("cannot be compiled: {e}")))?;
-        Ok(Self { matcher })
+        Ok(Self { matcher, variables })
+    }
+
+    /// The template's variable names, in order of first appearance, each once.
+    pub fn variables(&self) -> &[Arc<str>] {
+        &self.variables
     }
 
     /// True when `uri` is one of the template's uris.
@@ -123,5 +135,13 @@ mod tests {
             assert!(UriTemplate::parse(bad).is_err(), "{bad}");
         }
         assert!(UriTemplate::parse("a/{x.y}/{%41}/{+z_1}").is_ok());
+    }
+
+    #[test]
+    fn variables_are_named_once_in_order() {
+        let t = UriTemplate::parse("a/{x}/{+y}/{x}.json").unwrap();
+        let names: Vec<&str> = t.variables().iter().map(|v| v.as_ref()).collect();
+        assert_eq!(names, ["x", "y"]);
+        assert!(UriTemplate::parse("a/b").unwrap().variables().is_empty());
     }
 }

@@ -1,5 +1,8 @@
 //! The serving loop: read a message, serve it on its own task, cancel on request, stop on `shutdown`/`exit`
 //! or end of input.
+//!
+//! A request carrying `_meta.progressToken` gets its `notifications/progress` lines written before its
+//! response line (other requests' lines may interleave); a cancelled request writes nothing more.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -9,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::Poll;
 
 use futures_util::FutureExt;
-use mcp_kernel_router::{Control, Handled, Server};
+use mcp_kernel_router::{Control, Handled, NotificationSink, Server, progress_token};
 use mcp_kernel_wire::{ErrorObject, Response, read_message};
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, BufReader};
@@ -295,9 +298,14 @@ impl Session {
                     let key = message.get("id").map(id_key);
                     let id = reply_id(&message);
                     let server = self.server.clone();
+                    let sink = self.progress_sink(&message);
                     let message = Value::Object(message);
-                    let mut handling: Handling =
-                        Box::pin(async move { answer(server.handle(message), id).await });
+                    let mut handling: Handling = Box::pin(async move {
+                        match sink {
+                            None => answer(server.handle(message), id).await,
+                            Some(sink) => answer(server.handle_with_notifications(message, sink), id).await,
+                        }
+                    });
                     // Polled once here: most requests (a listing, a quick tool) finish at once and are
                     // answered without a task of their own. One that waits gets its own task, so that it
                     // holds up nothing read after it.
@@ -315,6 +323,21 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// For a request carrying `_meta.progressToken`: a sink queueing its notifications on the writer's
+    /// queue, ahead of its response (one queue, so a request's lines keep their order). A full queue
+    /// drops a notification (progress is advisory); the response is never dropped.
+    fn progress_sink(&self, message: &Map<String, Value>) -> Option<NotificationSink> {
+        if !message.contains_key("id") || progress_token(message.get("params")).is_none() {
+            return None;
+        }
+        let lines = self.lines.clone();
+        Some(Arc::new(move |notification: Value| {
+            if lines.try_send(Line::notification(&notification)).is_err() {
+                tracing::debug!("a progress notification was dropped: the output queue is full");
+            }
+        }))
     }
 
     /// Queues one response for the writer; false when the writer is gone.

@@ -1,4 +1,5 @@
-//! The one writer: every response becomes one whole line on the output, and nothing else ever does.
+//! The one writer: every response, and every progress notification of a request that asked for it,
+//! becomes one whole line on the output, and nothing else ever does.
 
 use std::io;
 
@@ -17,6 +18,13 @@ impl Line {
     /// Encodes a response as one line.
     pub(crate) fn encode(response: &Response) -> Self {
         let mut bytes = response.to_bytes();
+        bytes.push(b'\n');
+        Self(bytes)
+    }
+
+    /// Encodes a notification (`notifications/progress`) as one line.
+    pub(crate) fn notification(notification: &serde_json::Value) -> Self {
+        let mut bytes = serde_json::to_vec(notification).unwrap_or_default();
         bytes.push(b'\n');
         Self(bytes)
     }

@@ -1,7 +1,9 @@
 //! The method handlers, one file per primitive.
 
+mod completion;
 mod prompts;
 mod resources;
+mod round_trip;
 mod tools;
 
 use serde_json::{Map, Value};

@@ -10,8 +10,10 @@ use crate::arguments::Arguments;
 use crate::cursor::{CursorKind, page};
 use crate::guard::guarded;
 use crate::host::GetPrompt;
+use crate::methods::round_trip::input_required;
 use crate::methods::{cursor_position, owned_params};
 use crate::server::{Answer, Request, Server, cache_fields};
+use crate::state::Binding;
 
 impl Server {
     pub(crate) fn list_prompts(&self, params: Option<&Value>) -> Answer {
@@ -39,6 +41,11 @@ impl Server {
             return Err(ErrorObject::prompt_error("unknown prompt", data));
         };
         let arguments = params.remove("arguments").unwrap_or_else(|| Value::Object(Map::new()));
+        let round = self.round(&context, || Binding::prompt(&prompt.name, &arguments));
+        let input = match &round {
+            Some(round) => round.read_retry(&mut params)?,
+            None => None,
+        };
         drop(params);
         if let Err(violation) = prompt.schema.validate(&arguments) {
             let reason = format!("invalid arguments: {violation}");
@@ -49,11 +56,12 @@ impl Server {
             return Err(ErrorObject::prompt_error(&reason, data));
         }
         let Value::Object(arguments) = arguments else { return Err(ErrorObject::internal()) };
-        let Some(reader) = self.inner.prompts.as_ref() else { return Err(ErrorObject::internal()) };
+        let Some(reader) = self.inner.parts.prompts.as_ref() else { return Err(ErrorObject::internal()) };
         let get = GetPrompt {
             name: prompt.name.clone(),
             arguments: Arguments::select(prompt.schema.declared_keys(), arguments),
             context,
+            input,
         };
         let span = tracing::info_span!("mcp.get_prompt", server = %self.inner.options.server_name(), prompt = %prompt.name);
         match guarded(|| reader.get(get)).instrument(span).await {
@@ -61,11 +69,14 @@ impl Server {
                 tracing::error!("prompt reader panicked; answered -32603");
                 Err(ErrorObject::internal())
             }
-            Ok(Err(refusal)) => {
-                let data =
-                    PromptErrorData { name: prompt.name.to_string(), reason: Some(refusal.reason().clone()) };
-                Err(ErrorObject::prompt_error("prompt cannot be rendered", data))
-            }
+            Ok(Err(refusal)) => match refusal.into_input_required() {
+                Ok(required) => input_required(round.as_ref(), required),
+                Err(refusal) => {
+                    let reason = Some(refusal.reason().clone());
+                    let data = PromptErrorData { name: prompt.name.to_string(), reason };
+                    Err(ErrorObject::prompt_error("prompt cannot be rendered", data))
+                }
+            },
             Ok(Ok(output)) => {
                 let mut result = Map::with_capacity(6);
                 if let Some(description) = output.description {

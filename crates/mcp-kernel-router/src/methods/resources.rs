@@ -9,8 +9,10 @@ use mcp_kernel_wire::error::{ResourceNotFoundData, code};
 use crate::cursor::{CursorKind, page};
 use crate::guard::guarded;
 use crate::host::{Era, ReadResource};
-use crate::methods::{cursor_position, params_object};
+use crate::methods::round_trip::input_required;
+use crate::methods::{cursor_position, owned_params};
 use crate::server::{Answer, Request, Server, cache_fields};
+use crate::state::Binding;
 
 /// Resource not found, with the code of the request's era: -32602 under 2026-07-28, -32002 otherwise.
 fn not_found(era: Era, uri: &str, reason: Option<Value>) -> ErrorObject {
@@ -55,28 +57,32 @@ impl Server {
 
     pub(crate) async fn read_resource(&self, request: Request<'_>) -> Answer {
         let Request { params, context, .. } = request;
-        let uri = match params_object(params.as_ref()) {
-            Ok(Some(map)) => map.get("uri").and_then(Value::as_str),
-            _ => None,
-        };
-        let Some(uri) = uri else {
+        let mut params = owned_params(params);
+        let Some(Value::String(uri)) = params.remove("uri") else {
             return Err(ErrorObject::invalid_params("resources/read requires a string uri"));
         };
-        if !self.inner.snapshot.readable(uri) {
-            return Err(not_found(context.era, uri, None));
+        if !self.inner.snapshot.readable(&uri) {
+            return Err(not_found(context.era, &uri, None));
         }
-        let Some(reader) = self.inner.resources.as_ref() else { return Err(ErrorObject::internal()) };
+        let Some(reader) = self.inner.parts.resources.as_ref() else { return Err(ErrorObject::internal()) };
         let era = context.era;
-        let uri = uri.to_owned();
+        let round = self.round(&context, || Binding::resource(&uri));
+        let input = match &round {
+            Some(round) => round.read_retry(&mut params)?,
+            None => None,
+        };
         drop(params);
-        let read = ReadResource { uri: uri.clone(), context };
+        let read = ReadResource { uri: uri.clone(), context, input };
         let span = tracing::info_span!("mcp.read_resource", server = %self.inner.options.server_name());
         match guarded(|| reader.read(read)).instrument(span).await {
             Err(_) => {
                 tracing::error!("resource reader panicked; answered -32603");
                 Err(ErrorObject::internal())
             }
-            Ok(Err(refusal)) => Err(not_found(era, &uri, Some(refusal.reason().clone()))),
+            Ok(Err(refusal)) => match refusal.into_input_required() {
+                Ok(required) => input_required(round.as_ref(), required),
+                Err(refusal) => Err(not_found(era, &uri, Some(refusal.reason().clone()))),
+            },
             Ok(Ok(contents)) => {
                 let contents = serde_json::to_value(&contents).map_err(|_| ErrorObject::internal())?;
                 let mut result = Map::with_capacity(7);

@@ -7,22 +7,14 @@ use mcp_kernel_wire::ErrorObject;
 use mcp_kernel_wire::types::ContentBlock;
 
 use crate::arguments::Arguments;
+use crate::capability::declares;
 use crate::guard::guarded;
 use crate::host::{RequestContext, ToolCall, ToolOutput};
 use crate::methods::owned_params;
+use crate::methods::round_trip::input_required;
 use crate::observe::{DispatchOutcome, PendingDispatch};
 use crate::server::{Answer, Request, Server, cache_fields};
-
-/// True when `declared` holds every key of `required`, recursively through objects.
-fn declares(declared: &Value, required: &Value) -> bool {
-    match (declared, required) {
-        (Value::Object(have), Value::Object(need)) => {
-            need.iter().all(|(key, sub)| have.get(key).is_some_and(|have| declares(have, sub)))
-        }
-        (_, Value::Object(need)) => need.is_empty(),
-        _ => true,
-    }
-}
+use crate::state::Binding;
 
 /// The text of a tool error: a string as is, an object as `k: v, …`, anything else as JSON.
 fn error_text(reason: &Value) -> String {
@@ -106,6 +98,11 @@ impl Server {
             // Not a CallToolRequest: a protocol error, not a tool error (tools.mdx, error handling).
             Some(_) => return Err(ErrorObject::invalid_params("tools/call arguments must be an object")),
         };
+        let round = self.round(&context, || Binding::tool(&tool.name, &arguments));
+        let input = match &round {
+            Some(round) => round.read_retry(&mut params)?,
+            None => None,
+        };
         drop(params);
         if let Err(violation) = tool.schema.validate(&arguments) {
             let reason = format!("invalid arguments: {violation}");
@@ -114,11 +111,12 @@ impl Server {
             return Ok(call_result(vec![text_block(text)], Some(structured), true, &context));
         }
         let Value::Object(arguments) = arguments else { return Err(ErrorObject::internal()) };
-        let Some(dispatch) = self.inner.dispatch.as_ref() else { return Err(ErrorObject::internal()) };
+        let Some(dispatch) = self.inner.parts.dispatch.as_ref() else { return Err(ErrorObject::internal()) };
         let call = ToolCall {
             name: tool.name.clone(),
             arguments: Arguments::select(tool.schema.declared_keys(), arguments),
             context: context.clone(),
+            input,
         };
         let span = tracing::info_span!(
             "mcp.dispatch",
@@ -127,7 +125,7 @@ impl Server {
             outcome = tracing::field::Empty,
         );
         let pending = PendingDispatch::start(
-            self.inner.observer.as_deref(),
+            self.inner.parts.observer.as_deref(),
             self.inner.options.server_name(),
             &tool.name,
             span.clone(),
@@ -150,6 +148,7 @@ impl Server {
             Ok(Ok(ToolOutput::Content { blocks, structured })) => {
                 Ok(call_result(encode_blocks(blocks)?, structured, false, &context))
             }
+            Ok(Ok(ToolOutput::InputRequired(required))) => input_required(round.as_ref(), required),
             Ok(Err(error)) => {
                 let reason = error.reason().clone();
                 let text = error_text(&reason);
@@ -162,15 +161,6 @@ impl Server {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn declares_requires_every_nested_key() {
-        assert!(declares(&json!({"elicitation": {"form": {}}}), &json!({"elicitation": {}})));
-        assert!(!declares(&json!({"sampling": {}}), &json!({"elicitation": {}})));
-        assert!(!declares(&json!({"elicitation": {}}), &json!({"elicitation": {"url": {}}})));
-        assert!(!declares(&Value::Null, &json!({"roots": {}})));
-        assert!(declares(&Value::Null, &json!({})));
-    }
 
     #[test]
     fn error_text_renders_maps_as_pairs() {

@@ -3,3 +3,4 @@
 mod concurrency;
 mod framing;
 mod harness;
+mod progress;

@@ -1,0 +1,268 @@
+//! MCP `2025-11-25` clients on the same endpoint, without sessions ([`LegacyClients::Stateless`]).
+//!
+//! The 2025-11-25 wire opens with `initialize` and no version header, and carries neither `_meta` nor
+//! `Mcp-Method` / `Mcp-Name` / `Mcp-Param-*`; on a session-capable server it also carries state
+//! (`Mcp-Session-Id`, a GET stream, server-to-client requests). Serving it widens the door in four
+//! ways, each closed here:
+//!
+//! * **Downgrade.** A request takes this path only when nothing in it is modern: its
+//!   `MCP-Protocol-Version` names no `2026-07-28` and its `params._meta` has no
+//!   `io.modelcontextprotocol/protocolVersion`. A header-less request is legacy only if it is an
+//!   `initialize`; any other header-less request keeps today's refusal (400, -32020), since
+//!   `2025-03-26`, which S-24 would let a server assume, is not served. A downgraded request gains
+//!   nothing: it declares no client capabilities, and its results are legacy-shaped.
+//! * **Smuggling.** 2025-11-25 has no `Mcp-*` headers, so none is required here; one that is sent must
+//!   still agree with the body (400, -32020), so a gateway routing on it sees the request that runs.
+//! * **Sessions.** None exist: nothing is remembered from `initialize`, every request is served from
+//!   its header and body alone, `Mcp-Session-Id` is never minted and a client's is ignored. There is no
+//!   session to steal, fix or exhaust.
+//! * **Misread statuses.** A 2025-11-25 client reads 404 as "your session ended" (S-62) and
+//!   re-initializes: every JSON-RPC error of the core is therefore answered 200 (a host fault, 500).
+//!
+//! Progress is served as on `2026-07-28` (`sse.rs`): a request carrying `_meta.progressToken` whose
+//! call reports progress is answered as an SSE stream scoped to it, without a priming event or event
+//! ids (nothing is resumable without a session).
+//!
+//! Left out, because they need a delivery stream or a session: server-to-client requests (sampling,
+//! elicitation, roots), `resources/subscribe`, log notifications, resumable SSE. Nothing advertises
+//! them; `logging/setLevel` is accepted as a no-op (S-64 item 7).
+#![allow(
+    clippy::result_large_err,
+    reason = "a refusal is built at most once per request and returned straight to the caller"
+)]
+
+use http::{HeaderMap, StatusCode};
+use serde_json::{Map, Value, json};
+
+use mcp_kernel_router::Server;
+use mcp_kernel_wire::error::{UnsupportedVersionData, shorten};
+use mcp_kernel_wire::types::LoggingLevel;
+use mcp_kernel_wire::version::{META_PROTOCOL_VERSION, MODERN};
+use mcp_kernel_wire::{ErrorObject, ProtocolVersion, Response as JsonRpcResponse, code};
+
+use crate::body::ResponseBody;
+use crate::header_value::values;
+use crate::headers;
+use crate::refusal::{Refusal, accepted, echoable_id, json_response, jsonrpc_shape};
+use crate::sse::{self, Outcome};
+
+/// What the endpoint does with MCP `2025-11-25` clients ([`Builder::legacy_clients`]).
+///
+/// [`Builder::legacy_clients`]: crate::Builder::legacy_clients
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum LegacyClients {
+    /// Refused as by a `2026-07-28`-only server (MCP S-25): the default.
+    #[default]
+    Refused,
+    /// Also served, statelessly, on the same endpoint (MCP S-64): `initialize` answered without a
+    /// session, every later request served from its `MCP-Protocol-Version` header and body alone.
+    Stateless,
+}
+
+/// The version header (never base64-decoded).
+const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+
+/// Whether `value` names a legacy revision the router serves.
+fn is_legacy_revision(value: &str) -> bool {
+    ProtocolVersion::parse(value).is_some_and(|version| !version.is_modern())
+}
+
+/// The legacy revisions the router serves, for [`Server::restricted_to`].
+pub(crate) fn legacy_revisions() -> impl Iterator<Item = ProtocolVersion> {
+    ProtocolVersion::ALL.into_iter().filter(|version| !version.is_modern())
+}
+
+/// Whether a decoded message belongs to the 2025-11-25 wire: no `2026-07-28` header value, no modern
+/// `params._meta`, and either a version header or, without one, the method `initialize` (MCP S-64).
+pub(crate) fn claims(headers: &HeaderMap, message: &Map<String, Value>) -> bool {
+    let modern_meta = message
+        .get("params")
+        .and_then(|params| params.get("_meta"))
+        .and_then(Value::as_object)
+        .is_some_and(|meta| meta.contains_key(META_PROTOCOL_VERSION));
+    if modern_meta {
+        return false;
+    }
+    let mut sent = headers.get_all(PROTOCOL_VERSION).iter().peekable();
+    if sent.peek().is_none() {
+        return message.get("method").and_then(Value::as_str) == Some("initialize");
+    }
+    sent.all(|value| value.as_bytes() != MODERN.as_bytes())
+}
+
+/// Serves one message [`claims`] took: the header rules of 2025-11-25, then the core.
+pub(crate) async fn serve(
+    server: &Server,
+    headers: &HeaderMap,
+    message: Map<String, Value>,
+    version: http::Version,
+) -> http::Response<ResponseBody> {
+    let refuse = |refusal: Refusal| refusal.into_response(version);
+    let id = echoable_id(&message);
+    // A response POSTed back (the server never asks, so it answers nothing): accepted (S-64 item 2).
+    if is_response(&message) {
+        return protocol_version(headers, &id).map_or_else(refuse, |()| accepted());
+    }
+    let checked = jsonrpc_shape(&message)
+        .and_then(|()| protocol_version(headers, &id))
+        .and_then(|()| headers::check_sent(headers, &message, server));
+    if let Err(refusal) = checked {
+        return refuse(refusal);
+    }
+    let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
+    if message.contains_key("id") {
+        match method {
+            "logging/setLevel" => {
+                let response = match set_level(&message) {
+                    Ok(result) => JsonRpcResponse::result(id, result),
+                    Err(error) => JsonRpcResponse::error(id, error),
+                };
+                return answer(&response);
+            }
+            // Not a 2025-11-25 method; a stateless endpoint has nothing to shut down.
+            "shutdown" => return answer(&JsonRpcResponse::error(id, ErrorObject::method_not_found())),
+            _ => {}
+        }
+    }
+    let outcome = match sse::run(server, message, version, strip_cache_hints).await {
+        Outcome::Streaming(stream) => return stream,
+        Outcome::Done(outcome) => outcome,
+    };
+    match outcome {
+        Err(fault) => fault,
+        Ok(None) => accepted(),
+        Ok(Some(mut response)) => {
+            strip_cache_hints(&mut response);
+            answer(&response)
+        }
+    }
+}
+
+/// 2025-11-25 results carry no cache hints (S-64 item 8); the core writes them in both eras.
+fn strip_cache_hints(response: &mut JsonRpcResponse) {
+    if let Ok(Value::Object(result)) = &mut response.body {
+        result.remove("ttlMs");
+        result.remove("cacheScope");
+    }
+}
+
+/// A JSON-RPC response, 200 whatever its error (a host fault excepted, 500): a 2025-11-25 client
+/// reads 404 as an ended session (S-62).
+fn answer(response: &JsonRpcResponse) -> http::Response<ResponseBody> {
+    let fault = response.as_error().is_some_and(|error| error.code == code::INTERNAL_ERROR);
+    let status = if fault { StatusCode::INTERNAL_SERVER_ERROR } else { StatusCode::OK };
+    json_response(status, response.to_bytes())
+}
+
+/// A JSON-RPC 2.0 response: an id, a `result` or an `error`, and no method.
+fn is_response(message: &Map<String, Value>) -> bool {
+    message.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+        && !message.contains_key("method")
+        && message.contains_key("id")
+        && (message.contains_key("result") != message.contains_key("error"))
+}
+
+/// MCP S-63: every value of `MCP-Protocol-Version`, when sent, names a served legacy revision (400:
+/// -32020 for a value that is not UTF-8, -32022 naming both served revisions otherwise).
+fn protocol_version(headers: &HeaderMap, id: &Value) -> Result<(), Refusal> {
+    let sent = values(headers, PROTOCOL_VERSION).map_err(|_| {
+        Refusal::header_mismatch(&format!("{PROTOCOL_VERSION} header value is not valid UTF-8"), id.clone())
+    })?;
+    match sent.iter().find(|value| !is_legacy_revision(value)) {
+        None => Ok(()),
+        Some(other) => {
+            let supported = ProtocolVersion::ALL.iter().map(|v| v.as_str().to_owned()).collect();
+            let data = UnsupportedVersionData { supported, requested: Value::from(shorten(other)) };
+            let error = ErrorObject::unsupported_version(data);
+            Err(Refusal::post_body(StatusCode::BAD_REQUEST, error, id.clone()))
+        }
+    }
+}
+
+/// `logging/setLevel` (MCP S-64 item 7): a valid level is accepted as a no-op, answered `{}`; nothing
+/// is ever logged to the client, since no stream exists to carry it.
+fn set_level(message: &Map<String, Value>) -> Result<Value, ErrorObject> {
+    let level = message.get("params").and_then(|params| params.get("level")).cloned();
+    match level.map(serde_json::from_value::<LoggingLevel>) {
+        Some(Ok(_)) => Ok(json!({})),
+        _ => Err(ErrorObject::invalid_params("logging/setLevel requires params.level, a logging level")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use http::HeaderValue;
+
+    fn headers(values: &[&[u8]]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for value in values {
+            map.append(PROTOCOL_VERSION, HeaderValue::from_bytes(value).unwrap());
+        }
+        map
+    }
+
+    fn message(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn a_headerless_initialize_is_legacy_and_nothing_else_headerless_is() {
+        let init = message(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}));
+        assert!(claims(&HeaderMap::new(), &init));
+        let list = message(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+        assert!(!claims(&HeaderMap::new(), &list));
+        assert!(claims(&headers(&[b"2025-11-25"]), &list));
+        assert!(claims(&headers(&[b"2025-06-18"]), &list), "refused later, on the legacy path");
+    }
+
+    #[test]
+    fn a_2026_header_value_or_modern_meta_is_never_legacy() {
+        let list = message(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+        assert!(!claims(&headers(&[b"2026-07-28"]), &list));
+        assert!(!claims(&headers(&[b"2025-11-25", b"2026-07-28"]), &list));
+        let init = message(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"_meta": {META_PROTOCOL_VERSION: "2025-11-25"}}}));
+        assert!(!claims(&HeaderMap::new(), &init));
+        assert!(!claims(&headers(&[b"2025-11-25"]), &init));
+    }
+
+    #[test]
+    fn only_served_legacy_revisions_pass_the_version_header() {
+        assert_eq!(protocol_version(&headers(&[b"2025-11-25"]), &json!(1)), Ok(()));
+        assert_eq!(protocol_version(&HeaderMap::new(), &json!(1)), Ok(()));
+        for bad in [&b"2025-06-18"[..], b"2025-03-26", b"2026-07-28", b"=?base64?MjAyNS0xMS0yNQ==?="] {
+            let refusal = protocol_version(&headers(&[b"2025-11-25", bad]), &json!(1)).unwrap_err();
+            assert_eq!(
+                (refusal.status, refusal.error.code),
+                (StatusCode::BAD_REQUEST, code::UNSUPPORTED_PROTOCOL_VERSION)
+            );
+            assert_eq!(refusal.error.data.unwrap()["supported"], json!(["2026-07-28", "2025-11-25"]));
+        }
+        let refusal = protocol_version(&headers(&[b"\xff"]), &json!(1)).unwrap_err();
+        assert_eq!(refusal.error.code, code::HEADER_MISMATCH);
+    }
+
+    #[test]
+    fn set_level_accepts_the_eight_levels_only() {
+        for level in ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] {
+            let m = message(json!({"params": {"level": level}}));
+            assert_eq!(set_level(&m), Ok(json!({})));
+        }
+        for params in [json!({"level": "INFO"}), json!({}), json!("info"), json!({"level": 3})] {
+            let m = message(json!({"params": params}));
+            assert_eq!(set_level(&m).unwrap_err().code, code::INVALID_PARAMS);
+        }
+    }
+
+    #[test]
+    fn a_response_is_an_id_with_exactly_one_of_result_or_error() {
+        assert!(is_response(&message(json!({"jsonrpc": "2.0", "id": 1, "result": {}}))));
+        assert!(is_response(&message(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 1}}))));
+        assert!(!is_response(&message(json!({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {}}))));
+        assert!(!is_response(&message(json!({"jsonrpc": "2.0", "result": {}}))));
+        assert!(!is_response(&message(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "result": {}}))));
+    }
+}

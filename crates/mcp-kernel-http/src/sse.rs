@@ -1,0 +1,204 @@
+//! Progress over HTTP: a request carrying `_meta.progressToken` whose call reports progress is answered
+//! as an SSE stream scoped to it (MCP S-17, S-18, S-19, S-52).
+//!
+//! Threats guarded against:
+//!
+//! * **Speaking out of turn.** Only the request's own `notifications/progress` and then its response go
+//!   on its stream, one JSON-RPC message per `data:` event; no server request, no other request's
+//!   message, nothing after the response (the router closes the reporter when it answers).
+//! * **A status lost to streaming.** The stream opens only when the first notification is ready. Every
+//!   refusal before dispatch — headers, auth, body limits, an unknown tool — and every call that reports
+//!   nothing before finishing is answered as JSON with its usual status, exactly as without a token.
+//! * **Work for nobody.** The body owns the dispatch future: a client closing the stream or the
+//!   connection drops the body, which drops the dispatch (the observer sees `Cancelled`); nothing more
+//!   is written for that request (S-19). On the legacy path a disconnect is not cancellation in
+//!   2025-11-25 (S-61), but a stateless endpoint has no other stream to deliver to, so it is treated
+//!   the same. No priming event or event id is sent: nothing is resumable.
+//! * **A flooding tool.** At most [`QUEUED_NOTIFICATIONS`] notifications wait for a slow reader; further
+//!   reports are dropped (progress is advisory; the response is never dropped).
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures_util::FutureExt;
+use http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use http::{HeaderValue, Response, StatusCode};
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+
+use mcp_kernel_router::{NotificationSink, Server, progress_token};
+use mcp_kernel_wire::{ErrorObject, Response as JsonRpcResponse};
+
+use crate::body::ResponseBody;
+use crate::refusal::echoable_id;
+use crate::service::run_core;
+
+/// How many notifications may wait for a slow reader before further reports are dropped.
+pub(crate) const QUEUED_NOTIFICATIONS: usize = 64;
+
+/// The methods whose host code may report progress.
+const STREAMABLE: [&str; 3] = ["tools/call", "resources/read", "prompts/get"];
+
+/// The core's answer: a response, none, or (`Err`) the 500 answering a panic.
+pub(crate) type CoreOutcome = Result<Option<JsonRpcResponse>, Response<ResponseBody>>;
+
+/// How one message was answered.
+pub(crate) enum Outcome {
+    /// The core finished before any notification: the caller answers as JSON, as without a token.
+    Done(CoreOutcome),
+    /// The SSE response, ready to send.
+    Streaming(Response<ResponseBody>),
+}
+
+/// Whether a message may be streamed: a request to a streamable method with a progress token.
+fn wants_stream(message: &Map<String, Value>) -> bool {
+    message.contains_key("id")
+        && message.get("method").and_then(Value::as_str).is_some_and(|m| STREAMABLE.contains(&m))
+        && progress_token(message.get("params")).is_some()
+}
+
+/// Runs the core on one message; with a progress token, opens an SSE stream at the first
+/// notification. `finish` adjusts the final response (the legacy path strips cache hints).
+pub(crate) async fn run(
+    server: &Server,
+    message: Map<String, Value>,
+    version: http::Version,
+    finish: fn(&mut JsonRpcResponse),
+) -> Outcome {
+    if !wants_stream(&message) {
+        return Outcome::Done(run_core(server, message, version).await);
+    }
+    let id = echoable_id(&message);
+    let (sender, mut notifications) = mpsc::channel(QUEUED_NOTIFICATIONS);
+    let sink: NotificationSink = Arc::new(move |notification: Value| {
+        if sender.try_send(notification).is_err() {
+            tracing::debug!("a progress notification was dropped: the stream is full or gone");
+        }
+    });
+    let server = server.clone();
+    let mut core: CoreFuture = Box::pin(async move {
+        let handling = server.handle_with_notifications(Value::Object(message), sink);
+        match AssertUnwindSafe(handling).catch_unwind().await {
+            Ok(handled) => handled.response,
+            Err(_) => {
+                tracing::error!("the core panicked; answered -32603");
+                Some(JsonRpcResponse::error(id, ErrorObject::internal()))
+            }
+        }
+    });
+    let first = std::future::poll_fn(|cx| {
+        if let Poll::Ready(response) = core.as_mut().poll(cx) {
+            return Poll::Ready(Err(response));
+        }
+        match notifications.poll_recv(cx) {
+            Poll::Ready(Some(notification)) => Poll::Ready(Ok(notification)),
+            // Closed only as the core finishes: it was polled above and will wake this task.
+            _ => Poll::Pending,
+        }
+    })
+    .await;
+    let stream = match first {
+        Ok(first) => SseStream::new(vec![first], notifications, Some(core), None, finish),
+        Err(response) => {
+            let mut queued = Vec::new();
+            while let Ok(notification) = notifications.try_recv() {
+                queued.push(notification);
+            }
+            if queued.is_empty() {
+                return Outcome::Done(Ok(response));
+            }
+            SseStream::new(queued, notifications, None, response, finish)
+        }
+    };
+    Outcome::Streaming(sse_response(stream))
+}
+
+/// 200 with the SSE headers of S-18.
+fn sse_response(stream: SseStream) -> Response<ResponseBody> {
+    let mut response = Response::new(ResponseBody::sse(stream));
+    *response.status_mut() = StatusCode::OK;
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+type CoreFuture = Pin<Box<dyn Future<Output = Option<JsonRpcResponse>> + Send>>;
+
+/// One request's stream: queued notifications, the dispatch still running, then the response.
+pub(crate) struct SseStream {
+    queued: std::collections::VecDeque<Value>,
+    notifications: mpsc::Receiver<Value>,
+    core: Option<CoreFuture>,
+    response: Option<JsonRpcResponse>,
+    finish: fn(&mut JsonRpcResponse),
+    done: bool,
+}
+
+/// One `data:` event holding one JSON-RPC message.
+fn event(message: &[u8]) -> Bytes {
+    let mut bytes = Vec::with_capacity(message.len() + 24);
+    bytes.extend_from_slice(b"event: message\ndata: ");
+    bytes.extend_from_slice(message);
+    bytes.extend_from_slice(b"\n\n");
+    Bytes::from(bytes)
+}
+
+impl SseStream {
+    fn new(
+        queued: Vec<Value>,
+        notifications: mpsc::Receiver<Value>,
+        core: Option<CoreFuture>,
+        response: Option<JsonRpcResponse>,
+        finish: fn(&mut JsonRpcResponse),
+    ) -> Self {
+        Self { queued: queued.into(), notifications, core, response, finish, done: false }
+    }
+
+    /// Whether the stream has ended.
+    pub(crate) fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// The next event: a queued notification, then (dispatch done) the rest, then the response.
+    pub(crate) fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        if let Some(notification) = self.queued.pop_front() {
+            return Poll::Ready(Some(event(&serde_json::to_vec(&notification).unwrap_or_default())));
+        }
+        if let Some(core) = &mut self.core {
+            match core.as_mut().poll(cx) {
+                Poll::Ready(response) => {
+                    self.core = None;
+                    self.response = response;
+                }
+                Poll::Pending => {
+                    return match self.notifications.poll_recv(cx) {
+                        Poll::Ready(Some(n)) => {
+                            Poll::Ready(Some(event(&serde_json::to_vec(&n).unwrap_or_default())))
+                        }
+                        _ => Poll::Pending,
+                    };
+                }
+            }
+        }
+        // The dispatch is done: every notification it sent is already queued in the channel.
+        if let Ok(n) = self.notifications.try_recv() {
+            return Poll::Ready(Some(event(&serde_json::to_vec(&n).unwrap_or_default())));
+        }
+        match self.response.take() {
+            Some(mut response) => {
+                (self.finish)(&mut response);
+                Poll::Ready(Some(event(&response.to_bytes())))
+            }
+            None => {
+                self.done = true;
+                Poll::Ready(None)
+            }
+        }
+    }
+}

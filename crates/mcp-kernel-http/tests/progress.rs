@@ -1,0 +1,226 @@
+//! Progress over HTTP (MCP S-17, S-18, S-19, S-52): SSE for a request with a progress token, JSON
+//! otherwise, and cancellation by closing the connection.
+
+mod support;
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use http::HeaderValue;
+use http::header::CONTENT_TYPE;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use mcp_kernel_http::{LegacyClients, McpHttp};
+use mcp_kernel_router::{
+    Capabilities, DispatchEvent, DispatchObserver, DispatchOutcome, Mode, Server, ToolCall, ToolError,
+    ToolOutput, ToolSpec,
+};
+use support::*;
+
+/// Set when the `hang` tool's future is dropped.
+static HANG_DROPPED: AtomicBool = AtomicBool::new(false);
+/// Every outcome the observer saw.
+static OUTCOMES: Mutex<Vec<DispatchOutcome>> = Mutex::new(Vec::new());
+
+struct Recorder;
+
+impl DispatchObserver for Recorder {
+    fn dispatched(&self, event: &DispatchEvent<'_>) {
+        OUTCOMES.lock().unwrap().push(event.outcome);
+    }
+}
+
+struct DropFlag;
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        HANG_DROPPED.store(true, Ordering::SeqCst);
+    }
+}
+
+async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
+    match &*call.name {
+        "count" => {
+            for step in [0.0, 50.0, 100.0] {
+                call.context.report_progress(step, Some(100.0), Some("counting"));
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            Ok(ToolOutput::text("counted"))
+        }
+        "hang" => {
+            let _flag = DropFlag;
+            call.context.report_progress(1.0, None, None);
+            std::future::pending::<()>().await;
+            Ok(ToolOutput::text("never"))
+        }
+        _ => Ok(ToolOutput::text("quiet")),
+    }
+}
+
+fn progress_server() -> Server {
+    let catalog = Capabilities {
+        tools: vec![
+            ToolSpec::new("count", Mode::ReadOnly),
+            ToolSpec::new("hang", Mode::ReadOnly),
+            ToolSpec::new("quiet", Mode::ReadOnly),
+        ],
+        ..Capabilities::default()
+    };
+    Server::builder(catalog).dispatch(dispatch).observe_dispatch(Recorder).build().expect("builds")
+}
+
+async fn start_progress() -> Running {
+    let service = McpHttp::builder(progress_server())
+        .allowed_origins(mcp_kernel_http::AllowedOrigins::list([ALLOWED_ORIGIN]))
+        .legacy_clients(LegacyClients::Stateless)
+        .authorize(|_| Ok(()))
+        .build();
+    serve(service).await
+}
+
+fn call(id: i64, tool: &str, token: Option<Value>) -> Value {
+    let mut message = request(id, "tools/call", json!({"name": tool}));
+    if let Some(token) = token {
+        message["params"]["_meta"]["progressToken"] = token;
+    }
+    message
+}
+
+/// The JSON messages of an SSE body, one per `data:` line.
+fn events(raw: &[u8]) -> Vec<Value> {
+    let text = std::str::from_utf8(raw).expect("UTF-8");
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).expect("one JSON message per data line"))
+        .collect()
+}
+
+fn assert_progress_stream(reply: &Reply, token: &Value) {
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert_eq!(reply.headers[CONTENT_TYPE], "text/event-stream", "{reply:?}");
+    assert_eq!(reply.headers["x-accel-buffering"], "no");
+    assert_eq!(reply.headers["cache-control"], "no-cache");
+    let events = events(&reply.raw);
+    assert_eq!(events.len(), 4, "three notifications then the response: {events:?}");
+    for (event, step) in events.iter().zip([0.0, 50.0, 100.0]) {
+        assert_eq!(event["method"], "notifications/progress");
+        assert_eq!(event["params"]["progressToken"], *token);
+        assert_eq!(event["params"]["progress"], step);
+        assert_eq!(event["params"]["total"], 100.0);
+    }
+    assert_eq!(events[3]["id"], 1);
+    assert_eq!(events[3]["result"]["content"][0]["text"], "counted");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_progress_token_streams_notifications_then_the_response_over_sse() {
+    bounded(async {
+        let server = start_progress().await;
+        for proto in BOTH {
+            for token in [json!("tok"), json!(7)] {
+                let reply = post_message(server.addr, proto, &call(1, "count", Some(token.clone()))).await;
+                assert_progress_stream(&reply, &token);
+            }
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_request_with_a_progress_token_streams_too() {
+    bounded(async {
+        let server = start_progress().await;
+        let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "count", "_meta": {"progressToken": "legacy"}}});
+        let mut headers = standard_headers("tools/call", Some("count"));
+        headers.insert("mcp-protocol-version", HeaderValue::from_static(LEGACY));
+        let reply = post(server.addr, Proto::H1, headers, bytes(&message)).await;
+        assert_progress_stream(&reply, &json!("legacy"));
+        let response = events(&reply.raw).pop().expect("the response");
+        assert!(response["result"].get("ttlMs").is_none(), "legacy results carry no cache hints");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_progress_token_the_answer_is_json_as_before() {
+    bounded(async {
+        let server = start_progress().await;
+        for proto in BOTH {
+            let reply = post_message(server.addr, proto, &call(1, "count", None)).await;
+            assert_eq!(reply.status, 200);
+            assert_eq!(reply.headers[CONTENT_TYPE], "application/json");
+            assert_eq!(reply.result()["content"][0]["text"], "counted");
+            // A token on a call that reports nothing: JSON, byte for byte the same answer.
+            let plain = post_message(server.addr, proto, &call(2, "quiet", None)).await;
+            let tokened = post_message(server.addr, proto, &call(2, "quiet", Some(json!("t")))).await;
+            assert_eq!(tokened.headers[CONTENT_TYPE], "application/json");
+            assert_eq!(plain.raw, tokened.raw);
+        }
+    })
+    .await;
+}
+
+/// Waits (at most 5 s) until `flag` is set.
+async fn eventually(what: &str, check: impl Fn() -> bool) {
+    let started = Instant::now();
+    while !check() {
+        assert!(started.elapsed() < Duration::from_secs(5), "{what} within 5 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Writes one raw HTTP/1.1 POST of `message`.
+async fn raw_post(stream: &mut TcpStream, message: &Value) {
+    let body = serde_json::to_vec(message).unwrap();
+    let mut head = String::from("POST /mcp HTTP/1.1\r\nhost: localhost\r\n");
+    for (name, value) in headers_for(message).iter() {
+        head.push_str(&format!("{}: {}\r\n", name, value.to_str().unwrap()));
+    }
+    head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(&body).await.unwrap();
+}
+
+// One test for both cases: the drop flag and the observer's outcomes are process-wide.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_the_connection_cancels_the_dispatch_for_sse_and_json() {
+    bounded(async {
+        let server = start_progress().await;
+        // SSE: read the first progress event, then hang up.
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        raw_post(&mut stream, &call(1, "hang", Some(json!("h")))).await;
+        let mut seen = Vec::new();
+        let mut buffer = [0u8; 1024];
+        while !String::from_utf8_lossy(&seen).contains("notifications/progress") {
+            let read = stream.read(&mut buffer).await.unwrap();
+            assert!(read > 0, "the stream stays open until the first event");
+            seen.extend_from_slice(&buffer[..read]);
+        }
+        assert!(String::from_utf8_lossy(&seen).contains("text/event-stream"));
+        drop(stream);
+        eventually("the tool's future is dropped", || HANG_DROPPED.load(Ordering::SeqCst)).await;
+        eventually("the observer saw Cancelled", || {
+            OUTCOMES.lock().unwrap().contains(&DispatchOutcome::Cancelled)
+        })
+        .await;
+
+        // JSON: no token, so nothing is sent before the answer; hang up mid-dispatch.
+        HANG_DROPPED.store(false, Ordering::SeqCst);
+        OUTCOMES.lock().unwrap().clear();
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        raw_post(&mut stream, &call(2, "hang", None)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(!HANG_DROPPED.load(Ordering::SeqCst), "still running while the client waits");
+        drop(stream);
+        eventually("the tool's future is dropped", || HANG_DROPPED.load(Ordering::SeqCst)).await;
+        eventually("the observer saw Cancelled", || {
+            OUTCOMES.lock().unwrap().contains(&DispatchOutcome::Cancelled)
+        })
+        .await;
+    })
+    .await;
+}

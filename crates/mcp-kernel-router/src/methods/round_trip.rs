@@ -1,0 +1,130 @@
+//! Multi-round-trip requests (MCP S-48 to S-50) on `tools/call`, `resources/read` and `prompts/get`:
+//! reading a retry's `inputResponses` and `requestState`, and answering a host's "input required".
+//!
+//! Threat: the retry is the client's to write, and an `InputRequiredResult` must never go where the
+//! specification forbids it. Only the three methods above build a [`Round`], and only for a
+//! `2026-07-28` request to a server with a request-state sealer; everywhere else both fields are
+//! ignored as before, and a host that asks for input anyway is a host fault (-32603, logged by
+//! names only). Within a round the state is verified (`state.rs`), the responses checked
+//! (`responses.rs`), and input requests the client did not declare left out (`capability.rs`).
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use mcp_kernel_wire::ErrorObject;
+
+use crate::capability::{askable, well_formed};
+use crate::host::RequestContext;
+use crate::input::{InputRequired, RetryInput};
+use crate::responses;
+use crate::server::{Answer, Server};
+use crate::state::{Binding, Sealing, StateFault};
+
+const RESPONSES_NOT_OBJECT: &str = "inputResponses must be an object of input responses";
+const STATE_NOT_STRING: &str = "requestState must be a string";
+const STATE_INVALID: &str = "requestState failed verification for this request";
+const STATE_EXPIRED: &str = "requestState has expired; send the request again without it";
+
+/// One request that may take part in a multi-round trip.
+pub(crate) struct Round<'a> {
+    sealing: &'a Sealing,
+    binding: Binding,
+    declared: Option<Arc<Value>>,
+}
+
+impl Server {
+    /// The round of a request: `None` without a sealer or outside `2026-07-28`.
+    pub(crate) fn round(
+        &self,
+        context: &RequestContext,
+        binding: impl FnOnce() -> Binding,
+    ) -> Option<Round<'_>> {
+        let sealing = self.inner.parts.sealing.as_ref()?;
+        context.era.is_modern().then(|| Round {
+            sealing,
+            binding: binding(),
+            declared: context.client_capabilities.clone(),
+        })
+    }
+}
+
+fn state_error(fault: StateFault) -> ErrorObject {
+    match fault {
+        StateFault::Invalid => ErrorObject::invalid_params(STATE_INVALID),
+        StateFault::Expired => ErrorObject::invalid_params(STATE_EXPIRED),
+        StateFault::HostPanicked => {
+            tracing::error!("the request-state sealer or clock panicked; answered -32603");
+            ErrorObject::internal()
+        }
+    }
+}
+
+impl Round<'_> {
+    /// Takes `inputResponses` and `requestState` out of `params` and verifies them: `None` on a first
+    /// round (neither present).
+    pub(crate) fn read_retry(
+        &self,
+        params: &mut Map<String, Value>,
+    ) -> Result<Option<RetryInput>, ErrorObject> {
+        let sent = params.remove("inputResponses");
+        let sealed = params.remove("requestState");
+        if sent.is_none() && sealed.is_none() {
+            return Ok(None);
+        }
+        let sent = match sent {
+            None => Map::new(),
+            Some(Value::Object(map)) => map,
+            Some(_) => return Err(ErrorObject::invalid_params(RESPONSES_NOT_OBJECT)),
+        };
+        let input = match sealed {
+            None => RetryInput::new(responses::unasked(sent)?, None),
+            Some(Value::String(sealed)) => {
+                let opened = self.sealing.open(&self.binding, &sealed).map_err(state_error)?;
+                RetryInput::new(responses::asked(sent, &opened.keys)?, opened.state)
+            }
+            Some(_) => return Err(ErrorObject::invalid_params(STATE_NOT_STRING)),
+        };
+        Ok(Some(input))
+    }
+
+    /// The `InputRequiredResult` for a host's answer (decorated later like any modern result).
+    fn answer(&self, required: InputRequired) -> Answer {
+        let (requests, state) = required.into_parts();
+        if requests.is_empty() && state.is_none() {
+            tracing::error!(
+                "the host asked for input but gave no input request and no state; answered -32603"
+            );
+            return Err(ErrorObject::internal());
+        }
+        if !requests.values().all(well_formed) {
+            tracing::error!("the host's elicitation form has no object requestedSchema; answered -32603");
+            return Err(ErrorObject::internal());
+        }
+        let declared = self.declared.as_deref().unwrap_or(&Value::Null);
+        let requests = askable(requests, declared).map_err(ErrorObject::missing_capability)?;
+        let keys = requests.iter().map(|(key, request)| (key.clone(), request.method().to_owned())).collect();
+        let sealed = self.sealing.seal(&self.binding, keys, state.as_deref()).map_err(state_error)?;
+        let mut result = Map::with_capacity(4);
+        result.insert("resultType".into(), Value::from("input_required"));
+        if !requests.is_empty() {
+            let requests = serde_json::to_value(&requests).map_err(|_| ErrorObject::internal())?;
+            result.insert("inputRequests".into(), requests);
+        }
+        result.insert("requestState".into(), Value::String(sealed));
+        Ok(Value::Object(result))
+    }
+}
+
+/// A host's "input required": an `InputRequiredResult` within a round, -32603 (logged) outside one.
+pub(crate) fn input_required(round: Option<&Round<'_>>, required: InputRequired) -> Answer {
+    match round {
+        Some(round) => round.answer(required),
+        None => {
+            tracing::error!(
+                "the host asked for client input on a request that cannot carry it (no request-state sealer, or not 2026-07-28); answered -32603"
+            );
+            Err(ErrorObject::internal())
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! The progress reporter: `notifications/progress` for a request that asked for it (MCP S-52).
+//!
+//! Threat: host code reporting progress must not be able to speak out of turn. A request without
+//! `_meta.progressToken` gets a reporter that does nothing (one branch, no allocation), so nothing is
+//! ever sent to a client that did not ask. With a token, only strictly increasing, finite `progress`
+//! values are sent (a non-increasing or non-finite report is dropped, never clamped, so the client sees
+//! the values the host reported); the token is the client's own, echoed unchanged. Once the request's
+//! response is produced, the reporter is closed: a clone kept by a spawned host task sends nothing more
+//! (S-52: notifications stop at completion), and the transport's sink is released.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{Map, Value};
+
+/// Where a transport receives the notifications of one request while it runs: called synchronously,
+/// in order, each time with one whole JSON-RPC notification; never after the response is produced.
+pub type NotificationSink = Arc<dyn Fn(Value) + Send + Sync>;
+
+/// The request's `params._meta.progressToken`, when it is a string or an integer (anything else is
+/// ignored: such a request gets no notifications).
+pub fn progress_token(params: Option<&Value>) -> Option<&Value> {
+    let token = params?.get("_meta")?.get("progressToken")?;
+    (token.is_string() || token.is_i64() || token.is_u64()).then_some(token)
+}
+
+/// A request's progress reporter (see [`crate::RequestContext::progress`]). Cheap to clone.
+#[derive(Clone, Default)]
+pub struct Progress {
+    inner: Option<Arc<Reporter>>,
+}
+
+struct Reporter {
+    token: Value,
+    state: Mutex<State>,
+}
+
+struct State {
+    /// `None` once closed.
+    sink: Option<NotificationSink>,
+    last: Option<f64>,
+}
+
+impl Progress {
+    /// A reporter sending to `sink` under `token`.
+    pub(crate) fn to(token: Value, sink: NotificationSink) -> Self {
+        let state = Mutex::new(State { sink: Some(sink), last: None });
+        Self { inner: Some(Arc::new(Reporter { token, state })) }
+    }
+
+    /// Whether reports are delivered (the request carried a progress token and is still running).
+    pub fn is_enabled(&self) -> bool {
+        self.inner.as_ref().is_some_and(|r| r.lock().sink.is_some())
+    }
+
+    /// Reports progress: sent only when the request asked for it, the value is finite and greater than
+    /// the last one sent, and the request has not been answered yet; otherwise dropped.
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(reporter) = &self.inner else { return };
+        let mut state = reporter.lock();
+        let Some(sink) = state.sink.clone() else { return };
+        if !progress.is_finite() || state.last.is_some_and(|last| progress <= last) {
+            return;
+        }
+        state.last = Some(progress);
+        let mut params = Map::with_capacity(4);
+        params.insert("progressToken".into(), reporter.token.clone());
+        params.insert("progress".into(), Value::from(progress));
+        if let Some(total) = total.filter(|t| t.is_finite()) {
+            params.insert("total".into(), Value::from(total));
+        }
+        if let Some(message) = message {
+            params.insert("message".into(), Value::from(message));
+        }
+        let mut notification = Map::with_capacity(3);
+        notification.insert("jsonrpc".into(), Value::from("2.0"));
+        notification.insert("method".into(), Value::from("notifications/progress"));
+        notification.insert("params".into(), Value::Object(params));
+        // Sent under the lock: a concurrent `close` cannot slip between the check and the send.
+        sink(Value::Object(notification));
+    }
+
+    /// Closes the reporter: nothing more is sent, and the sink is released.
+    pub(crate) fn close(&self) {
+        if let Some(reporter) = &self.inner {
+            reporter.lock().sink = None;
+        }
+    }
+}
+
+impl Reporter {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Progress").field("token", &self.inner.as_ref().map(|r| &r.token)).finish()
+    }
+}
+
+impl PartialEq for Progress {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.inner, &other.inner) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+/// Closes a request's reporter when the request is answered or its future dropped.
+pub(crate) struct CloseOnDrop(pub(crate) Progress);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn collecting() -> (NotificationSink, Arc<Mutex<Vec<Value>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&seen);
+        (Arc::new(move |v| kept.lock().unwrap().push(v)), seen)
+    }
+
+    #[test]
+    fn progress_must_increase_so_non_increasing_reports_are_dropped() {
+        let (sink, seen) = collecting();
+        let progress = Progress::to(json!("t"), sink);
+        progress.report(0.0, Some(100.0), None);
+        progress.report(0.0, Some(100.0), None);
+        progress.report(50.0, Some(100.0), Some("half"));
+        progress.report(f64::NAN, None, None);
+        progress.report(40.0, None, None);
+        progress.report(100.0, Some(100.0), None);
+        let seen = seen.lock().unwrap();
+        let values: Vec<f64> = seen.iter().map(|n| n["params"]["progress"].as_f64().unwrap()).collect();
+        assert_eq!(values, [0.0, 50.0, 100.0]);
+        assert_eq!(
+            seen[1],
+            json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": "t", "progress": 50.0, "total": 100.0, "message": "half"}})
+        );
+    }
+
+    #[test]
+    fn a_closed_reporter_sends_nothing_after_the_response() {
+        let (sink, seen) = collecting();
+        let progress = Progress::to(json!(7), sink);
+        let kept = progress.clone();
+        drop(CloseOnDrop(progress));
+        kept.report(1.0, None, None);
+        assert!(!kept.is_enabled());
+        assert!(seen.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn without_a_token_reports_cost_nothing_and_send_nothing() {
+        let progress = Progress::default();
+        progress.report(1.0, None, None);
+        assert!(!progress.is_enabled());
+    }
+
+    #[test]
+    fn only_string_and_integer_tokens_count() {
+        assert_eq!(progress_token(Some(&json!({"_meta": {"progressToken": "a"}}))), Some(&json!("a")));
+        assert_eq!(progress_token(Some(&json!({"_meta": {"progressToken": 3}}))), Some(&json!(3)));
+        for bad in [json!(1.5), json!(null), json!({}), json!([1])] {
+            assert_eq!(progress_token(Some(&json!({"_meta": {"progressToken": bad}}))), None);
+        }
+        assert_eq!(progress_token(None), None);
+    }
+}
