@@ -12,8 +12,8 @@ use mcp_kernel::wire::types::{
     TextResourceContents,
 };
 use mcp_kernel::{
-    Capabilities, GetPrompt, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
-    ResourceSpec, ResourceTemplateSpec, ToolCall, ToolError, ToolOutput, ToolSpec,
+    Capabilities, GetPrompt, LogLevel, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource,
+    ReaderError, ResourceSpec, ResourceTemplateSpec, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::{Value, json};
 
@@ -67,7 +67,8 @@ pub fn capabilities() -> Capabilities {
             tool("test_missing_capability", "Needs the client's sampling capability.")
                 .requires_client_capabilities(json!({"sampling": {}})),
             tool("test_streaming_elicitation", "Returns an ordinary result; never a server request."),
-            tool("test_logging_tool", "Returns text; logs nothing without a log level."),
+            tool("test_logging_tool", "Logs one info message only where a level is in force; returns text."),
+            tool("test_tool_with_logging", "Logs three info messages, 50 ms apart, then returns text."),
             tool("test_tool_with_progress", "Reports progress 0, 50 and 100 of 100, then returns text."),
             ToolSpec::new("json_schema_2020_12_tool", Mode::ReadOnly)
                 .description("Advertises a draft 2020-12 schema verbatim.")
@@ -147,6 +148,14 @@ pub async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
         }
         return Ok(ToolOutput::content(vec![text("Progress reported: 0, 50, 100 of 100.")]));
     }
+    if &*call.name == "test_tool_with_logging" {
+        // Sent only where logs may go (MCP S-52): 2025-11-25 with the opt-in, or a request's logLevel.
+        for message in ["Tool execution started", "Tool processing data", "Tool execution completed"] {
+            call.context.log(LogLevel::Info, None, Value::from(message));
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        return Ok(ToolOutput::content(vec![text("Logged: started, processing, completed.")]));
+    }
     let content = match &*call.name {
         "test_simple_text" => vec![text("This is a simple text response for testing.")],
         "test_image_content" => vec![ContentBlock::Image(ImageContent::new(PNG, "image/png"))],
@@ -164,7 +173,10 @@ pub async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
         }
         "test_missing_capability" => vec![text("The client declared the sampling capability.")],
         "test_streaming_elicitation" => vec![text("An ordinary result: this server sends no requests.")],
-        "test_logging_tool" => vec![text("Done; nothing was logged without a log level.")],
+        "test_logging_tool" => {
+            call.context.log(LogLevel::Info, Some("test_logging_tool"), Value::from("Logged at info."));
+            vec![text("Done; logged at info only where a log level is in force.")]
+        }
         "json_schema_2020_12_tool" => vec![text("Accepted.")],
         "test_custom_header" => {
             vec![text(&format!("Value: {}", call.arguments.get_str("value").unwrap_or_default()))]

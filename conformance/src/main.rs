@@ -5,8 +5,8 @@
 
 mod catalog;
 
-use mcp_kernel::Server;
 use mcp_kernel::http::{AllowedOrigins, LegacyClients, McpHttp};
+use mcp_kernel::{LogLevel, Server};
 
 fn port_from_args() -> Result<u16, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -29,6 +29,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .prompt_reader(catalog::get_prompt)
         .completer(catalog::complete)
         .request_state_sealer(catalog::request_state_sealer()?)
+        .log_notifications(LogLevel::Debug) // 2025-11-25 clients set `debug`; 2026 needs a logLevel
         .build()?;
     let origins = ["http://localhost", "http://127.0.0.1"]
         .into_iter()

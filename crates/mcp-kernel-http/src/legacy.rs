@@ -21,11 +21,14 @@
 //!
 //! Progress is served as on `2026-07-28` (`sse.rs`): a request carrying `_meta.progressToken` whose
 //! call reports progress is answered as an SSE stream scoped to it, without a priming event or event
-//! ids (nothing is resumable without a session).
+//! ids (nothing is resumable without a session). So are log notifications when the host opted in
+//! (`ServerBuilder::log_notifications`): a call that logs at or above the host's minimum gets its
+//! `notifications/message` on its own stream, before its result.
 //!
 //! Left out, because they need a delivery stream or a session: server-to-client requests (sampling,
-//! elicitation, roots), `resources/subscribe`, log notifications, resumable SSE. Nothing advertises
-//! them; `logging/setLevel` is accepted as a no-op (S-64 item 7).
+//! elicitation, roots), `resources/subscribe`, log messages outside a request, resumable SSE. Nothing
+//! advertises them; `logging/setLevel` is accepted as a no-op (S-64 item 7): the level in force stays
+//! the host's minimum.
 #![allow(
     clippy::result_large_err,
     reason = "a refusal is built at most once per request and returned straight to the caller"
@@ -180,8 +183,8 @@ fn protocol_version(headers: &HeaderMap, id: &Value) -> Result<(), Refusal> {
     }
 }
 
-/// `logging/setLevel` (MCP S-64 item 7): a valid level is accepted as a no-op, answered `{}`; nothing
-/// is ever logged to the client, since no stream exists to carry it.
+/// `logging/setLevel` (MCP S-64 item 7): a valid level is accepted as a no-op, answered `{}`; a
+/// stateless server keeps no per-client level (logs, when opted in, use the host's minimum).
 fn set_level(message: &Map<String, Value>) -> Result<Value, ErrorObject> {
     let level = message.get("params").and_then(|params| params.get("level")).cloned();
     match level.map(serde_json::from_value::<LoggingLevel>) {

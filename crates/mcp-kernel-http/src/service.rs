@@ -15,7 +15,7 @@
 //! | 9 | header rules: `_meta`, versions, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` | 400 (500 for a bad annotation) | kept |
 //! | 10 | removed methods (`initialize`, `notifications/initialized`, `ping`) | 404, or 202 without an id | kept |
 //! | 11 | the core | 200 / 202 / 400 / 404 / 500 | kept |
-//! | 11a | with `_meta.progressToken` on `tools/call`, `resources/read` or `prompts/get`, and progress reported before the answer: an SSE stream (`sse.rs`) | 200 | kept |
+//! | 11a | `tools/call`, `resources/read` or `prompts/get` with `_meta.progressToken` (or a `logLevel` with log notifications on), and a notification sent before the answer: an SSE stream (`sse.rs`) | 200 | kept |
 
 use std::convert::Infallible;
 use std::future::Future;

@@ -1,21 +1,24 @@
-//! Progress over HTTP: a request carrying `_meta.progressToken` whose call reports progress is answered
-//! as an SSE stream scoped to it (MCP S-17, S-18, S-19, S-52).
+//! Progress and logs over HTTP: a request that may be sent notifications ([`Server::may_notify`]: it
+//! carries `_meta.progressToken`, or log notifications may reach it) and whose call sends one is
+//! answered as an SSE stream scoped to it (MCP S-17, S-18, S-19, S-52).
 //!
 //! Threats guarded against:
 //!
-//! * **Speaking out of turn.** Only the request's own `notifications/progress` and then its response go
+//! * **Speaking out of turn.** Only the request's own `notifications/progress` and
+//!   `notifications/message` and then its response go
 //!   on its stream, one JSON-RPC message per `data:` event; no server request, no other request's
-//!   message, nothing after the response (the router closes the reporter when it answers).
+//!   message, nothing after the response (the router closes the reporter and logger when it answers).
 //! * **A status lost to streaming.** The stream opens only when the first notification is ready. Every
 //!   refusal before dispatch — headers, auth, body limits, an unknown tool — and every call that reports
-//!   nothing before finishing is answered as JSON with its usual status, exactly as without a token.
+//!   nothing before finishing is answered as JSON with its usual status, exactly as without a token
+//!   or a log.
 //! * **Work for nobody.** The body owns the dispatch future: a client closing the stream or the
 //!   connection drops the body, which drops the dispatch (the observer sees `Cancelled`); nothing more
 //!   is written for that request (S-19). On the legacy path a disconnect is not cancellation in
 //!   2025-11-25 (S-61), but a stateless endpoint has no other stream to deliver to, so it is treated
 //!   the same. No priming event or event id is sent: nothing is resumable.
 //! * **A flooding tool.** At most [`QUEUED_NOTIFICATIONS`] notifications wait for a slow reader; further
-//!   reports are dropped (progress is advisory; the response is never dropped).
+//!   notifications are dropped (progress and logs are advisory; the response is never dropped).
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -30,7 +33,7 @@ use http::{HeaderValue, Response, StatusCode};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
-use mcp_kernel_router::{NotificationSink, Server, progress_token};
+use mcp_kernel_router::{NotificationSink, Server};
 use mcp_kernel_wire::{ErrorObject, Response as JsonRpcResponse};
 
 use crate::body::ResponseBody;
@@ -40,7 +43,7 @@ use crate::service::run_core;
 /// How many notifications may wait for a slow reader before further reports are dropped.
 pub(crate) const QUEUED_NOTIFICATIONS: usize = 64;
 
-/// The methods whose host code may report progress.
+/// The methods whose host code may report progress or log.
 const STREAMABLE: [&str; 3] = ["tools/call", "resources/read", "prompts/get"];
 
 /// The core's answer: a response, none, or (`Err`) the 500 answering a panic.
@@ -54,29 +57,29 @@ pub(crate) enum Outcome {
     Streaming(Response<ResponseBody>),
 }
 
-/// Whether a message may be streamed: a request to a streamable method with a progress token.
-fn wants_stream(message: &Map<String, Value>) -> bool {
+/// Whether a message may be streamed: a request to a streamable method that may be sent notifications.
+fn wants_stream(server: &Server, message: &Map<String, Value>) -> bool {
     message.contains_key("id")
         && message.get("method").and_then(Value::as_str).is_some_and(|m| STREAMABLE.contains(&m))
-        && progress_token(message.get("params")).is_some()
+        && server.may_notify(message.get("params"))
 }
 
-/// Runs the core on one message; with a progress token, opens an SSE stream at the first
-/// notification. `finish` adjusts the final response (the legacy path strips cache hints).
+/// Runs the core on one message; when it may be sent notifications, opens an SSE stream at the first
+/// one. `finish` adjusts the final response (the legacy path strips cache hints).
 pub(crate) async fn run(
     server: &Server,
     message: Map<String, Value>,
     version: http::Version,
     finish: fn(&mut JsonRpcResponse),
 ) -> Outcome {
-    if !wants_stream(&message) {
+    if !wants_stream(server, &message) {
         return Outcome::Done(run_core(server, message, version).await);
     }
     let id = echoable_id(&message);
     let (sender, mut notifications) = mpsc::channel(QUEUED_NOTIFICATIONS);
     let sink: NotificationSink = Arc::new(move |notification: Value| {
         if sender.try_send(notification).is_err() {
-            tracing::debug!("a progress notification was dropped: the stream is full or gone");
+            tracing::debug!("a notification was dropped: the stream is full or gone");
         }
     });
     let server = server.clone();

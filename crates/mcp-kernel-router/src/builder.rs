@@ -13,6 +13,7 @@ use mcp_kernel_schema::{CompiledSchema, PromptArg, SchemaError};
 use mcp_kernel_wire::ProtocolVersion;
 
 use crate::host::{Completer, Dispatch, PromptReader, ResourceReader};
+use crate::log::LogLevel;
 use crate::observe::DispatchObserver;
 use crate::options::{CacheHints, ServerOptions};
 use crate::sealer::StateSealer;
@@ -107,6 +108,7 @@ pub struct ServerBuilder {
     sealer: Option<Arc<dyn StateSealer>>,
     state_ttl: Duration,
     clock: Option<Arc<dyn Clock>>,
+    log_level: Option<LogLevel>,
 }
 
 impl ServerBuilder {
@@ -124,6 +126,7 @@ impl ServerBuilder {
             sealer: None,
             state_ttl: DEFAULT_REQUEST_STATE_TTL,
             clock: None,
+            log_level: None,
         }
     }
 
@@ -177,6 +180,15 @@ impl ServerBuilder {
     /// The clock a sealed state's expiry is read from (default the system clock; for tests).
     pub fn request_state_clock(mut self, clock: impl Clock) -> Self {
         self.clock = Some(Arc::new(clock));
+        self
+    }
+
+    /// Turns on log notifications (`notifications/message`, through [`crate::RequestContext::log`]):
+    /// `logging` is advertised in both eras; a `2026-07-28` request receives messages at or above the
+    /// `_meta` `io.modelcontextprotocol/logLevel` it set (none set: none), a 2025-11-25 request those
+    /// at or above `minimum` (and `logging/setLevel` is answered `{}`). Off by default: nothing is sent.
+    pub fn log_notifications(mut self, minimum: LogLevel) -> Self {
+        self.log_level = Some(minimum);
         self
     }
 
@@ -252,6 +264,7 @@ impl ServerBuilder {
             completer: self.completer,
             observer: self.observer,
             sealing,
+            log_level: self.log_level,
         };
         Ok(Server::from_parts(snapshot, self.options, parts))
     }

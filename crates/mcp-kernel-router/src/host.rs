@@ -17,6 +17,7 @@ use mcp_kernel_wire::types::{ContentBlock, PromptMessage, ResourceContents};
 
 use crate::arguments::Arguments;
 use crate::input::{InputRequired, RetryInput};
+use crate::log::{LogLevel, Logger};
 use crate::progress::Progress;
 
 /// A boxed, sendable future.
@@ -48,12 +49,14 @@ pub struct RequestContext {
     pub client_capabilities: Option<Arc<Value>>,
     /// The request's progress reporter (inert unless it carried `_meta.progressToken`).
     pub(crate) progress: Progress,
+    /// The request's logger (inert unless log notifications may reach this request).
+    pub(crate) log: Logger,
 }
 
 impl RequestContext {
     /// A context for a request with the given era and declared client capabilities.
     pub fn new(era: Era, client_capabilities: Option<Arc<Value>>) -> Self {
-        Self { era, client_capabilities, progress: Progress::default() }
+        Self { era, client_capabilities, progress: Progress::default(), log: Logger::default() }
     }
 
     /// The request's progress reporter: inert (free, sends nothing) unless the request carried
@@ -65,6 +68,20 @@ impl RequestContext {
     /// Reports progress on this request (see [`Progress::report`]).
     pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         self.progress.report(progress, total, message);
+    }
+
+    /// Sends `notifications/message {level, logger?, data}` on this request's stream — only when the
+    /// host opted in ([`crate::ServerBuilder::log_notifications`]), the transport delivers
+    /// notifications, the request is still running, and `level` is at or above the request's level
+    /// (`2026-07-28`: its `_meta` `io.modelcontextprotocol/logLevel`, none set: nothing is sent;
+    /// 2025-11-25: the host's minimum). Otherwise one check, and nothing is sent.
+    pub fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {
+        self.log.log(level, logger, data);
+    }
+
+    /// Whether [`RequestContext::log`] at `level` would send now (to skip building costly data).
+    pub fn logs(&self, level: LogLevel) -> bool {
+        self.log.enabled(level)
     }
 }
 

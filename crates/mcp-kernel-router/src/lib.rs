@@ -11,7 +11,9 @@
 //!
 //! Progress (`notifications/progress`, MCP S-52) is opt-in per request: a transport that can deliver
 //! notifications calls [`Server::handle_with_notifications`]; the host reports through
-//! [`RequestContext::progress`].
+//! [`RequestContext::progress`]. Log notifications (`notifications/message`) are opt-in for the host
+//! ([`ServerBuilder::log_notifications`]) and, on `2026-07-28`, per request (`_meta` `logLevel`); the
+//! host logs through [`RequestContext::log`].
 //!
 //! This crate does no I/O and depends on no async runtime: it awaits only the host's futures.
 //!
@@ -44,6 +46,7 @@ pub mod cursor;
 mod guard;
 mod host;
 mod input;
+mod log;
 mod methods;
 mod observe;
 mod options;
@@ -64,6 +67,7 @@ pub use host::{
     ToolCall, ToolError, ToolOutput,
 };
 pub use input::{InputRequired, RetryInput};
+pub use log::LogLevel;
 pub use observe::{DispatchEvent, DispatchObserver, DispatchOutcome};
 pub use options::{CacheHints, DEFAULT_PAGE_SIZE, DEFAULT_SERVER_NAME, PACKAGE_VERSION, ServerOptions};
 pub use progress::{NotificationSink, Progress, progress_token};

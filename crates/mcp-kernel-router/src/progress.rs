@@ -101,33 +101,52 @@ impl std::fmt::Debug for Progress {
 
 impl PartialEq for Progress {
     fn eq(&self, other: &Self) -> bool {
-        match (&self.inner, &other.inner) {
-            (None, None) => true,
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            _ => false,
-        }
+        same_handle(&self.inner, &other.inner)
     }
 }
 
-/// Closes a request's reporter when the request is answered or its future dropped.
-pub(crate) struct CloseOnDrop(pub(crate) Progress);
-
-impl Drop for CloseOnDrop {
-    fn drop(&mut self) {
-        self.0.close();
+/// Whether two optional shared handles are the same one (both absent counts as the same).
+pub(crate) fn same_handle<T>(a: &Option<Arc<T>>, b: &Option<Arc<T>>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        _ => false,
     }
+}
+
+/// A per-request notification channel, closed once the request is answered.
+pub(crate) trait Closable {
+    /// Drops the sink: nothing more is sent through this channel.
+    fn close_channel(&self);
+}
+
+impl Closable for Progress {
+    fn close_channel(&self) {
+        self.close();
+    }
+}
+
+/// Closes a request's channel when the request is answered or its future dropped.
+pub(crate) struct CloseOnDrop<T: Closable>(pub(crate) T);
+
+impl<T: Closable> Drop for CloseOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.close_channel();
+    }
+}
+
+/// A sink that keeps what it is given, for the unit tests of the notification channels.
+#[cfg(test)]
+pub(crate) fn collecting() -> (NotificationSink, Arc<Mutex<Vec<Value>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let kept = Arc::clone(&seen);
+    (Arc::new(move |v| kept.lock().unwrap().push(v)), seen)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    fn collecting() -> (NotificationSink, Arc<Mutex<Vec<Value>>>) {
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let kept = Arc::clone(&seen);
-        (Arc::new(move |v| kept.lock().unwrap().push(v)), seen)
-    }
 
     #[test]
     fn progress_must_increase_so_non_increasing_reports_are_dropped() {

@@ -17,6 +17,7 @@ use mcp_kernel_wire::{ErrorObject, ProtocolVersion, Response};
 
 use crate::builder::ServerBuilder;
 use crate::host::{Completer, Dispatch, Era, PromptReader, RequestContext, ResourceReader};
+use crate::log::{LogLevel, parse_level, requested_level};
 use crate::observe::DispatchObserver;
 use crate::options::{CacheHints, PACKAGE_VERSION, ServerOptions};
 use crate::progress::{CloseOnDrop, NotificationSink, Progress, progress_token};
@@ -98,6 +99,8 @@ pub(crate) struct Parts {
     pub(crate) observer: Option<Arc<dyn DispatchObserver>>,
     /// The request-state sealer; `None` leaves multi-round-trip requests off.
     pub(crate) sealing: Option<Sealing>,
+    /// The minimum level of log notifications to 2025-11-25 requests; `None` leaves logging off.
+    pub(crate) log_level: Option<LogLevel>,
 }
 
 /// A built server: the compiled catalog, the host's functions and the options. Cheap to clone.
@@ -111,10 +114,6 @@ impl std::fmt::Debug for Server {
         f.debug_struct("Server").field("options", &self.inner.options).finish_non_exhaustive()
     }
 }
-
-/// The values of `io.modelcontextprotocol/logLevel`.
-const LOG_LEVELS: [&str; 8] =
-    ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 const TOP_LEVEL_META: &str =
     "_meta belongs in params._meta (2026-07-28 RequestParams), not at the top level of the request";
@@ -153,6 +152,9 @@ impl Server {
         });
         if parts.completer.is_some() {
             capabilities["completions"] = json!({});
+        }
+        if parts.log_level.is_some() {
+            capabilities["logging"] = json!({});
         }
         let supported = options.supported_versions.iter().map(|v| v.as_str().to_owned()).collect();
         let result_meta = json!({ META_SERVER_INFO: server_info.clone() });
@@ -204,7 +206,8 @@ impl Server {
     }
 
     /// Handles one message like [`Server::handle`], delivering the request's `notifications/progress`
-    /// to `sink` while it runs when it carried `params._meta.progressToken` (a string or an integer).
+    /// to `sink` while it runs when it carried `params._meta.progressToken` (a string or an integer),
+    /// and its `notifications/message` when it may receive them ([`Server::may_notify`]).
     /// Every notification is handed to `sink` before this returns; none after.
     pub async fn handle_with_notifications(&self, message: Value, sink: NotificationSink) -> Handled {
         self.handle_inner(message, Some(sink)).await
@@ -239,9 +242,12 @@ impl Server {
         };
         let mut params = message.remove("params");
         // Read before `settle_era` takes `_meta` away; only when a transport can deliver it.
-        let progress = sink
-            .and_then(|sink| progress_token(params.as_ref()).map(|token| Progress::to(token.clone(), sink)))
-            .unwrap_or_default();
+        let progress = match (&sink, progress_token(params.as_ref())) {
+            (Some(sink), Some(token)) => Progress::to(token.clone(), Arc::clone(sink)),
+            _ => Progress::default(),
+        };
+        let logs = sink.is_some() && self.inner.parts.log_level.is_some();
+        let log_level = if logs { requested_level(params.as_ref()) } else { None };
         match method.as_str() {
             "server/discover" => {
                 return Handled::reply(Response::error_or_result(id, self.discover(params.as_mut())));
@@ -270,8 +276,9 @@ impl Server {
         }
         let mut context = RequestContext::new(era, client_capabilities);
         context.progress = progress.clone();
+        context.log = self.logger(sink.as_ref(), era.is_modern(), log_level);
         // Closed when answered or dropped (cancelled): no notification ever follows the response.
-        let closer = CloseOnDrop(progress);
+        let closer = (CloseOnDrop(progress), CloseOnDrop(context.log.clone()));
         let request = Request { method: &method, params, context };
         let control = if method == "shutdown" { Control::Shutdown } else { Control::Continue };
         let answer = self.route(request).await;
@@ -355,7 +362,7 @@ impl Server {
                 }
             }
             if let Some(level) = meta.get(META_LOG_LEVEL)
-                && !level.as_str().is_some_and(|l| LOG_LEVELS.contains(&l))
+                && parse_level(level).is_none()
             {
                 return Err(ErrorObject::invalid_params(
                     "params._meta io.modelcontextprotocol/logLevel is not a logging level",
@@ -379,6 +386,11 @@ impl Server {
             "prompts/list" => self.list_prompts(request.params.as_ref()),
             "prompts/get" => self.get_prompt(request).await,
             "completion/complete" if self.inner.parts.completer.is_some() => self.complete(request).await,
+            "logging/setLevel"
+                if self.inner.parts.log_level.is_some() && !request.context.era.is_modern() =>
+            {
+                self.set_level(request.params.as_ref())
+            }
             "ping" | "shutdown" => Ok(json!({})),
             _ => Err(ErrorObject::method_not_found()),
         }

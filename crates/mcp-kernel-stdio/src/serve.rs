@@ -2,7 +2,7 @@
 //! or end of input.
 //!
 //! A request carrying `_meta.progressToken` gets its `notifications/progress` lines written before its
-//! response line (other requests' lines may interleave); a cancelled request writes nothing more.
+//! response line, as does one log notifications may reach its `notifications/message` lines (other requests' lines may interleave); a cancelled request writes nothing more.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::Poll;
 
 use futures_util::FutureExt;
-use mcp_kernel_router::{Control, Handled, NotificationSink, Server, progress_token};
+use mcp_kernel_router::{Control, Handled, NotificationSink, Server};
 use mcp_kernel_wire::{ErrorObject, Response, read_message};
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, BufReader};
@@ -325,17 +325,18 @@ impl Session {
         }
     }
 
-    /// For a request carrying `_meta.progressToken`: a sink queueing its notifications on the writer's
-    /// queue, ahead of its response (one queue, so a request's lines keep their order). A full queue
-    /// drops a notification (progress is advisory); the response is never dropped.
+    /// For a request that may be sent notifications ([`Server::may_notify`]: a progress token, or log
+    /// notifications): a sink queueing them on the writer's queue, ahead of its response (one queue, so
+    /// a request's lines keep their order). A full queue drops a notification (progress and logs are
+    /// advisory); the response is never dropped.
     fn progress_sink(&self, message: &Map<String, Value>) -> Option<NotificationSink> {
-        if !message.contains_key("id") || progress_token(message.get("params")).is_none() {
+        if !message.contains_key("id") || !self.server.may_notify(message.get("params")) {
             return None;
         }
         let lines = self.lines.clone();
         Some(Arc::new(move |notification: Value| {
             if lines.try_send(Line::notification(&notification)).is_err() {
-                tracing::debug!("a progress notification was dropped: the output queue is full");
+                tracing::debug!("a notification was dropped: the output queue is full");
             }
         }))
     }

@@ -35,10 +35,10 @@ pub use mcp_kernel_wire as wire;
 pub use mcp_kernel_router::{
     Arguments, BuildError, CacheHints, Capabilities, Catalog, Clock, Completer, Completion,
     CompletionArgument, CompletionRef, CompletionRequest, Control, Dispatch, DispatchEvent, DispatchObserver,
-    DispatchOutcome, Era, GetPrompt, Handled, HmacSealer, InputRequired, Mode, NotificationSink, Progress,
-    PromptArgument, PromptOutput, PromptReader, PromptSpec, ReadResource, ReaderError, RequestContext,
-    ResourceEntry, ResourceReader, ResourceSpec, ResourceTemplateSpec, RetryInput, Server, ServerBuilder,
-    StateSealer, ToolCall, ToolError, ToolOutput, ToolSpec,
+    DispatchOutcome, Era, GetPrompt, Handled, HmacSealer, InputRequired, LogLevel, Mode, NotificationSink,
+    Progress, PromptArgument, PromptOutput, PromptReader, PromptSpec, ReadResource, ReaderError,
+    RequestContext, ResourceEntry, ResourceReader, ResourceSpec, ResourceTemplateSpec, RetryInput, Server,
+    ServerBuilder, StateSealer, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 pub use mcp_kernel_wire::ProtocolVersion;
 

@@ -705,3 +705,14 @@ pub fn logs() -> String {
     let buffer = LOGS.get().expect("capture_logs() was called");
     String::from_utf8_lossy(&buffer.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
 }
+
+/// The JSON messages of an SSE answer (one per `data:` line), after checking it is a 200 event stream.
+pub fn sse_events(reply: &Reply) -> Vec<Value> {
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert_eq!(reply.headers[CONTENT_TYPE], "text/event-stream", "{reply:?}");
+    let text = std::str::from_utf8(&reply.raw).expect("UTF-8");
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).expect("one JSON message per data line"))
+        .collect()
+}

@@ -1,0 +1,208 @@
+//! Log notifications: `notifications/message` for a request that may receive them (MCP S-52).
+//!
+//! Threat: host code logging must not be able to speak out of turn. Logging is off unless the host
+//! opted in ([`crate::ServerBuilder::log_notifications`]); then a `2026-07-28` request receives messages
+//! only when its `_meta` set `io.modelcontextprotocol/logLevel`, and only at or above that level; a
+//! 2025-11-25 request (which carries no level on a stateless server) receives those at or above the
+//! host's minimum. Every other request gets a logger that does nothing (one branch, no allocation).
+//! Messages travel through the request's own notification sink, as progress does, so they go only on
+//! that request's stream; once the response is produced the logger is closed and sends nothing more.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use mcp_kernel_wire::ErrorObject;
+use mcp_kernel_wire::types::LoggingLevel;
+use mcp_kernel_wire::version::{META_LOG_LEVEL, META_PROTOCOL_VERSION};
+
+use crate::progress::{NotificationSink, progress_token};
+use crate::server::{Answer, Server};
+
+/// A log message's severity (RFC 5424), least severe first: the order decides what is sent.
+pub type LogLevel = LoggingLevel;
+
+/// Reads a level name; anything but one of the eight lowercase names is `None`.
+pub(crate) fn parse_level(value: &Value) -> Option<LogLevel> {
+    LogLevel::deserialize(value).ok()
+}
+
+/// The request's `params._meta["io.modelcontextprotocol/logLevel"]`, when it names a level.
+pub(crate) fn requested_level(params: Option<&Value>) -> Option<LogLevel> {
+    parse_level(params?.get("_meta")?.get(META_LOG_LEVEL)?)
+}
+
+/// A request's logger (see [`crate::RequestContext::log`]). Cheap to clone.
+#[derive(Clone, Default)]
+pub(crate) struct Logger {
+    inner: Option<Arc<Inner>>,
+}
+
+struct Inner {
+    threshold: LogLevel,
+    /// `None` once closed.
+    sink: Mutex<Option<NotificationSink>>,
+}
+
+impl Logger {
+    /// A logger sending messages at or above `threshold` to `sink`.
+    pub(crate) fn to(threshold: LogLevel, sink: NotificationSink) -> Self {
+        Self { inner: Some(Arc::new(Inner { threshold, sink: Mutex::new(Some(sink)) })) }
+    }
+
+    /// Whether a message at `level` would be sent now.
+    pub(crate) fn enabled(&self, level: LogLevel) -> bool {
+        self.inner.as_ref().is_some_and(|inner| level >= inner.threshold && inner.lock().is_some())
+    }
+
+    /// Sends one `notifications/message` when the request may receive it; otherwise does nothing.
+    pub(crate) fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {
+        let Some(inner) = &self.inner else { return };
+        if level < inner.threshold {
+            return;
+        }
+        let sink = inner.lock();
+        let Some(sink) = sink.as_ref() else { return };
+        let mut params = Map::with_capacity(3);
+        params.insert("level".into(), json!(level));
+        if let Some(logger) = logger {
+            params.insert("logger".into(), Value::from(logger));
+        }
+        params.insert("data".into(), data);
+        // Sent under the lock: a concurrent `close` cannot slip between the check and the send.
+        sink(json!({"jsonrpc": "2.0", "method": "notifications/message", "params": params}));
+    }
+
+    /// Closes the logger: nothing more is sent, and the sink is released.
+    fn close(&self) {
+        if let Some(inner) = &self.inner {
+            *inner.lock() = None;
+        }
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<NotificationSink>> {
+        self.sink.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl std::fmt::Debug for Logger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Logger").field("threshold", &self.inner.as_ref().map(|i| i.threshold)).finish()
+    }
+}
+
+impl PartialEq for Logger {
+    fn eq(&self, other: &Self) -> bool {
+        crate::progress::same_handle(&self.inner, &other.inner)
+    }
+}
+
+impl crate::progress::Closable for Logger {
+    fn close_channel(&self) {
+        self.close();
+    }
+}
+
+impl Server {
+    /// Whether a request with these `params` may be sent notifications while it runs: it carries a
+    /// progress token, or the host opted in to log notifications and the request may receive them (a
+    /// 2025-11-25 request, or one that set `io.modelcontextprotocol/logLevel`). A transport passes a
+    /// sink ([`Server::handle_with_notifications`]) only then.
+    pub fn may_notify(&self, params: Option<&Value>) -> bool {
+        if progress_token(params).is_some() {
+            return true;
+        }
+        if self.inner.parts.log_level.is_none() {
+            return false;
+        }
+        let meta = params.and_then(|p| p.get("_meta"));
+        let modern = meta.is_some_and(|m| m.get(META_PROTOCOL_VERSION).is_some());
+        !modern || meta.is_some_and(|m| m.get(META_LOG_LEVEL).is_some())
+    }
+
+    /// The logger of a request in `era`: live only with the host's opt-in and a sink, at the request's
+    /// own level on `2026-07-28` (none set: no logs) and at the host's minimum on 2025-11-25.
+    pub(crate) fn logger(
+        &self,
+        sink: Option<&NotificationSink>,
+        modern: bool,
+        requested: Option<LogLevel>,
+    ) -> Logger {
+        let (Some(sink), Some(minimum)) = (sink, self.inner.parts.log_level) else {
+            return Logger::default();
+        };
+        let threshold = if modern { requested } else { Some(minimum) };
+        threshold.map_or_else(Logger::default, |level| Logger::to(level, Arc::clone(sink)))
+    }
+
+    /// `logging/setLevel` on 2025-11-25 with the opt-in: a valid level is answered `{}`; the level in
+    /// force stays the host's minimum (a stateless server keeps no per-client level).
+    pub(crate) fn set_level(&self, params: Option<&Value>) -> Answer {
+        match params.and_then(|p| p.get("level")).and_then(parse_level) {
+            Some(_) => Ok(json!({})),
+            None => {
+                Err(ErrorObject::invalid_params("logging/setLevel requires params.level, a logging level"))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::collecting;
+
+    #[test]
+    fn only_messages_at_or_above_the_threshold_are_sent() {
+        let (sink, seen) = collecting();
+        let logger = Logger::to(LogLevel::Warning, sink);
+        logger.log(LogLevel::Info, None, json!("quiet"));
+        logger.log(LogLevel::Warning, Some("db"), json!("w"));
+        logger.log(LogLevel::Emergency, None, json!({"k": 1}));
+        assert!(!logger.enabled(LogLevel::Notice));
+        assert!(logger.enabled(LogLevel::Error));
+        let seen = seen.lock().unwrap();
+        assert_eq!(
+            *seen,
+            [
+                json!({"jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "warning", "logger": "db", "data": "w"}}),
+                json!({"jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "emergency", "data": {"k": 1}}}),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_closed_logger_sends_nothing_after_the_response() {
+        let (sink, seen) = collecting();
+        let logger = Logger::to(LogLevel::Debug, sink);
+        let kept = logger.clone();
+        drop(crate::progress::CloseOnDrop(logger));
+        kept.log(LogLevel::Emergency, None, json!("late"));
+        assert!(!kept.enabled(LogLevel::Emergency));
+        assert!(seen.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_inert_logger_sends_nothing() {
+        let logger = Logger::default();
+        logger.log(LogLevel::Emergency, None, json!("x"));
+        assert!(!logger.enabled(LogLevel::Emergency));
+    }
+
+    #[test]
+    fn levels_are_the_eight_lowercase_names_in_rfc_5424_order() {
+        let names = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+        let levels: Vec<LogLevel> = names.iter().map(|n| parse_level(&json!(n)).unwrap()).collect();
+        assert!(levels.windows(2).all(|w| w[0] < w[1]));
+        for bad in [json!("INFO"), json!("loud"), json!(3), json!(null)] {
+            assert_eq!(parse_level(&bad), None);
+        }
+        let params = json!({"_meta": {META_LOG_LEVEL: "notice"}});
+        assert_eq!(requested_level(Some(&params)), Some(LogLevel::Notice));
+    }
+}
