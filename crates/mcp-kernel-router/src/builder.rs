@@ -184,9 +184,10 @@ impl ServerBuilder {
     }
 
     /// Turns on log notifications (`notifications/message`, through [`crate::RequestContext::log`]):
-    /// `logging` is advertised in both eras; a `2026-07-28` request receives messages at or above the
-    /// `_meta` `io.modelcontextprotocol/logLevel` it set (none set: none), a 2025-11-25 request those
-    /// at or above `minimum` (and `logging/setLevel` is answered `{}`). Off by default: nothing is sent.
+    /// `logging` is advertised in both eras; a `2026-07-28` request receives messages at or above both
+    /// the `_meta` `io.modelcontextprotocol/logLevel` it set (none set: none) and `minimum`, a
+    /// 2025-11-25 request those at or above `minimum` (and `logging/setLevel` is answered `{}`). Off by
+    /// default: nothing is sent.
     pub fn log_notifications(mut self, minimum: LogLevel) -> Self {
         self.log_level = Some(minimum);
         self

@@ -123,8 +123,9 @@ impl Server {
         !modern || meta.is_some_and(|m| m.get(META_LOG_LEVEL).is_some())
     }
 
-    /// The logger of a request in `era`: live only with the host's opt-in and a sink, at the request's
-    /// own level on `2026-07-28` (none set: no logs) and at the host's minimum on 2025-11-25.
+    /// The logger of a request in `era`: live only with the host's opt-in and a sink; on `2026-07-28`
+    /// at the stricter of the request's own level and the host's minimum (none requested: no logs), on
+    /// 2025-11-25 at the host's minimum.
     pub(crate) fn logger(
         &self,
         sink: Option<&NotificationSink>,
@@ -134,7 +135,7 @@ impl Server {
         let (Some(sink), Some(minimum)) = (sink, self.inner.parts.log_level) else {
             return Logger::default();
         };
-        let threshold = if modern { requested } else { Some(minimum) };
+        let threshold = if modern { requested.map(|level| level.max(minimum)) } else { Some(minimum) };
         threshold.map_or_else(Logger::default, |level| Logger::to(level, Arc::clone(sink)))
     }
 

@@ -147,6 +147,9 @@ pub(crate) enum StateFault {
     Expired,
     /// The host's sealer or clock panicked.
     HostPanicked,
+    /// The sealer sealed a state it cannot open again (e.g. larger than it accepts back): sending it
+    /// would fail every retry and blame the client.
+    Unopenable,
 }
 
 /// A verified state: the keys the previous round asked for and the host's bytes.
@@ -154,6 +157,8 @@ pub(crate) enum StateFault {
 pub(crate) struct Opened {
     pub(crate) keys: BTreeMap<String, String>,
     pub(crate) state: Option<Vec<u8>>,
+    /// When the state expires (ms since the epoch); a state sealed again from it never outlives this.
+    pub(crate) expires_ms: u64,
 }
 
 /// Runs host code (the sealer, the clock), catching a panic.
@@ -168,24 +173,32 @@ impl Sealing {
         Ok(u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
     }
 
-    /// Seals the host's state with its binding, expiry and the keys asked for.
+    /// Seals the host's state with its binding, expiry and the keys asked for. The expiry is the TTL
+    /// from now, but never later than `not_after` (the expiry of the state this round was opened from),
+    /// so a client cannot keep a state alive by retrying.
     pub(crate) fn seal(
         &self,
         binding: &Binding,
         keys: BTreeMap<String, String>,
         state: Option<&[u8]>,
+        not_after: Option<u64>,
     ) -> Result<String, StateFault> {
         let ttl = u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX);
+        let expires = self.now_ms()?.saturating_add(ttl);
         let envelope = Envelope {
             v: VERSION,
             m: binding.method.to_owned(),
             d: binding.digest.clone(),
-            e: self.now_ms()?.saturating_add(ttl),
+            e: not_after.map_or(expires, |limit| expires.min(limit)),
             k: keys,
             s: state.map(|bytes| STANDARD.encode(bytes)),
         };
         let payload = serde_json::to_vec(&envelope).map_err(|_| StateFault::Invalid)?;
-        host(|| self.sealer.seal(&payload))
+        let sealed = host(|| self.sealer.seal(&payload))?;
+        match host(|| self.sealer.open(&sealed))? {
+            Some(opened) if opened == payload => Ok(sealed),
+            _ => Err(StateFault::Unopenable),
+        }
     }
 
     /// Opens a retry's state and checks it belongs to this request and has not expired.
@@ -202,7 +215,7 @@ impl Sealing {
             None => None,
             Some(text) => Some(STANDARD.decode(text).map_err(|_| StateFault::Invalid)?),
         };
-        Ok(Opened { keys: envelope.k, state })
+        Ok(Opened { keys: envelope.k, state, expires_ms: envelope.e })
     }
 }
 

@@ -38,8 +38,17 @@ fn catalog() -> Capabilities {
     let tool = |name: &str| ToolSpec::new(name, Mode::ReadOnly);
     let with_state_schema =
         json!({"type": "object", "properties": {"n": {"type": "integer"}, "m": {"type": "string"}}});
-    let names =
-        ["plain", "greet", "two_step", "everything", "elicit_only", "url_only", "nothing", "state_only"];
+    let names = [
+        "plain",
+        "greet",
+        "two_step",
+        "everything",
+        "elicit_only",
+        "url_only",
+        "nothing",
+        "state_only",
+        "huge_state",
+    ];
     let mut tools: Vec<ToolSpec> = names.into_iter().chain(["bad_form"]).map(tool).collect();
     tools.push(tool("with_state").input_schema(with_state_schema));
     Capabilities {
@@ -100,6 +109,9 @@ async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
         "nothing" => ask(InputRequired::new()),
         "state_only" if call.input.is_some() => Ok(ToolOutput::text("resumed")),
         "state_only" => ask(InputRequired::new().with_state("busy")),
+        "huge_state" => {
+            ask(InputRequired::new().elicit("user_name", "Name?", name_form()).with_state(vec![b'x'; 40_000]))
+        }
         "bad_form" => ask(InputRequired::new().elicit("x", "?", json!({"type": "string"}))),
         _ => Err(ToolError::new("not in fixture")),
     }
@@ -294,6 +306,32 @@ async fn an_expired_state_is_refused() {
 }
 
 #[tokio::test]
+async fn a_state_too_large_to_open_again_is_a_host_fault_not_sent() {
+    // HmacSealer opens at most 64 KiB; 40,000 bytes seal to more than that.
+    let response = send(&server(), call(1, json!({"name": "huge_state"}))).await;
+    assert_eq!(code(&response), -32603, "{response}");
+}
+
+#[tokio::test]
+async fn a_state_sealed_again_never_outlives_the_state_it_came_from() {
+    let now = Arc::new(AtomicU64::new(9_000_000));
+    let server = sealing(&now);
+    let s1 = state(&send(&server, call(1, json!({"name": "two_step"}))).await);
+    // Just before the first state expires, the client answers and the host asks again with new state.
+    now.fetch_add(TTL.as_millis() as u64 - 10, Ordering::SeqCst);
+    let step1 = json!({"name": "two_step", "requestState": s1,
+        "inputResponses": {"step1": accept(json!({"name": "Alice"}))}});
+    let s2 = state(&send(&server, call(2, step1)).await);
+    // The second state expires with the first, not a full TTL later.
+    now.fetch_add(11, Ordering::SeqCst);
+    let step2 = json!({"name": "two_step", "requestState": s2,
+        "inputResponses": {"step2": accept(json!({"color": "blue"}))}});
+    let response = send(&server, call(3, step2)).await;
+    assert_eq!(code(&response), -32602, "{response}");
+    assert!(response["error"]["message"].as_str().unwrap().contains("expired"));
+}
+
+#[tokio::test]
 async fn a_state_is_bound_to_its_method_tool_and_parameters() {
     let server = server();
     let r1 = call(1, json!({"name": "with_state", "arguments": {"n": 1, "m": "x"}}));
@@ -376,6 +414,27 @@ async fn null_input_responses_or_a_non_string_state_are_invalid_params() {
     ] {
         assert_eq!(code(&send(&server, call(1, params.clone())).await), -32602, "{params}");
     }
+}
+
+#[tokio::test]
+async fn a_retried_read_is_never_cacheable_whatever_the_host_hints() {
+    let public = mcp_kernel_router::CacheHints {
+        ttl_ms: 3_600_000,
+        scope: mcp_kernel_router::wire::types::CacheScope::Public,
+    };
+    let server = Server::builder(catalog())
+        .dispatch(dispatch)
+        .resource_reader(read)
+        .prompt_reader(prompt)
+        .resources_cache(public)
+        .request_state_sealer(HmacSealer::new(&[7; 32]).unwrap())
+        .build()
+        .unwrap();
+    let r1 = send(&server, request(1, "resources/read", json!({"uri": "test://pin"}), ALL)).await;
+    let retry = json!({"uri": "test://pin", "requestState": state(&r1), "inputResponses": {"pin": accept(json!({"pin": "1234"}))}});
+    let r2 = send(&server, request(2, "resources/read", retry, ALL)).await;
+    assert_eq!(r2["result"]["contents"][0]["text"], "unlocked");
+    assert_eq!((&r2["result"]["ttlMs"], &r2["result"]["cacheScope"]), (&json!(0), &json!("private")));
 }
 
 #[tokio::test]

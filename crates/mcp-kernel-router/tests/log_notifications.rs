@@ -103,6 +103,13 @@ async fn a_2026_request_gets_logs_only_at_or_above_its_log_level() {
 }
 
 #[tokio::test]
+async fn a_2026_request_cannot_lower_the_host_minimum() {
+    let server = server(Some(LogLevel::Error));
+    let call = modern("tools/call", json!({"name": "speak"}), Some("debug"));
+    assert_eq!(levels_sent(&server, call).await, ["error", "critical", "alert", "emergency"]);
+}
+
+#[tokio::test]
 async fn a_legacy_request_gets_logs_at_or_above_the_host_minimum() {
     let server = server(Some(LogLevel::Notice));
     let call = legacy("tools/call", json!({"name": "speak", "_meta": {"progressToken": 1}}));

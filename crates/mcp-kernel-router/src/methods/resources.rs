@@ -11,6 +11,7 @@ use crate::guard::guarded;
 use crate::host::{Era, ReadResource};
 use crate::methods::round_trip::input_required;
 use crate::methods::{cursor_position, owned_params};
+use crate::options::CacheHints;
 use crate::server::{Answer, Request, Server, cache_fields};
 use crate::state::Binding;
 
@@ -72,6 +73,9 @@ impl Server {
             None => None,
         };
         drop(params);
+        // A result that depends on a retry's input responses is never shared from a cache: the inputs
+        // are not part of any cache key.
+        let hints = if input.is_some() { CacheHints::default() } else { self.inner.options.resources_cache };
         let read = ReadResource { uri: uri.clone(), context, input };
         let span = tracing::info_span!("mcp.read_resource", server = %self.inner.options.server_name());
         match guarded(|| reader.read(read)).instrument(span).await {
@@ -87,7 +91,7 @@ impl Server {
                 let contents = serde_json::to_value(&contents).map_err(|_| ErrorObject::internal())?;
                 let mut result = Map::with_capacity(7);
                 result.insert("contents".into(), contents);
-                cache_fields(&mut result, self.inner.options.resources_cache);
+                cache_fields(&mut result, hints);
                 Ok(Value::Object(result))
             }
         }

@@ -9,6 +9,7 @@
 //! (`responses.rs`), and input requests the client did not declare left out (`capability.rs`).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value};
 
@@ -31,6 +32,8 @@ pub(crate) struct Round<'a> {
     sealing: &'a Sealing,
     binding: Binding,
     declared: Option<Arc<Value>>,
+    /// The expiry of the state this round was opened from (`u64::MAX`: a first round).
+    not_after: AtomicU64,
 }
 
 impl Server {
@@ -45,6 +48,7 @@ impl Server {
             sealing,
             binding: binding(),
             declared: context.client_capabilities.clone(),
+            not_after: AtomicU64::new(u64::MAX),
         })
     }
 }
@@ -55,6 +59,10 @@ fn state_error(fault: StateFault) -> ErrorObject {
         StateFault::Expired => ErrorObject::invalid_params(STATE_EXPIRED),
         StateFault::HostPanicked => {
             tracing::error!("the request-state sealer or clock panicked; answered -32603");
+            ErrorObject::internal()
+        }
+        StateFault::Unopenable => {
+            tracing::error!("the sealed request state would not open again (too large?); answered -32603");
             ErrorObject::internal()
         }
     }
@@ -81,6 +89,7 @@ impl Round<'_> {
             None => RetryInput::new(responses::unasked(sent)?, None),
             Some(Value::String(sealed)) => {
                 let opened = self.sealing.open(&self.binding, &sealed).map_err(state_error)?;
+                self.not_after.store(opened.expires_ms, Ordering::Relaxed);
                 RetryInput::new(responses::asked(sent, &opened.keys)?, opened.state)
             }
             Some(_) => return Err(ErrorObject::invalid_params(STATE_NOT_STRING)),
@@ -104,7 +113,9 @@ impl Round<'_> {
         let declared = self.declared.as_deref().unwrap_or(&Value::Null);
         let requests = askable(requests, declared).map_err(ErrorObject::missing_capability)?;
         let keys = requests.iter().map(|(key, request)| (key.clone(), request.method().to_owned())).collect();
-        let sealed = self.sealing.seal(&self.binding, keys, state.as_deref()).map_err(state_error)?;
+        let not_after = Some(self.not_after.load(Ordering::Relaxed)).filter(|&limit| limit != u64::MAX);
+        let sealed =
+            self.sealing.seal(&self.binding, keys, state.as_deref(), not_after).map_err(state_error)?;
         let mut result = Map::with_capacity(4);
         result.insert("resultType".into(), Value::from("input_required"));
         if !requests.is_empty() {
