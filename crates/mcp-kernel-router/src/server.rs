@@ -262,7 +262,7 @@ impl Server {
             Err(error) => return Handled::reply(Response::error(id, error)),
         };
         match method.as_str() {
-            // protocol.md A-9: sent with an id, it still gets no reply.
+            // protocol.md B-3 step 9: sent with an id, it still gets no reply.
             "notifications/initialized" => return Handled::silent(),
             "exit" => return Handled { response: None, control: Control::Shutdown },
             _ => {}
