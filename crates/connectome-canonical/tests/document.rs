@@ -10,8 +10,7 @@
 use std::collections::BTreeMap;
 
 use connectome_canonical::{
-    Algorithm, CanonicalEdge, CanonicalGraph, CanonicalNode, EdgeKind, Labels, Level, NodeKind, Provenance,
-    Sign, Value, Weight, digest, encode, encode_value, hash_hex, to_hex, verify,
+    Algorithm, CanonicalGraph, Value, digest, encode, encode_value, hash_hex, to_hex, verify,
 };
 
 const CANONICAL_DOC: &str =
@@ -186,91 +185,10 @@ fn canonical_section(heading: &str) -> Section {
 
 // ---------------------------------------------------------------------------------------------- graphs
 
-fn node(id: &str, kind: NodeKind, level: Level, labels: Labels) -> CanonicalNode {
-    CanonicalNode { id: id.to_owned(), kind, level, labels }
-}
+mod common;
 
-fn edge(
-    from: &str,
-    to: &str,
-    kind: EdgeKind,
-    provenance: Provenance,
-    weight: Option<Weight>,
-) -> CanonicalEdge {
-    CanonicalEdge { from: from.to_owned(), to: to.to_owned(), kind, provenance, sign: Sign::Unset, weight }
-}
-
-fn labels<const N: usize>(entries: [(&str, Value); N]) -> Labels {
-    entries.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
-}
-
-/// "## Worked example": server `s`; tool `t` with `mode` = "read_only"; one declared invoke edge.
-fn worked_example_graph() -> CanonicalGraph {
-    CanonicalGraph {
-        nodes: vec![
-            CanonicalNode {
-                id: "s/server".to_owned(),
-                kind: NodeKind::Server,
-                level: Level::Server,
-                labels: Labels::new(),
-            },
-            CanonicalNode {
-                id: "s/tool/t".to_owned(),
-                kind: NodeKind::Tool,
-                level: Level::Server,
-                labels: labels([("mode", "read_only".into())]),
-            },
-        ],
-        edges: vec![CanonicalEdge {
-            from: "s/server".to_owned(),
-            to: "s/tool/t".to_owned(),
-            kind: EdgeKind::Invoke,
-            provenance: Provenance::Declared,
-            sign: Sign::Unset,
-            weight: None,
-        }],
-    }
-}
-
-const ECHO: &str = "srv/tool/\u{e9}cho";
-
-/// "## Golden graph": the same construction as `tests/vectors.rs`.
-fn golden_graph() -> CanonicalGraph {
-    let nested: BTreeMap<String, Value> = labels([("n", 2.into()), ("ok", true.into())]);
-    CanonicalGraph {
-        nodes: vec![
-            node("srv/server", NodeKind::Server, Level::Server, Labels::new()),
-            node(
-                ECHO,
-                NodeKind::Tool,
-                Level::Server,
-                labels([
-                    ("nested", Value::Object(nested)),
-                    ("command_class", "observe".into()),
-                    ("mode", "read_only".into()),
-                    ("title", "cafe\u{301}".into()),
-                ]),
-            ),
-            node("srv/resource/r:%2F%2Fa", NodeKind::Resource, Level::Server, Labels::new()),
-            node("srv/module/Enum", NodeKind::Module, Level::Module, Labels::new()),
-            node("srv/boundary/application/beam_mcp", NodeKind::Module, Level::Boundary, Labels::new()),
-        ],
-        edges: vec![
-            edge("srv/server", ECHO, EdgeKind::Invoke, Provenance::Declared, None),
-            edge(ECHO, "srv/resource/r:%2F%2Fa", EdgeKind::Read, Provenance::Observed, Some(Weight::Int(3))),
-            edge(ECHO, "srv/module/Enum", EdgeKind::Invoke, Provenance::Declared, None),
-            edge(
-                "srv/module/Enum",
-                "srv/boundary/application/beam_mcp",
-                EdgeKind::Message,
-                Provenance::Observed,
-                Some(Weight::Int(1)),
-            ),
-        ],
-    }
-}
-
-// ---------------------------------------------------------------------------------------------- checks
+/// "## Worked example": the C-15 graph.
+use common::{c15_graph as worked_example_graph, golden_graph, labels};
 
 fn utf8(place: &str, bytes: Vec<u8>) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|e| format!("{place}: the library wrote ill-formed UTF-8: {e}"))

@@ -4,29 +4,14 @@
 use std::collections::BTreeMap;
 
 use connectome_canonical::{
-    Algorithm, CanonicalEdge, CanonicalGraph, CanonicalNode, EdgeKind, GraphReason, HashValueError, Integer,
-    Labels, Level, NodeKind, Provenance, Sign, Uncanonical, Value, VerifyError, Weight, check, digest,
-    encode, encode_sidecar, encode_value, format_float, hash_hex, labels_from_json, text_from_bytes, to_hex,
-    verify,
+    Algorithm, CanonicalGraph, EdgeKind, GraphReason, HashValueError, Integer, Labels, Level, NodeKind,
+    Provenance, Sign, Uncanonical, Value, VerifyError, Weight, check, digest, encode, encode_sidecar,
+    encode_value, format_float, hash_hex, labels_from_json, text_from_bytes, to_hex, verify,
 };
 
-fn node(id: &str, kind: NodeKind, level: Level, labels: Labels) -> CanonicalNode {
-    CanonicalNode { id: id.to_owned(), kind, level, labels }
-}
+mod common;
 
-fn edge(
-    from: &str,
-    to: &str,
-    kind: EdgeKind,
-    provenance: Provenance,
-    weight: Option<Weight>,
-) -> CanonicalEdge {
-    CanonicalEdge { from: from.to_owned(), to: to.to_owned(), kind, provenance, sign: Sign::Unset, weight }
-}
-
-fn labels<const N: usize>(entries: [(&str, Value); N]) -> Labels {
-    entries.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
-}
+use common::{ECHO, c15_graph, edge, golden_graph, labels, node};
 
 fn text(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).unwrap()
@@ -44,16 +29,6 @@ const C15_SHA384: &str =
     "f5b9b2f4fe21a4bfe88721d804f4f82d167f73f7dd59b1a64ae0196f4cf78f05a6b9a3efa6d02e7362469796dbba53dd";
 const C15_SHA512: &str = "26cacb025eeaeabb0c441a293882ab81ec2436b80559618fd700dc494f9a5d2e2c6d46cee69a68cbdc84746aa9d64a4a11da027df7b0bc733ba1091031ee2e78";
 const C15_V2_SHA256: &str = "de6db70dc7316885176c4a7493ee07c46e33ec3bb90951dc54908a74e81dc90d";
-
-fn c15_graph() -> CanonicalGraph {
-    CanonicalGraph {
-        nodes: vec![
-            node("s/server", NodeKind::Server, Level::Server, Labels::new()),
-            node("s/tool/t", NodeKind::Tool, Level::Server, labels([("mode", "read_only".into())])),
-        ],
-        edges: vec![edge("s/server", "s/tool/t", EdgeKind::Invoke, Provenance::Declared, None)],
-    }
-}
 
 /// The same bytes with another algorithm member.
 fn with_algorithm(bytes: &str, name: &str) -> String {
@@ -105,43 +80,6 @@ const GOLDEN_SHA512: &str = "21637ad9bbfb72132e751e2f4ead2e9a902d42dedba664c8f19
 const GOLDEN_V2_SHA256: &str = "026b514b8e8d24c8310fae7a9b2fc74e0afec46339ddae4dc2d34b400261726d";
 const GOLDEN_V1_SHA256: &str = "74495cc3cf4c6c4a3453d6dad0fefeb5313c5009f0866794f45d81e96fd4ed73";
 const GOLDEN_SIDECAR: &str = r#"{"schema_version":3,"weights":[{"from":"srv/module/Enum","kind":"message","provenance":"observed","to":"srv/boundary/application/beam_mcp","weight":1},{"from":"srv/tool/écho","kind":"read","provenance":"observed","to":"srv/resource/r:%2F%2Fa","weight":3}]}"#;
-
-const ECHO: &str = "srv/tool/\u{e9}cho";
-
-fn golden_graph() -> CanonicalGraph {
-    let nested: BTreeMap<String, Value> = labels([("n", 2.into()), ("ok", true.into())]);
-    CanonicalGraph {
-        nodes: vec![
-            node("srv/server", NodeKind::Server, Level::Server, Labels::new()),
-            node(
-                ECHO,
-                NodeKind::Tool,
-                Level::Server,
-                labels([
-                    ("nested", Value::Object(nested)),
-                    ("command_class", "observe".into()),
-                    ("mode", "read_only".into()),
-                    ("title", "cafe\u{301}".into()),
-                ]),
-            ),
-            node("srv/resource/r:%2F%2Fa", NodeKind::Resource, Level::Server, Labels::new()),
-            node("srv/module/Enum", NodeKind::Module, Level::Module, Labels::new()),
-            node("srv/boundary/application/beam_mcp", NodeKind::Module, Level::Boundary, Labels::new()),
-        ],
-        edges: vec![
-            edge("srv/server", ECHO, EdgeKind::Invoke, Provenance::Declared, None),
-            edge(ECHO, "srv/resource/r:%2F%2Fa", EdgeKind::Read, Provenance::Observed, Some(Weight::Int(3))),
-            edge(ECHO, "srv/module/Enum", EdgeKind::Invoke, Provenance::Declared, None),
-            edge(
-                "srv/module/Enum",
-                "srv/boundary/application/beam_mcp",
-                EdgeKind::Message,
-                Provenance::Observed,
-                Some(Weight::Int(1)),
-            ),
-        ],
-    }
-}
 
 #[test]
 fn c16_golden_bytes() {

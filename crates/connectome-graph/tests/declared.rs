@@ -10,23 +10,9 @@ use connectome_graph::{
 };
 use proptest::prelude::*;
 
-const RUSTC: &str = "rustc 1.95.0 (59807616e 2026-04-14)";
+mod declared_support;
 
-fn s(x: &str) -> String {
-    x.to_owned()
-}
-
-fn strings(xs: &[&str]) -> Vec<String> {
-    xs.iter().map(|x| s(x)).collect()
-}
-
-fn call(caller: &str, callee: &str) -> CallEdge {
-    CallEdge { caller: s(caller), callee: s(callee) }
-}
-
-fn site(caller: &str, n: u64) -> DynamicSite {
-    DynamicSite { caller: s(caller), site: n }
-}
+use declared_support::{RUSTC, call, s, site, strings};
 
 /// The D-9 catalog: tools echo (read_only, class observe) and write (mutate), resource `r://a`, prompt
 /// `greet`, and one resource the host could not read.

@@ -4,27 +4,13 @@
 //! the graph honest: facts that hide an in-scope call, and names equal after NFC (C-6).
 
 use connectome_graph::{
-    Algorithm, CallEdge, CallFacts, CatalogFault, Declared, DeclaredBuilder, DeclaredCatalog, DeclaredError,
-    DeclaredLevel, DeclaredTool, DynamicSite, FACTS_FORMAT, FactsBound, FactsFault, GroupSource, Uncanonical,
+    Algorithm, CallFacts, CatalogFault, Declared, DeclaredBuilder, DeclaredCatalog, DeclaredError,
+    DeclaredLevel, DeclaredTool, FACTS_FORMAT, FactsBound, FactsFault, GroupSource, Uncanonical,
 };
 
-const RUSTC: &str = "rustc 1.95.0 (59807616e 2026-04-14)";
+mod declared_support;
 
-fn s(x: &str) -> String {
-    x.to_owned()
-}
-
-fn strings(xs: &[&str]) -> Vec<String> {
-    xs.iter().map(|x| s(x)).collect()
-}
-
-fn call(caller: &str, callee: &str) -> CallEdge {
-    CallEdge { caller: s(caller), callee: s(callee) }
-}
-
-fn site(caller: &str, n: u64) -> DynamicSite {
-    DynamicSite { caller: s(caller), site: n }
-}
+use declared_support::{RUSTC, call, s, site, strings};
 
 /// The D-9 catalog's tools: echo and write.
 fn catalog() -> DeclaredCatalog {
