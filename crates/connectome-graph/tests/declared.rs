@@ -4,15 +4,14 @@
 
 use connectome_graph::{
     Algorithm, CallEdge, CallFacts, CatalogFault, CatalogSection, Declared, DeclaredBound, DeclaredBuilder,
-    DeclaredCatalog, DeclaredError, DeclaredLevel, DeclaredTool, DynamicSite, EdgeKind, FACTS_FORMAT,
-    FactsBound, FactsFault, Graph, GroupSource, Labels, Level, NodeKind, Provenance, Sign, UnreadableEntry,
-    Value,
+    DeclaredCatalog, DeclaredError, DeclaredLevel, DeclaredTool, DynamicSite, EdgeKind, FactsFault, Graph,
+    GroupSource, Labels, Level, NodeKind, Provenance, Sign, UnreadableEntry, Value,
 };
 use proptest::prelude::*;
 
 mod declared_support;
 
-use declared_support::{RUSTC, call, s, site, strings};
+use declared_support::{RUSTC, call, fixture_facts, s, site, strings};
 
 /// The D-9 catalog: tools echo (read_only, class observe) and write (mutate), resource `r://a`, prompt
 /// `greet`, and one resource the host could not read.
@@ -29,28 +28,9 @@ fn catalog() -> DeclaredCatalog {
     }
 }
 
-/// The fixture's call facts: alpha::run → beta::step → beta::helper, two dynamic sites in an otherwise
-/// uncalled module, one external callee.
+/// The fixture's call facts.
 fn facts() -> CallFacts {
-    CallFacts {
-        format: FACTS_FORMAT,
-        rustc_version: s(RUSTC),
-        crates: strings(&["fixture"]),
-        edges: vec![
-            call("fixture::alpha::run", "fixture::beta::step"),
-            call("fixture::beta::step", "fixture::beta::helper"),
-        ],
-        bound: FactsBound {
-            dynamic_dispatch_sites: vec![
-                site("fixture::dynamic::apply_to", 1),
-                site("fixture::dynamic::call", 1),
-            ],
-            external_callees: vec![call("fixture::beta::helper", "alloc::vec::Vec.push")],
-            crates_without_ir: vec![],
-            sources_used: strings(&["llvm_ir"]),
-            ..FactsBound::default()
-        },
-    }
+    fixture_facts()
 }
 
 fn fixture() -> DeclaredBuilder {

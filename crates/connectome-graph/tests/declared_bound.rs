@@ -5,12 +5,12 @@
 
 use connectome_graph::{
     Algorithm, CallFacts, CatalogFault, Declared, DeclaredBuilder, DeclaredCatalog, DeclaredError,
-    DeclaredLevel, DeclaredTool, FACTS_FORMAT, FactsBound, FactsFault, GroupSource, Uncanonical,
+    DeclaredLevel, DeclaredTool, FactsFault, GroupSource, Uncanonical,
 };
 
 mod declared_support;
 
-use declared_support::{RUSTC, call, s, site, strings};
+use declared_support::{call, fixture_facts, s, site, strings};
 
 /// The D-9 catalog's tools: echo and write.
 fn catalog() -> DeclaredCatalog {
@@ -20,29 +20,14 @@ fn catalog() -> DeclaredCatalog {
     }
 }
 
-/// The D-9 facts: alpha::run → beta::step → beta::helper, the dynamic sites `{Dyn, apply_to|call|fun}`,
-/// one external callee.
+/// The D-9 facts: the fixture's, with the dynamic sites `{Dyn, apply_to|call|fun}` (`fun` twice).
 fn facts() -> CallFacts {
-    CallFacts {
-        format: FACTS_FORMAT,
-        rustc_version: s(RUSTC),
-        crates: strings(&["fixture"]),
-        edges: vec![
-            call("fixture::alpha::run", "fixture::beta::step"),
-            call("fixture::beta::step", "fixture::beta::helper"),
-        ],
-        bound: FactsBound {
-            dynamic_dispatch_sites: vec![
-                site("fixture::dynamic::apply_to", 1),
-                site("fixture::dynamic::call", 1),
-                site("fixture::dynamic::fun", 1),
-                site("fixture::dynamic::fun", 2),
-            ],
-            external_callees: vec![call("fixture::beta::helper", "alloc::vec::Vec.push")],
-            sources_used: strings(&["llvm_ir"]),
-            ..FactsBound::default()
-        },
-    }
+    let mut facts = fixture_facts();
+    facts
+        .bound
+        .dynamic_dispatch_sites
+        .extend([site("fixture::dynamic::fun", 1), site("fixture::dynamic::fun", 2)]);
+    facts
 }
 
 fn fixture() -> DeclaredBuilder {
