@@ -113,7 +113,9 @@ fn binary_output_is_deterministic_and_out_matches_stdout() {
     let second = Command::new(BIN).args(args(&[])).output().unwrap();
     assert_eq!(first.status.code(), Some(0));
     assert_eq!(first.stdout, second.stdout);
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("connectome-render-cli/page.html");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("connectome-render-cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("page.html");
     let written = Command::new(BIN).args(args(&["--out", &out.to_string_lossy()])).output().unwrap();
     assert_eq!(written.status.code(), Some(0));
     assert!(written.stdout.is_empty());
