@@ -1,9 +1,14 @@
 //! Project tasks, run as `cargo xtask <task>`.
 //!
 //! - `ci`: the gate a submission must pass — `cargo fmt --check`, `cargo clippy --all-targets
-//!   -D warnings`, every test of the workspace, then the README exchange.
+//!   -D warnings`, every test of the workspace, the dependency boundary, the census, then the README
+//!   exchange.
 //! - `conformance [--write]`: the official MCP conformance suite against the harness, and the README rows.
 //! - `boundary`: the dependency direction of the design, read from `cargo metadata`.
+//! - `census`: line censuses over the library code — signs, no authority, no client, no hidden source,
+//!   one digest and one id site,
+//!   the tests the threat model and `docs/will-not-implement.md` name, the README split (see
+//!   `docs/census.md`).
 //! - `readme [--print]`: runs the README's copy-paste exchange as written and compares the output.
 //! - `bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor]`: mcp-kernel against rmcp and a
 //!   floor server, interleaved and pinned (see `docs/performance.md`).
@@ -13,6 +18,7 @@
 
 mod bench;
 mod boundary;
+mod census;
 mod conformance;
 mod connectome_facts;
 mod readme;
@@ -66,7 +72,7 @@ fn readme(print: bool) -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart\n  readme [--print]   run the README exchange and compare (or print) its output\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare.json\n  connectome facts --crate <package>… [--out <file>|-]\n                     call facts from the crates' LLVM IR; writes target/connectome/facts.json"
+        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, boundary, census, the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart,\n                     a stdio host free of HTTP, hash/MAC crates in two crates only\n  census             signs, no authority, no client, no hidden source, one digest and id site,\n                     named tests, the README split\n  readme [--print]   run the README exchange and compare (or print) its output\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare.json\n  connectome facts --crate <package>… [--out <file>|-]\n                     call facts from the crates' LLVM IR; writes target/connectome/facts.json"
     );
     ExitCode::from(2)
 }
@@ -81,6 +87,10 @@ fn main() -> ExitCode {
             }
             if let Err(error) = boundary::check() {
                 eprintln!("xtask: boundary: {error}");
+                return ExitCode::FAILURE;
+            }
+            if let Err(error) = census::run() {
+                eprintln!("xtask: census:\n{error}");
                 return ExitCode::FAILURE;
             }
             let code = readme(false);
@@ -100,6 +110,13 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("xtask: boundary: {error}");
+                ExitCode::FAILURE
+            }
+        },
+        Some("census") => match census::run() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("xtask: census:\n{error}");
                 ExitCode::FAILURE
             }
         },

@@ -46,7 +46,7 @@ pub enum Uncanonical {
     },
     /// The graph fails its own check (B-3).
     InvalidGraph(GraphReason),
-    /// A label value nests arrays and objects deeper than [`crate::MAX_LABEL_DEPTH`] levels. Not one of
+    /// A label value nests arrays and objects deeper than [`crate::MAX_LABEL_DEPTH`] levels of the document. Not one of
     /// the specification's reasons: a bound this writer adds so that a value built in code cannot
     /// exhaust the stack.
     TooDeep {
@@ -119,7 +119,11 @@ impl fmt::Display for Uncanonical {
             Uncanonical::InvalidUtf8 { id, field } => write!(f, "invalid_utf8 {id:?} {field}"),
             Uncanonical::InvalidGraph(reason) => write!(f, "invalid_graph {reason}"),
             Uncanonical::TooDeep { id } => {
-                write!(f, "too_deep {id:?}: labels nest deeper than {} levels", crate::MAX_LABEL_DEPTH)
+                write!(
+                    f,
+                    "too_deep {id:?}: labels nest deeper than {} levels of the document",
+                    crate::MAX_LABEL_DEPTH
+                )
             }
             Uncanonical::NotXml { id, cp } => write!(f, "not_xml {id:?} U+{cp:04X}"),
         }

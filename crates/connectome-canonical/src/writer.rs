@@ -55,10 +55,15 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
-/// How deep label values may nest (the top-level labels object is level 1), the same bound `serde_json`
-/// puts on the JSON it parses; the writer recurses once per level, so an unbounded depth built in code
-/// could exhaust the stack instead of being refused.
-pub const MAX_LABEL_DEPTH: usize = 128;
+/// How deep arrays and objects may nest in the bytes written, counted in the document: a record's
+/// top-level object is level 1, a node's labels object level 4. It is the deepest
+/// nesting `serde_json` parses (127: its recursion limit of 128 refuses the 128th level), so that
+/// [`verify`](crate::verify) can read back every document the writer produces; and the writer recurses
+/// once per level, so an unbounded depth built in code could exhaust the stack instead of being refused.
+pub const MAX_LABEL_DEPTH: usize = 127;
+
+/// The level of a node's labels object in the graph document: the envelope, `nodes`, the node, the labels.
+const NODE_LABELS_DEPTH: usize = 4;
 
 /// Writes a label value (C-9) for owner `id` at nesting `depth`; refusals name `id` and the NFC key.
 fn write_value(out: &mut Vec<u8>, id: &str, value: &Value, depth: usize) -> Result<(), Uncanonical> {
@@ -207,7 +212,7 @@ pub fn encode(graph: &CanonicalGraph, algorithm: Algorithm) -> Result<Vec<u8>, U
         out.extend_from_slice(b",\"kind\":");
         write_str(&mut out, node.kind.as_str());
         out.extend_from_slice(b",\"labels\":");
-        write_object(&mut out, id, &node.labels, 1)?;
+        write_object(&mut out, id, &node.labels, NODE_LABELS_DEPTH)?;
         out.extend_from_slice(b",\"level\":");
         write_str(&mut out, node.level.as_str());
         out.push(b'}');

@@ -626,7 +626,7 @@ fn nested(levels: usize) -> Value {
 #[test]
 fn refuses_labels_nested_deeper_than_the_bound_instead_of_exhausting_the_stack() {
     let fits = labels([("deep", nested(connectome_canonical::MAX_LABEL_DEPTH - 1))]);
-    assert!(encode_value(&fits).is_ok(), "the labels object and 127 arrays are 128 levels");
+    assert!(encode_value(&fits).is_ok(), "a record (level 1) and 126 arrays are 127 levels");
     let too_deep = labels([("deep", nested(connectome_canonical::MAX_LABEL_DEPTH))]);
     assert_eq!(encode_value(&too_deep), Err(Uncanonical::TooDeep { id: "record".into() }));
     // Far deeper than a 512 KiB stack survives if the writer recursed without a bound: the refusal must

@@ -135,11 +135,11 @@ impl Default for DominanceOptions {
 
 /// Whether `to` can be reached from `from` over the admitted kinds within `max_hops` (G-1, G-2).
 pub fn reachable(g: &Graph, from: &str, to: &str, o: &PathOptions) -> Result<bool, ReachError> {
-    let mask = path_options(o)?;
+    let admitted = path_options(o)?;
     check_cap(g, o.max_edges)?;
     let from = known(g, from)?;
     let to = known(g, to)?;
-    let adj = Adjacency::new(g, &mask);
+    let adj = Adjacency::new(g, &admitted);
     Ok(bfs(&adj, &[from], &[], o.max_hops, Some(to)).reached(to))
 }
 
@@ -151,7 +151,7 @@ pub fn reachable_without<S: AsRef<str>>(
     gates: &[S],
     o: &PathOptions,
 ) -> Result<Option<Path>, ReachError> {
-    let mask = path_options(o)?;
+    let admitted = path_options(o)?;
     check_cap(g, o.max_edges)?;
     let from = known(g, from)?;
     let to = known(g, to)?;
@@ -165,7 +165,7 @@ pub fn reachable_without<S: AsRef<str>>(
     if blocked.get(from).copied().unwrap_or(true) || blocked.get(to).copied().unwrap_or(true) {
         return Ok(None);
     }
-    let adj = Adjacency::new(g, &mask);
+    let adj = Adjacency::new(g, &admitted);
     let Some((nodes, edges)) = bfs(&adj, &[from], &blocked, o.max_hops, Some(to)).path_to(to) else {
         return Ok(None);
     };
@@ -180,10 +180,10 @@ pub fn reachable_without<S: AsRef<str>>(
 /// the virtual root, and is no longer once `gate` is removed (with the root's edge to it, if it is an
 /// entry). An unreachable target is `Err(ReachError::Unreachable(target))`.
 pub fn dominates(g: &Graph, gate: &str, target: &str, o: &DominanceOptions) -> Result<bool, ReachError> {
-    let (mask, entries) = dominance_options(g, o)?;
+    let (admitted, entries) = dominance_options(g, o)?;
     let gate = known(g, gate)?;
     let target_index = known(g, target)?;
-    let adj = Adjacency::new(g, &mask);
+    let adj = Adjacency::new(g, &admitted);
     if !bfs(&adj, &entries, &[], None, Some(target_index)).reached(target_index) {
         return Err(ReachError::Unreachable(target.to_owned()));
     }
@@ -202,9 +202,9 @@ pub fn dominates(g: &Graph, gate: &str, target: &str, o: &DominanceOptions) -> R
 /// This is the immediate-dominator chain of `target` under the virtual root, minus the root and
 /// `target`. An unreachable target is `Err(ReachError::Unreachable(target))`.
 pub fn mandatory_pass(g: &Graph, target: &str, o: &DominanceOptions) -> Result<BTreeSet<String>, ReachError> {
-    let (mask, entries) = dominance_options(g, o)?;
+    let (admitted, entries) = dominance_options(g, o)?;
     let target_index = known(g, target)?;
-    let adj = Adjacency::new(g, &mask);
+    let adj = Adjacency::new(g, &admitted);
     let Some(chain) = strict_dominators(&adj, &entries, target_index) else {
         return Err(ReachError::Unreachable(target.to_owned()));
     };
@@ -228,30 +228,30 @@ fn kind_mask(kinds: Option<&BTreeSet<EdgeKind>>) -> Result<KindMask, ReachError>
             Err(ReachError::InvalidOption { option: "kinds", reason: "the set of kinds is empty" })
         }
         Some(set) => {
-            let mut mask = [false; 4];
+            let mut admitted = [false; 4];
             for &kind in set {
-                if let Some(slot) = mask.get_mut(kind_slot(kind)) {
+                if let Some(slot) = admitted.get_mut(kind_slot(kind)) {
                     *slot = true;
                 }
             }
-            Ok(mask)
+            Ok(admitted)
         }
     }
 }
 
 /// G-5 step 1 for [`PathOptions`]: `kinds`, then `max_hops`.
 fn path_options(o: &PathOptions) -> Result<KindMask, ReachError> {
-    let mask = kind_mask(o.kinds.as_ref())?;
+    let admitted = kind_mask(o.kinds.as_ref())?;
     if o.max_hops == Some(0) {
         return Err(ReachError::InvalidOption { option: "max_hops", reason: "max_hops must be positive" });
     }
-    Ok(mask)
+    Ok(admitted)
 }
 
 /// G-5 steps 1–2 for [`DominanceOptions`]: `kinds`, then `entries` (empty, unknown ids in list order, or
 /// no server node to default to), then the cap. Returns the mask and the entry node indices.
 fn dominance_options(g: &Graph, o: &DominanceOptions) -> Result<(KindMask, Vec<usize>), ReachError> {
-    let mask = kind_mask(o.kinds.as_ref())?;
+    let admitted = kind_mask(o.kinds.as_ref())?;
     let entries = match &o.entries {
         Some(list) if list.is_empty() => {
             return Err(ReachError::InvalidOption { option: "entries", reason: "the entry list is empty" });
@@ -275,7 +275,7 @@ fn dominance_options(g: &Graph, o: &DominanceOptions) -> Result<(KindMask, Vec<u
         }
     };
     check_cap(g, o.max_edges)?;
-    Ok((mask, entries))
+    Ok((admitted, entries))
 }
 
 /// G-5 step 2: refuses a graph with more edges than `max_edges`.

@@ -32,6 +32,9 @@
 
 mod body;
 mod builder;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod header_value;
 mod headers;
 mod hooks;

@@ -45,6 +45,9 @@
 #![forbid(unsafe_code)]
 
 mod framing;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod options;
 mod serve;
 mod writer;

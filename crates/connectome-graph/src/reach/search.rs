@@ -55,17 +55,17 @@ pub(super) struct Adjacency {
 }
 
 impl Adjacency {
-    /// Builds the adjacency of `g` restricted to the kinds admitted by `mask`.
+    /// Builds the adjacency of `g` restricted to the `admitted` kinds.
     ///
     /// Endpoint ids are resolved through a map of borrowed ids built for this query (no id is cloned);
     /// `from` is looked up once per run of edges.
-    pub(super) fn new(g: &Graph, mask: &KindMask) -> Adjacency {
+    pub(super) fn new(g: &Graph, admitted: &KindMask) -> Adjacency {
         let index: HashMap<&str, usize> = g.nodes().iter().enumerate().map(|(i, n)| (n.id(), i)).collect();
         let mut out: Vec<(usize, usize)> = Vec::with_capacity(g.edges().len());
         let mut ranges: Vec<Range<usize>> = vec![0..0; g.nodes().len()];
         let mut group: Option<(&str, usize)> = None;
         for (e, edge) in g.edges().iter().enumerate() {
-            if !mask[kind_slot(edge.kind)] {
+            if !admitted[kind_slot(edge.kind)] {
                 continue;
             }
             let from = match group {

@@ -22,7 +22,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use mcp_kernel_http::{AllowedOrigins, Authorize, Builder, McpHttp, McpService, NoAuthorize};
+use mcp_kernel_http::{AllowedOrigins, Authorize, Builder, LegacyClients, McpHttp, McpService, NoAuthorize};
 use mcp_kernel_router::wire::types::{
     BlobResourceContents, ContentBlock, PromptMessage, ResourceContents, Role, TextResourceContents,
 };
@@ -715,4 +715,51 @@ pub fn sse_events(reply: &Reply) -> Vec<Value> {
         .filter_map(|line| line.strip_prefix("data: "))
         .map(|data| serde_json::from_str(data).expect("one JSON message per data line"))
         .collect()
+}
+
+/// The `data:` lines of an SSE answer as sent (not parsed), after checking it is a 200 event stream.
+pub fn sse_data(reply: &Reply) -> Vec<String> {
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert_eq!(reply.headers[CONTENT_TYPE], "text/event-stream", "{reply:?}");
+    let text = std::str::from_utf8(&reply.raw).expect("UTF-8");
+    text.lines().filter_map(|line| line.strip_prefix("data: ")).map(str::to_owned).collect()
+}
+
+// ---------------------------------------------------------------------------------------------------
+// A host that reports progress
+// ---------------------------------------------------------------------------------------------------
+
+/// The dispatch of [`reporting_server`]: `count` reports 0, 50 and 100 of 100 (5 ms apart), then
+/// answers `counted`; any other tool answers `quiet` without reporting anything.
+pub async fn reporting_dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
+    match &*call.name {
+        "count" => {
+            for step in [0.0, 50.0, 100.0] {
+                call.context.report_progress(step, Some(100.0), Some("counting"));
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            Ok(ToolOutput::text("counted"))
+        }
+        _ => Ok(ToolOutput::text("quiet")),
+    }
+}
+
+/// A server with two tools: `count` (reports progress) and `quiet` (reports nothing).
+pub fn reporting_server() -> Server {
+    let catalog = Capabilities {
+        tools: vec![ToolSpec::new("count", Mode::ReadOnly), ToolSpec::new("quiet", Mode::ReadOnly)],
+        ..Capabilities::default()
+    };
+    Server::builder(catalog).dispatch(reporting_dispatch).build().expect("the reporting catalog builds")
+}
+
+/// Serves [`reporting_server`] on 127.0.0.1 (port 0), admitting everyone from the fixture's origins,
+/// with `legacy` as its legacy-client policy.
+pub async fn start_reporting(legacy: LegacyClients) -> Running {
+    let service = McpHttp::builder(reporting_server())
+        .allowed_origins(AllowedOrigins::list([ALLOWED_ORIGIN, ALLOWED_ORIGIN_2]))
+        .legacy_clients(legacy)
+        .authorize(|_| Ok(()))
+        .build();
+    serve(service).await
 }

@@ -1,0 +1,21 @@
+//! Not API: a window on the internal header-value decoding for the fuzz targets (`fuzz/`), behind the
+//! `fuzzing` feature. Nothing here is covered by semver; do not use it outside fuzzing and its corpus replay.
+
+use std::borrow::Cow;
+
+use serde_json::Number;
+
+/// The text a `Mcp-Name` / `Mcp-Param-*` value stands for: decoded when it is canonical base64 (D-18).
+pub fn decoded(raw: &str) -> Cow<'_, str> {
+    crate::header_value::decoded(raw)
+}
+
+/// True for a value shaped like the base64 sentinel that does not decode canonically to UTF-8.
+pub fn is_malformed_sentinel(raw: &str) -> bool {
+    crate::header_value::is_malformed_sentinel(raw)
+}
+
+/// Whether an integer header value names the same integer as the body number (D-19).
+pub fn integer_matches(header: &str, body: &Number) -> bool {
+    crate::header_value::integer_matches(header, body)
+}
