@@ -516,14 +516,20 @@ h2 v0.4.20|
         assert!(v[0].starts_with("mcp-kernel-websocket is not classified"), "{v:?}");
     }
 
+    /// The one classification violation of the classified workspace once `name` says `publishable`.
+    fn the_violation_when_publishable(name: &str, publishable: bool) -> String {
+        let mut list = members(&all_classified());
+        list.iter_mut().filter(|m| m.name == name).for_each(|m| m.publishable = publishable);
+        let v = classification_violations(&list);
+        assert_eq!(v.len(), 1, "{v:?}");
+        v[0].clone()
+    }
+
     /// A publishable crate classified as not a library is found.
     #[test]
     fn finds_a_publishable_crate_classified_as_not_a_library() {
-        let mut list = members(&all_classified());
-        list.iter_mut().filter(|m| m.name == "mcp-kernel-fuzz-checks").for_each(|m| m.publishable = true);
-        let v = classification_violations(&list);
-        assert_eq!(v.len(), 1, "{v:?}");
-        assert!(v[0].contains("mcp-kernel-fuzz-checks is classified as not a library"), "{v:?}");
+        let v = the_violation_when_publishable("mcp-kernel-fuzz-checks", true);
+        assert!(v.contains("mcp-kernel-fuzz-checks is classified as not a library"), "{v:?}");
     }
 
     /// A rule naming a crate the workspace lacks is found.
@@ -551,11 +557,8 @@ h2 v0.4.20|
     /// A library that says `publish = false` is found: the census would not read it as library code.
     #[test]
     fn finds_a_library_that_says_publish_false() {
-        let mut list = members(&all_classified());
-        list.iter_mut().filter(|m| m.name == "mcp-kernel-router").for_each(|m| m.publishable = false);
-        let v = classification_violations(&list);
-        assert_eq!(v.len(), 1, "{v:?}");
-        assert!(v[0].starts_with("mcp-kernel-router is a library but says publish = false"), "{v:?}");
+        let v = the_violation_when_publishable("mcp-kernel-router", false);
+        assert!(v.starts_with("mcp-kernel-router is a library but says publish = false"), "{v:?}");
     }
 
     /// An HTTP stack reached by the stdio-only host (router + stdio) is found.

@@ -83,6 +83,31 @@ pub struct Outcome {
     pub findings: Vec<Finding>,
 }
 
+impl Outcome {
+    /// The outcome of the line rule `rule` over `library`: a finding at every code line `matched`
+    /// finds something on, with the message `message` makes of what it found; the summary counts the
+    /// files and code lines read.
+    pub fn per_line(
+        library: &[Library],
+        rule: &'static str,
+        matched: impl Fn(&CodeLine) -> Option<String>,
+        message: impl Fn(&str) -> String,
+    ) -> Outcome {
+        let mut findings = Vec::new();
+        let mut lines = 0;
+        for file in library {
+            for line in &file.lines {
+                lines += 1;
+                if let Some(found) = matched(line) {
+                    findings.push(Finding::new(&file.path, line.number, rule, message(&found)));
+                }
+            }
+        }
+        let summary = format!("{} files, {lines} code lines", library.len());
+        Outcome { check: rule, summary, findings }
+    }
+}
+
 /// Everything the census reads, in memory.
 pub struct Inputs {
     /// The library sources.

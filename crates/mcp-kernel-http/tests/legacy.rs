@@ -15,23 +15,9 @@ async fn start_legacy() -> Running {
     start(|b| b.legacy_clients(LegacyClients::Stateless)).await
 }
 
-/// What a 2025-11-25 client sends after `initialize`: `Content-Type`, `Accept` and the version header.
-fn legacy_headers() -> HeaderMap {
-    let mut headers = HeaderMap::new();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    headers.insert("accept", HeaderValue::from_static("application/json, text/event-stream"));
-    headers.insert("mcp-protocol-version", HeaderValue::from_static(LEGACY));
-    headers
-}
-
 /// What a 2025-11-25 client sends first: no version header.
 fn opener_headers() -> HeaderMap {
     without(legacy_headers(), "mcp-protocol-version")
-}
-
-/// A 2025-11-25 request: no `_meta` at all.
-fn legacy(id: impl Into<Value>, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params})
 }
 
 /// The 2025-11-25 `initialize` asking for `version`.

@@ -46,20 +46,6 @@ struct Exchange {
     shape: Shape,
 }
 
-/// What a `2025-11-25` client sends after `initialize`: `Content-Type`, `Accept` and the version header.
-fn legacy_headers() -> HeaderMap {
-    let mut headers = HeaderMap::new();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    headers.insert("accept", HeaderValue::from_static("application/json, text/event-stream"));
-    headers.insert("mcp-protocol-version", HeaderValue::from_static(LEGACY));
-    headers
-}
-
-/// A `2025-11-25` request: no `_meta` unless the params carry one.
-fn legacy(id: impl Into<Value>, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params})
-}
-
 fn post_exchange(
     what: &'static str,
     target: Target,

@@ -41,23 +41,16 @@ impl Drop for DropFlag {
     }
 }
 
+/// The support module's [`reporting_dispatch`] (`count` reports progress, others answer `quiet`), and
+/// `hang`, which reports once and never answers.
 async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
-    match &*call.name {
-        "count" => {
-            for step in [0.0, 50.0, 100.0] {
-                call.context.report_progress(step, Some(100.0), Some("counting"));
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-            Ok(ToolOutput::text("counted"))
-        }
-        "hang" => {
-            let _flag = DropFlag;
-            call.context.report_progress(1.0, None, None);
-            std::future::pending::<()>().await;
-            Ok(ToolOutput::text("never"))
-        }
-        _ => Ok(ToolOutput::text("quiet")),
+    if &*call.name != "hang" {
+        return reporting_dispatch(call).await;
     }
+    let _flag = DropFlag;
+    call.context.report_progress(1.0, None, None);
+    std::future::pending::<()>().await;
+    Ok(ToolOutput::text("never"))
 }
 
 fn progress_server() -> Server {

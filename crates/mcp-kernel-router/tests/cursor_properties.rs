@@ -151,6 +151,22 @@ fn law(s: &Scenario, pages: &[Vec<String>]) -> Result<(), String> {
     Ok(())
 }
 
+/// The page of `list` a control pager serves: at most `page_size` items from the index `start` gives
+/// for the position `cursor` names (a cursor that does not decode reads as the start), and the index
+/// after the page.
+fn control_page(
+    list: &[String],
+    kind: CursorKind,
+    cursor: Option<&str>,
+    page_size: usize,
+    start: impl FnOnce(Option<String>) -> usize,
+) -> (Vec<String>, usize) {
+    let position = cursor.and_then(|c| decode(kind, c).ok().flatten());
+    let start = start(position).min(list.len());
+    let end = (start + page_size).min(list.len());
+    (list[start..end].to_vec(), end)
+}
+
 /// A position cursor (the offset of the next item): what the keyset cursor replaces.
 fn offset(
     list: &[String],
@@ -158,10 +174,9 @@ fn offset(
     cursor: Option<&str>,
     page_size: usize,
 ) -> (Vec<String>, Option<String>) {
-    let position = cursor.and_then(|c| decode(kind, c).ok().flatten());
-    let start = position.and_then(|p| p.parse::<usize>().ok()).unwrap_or(0).min(list.len());
-    let end = (start + page_size).min(list.len());
-    (list[start..end].to_vec(), (end < list.len()).then(|| encode(kind, &end.to_string())))
+    let at = |position: Option<String>| position.and_then(|p| p.parse::<usize>().ok()).unwrap_or(0);
+    let (items, end) = control_page(list, kind, cursor, page_size, at);
+    (items, (end < list.len()).then(|| encode(kind, &end.to_string())))
 }
 
 /// A keyset cursor that serves its own key again (`>=` where `>` is meant).
@@ -171,10 +186,10 @@ fn inclusive(
     cursor: Option<&str>,
     page_size: usize,
 ) -> (Vec<String>, Option<String>) {
-    let position = cursor.and_then(|c| decode(kind, c).ok().flatten());
-    let start = position.map_or(0, |after| list.partition_point(|k| k.as_str() < after.as_str()));
-    let end = (start + page_size).min(list.len());
-    let items = list[start..end].to_vec();
+    let at = |position: Option<String>| {
+        position.map_or(0, |after| list.partition_point(|k| k.as_str() < after.as_str()))
+    };
+    let (items, end) = control_page(list, kind, cursor, page_size, at);
     let next = if end < list.len() { items.last().map(|last| encode(kind, last)) } else { None };
     (items, next)
 }
@@ -342,8 +357,22 @@ async fn read_server_pages(
     panic!("{} did not end within {bound} pages", listing.method);
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().build().expect("a runtime")
+/// Reads every listing of `LISTINGS` as `read_server_pages` does, on a fresh runtime; returns the
+/// pages of each, in the order of `LISTINGS`.
+fn read_every_listing(
+    first: &Server,
+    second: &Server,
+    change_after_pages: usize,
+    bound: usize,
+) -> Vec<Vec<Vec<String>>> {
+    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
+    runtime.block_on(async {
+        let mut all = Vec::new();
+        for listing in &LISTINGS {
+            all.push(read_server_pages(first, second, change_after_pages, listing, bound).await);
+        }
+        all
+    })
 }
 
 proptest! {
@@ -355,13 +384,7 @@ proptest! {
         list in keys(40), page_size in 1..10usize,
     ) {
         let server = server_listing(&list, page_size);
-        let pages = runtime().block_on(async {
-            let mut all = Vec::new();
-            for listing in &LISTINGS {
-                all.push(read_server_pages(&server, &server, 0, listing, list.len() + 2).await);
-            }
-            all
-        });
+        let pages = read_every_listing(&server, &server, 0, list.len() + 2);
         let names: Vec<String> = list.iter().cloned().collect();
         let uris: Vec<String> = list.iter().map(|k| format!("test://{k}")).collect();
         for (pages, expected) in pages.into_iter().zip([names, uris]) {
@@ -374,13 +397,7 @@ proptest! {
     fn paging_across_a_redeploy_never_skips_an_item_present_on_both_catalogs(s in scenario(30)) {
         let (first, second) = (server_listing(&s.before, s.page_size), server_listing(&s.after, s.page_size));
         let bound = s.before.len() + s.after.len() + 2;
-        let pages = runtime().block_on(async {
-            let mut all = Vec::new();
-            for listing in &LISTINGS {
-                all.push(read_server_pages(&first, &second, s.change_after_pages, listing, bound).await);
-            }
-            all
-        });
+        let pages = read_every_listing(&first, &second, s.change_after_pages, bound);
         for (pages, prefix) in pages.into_iter().zip(["", "test://"]) {
             for items in &pages {
                 prop_assert!(strictly_increasing(items), "page: {:?}", items);

@@ -7,7 +7,7 @@
 //! run of ASCII letters, digits and `_`", which is what the regex's word boundary means on ASCII text.
 
 use super::lines::words;
-use super::{Finding, Library, Outcome};
+use super::{Library, Outcome};
 
 /// Substrings that match anywhere (`receipts?` and `approv` reduce to their stems).
 const STEMS: &[&str] = &["receipt", "approv", "egress"];
@@ -34,23 +34,16 @@ pub fn matched(line: &str) -> Option<String> {
 
 /// Runs the rule over `library`.
 pub fn check(library: &[Library]) -> Outcome {
-    let mut findings = Vec::new();
-    let mut lines = 0;
-    for file in library {
-        for line in &file.lines {
-            lines += 1;
-            if let Some(fragment) = matched(&line.text) {
-                findings.push(Finding::new(
-                    &file.path,
-                    line.number,
-                    "no-authority",
-                    format!("`{fragment}`: the package decides no authority (no receipts, approvals, risk tiers, egress or masks)"),
-                ));
-            }
-        }
-    }
-    let summary = format!("{} files, {lines} code lines", library.len());
-    Outcome { check: "no-authority", summary, findings }
+    Outcome::per_line(
+        library,
+        "no-authority",
+        |line| matched(&line.text),
+        |fragment| {
+            format!(
+                "`{fragment}`: the package decides no authority (no receipts, approvals, risk tiers, egress or masks)"
+            )
+        },
+    )
 }
 
 #[cfg(test)]

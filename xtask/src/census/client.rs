@@ -8,7 +8,7 @@
 //! word `connect`; a connection opened by a host-supplied closure is the host's, not the package's.
 
 use super::lines::words;
-use super::{Finding, Library, Outcome};
+use super::{Library, Outcome};
 
 /// Words that name opening a connection, or a client, as whole runs of word characters.
 const WORDS: &[&str] = &["connect", "connect_timeout", "UdpSocket", "TcpSocket"];
@@ -26,23 +26,12 @@ pub fn matched(line: &str) -> Option<String> {
 
 /// Runs the rule over `library`.
 pub fn check(library: &[Library]) -> Outcome {
-    let mut findings = Vec::new();
-    let mut lines = 0;
-    for file in library {
-        for line in &file.lines {
-            lines += 1;
-            if let Some(fragment) = matched(&line.text) {
-                findings.push(Finding::new(
-                    &file.path,
-                    line.number,
-                    "no-client",
-                    format!("`{fragment}`: the package is never a client and opens no connection"),
-                ));
-            }
-        }
-    }
-    let summary = format!("{} files, {lines} code lines", library.len());
-    Outcome { check: "no-client", summary, findings }
+    Outcome::per_line(
+        library,
+        "no-client",
+        |line| matched(&line.text),
+        |fragment| format!("`{fragment}`: the package is never a client and opens no connection"),
+    )
 }
 
 #[cfg(test)]

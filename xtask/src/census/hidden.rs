@@ -4,7 +4,7 @@
 //! module's rules) into the build.
 
 use super::lines::words;
-use super::{Finding, Library, Outcome};
+use super::{Library, Outcome};
 
 /// The hidden-source form a code line's bare text holds, if any.
 pub fn matched(bare: &str) -> Option<&'static str> {
@@ -20,21 +20,13 @@ pub fn matched(bare: &str) -> Option<&'static str> {
 
 /// Runs the rule over `library`.
 pub fn check(library: &[Library]) -> Outcome {
-    let mut findings = Vec::new();
-    for file in library {
-        for line in &file.lines {
-            if let Some(form) = matched(&line.bare) {
-                findings.push(Finding::new(
-                    &file.path,
-                    line.number,
-                    "hidden-source",
-                    format!("`{form}` brings in code the census does not read where it reads it"),
-                ));
-            }
-        }
-    }
-    let summary = format!("{} files, no `#[path]` or `include!`", library.len());
-    Outcome { check: "hidden-source", summary, findings }
+    let outcome = Outcome::per_line(
+        library,
+        "hidden-source",
+        |line| matched(&line.bare).map(str::to_owned),
+        |form| format!("`{form}` brings in code the census does not read where it reads it"),
+    );
+    Outcome { summary: format!("{} files, no `#[path]` or `include!`", library.len()), ..outcome }
 }
 
 #[cfg(test)]

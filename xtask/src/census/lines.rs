@@ -153,6 +153,37 @@ fn char_literal_len(chars: &[char]) -> Option<usize> {
     }
 }
 
+/// The braces of a run of bare code lines, counted line by line: how deep they are, and whether one
+/// has opened yet.
+#[derive(Debug, Default)]
+pub struct Braces {
+    /// Opening braces counted less closing ones.
+    depth: i64,
+    /// Whether a `{` has been counted.
+    opened: bool,
+}
+
+impl Braces {
+    /// Counts the braces of one bare line (literal contents blanked, so a quoted brace is not counted).
+    pub fn count(&mut self, bare: &str) {
+        for c in bare.chars() {
+            match c {
+                '{' => {
+                    self.depth += 1;
+                    self.opened = true;
+                }
+                '}' => self.depth -= 1,
+                _ => {}
+            }
+        }
+    }
+
+    /// Whether a brace has opened and every one opened has closed again.
+    pub fn closed(&self) -> bool {
+        self.opened && self.depth <= 0
+    }
+}
+
 /// Whether a code line opens a module item (`mod x {`, `pub mod x {`, `pub(crate) mod x {`).
 fn opens_module(bare: &str) -> bool {
     let rest = bare.strip_prefix("pub(crate) ").or_else(|| bare.strip_prefix("pub ")).unwrap_or(bare);
@@ -179,25 +210,16 @@ pub fn code_lines(text: &str) -> Vec<CodeLine> {
                 }
             }
             if opener.as_deref().is_some_and(opens_module) {
-                let (mut depth, mut opened) = (0_i64, false);
+                let mut braces = Braces::default();
                 while j < lexed.len() {
-                    for c in lexed[j].bare.chars() {
-                        match c {
-                            '{' => {
-                                depth += 1;
-                                opened = true;
-                            }
-                            '}' => depth -= 1,
-                            _ => {}
-                        }
-                    }
+                    braces.count(&lexed[j].bare);
                     j += 1;
-                    if opened && depth <= 0 {
+                    if braces.closed() {
                         break;
                     }
                 }
                 // A module whose braces do not close before the end of the file is kept, not cut.
-                if opened && depth <= 0 {
+                if braces.closed() {
                     i = j;
                     continue;
                 }

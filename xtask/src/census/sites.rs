@@ -17,7 +17,7 @@
 //!   `struct`, `enum`, `impl`, `for`, `trait` or `->`) appears only in the file that defines
 //!   `struct Node`: nodes are built through `Node::new` / `Node::from_identity`, which derive the id.
 
-use super::lines::{CodeLine, words};
+use super::lines::{Braces, CodeLine, words};
 use super::{Finding, Library, Outcome};
 
 /// The files that may name a hash or MAC implementation.
@@ -97,20 +97,10 @@ fn declares_id(bare: &str) -> bool {
 /// The index range (into `lines`) of the body of the first function named `name`, if any.
 fn fn_span(lines: &[CodeLine], name: &str) -> Option<(usize, usize)> {
     let start = lines.iter().position(|l| l.bare.contains(&format!("fn {name}(")))?;
-    let mut depth: i64 = 0;
-    let mut opened = false;
+    let mut braces = Braces::default();
     for (i, line) in lines.iter().enumerate().skip(start) {
-        for c in line.bare.chars() {
-            match c {
-                '{' => {
-                    depth += 1;
-                    opened = true;
-                }
-                '}' => depth -= 1,
-                _ => {}
-            }
-        }
-        if opened && depth <= 0 {
+        braces.count(&line.bare);
+        if braces.closed() {
             return Some((start, i));
         }
     }
@@ -280,6 +270,18 @@ mod tests {
     /// The clean sample's single pinned site.
     const PINNED: &[&str] = &[DIGEST_FILE];
 
+    /// The clean sample with the file `path` holding `text` added.
+    fn clean_and(path: &str, text: &str) -> Vec<Library> {
+        let mut library = clean();
+        library.push(Library::parse(path, text));
+        library
+    }
+
+    /// The line and rule of each finding on `library`.
+    fn lines_and_rules(library: &[Library]) -> Vec<(usize, &'static str)> {
+        check(library, PINNED).findings.iter().map(|f| (f.line, f.rule)).collect()
+    }
+
     /// A clean sample has one digest site and one id site.
     #[test]
     fn a_clean_sample_has_one_digest_site_and_one_id_site() {
@@ -289,11 +291,8 @@ mod tests {
     /// A second digest site is found.
     #[test]
     fn a_second_digest_site_is_found() {
-        let mut library = clean();
-        library.push(Library::parse(
-            "crates/mcp-kernel-http/src/etag.rs",
-            "fn a() {}\nuse sha2::{Digest, Sha256};\n",
-        ));
+        let mut library =
+            clean_and("crates/mcp-kernel-http/src/etag.rs", "fn a() {}\nuse sha2::{Digest, Sha256};\n");
         library.push(Library::parse(
             "crates/connectome-graph/src/diff2.rs",
             "let h = sha2::Sha512::digest(&bytes);\n",
@@ -318,21 +317,17 @@ mod tests {
             DIGEST_FILE,
             "pub fn digest() {}\npub fn quick(b: &[u8]) -> Vec<u8> {\n    sha2::Sha256::digest(b).to_vec()\n}\n",
         );
-        let findings = check(&library, PINNED).findings;
-        assert_eq!(findings.iter().map(|f| (f.line, f.rule)).collect::<Vec<_>>(), [(3, "one-digest-fn")]);
+        assert_eq!(lines_and_rules(&library), [(3, "one-digest-fn")]);
     }
 
     /// A second id site and a node literal are found.
     #[test]
     fn a_second_id_site_and_a_node_literal_are_found() {
-        let mut library = clean();
-        library.push(Library::parse(
+        let mut library = clean_and(
             "crates/connectome-observe/src/snapshot.rs",
             "pub fn id(&self) -> String {\n    format!(\"{}/tool/{}\", escape_component(s), t)\n}\nlet n = Node { id, kind, level, labels };\nlet m = connectome_graph::Node {\n",
-        ));
-        let findings = check(&library, PINNED).findings;
-        let got: Vec<_> = findings.iter().map(|f| (f.line, f.rule)).collect();
-        assert_eq!(got, [(1, "one-id-fn"), (2, "one-id-fn")]);
+        );
+        assert_eq!(lines_and_rules(&library), [(1, "one-id-fn"), (2, "one-id-fn")]);
         library.push(Library::parse(
             "crates/connectome-graph/src/declared/build.rs",
             "let n = Node { id, kind, level, labels };\nlet m = crate::graph::Node {\n",
@@ -362,10 +357,8 @@ mod tests {
             "fn h<D: digest::Digest>() {}",
         ];
         for line in planted {
-            let mut library = clean();
-            library.push(Library::parse("crates/mcp-kernel-http/src/etag.rs", line));
-            let rules: Vec<_> = check(&library, PINNED).findings.iter().map(|f| f.rule).collect();
-            assert_eq!(rules, ["crypto-site"], "{line}");
+            let library = clean_and("crates/mcp-kernel-http/src/etag.rs", line);
+            assert_eq!(lines_and_rules(&library), [(1, "crypto-site")], "{line}");
         }
         for name in
             ["Algorithm::Sha256 => \"sha256\",", "Sha384 => \"sha384\",", "let m = \"sha2 and hmac\";"]
@@ -377,13 +370,11 @@ mod tests {
     /// A second id fn with generics is found (`one-id-fn`).
     #[test]
     fn a_second_id_fn_with_generics_is_found() {
-        let mut library = clean();
-        library.push(Library::parse(
+        let library = clean_and(
             "crates/connectome-observe/src/snapshot.rs",
             "pub fn id<T: AsRef<str>>(s: T) -> String {\n    s.as_ref().to_owned()\n}\nfn identity(x: u8) {}\n",
-        ));
-        let findings = check(&library, PINNED).findings;
-        assert_eq!(findings.iter().map(|f| (f.line, f.rule)).collect::<Vec<_>>(), [(1, "one-id-fn")]);
+        );
+        assert_eq!(lines_and_rules(&library), [(1, "one-id-fn")]);
     }
 
     /// A pinned site that is gone is found.

@@ -248,17 +248,33 @@ pub fn request(id: impl Into<Value>, method: &str, mut params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params})
 }
 
+/// A `2025-11-25` request: no `_meta` unless the params carry one.
+pub fn legacy(id: impl Into<Value>, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params})
+}
+
 /// A notification (no `_meta`, no id).
 pub fn notification(method: &str) -> Value {
     json!({"jsonrpc": "2.0", "method": method})
 }
 
-/// `MCP-Protocol-Version`, `Mcp-Method` and, when given, `Mcp-Name` (its wire value, as is).
-pub fn standard_headers(method: &str, name: Option<&str>) -> HeaderMap {
+/// `Content-Type: application/json`, the `Accept` of JSON and SSE, and `MCP-Protocol-Version: version`.
+fn versioned_headers(version: &'static str) -> HeaderMap {
     let mut headers = HeaderMap::new();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert("accept", HeaderValue::from_static("application/json, text/event-stream"));
-    headers.insert("mcp-protocol-version", HeaderValue::from_static(MODERN));
+    headers.insert("mcp-protocol-version", HeaderValue::from_static(version));
+    headers
+}
+
+/// What a `2025-11-25` client sends after `initialize`: `Content-Type`, `Accept` and the version header.
+pub fn legacy_headers() -> HeaderMap {
+    versioned_headers(LEGACY)
+}
+
+/// `MCP-Protocol-Version`, `Mcp-Method` and, when given, `Mcp-Name` (its wire value, as is).
+pub fn standard_headers(method: &str, name: Option<&str>) -> HeaderMap {
+    let mut headers = versioned_headers(MODERN);
     headers.insert("mcp-method", HeaderValue::from_str(method).expect("a header value"));
     if let Some(name) = name {
         headers.insert("mcp-name", HeaderValue::from_str(name).expect("a header value"));
