@@ -1,8 +1,8 @@
 //! Project tasks, run as `cargo xtask <task>`.
 //!
 //! - `ci`: the gate a submission must pass — `cargo fmt --check`, `cargo clippy --all-targets
-//!   -D warnings`, every test of the workspace, the dependency boundary, the census, then the README
-//!   exchange.
+//!   -D warnings`, every test of the workspace, a check that the fuzz targets build, the dependency
+//!   boundary, the census, then the README exchange.
 //! - `conformance [--write]`: the official MCP conformance suite against the harness, and the README rows.
 //! - `boundary`: the dependency direction of the design, read from `cargo metadata`.
 //! - `census`: line censuses over the library code — signs, no authority, no client, no hidden source,
@@ -39,6 +39,12 @@ const CI: &[Step] = &[
     },
     Step { what: "tests", args: &["test", "--workspace", "--all-targets", "--locked"] },
     Step { what: "doc tests", args: &["test", "--workspace", "--doc", "--locked"] },
+    // The fuzz targets are their own workspace (`fuzz/`); checking them on stable keeps them building
+    // as the checks they call change, without libFuzzer's nightly flags (see docs/fuzzing.md).
+    Step {
+        what: "fuzz targets",
+        args: &["check", "--manifest-path", "fuzz/Cargo.toml", "--locked", "--bins"],
+    },
 ];
 
 fn run(steps: &[Step]) -> ExitCode {
@@ -72,13 +78,22 @@ fn readme(print: bool) -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, boundary, census, the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart,\n                     a stdio host free of HTTP, hash/MAC crates in two crates only\n  census             signs, no authority, no client, no hidden source, one digest and id site,\n                     named tests, the README split\n  readme [--print]   run the README exchange and compare (or print) its output\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare.json\n  connectome facts --crate <package>… [--out <file>|-]\n                     call facts from the crates' LLVM IR; writes target/connectome/facts.json"
+        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, fuzz targets build, boundary, census,\n                     the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart,\n                     a stdio host free of HTTP, hash/MAC crates in two crates only\n  census             signs, no authority, no client, no hidden source, one digest and id site,\n                     named tests, the README split\n  readme [--print]   run the README exchange and compare (or print) its output\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare.json\n  connectome facts --crate <package>… [--out <file>|-]\n                     call facts from the crates' LLVM IR; writes target/connectome/facts.json"
     );
     ExitCode::from(2)
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // Every task but `connectome facts` (whose `--out` is relative to where it was started) runs from
+    // the workspace root, wherever `cargo xtask` was started.
+    if args.first().map(String::as_str) != Some("connectome")
+        && let Some(root) = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent()
+        && let Err(error) = std::env::set_current_dir(root)
+    {
+        eprintln!("xtask: cannot enter the workspace root {}: {error}", root.display());
+        return ExitCode::FAILURE;
+    }
     match args.first().map(String::as_str) {
         Some("ci") => {
             let code = run(CI);
