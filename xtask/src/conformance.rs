@@ -145,8 +145,33 @@ fn scored(node: &Path, suite: &Path, revision: &str) -> Result<Vec<String>, Stri
     Ok(names)
 }
 
-/// True when the newest `checks.json` of `scenario` has no FAILURE and no WARNING.
-pub fn scenario_passes(results: &Path, scenario: &str) -> bool {
+/// What the newest `checks.json` of a scenario says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// No run, or a run without checks.
+    NotRun,
+    /// At least one check is a FAILURE.
+    Failed,
+    /// No FAILURE, but at least one WARNING.
+    Warned,
+    /// Neither FAILURE nor WARNING.
+    Passed,
+}
+
+impl Verdict {
+    /// The suite's own tick (its `✓` line): no check is a FAILURE.
+    pub fn ticked(self) -> bool {
+        matches!(self, Verdict::Warned | Verdict::Passed)
+    }
+
+    /// The rule under a baseline: no check is a FAILURE or a WARNING.
+    pub fn passes(self) -> bool {
+        self == Verdict::Passed
+    }
+}
+
+/// The verdict of the newest `checks.json` of `scenario` under `results`.
+pub fn verdict(results: &Path, scenario: &str) -> Verdict {
     let prefix = format!("server-{scenario}-");
     let newest = std::fs::read_dir(results)
         .into_iter()
@@ -159,27 +184,26 @@ pub fn scenario_passes(results: &Path, scenario: &str) -> bool {
                 .is_some_and(|rest| rest.len() > 4 && rest[..4].bytes().all(|b| b.is_ascii_digit()))
         })
         .max();
-    let Some(dir) = newest else { return false };
-    let Ok(text) = std::fs::read_to_string(results.join(dir).join("checks.json")) else { return false };
-    let Ok(Value::Array(checks)) = serde_json::from_str::<Value>(&text) else { return false };
-    !checks.is_empty() && checks.iter().all(|c| !matches!(c["status"].as_str(), Some("FAILURE" | "WARNING")))
+    let Some(dir) = newest else { return Verdict::NotRun };
+    let Ok(text) = std::fs::read_to_string(results.join(dir).join("checks.json")) else {
+        return Verdict::NotRun;
+    };
+    let Ok(Value::Array(checks)) = serde_json::from_str::<Value>(&text) else { return Verdict::NotRun };
+    let has = |status: &str| checks.iter().any(|c| c["status"].as_str() == Some(status));
+    if checks.is_empty() {
+        Verdict::NotRun
+    } else if has("FAILURE") {
+        Verdict::Failed
+    } else if has("WARNING") {
+        Verdict::Warned
+    } else {
+        Verdict::Passed
+    }
 }
 
-/// A scenario list under `heading` in `conformance/README.md`: lines of the form ``- `name` ``.
-pub fn listed(readme: &str, heading: &str) -> Vec<String> {
-    readme
-        .lines()
-        .skip_while(|l| l.trim() != heading)
-        .skip(1)
-        .take_while(|l| !l.starts_with('#'))
-        .filter_map(|l| {
-            l.trim().strip_prefix("- `").and_then(|rest| rest.split('`').next()).map(str::to_owned)
-        })
-        .collect()
-}
-
-/// The names listed under `heading` that count for `revision`: an entry whose line says
-/// "`<other revision>` only" is left out of every other revision's row.
+/// The names listed under `heading` in `conformance/README.md` (lines of the form ``- `name` ``) that
+/// count for `revision`: an entry whose line says "`<other revision>` only" is left out of every
+/// other revision's row.
 pub fn listed_for(readme: &str, heading: &str, revision: &str) -> Vec<String> {
     readme
         .lines()
@@ -195,22 +219,42 @@ pub fn listed_for(readme: &str, heading: &str, revision: &str) -> Vec<String> {
         .collect()
 }
 
+/// A count of scored scenarios, and how many of them pass only vacuously.
+struct Tally {
+    passed: usize,
+    vacuous: usize,
+}
+
+impl Tally {
+    fn of(passing: &[&String], vacuous: &[String]) -> Tally {
+        Tally { passed: passing.len(), vacuous: passing.iter().filter(|s| vacuous.contains(s)).count() }
+    }
+
+    fn cell(&self, scored: usize) -> String {
+        let vacuous = if self.vacuous > 0 { format!(" ({} vacuous)", self.vacuous) } else { String::new() };
+        format!("{} / {scored}{vacuous}", self.passed)
+    }
+}
+
 /// One revision's row.
 pub struct Row {
     revision: String,
-    passed: usize,
     scored: usize,
-    vacuous: usize,
+    ticked: Tally,
+    baseline_rule: Tally,
     claimed_passed: usize,
     claimed: usize,
 }
 
 impl Row {
     fn markdown(&self) -> String {
-        let vacuous = if self.vacuous > 0 { format!(" ({} vacuous)", self.vacuous) } else { String::new() };
         format!(
-            "| `{}` | {} / {}{} | {} / {} | `cargo xtask conformance` |",
-            self.revision, self.passed, self.scored, vacuous, self.claimed_passed, self.claimed
+            "| `{}` | {} | {} | {} / {} | `cargo xtask conformance` |",
+            self.revision,
+            self.ticked.cell(self.scored),
+            self.baseline_rule.cell(self.scored),
+            self.claimed_passed,
+            self.claimed
         )
     }
 }
@@ -219,20 +263,23 @@ impl Row {
 fn rows(node: &Path, suite: &Path) -> Result<Vec<Row>, String> {
     let readme = std::fs::read_to_string("conformance/README.md")
         .map_err(|e| format!("conformance/README.md: {e}"))?;
-    let vacuous = listed(&readme, "## Passing vacuously");
     REVISIONS
         .iter()
         .map(|revision| {
             let claimed = listed_for(&readme, "## Claimed surface", revision);
+            let vacuous = listed_for(&readme, "## Passing vacuously", revision);
             let names = scored(node, suite, revision)?;
             let results = Path::new(RESULTS_DIR).join(revision);
-            let passing: Vec<&String> = names.iter().filter(|s| scenario_passes(&results, s)).collect();
+            let verdicts: Vec<(&String, Verdict)> = names.iter().map(|s| (s, verdict(&results, s))).collect();
+            let ticked: Vec<&String> = verdicts.iter().filter(|(_, v)| v.ticked()).map(|(s, _)| *s).collect();
+            let passing: Vec<&String> =
+                verdicts.iter().filter(|(_, v)| v.passes()).map(|(s, _)| *s).collect();
             let in_scope: Vec<&String> = names.iter().filter(|s| claimed.contains(s)).collect();
             Ok(Row {
                 revision: (*revision).to_owned(),
-                passed: passing.len(),
                 scored: names.len(),
-                vacuous: passing.iter().filter(|s| vacuous.contains(s)).count(),
+                ticked: Tally::of(&ticked, &vacuous),
+                baseline_rule: Tally::of(&passing, &vacuous),
                 claimed_passed: in_scope.iter().filter(|s| passing.contains(s)).count(),
                 claimed: in_scope.len(),
             })
@@ -247,8 +294,9 @@ pub fn with_rows(readme: &str, rows: &str) -> Result<String, String> {
     Ok(format!("{}{ROWS_START}\n{rows}\n{}", &readme[..start], &readme[end..]))
 }
 
-const HEADER: &str =
-    "| revision | suite totals (scored server scenarios) | claimed surface | reproduce |\n|---|---|---|---|";
+const HEADER: &str = "| revision | scored server scenarios the suite ticks (no FAILURE) | \
+     passing under the baseline rule (no FAILURE or WARNING) | claimed surface | reproduce |\n\
+     |---|---|---|---|---|";
 
 /// Runs the suite and checks (or, with `write`, rewrites) the README's rows.
 pub fn run(write: bool) -> Result<(), String> {
@@ -313,17 +361,51 @@ mod tests {
         );
         write("server-tools-list-extra-2026-01-03T00-00-00-000Z", r#"[{"id":"a","status":"FAILURE"}]"#);
         write("server-caching-2026-01-01T00-00-00-000Z", r#"[{"id":"a","status":"WARNING"}]"#);
-        assert!(scenario_passes(&dir, "tools-list"), "the newest run counts, and not a longer name's");
-        assert!(!scenario_passes(&dir, "caching"), "a WARNING fails under a baseline");
-        assert!(!scenario_passes(&dir, "ping"), "no run is no pass");
+        write(
+            "server-ping-2026-01-01T00-00-00-000Z",
+            r#"[{"id":"a","status":"WARNING"},{"id":"b","status":"FAILURE"}]"#,
+        );
+        write("server-prompts-list-2026-01-01T00-00-00-000Z", "[]");
+        assert_eq!(
+            verdict(&dir, "tools-list"),
+            Verdict::Passed,
+            "the newest run counts, and not a longer name's"
+        );
+        assert_eq!(verdict(&dir, "caching"), Verdict::Warned);
+        assert!(verdict(&dir, "caching").ticked(), "the suite ticks a scenario with no FAILURE");
+        assert!(!verdict(&dir, "caching").passes(), "a WARNING fails under a baseline");
+        assert_eq!(verdict(&dir, "ping"), Verdict::Failed, "a FAILURE outweighs a WARNING");
+        assert!(!verdict(&dir, "ping").ticked());
+        assert_eq!(verdict(&dir, "prompts-list"), Verdict::NotRun, "a run without checks proves nothing");
+        assert_eq!(verdict(&dir, "resources-list"), Verdict::NotRun, "no run is no pass");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_row_shows_both_tallies_and_marks_the_vacuous_ticks() {
+        let row = Row {
+            revision: "2025-11-25".into(),
+            scored: 30,
+            ticked: Tally { passed: 24, vacuous: 1 },
+            baseline_rule: Tally { passed: 23, vacuous: 0 },
+            claimed_passed: 23,
+            claimed: 23,
+        };
+        assert_eq!(
+            row.markdown(),
+            "| `2025-11-25` | 24 / 30 (1 vacuous) | 23 / 30 | 23 / 23 | `cargo xtask conformance` |"
+        );
+        assert_eq!(
+            HEADER.lines().nth(1).unwrap().matches("---").count(),
+            row.markdown().matches(" | ").count() + 1
+        );
     }
 
     #[test]
     fn lists_are_read_under_their_heading() {
         let readme = "# x\n## Claimed surface\n- `a`\n- `b` — why\n## Passing vacuously\n- `c`\n";
-        assert_eq!(listed(readme, "## Claimed surface"), ["a", "b"]);
-        assert_eq!(listed(readme, "## Passing vacuously"), ["c"]);
+        assert_eq!(listed_for(readme, "## Claimed surface", "2026-07-28"), ["a", "b"]);
+        assert_eq!(listed_for(readme, "## Passing vacuously", "2025-11-25"), ["c"]);
     }
 
     #[test]

@@ -176,6 +176,36 @@ async fn requests_with_the_legacy_header_get_legacy_shaped_results() {
     .await;
 }
 
+/// What the suite's `server-sse-multiple-streams` would send after its handshake, had it gone on
+/// without a session id: concurrent POSTs, each on its own connection, each answered as its own.
+#[tokio::test]
+async fn concurrent_legacy_posts_are_each_answered() {
+    bounded(async {
+        let server = start_legacy().await;
+        let accept_both = || replace(legacy_headers(), "accept", b"text/event-stream, application/json");
+        for proto in BOTH {
+            let lists = (0..3).map(|n| legacy(1000 + n, "tools/list", json!({})));
+            let slow = (0..3)
+                .map(|n| legacy(2000 + n, "tools/call", json!({"name": "slow", "arguments": {"ms": 100}})));
+            let requests: Vec<Value> = lists.chain(slow).collect();
+            let replies = futures_util::future::join_all(
+                requests.iter().map(|request| post(server.addr, proto, accept_both(), bytes(request))),
+            )
+            .await;
+            for (request, reply) in requests.iter().zip(&replies) {
+                let result = legacy_result(reply, &request["id"]);
+                assert_legacy_shaped(&result);
+                if request["method"] == "tools/call" {
+                    assert_eq!(result["structuredContent"], json!({"slept": 100}), "{proto:?}");
+                } else {
+                    assert_eq!(result["tools"][0]["name"], "get_weather", "{proto:?}");
+                }
+            }
+        }
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn ping_is_answered_an_empty_object() {
     bounded(async {
