@@ -4,7 +4,6 @@
 mod support;
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use http::HeaderValue;
@@ -20,46 +19,62 @@ use mcp_kernel_router::{
 };
 use support::*;
 
-/// Set when the `hang` tool's future is dropped.
-static HANG_DROPPED: AtomicBool = AtomicBool::new(false);
-/// Every outcome the observer saw.
-static OUTCOMES: Mutex<Vec<DispatchOutcome>> = Mutex::new(Vec::new());
+/// The `hang*` and `wait*` tools whose futures were dropped, by name.
+static DROPPED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// Every (tool, outcome) the observer saw.
+static OUTCOMES: Mutex<Vec<(String, DispatchOutcome)>> = Mutex::new(Vec::new());
 
 struct Recorder;
 
 impl DispatchObserver for Recorder {
     fn dispatched(&self, event: &DispatchEvent<'_>) {
-        OUTCOMES.lock().unwrap().push(event.outcome);
+        OUTCOMES.lock().unwrap().push((event.tool.to_owned(), event.outcome));
     }
 }
 
-struct DropFlag;
+/// Records its tool's name in [`DROPPED`] when the tool's future is dropped.
+struct DropFlag(String);
 
 impl Drop for DropFlag {
     fn drop(&mut self) {
-        HANG_DROPPED.store(true, Ordering::SeqCst);
+        DROPPED.lock().unwrap().push(std::mem::take(&mut self.0));
     }
 }
 
+/// True once `tool`'s future was dropped.
+fn dropped(tool: &str) -> bool {
+    DROPPED.lock().unwrap().iter().any(|t| t == tool)
+}
+
+/// True once the observer saw `tool` cancelled.
+fn cancelled(tool: &str) -> bool {
+    OUTCOMES.lock().unwrap().iter().any(|(t, o)| t == tool && *o == DispatchOutcome::Cancelled)
+}
+
+/// The tools that never answer: `hang*` report once first, `wait*` report nothing.
+const NEVER_ANSWER: [&str; 4] = ["hang", "hang_h2", "wait", "wait_json"];
+
 /// The support module's [`reporting_dispatch`] (`count` reports progress, others answer `quiet`), and
-/// `hang`, which reports once and never answers.
+/// the [`NEVER_ANSWER`] tools, each flagging its own drop so the tests can run side by side.
 async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
-    if &*call.name != "hang" {
+    if !NEVER_ANSWER.contains(&&*call.name) {
         return reporting_dispatch(call).await;
     }
-    let _flag = DropFlag;
-    call.context.report_progress(1.0, None, None);
+    let _flag = DropFlag(call.name.to_string());
+    if call.name.starts_with("hang") {
+        call.context.report_progress(1.0, None, None);
+    }
     std::future::pending::<()>().await;
     Ok(ToolOutput::text("never"))
 }
 
 fn progress_server() -> Server {
     let catalog = Capabilities {
-        tools: vec![
-            ToolSpec::new("count", Mode::ReadOnly),
-            ToolSpec::new("hang", Mode::ReadOnly),
-            ToolSpec::new("quiet", Mode::ReadOnly),
-        ],
+        tools: ["count", "quiet"]
+            .into_iter()
+            .chain(NEVER_ANSWER)
+            .map(|name| ToolSpec::new(name, Mode::ReadOnly))
+            .collect(),
         ..Capabilities::default()
     };
     Server::builder(catalog).dispatch(dispatch).observe_dispatch(Recorder).build().expect("builds")
@@ -167,12 +182,10 @@ async fn raw_post(stream: &mut TcpStream, message: &Value) {
     stream.write_all(&body).await.unwrap();
 }
 
-// One test for both cases: the drop flag and the observer's outcomes are process-wide.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn closing_the_connection_cancels_the_dispatch_for_sse_and_json() {
+async fn closing_the_connection_after_the_first_event_cancels_the_dispatch() {
     bounded(async {
         let server = start_progress().await;
-        // SSE: read the first progress event, then hang up.
         let mut stream = TcpStream::connect(server.addr).await.unwrap();
         raw_post(&mut stream, &call(1, "hang", Some(json!("h")))).await;
         let mut seen = Vec::new();
@@ -184,25 +197,75 @@ async fn closing_the_connection_cancels_the_dispatch_for_sse_and_json() {
         }
         assert!(String::from_utf8_lossy(&seen).contains("text/event-stream"));
         drop(stream);
-        eventually("the tool's future is dropped", || HANG_DROPPED.load(Ordering::SeqCst)).await;
-        eventually("the observer saw Cancelled", || {
-            OUTCOMES.lock().unwrap().contains(&DispatchOutcome::Cancelled)
-        })
-        .await;
+        eventually("the tool's future is dropped", || dropped("hang")).await;
+        eventually("the observer saw Cancelled", || cancelled("hang")).await;
+    })
+    .await;
+}
 
-        // JSON: no token, so nothing is sent before the answer; hang up mid-dispatch.
-        HANG_DROPPED.store(false, Ordering::SeqCst);
-        OUTCOMES.lock().unwrap().clear();
-        let mut stream = TcpStream::connect(server.addr).await.unwrap();
-        raw_post(&mut stream, &call(2, "hang", None)).await;
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        assert!(!HANG_DROPPED.load(Ordering::SeqCst), "still running while the client waits");
-        drop(stream);
-        eventually("the tool's future is dropped", || HANG_DROPPED.load(Ordering::SeqCst)).await;
-        eventually("the observer saw Cancelled", || {
-            OUTCOMES.lock().unwrap().contains(&DispatchOutcome::Cancelled)
-        })
-        .await;
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_the_connection_before_anything_is_sent_cancels_the_dispatch_with_or_without_a_token() {
+    bounded(async {
+        let server = start_progress().await;
+        // `wait` has a token but reports nothing, so the answer has not begun; `wait_json` has none.
+        for (tool, token) in [("wait", Some(json!("w"))), ("wait_json", None)] {
+            let mut stream = TcpStream::connect(server.addr).await.unwrap();
+            raw_post(&mut stream, &call(2, tool, token)).await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert!(!dropped(tool), "{tool} still runs while the client waits");
+            drop(stream);
+            eventually("the tool's future is dropped", || dropped(tool)).await;
+            eventually("the observer saw Cancelled", || cancelled(tool)).await;
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http2_stream_reset_cancels_its_dispatch_and_the_connection_keeps_serving() {
+    bounded(async {
+        let server = start_progress().await;
+        let tcp = TcpStream::connect(server.addr).await.unwrap();
+        let (mut client, connection) = h2::client::handshake(tcp).await.expect("HTTP/2 handshake");
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        let post = |message: &Value| {
+            let mut request = http::Request::post(format!("http://{}/mcp", server.addr));
+            for (name, value) in headers_for(message).iter() {
+                request = request.header(name, value);
+            }
+            request.body(()).expect("a request")
+        };
+        let message = call(3, "hang_h2", Some(json!("h2")));
+        let (response, mut send) = client.send_request(post(&message), false).expect("a stream");
+        send.send_data(bytes(&message), true).expect("the body");
+        let mut body = response.await.expect("a response").into_body();
+        let mut seen = Vec::new();
+        while !String::from_utf8_lossy(&seen).contains("notifications/progress") {
+            let chunk = body.data().await.expect("the stream stays open").expect("a chunk");
+            let _ = body.flow_control().release_capacity(chunk.len());
+            seen.extend_from_slice(&chunk);
+        }
+        send.send_reset(h2::Reason::CANCEL);
+        eventually("the tool's future is dropped", || dropped("hang_h2")).await;
+        eventually("the observer saw Cancelled", || cancelled("hang_h2")).await;
+
+        // Only that stream ended: the connection still answers.
+        let quiet = call(4, "quiet", None);
+        let mut client = client.ready().await.expect("the connection is still open");
+        let (response, mut send) = client.send_request(post(&quiet), false).expect("a stream");
+        send.send_data(bytes(&quiet), true).expect("the body");
+        let mut body = response.await.expect("a response").into_body();
+        let mut answer = Vec::new();
+        while let Some(chunk) = body.data().await {
+            let chunk = chunk.expect("a chunk");
+            let _ = body.flow_control().release_capacity(chunk.len());
+            answer.extend_from_slice(&chunk);
+        }
+        let answer: Value = serde_json::from_slice(&answer).expect("a JSON answer");
+        assert_eq!(answer["id"], 4, "{answer}");
+        assert!(answer.get("result").is_some(), "{answer}");
     })
     .await;
 }

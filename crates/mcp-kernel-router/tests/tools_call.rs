@@ -183,5 +183,13 @@ async fn multi_round_trip_fields_are_ignored() {
     let mut retry = plain.clone();
     retry["params"]["inputResponses"] = json!({"k": {"action": "accept", "content": {}}});
     retry["params"]["requestState"] = json!("opaque");
-    assert_eq!(send(&server, plain).await, send(&server, retry).await);
+    let answer = send(&server, retry).await;
+    assert_eq!(send(&server, plain).await, answer);
+    // And both are the default answer, pinned byte for byte.
+    let pinned = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"place\":\"Oslo\",\"declared\":1}"}],"#,
+        r#""structuredContent":{"place":"Oslo","declared":1},"isError":false,"resultType":"complete","#,
+        r#""_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcp-kernel","version":"VERSION"}}}}"#
+    );
+    assert_eq!(answer.to_string(), pinned.replace("VERSION", env!("CARGO_PKG_VERSION")));
 }

@@ -96,12 +96,14 @@ fn select(declared: &[Arc<str>], mut supplied: Map<String, Value>) -> BTreeMap<S
 }
 
 /// The `CompleteResult` body: at most [`MAX_VALUES`] values; a longer answer is cut, with
-/// `hasMore: true` and `total` at least the count the completer returned.
+/// `hasMore: true`. A `total` is never below the count the completer returned (a completer's smaller
+/// figure is raised to it), and a cut answer always carries one.
 pub(crate) fn complete_result(completion: Completion) -> Value {
     let Completion { mut values, mut total, mut has_more } = completion;
+    let full = u64::try_from(values.len()).unwrap_or(u64::MAX);
+    total = total.map(|t| t.max(full));
     if values.len() > MAX_VALUES {
-        let full = u64::try_from(values.len()).unwrap_or(u64::MAX);
-        total = Some(total.map_or(full, |t| t.max(full)));
+        total = Some(total.unwrap_or(full));
         has_more = Some(true);
         values.truncate(MAX_VALUES);
     }
@@ -195,6 +197,15 @@ mod tests {
         assert_eq!(complete_result(larger)["completion"]["total"], json!(5000));
         let smaller = Completion { values: values(101), total: Some(3), has_more: None };
         assert_eq!(complete_result(smaller)["completion"]["total"], json!(101));
+    }
+
+    #[test]
+    fn a_total_below_the_values_sent_is_raised_to_their_count() {
+        let understated = Completion { values: values(3), total: Some(1), has_more: None };
+        assert_eq!(
+            complete_result(understated),
+            json!({"completion": {"values": ["v0", "v1", "v2"], "total": 3}})
+        );
     }
 
     #[test]

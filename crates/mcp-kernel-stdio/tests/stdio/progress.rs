@@ -79,3 +79,67 @@ async fn without_a_progress_token_only_the_response_is_written() {
     })
     .await;
 }
+
+/// Reports from a spawned task, 1, 2, 3, … every 5 ms (at most 400), and never answers itself.
+async fn ticker(call: ToolCall) -> Result<ToolOutput, ToolError> {
+    if &*call.name == "quick" {
+        return Ok(ToolOutput::text("quick"));
+    }
+    let progress = call.context.progress().clone();
+    tokio::spawn(async move {
+        for step in 1..=400 {
+            progress.report(f64::from(step), None, None);
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    std::future::pending::<()>().await;
+    Ok(ToolOutput::text("never"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_request_writes_no_more_progress_and_no_response() {
+    bounded(async {
+        let catalog = Capabilities {
+            tools: vec![ToolSpec::new("tick", Mode::ReadOnly), ToolSpec::new("quick", Mode::ReadOnly)],
+            ..Capabilities::default()
+        };
+        let server = Server::builder(catalog).dispatch(ticker).build().expect("builds");
+        let (mut input, server_input) = tokio::io::duplex(64 * 1024);
+        let (server_output, output) = tokio::io::duplex(64 * 1024);
+        let served = tokio::spawn(serve_io(server, server_input, server_output, StdioOptions::default()));
+        let mut output = BufReader::new(output).lines();
+        let send = |message: Value| format!("{message}\n");
+        let tick = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "tick", "_meta": {"progressToken": "t"}}});
+        input.write_all(send(tick).as_bytes()).await.unwrap();
+        let first: Value = serde_json::from_str(&output.next_line().await.unwrap().unwrap()).unwrap();
+        assert_eq!(first["method"], "notifications/progress", "{first}");
+        assert_eq!(first["params"]["progressToken"], "t");
+
+        // The cancellation is read before the next request, so that request's answer is a fence:
+        // whatever the cancelled request queued was written before it, and nothing of it after.
+        let cancel =
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}});
+        input.write_all(send(cancel).as_bytes()).await.unwrap();
+        let quick = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "quick"}});
+        input.write_all(send(quick).as_bytes()).await.unwrap();
+        loop {
+            let line: Value = serde_json::from_str(&output.next_line().await.unwrap().unwrap()).unwrap();
+            assert_ne!(line["id"], 1, "a cancelled request is never answered: {line}");
+            if line["id"] == 2 {
+                break;
+            }
+            assert_eq!(line["params"]["progressToken"], "t", "only the ticker's progress before the fence");
+        }
+        // The spawned task keeps reporting for up to 2 s; give it time to try.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        drop(input);
+        let mut after = Vec::new();
+        while let Some(line) = output.next_line().await.unwrap() {
+            after.push(line);
+        }
+        assert!(after.is_empty(), "nothing after the cancellation took effect: {after:?}");
+        served.await.unwrap().unwrap();
+    })
+    .await;
+}
