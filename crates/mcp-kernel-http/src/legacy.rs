@@ -114,7 +114,8 @@ pub(crate) async fn serve(
         return refuse(refusal);
     }
     let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
-    if message.contains_key("id") {
+    let is_request = message.contains_key("id");
+    if is_request {
         match method {
             "logging/setLevel" => {
                 let response = match set_level(&message) {
@@ -134,6 +135,10 @@ pub(crate) async fn serve(
     };
     match outcome {
         Err(fault) => fault,
+        // The core stays silent for `notifications/initialized` and `exit` even when they carry an
+        // id (protocol.md B-3); over HTTP a request always gets an answer (S-61), and neither is a
+        // method this endpoint serves.
+        Ok(None) if is_request => answer(&JsonRpcResponse::error(id, ErrorObject::method_not_found())),
         Ok(None) => accepted(),
         Ok(Some(mut response)) => {
             strip_cache_hints(&mut response);

@@ -267,6 +267,22 @@ async fn legacy_notifications_and_response_posts_are_202_with_no_body() {
 }
 
 #[tokio::test]
+async fn a_legacy_request_is_never_answered_202_even_under_a_notification_name() {
+    bounded(async {
+        let server = start_legacy().await;
+        for proto in BOTH {
+            for (id, method) in [(5, "notifications/initialized"), (6, "exit"), (7, "shutdown")] {
+                let message = legacy(id, method, json!({}));
+                let reply = post(server.addr, proto, legacy_headers(), bytes(&message)).await;
+                reply.assert_error(200, -32601, &json!(id));
+                assert!(reply.headers.get("mcp-session-id").is_none());
+            }
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn get_and_delete_stay_405_with_the_opt_in() {
     bounded(async {
         let (off, on) = (start_default().await, start_legacy().await);

@@ -14,8 +14,8 @@ use tokio::net::TcpStream;
 
 use mcp_kernel_http::{LegacyClients, McpHttp};
 use mcp_kernel_router::{
-    Capabilities, DispatchEvent, DispatchObserver, DispatchOutcome, Mode, Server, ToolCall, ToolError,
-    ToolOutput, ToolSpec,
+    Capabilities, DispatchEvent, DispatchObserver, DispatchOutcome, MAX_PROGRESS_TOKEN_BYTES, Mode, Server,
+    ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use support::*;
 
@@ -156,6 +156,24 @@ async fn without_a_progress_token_the_answer_is_json_as_before() {
             let tokened = post_message(server.addr, proto, &call(2, "quiet", Some(json!("t")))).await;
             assert_eq!(tokened.headers[CONTENT_TYPE], "application/json");
             assert_eq!(plain.raw, tokened.raw);
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_progress_token_over_the_byte_bound_gets_json_and_no_notifications() {
+    bounded(async {
+        let server = start_progress().await;
+        let longest = json!("t".repeat(MAX_PROGRESS_TOKEN_BYTES));
+        let reply = post_message(server.addr, Proto::H1, &call(1, "count", Some(longest.clone()))).await;
+        assert_progress_stream(&reply, &longest);
+        let plain = post_message(server.addr, Proto::H1, &call(1, "count", None)).await;
+        for proto in BOTH {
+            let oversized = json!("t".repeat(MAX_PROGRESS_TOKEN_BYTES + 1));
+            let reply = post_message(server.addr, proto, &call(1, "count", Some(oversized))).await;
+            assert_eq!(reply.headers[CONTENT_TYPE], "application/json", "{reply:?}");
+            assert_eq!(reply.raw, plain.raw, "answered as if no token had been sent");
         }
     })
     .await;

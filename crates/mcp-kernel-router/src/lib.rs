@@ -70,7 +70,7 @@ pub use input::{InputRequired, RetryInput};
 pub use log::LogLevel;
 pub use observe::{DispatchEvent, DispatchObserver, DispatchOutcome};
 pub use options::{CacheHints, DEFAULT_PAGE_SIZE, DEFAULT_SERVER_NAME, PACKAGE_VERSION, ServerOptions};
-pub use progress::{NotificationSink, Progress, progress_token};
+pub use progress::{MAX_PROGRESS_TOKEN_BYTES, NotificationSink, Progress, progress_token};
 pub use sealer::{HmacSealer, KeyTooShort, StateSealer};
 pub use server::{Control, Handled, Server, ToolHeaders};
 pub use spec::{

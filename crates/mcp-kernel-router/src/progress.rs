@@ -16,11 +16,20 @@ use serde_json::{Map, Value};
 /// in order, each time with one whole JSON-RPC notification; never after the response is produced.
 pub type NotificationSink = Arc<dyn Fn(Value) + Send + Sync>;
 
-/// The request's `params._meta.progressToken`, when it is a string or an integer (anything else is
-/// ignored: such a request gets no notifications).
+/// The longest string progress token served, in bytes. A token is copied into every notification of
+/// its request, so a client-chosen megabyte would be multiplied by every report the host makes; a
+/// longer token gets no notifications (a receiver may always send none, S-52).
+pub const MAX_PROGRESS_TOKEN_BYTES: usize = 256;
+
+/// The request's `params._meta.progressToken`, when it is an integer or a string of at most
+/// [`MAX_PROGRESS_TOKEN_BYTES`] (anything else is ignored: such a request gets no notifications).
 pub fn progress_token(params: Option<&Value>) -> Option<&Value> {
     let token = params?.get("_meta")?.get("progressToken")?;
-    (token.is_string() || token.is_i64() || token.is_u64()).then_some(token)
+    let served = match token {
+        Value::String(text) => text.len() <= MAX_PROGRESS_TOKEN_BYTES,
+        other => other.is_i64() || other.is_u64(),
+    };
+    served.then_some(token)
 }
 
 /// A request's progress reporter (see [`crate::RequestContext::progress`]). Cheap to clone.
@@ -194,5 +203,16 @@ mod tests {
             assert_eq!(progress_token(Some(&json!({"_meta": {"progressToken": bad}}))), None);
         }
         assert_eq!(progress_token(None), None);
+    }
+
+    #[test]
+    fn a_string_token_longer_than_the_bound_gets_no_notifications() {
+        let longest = json!({"_meta": {"progressToken": "t".repeat(MAX_PROGRESS_TOKEN_BYTES)}});
+        assert!(progress_token(Some(&longest)).is_some());
+        let longer = json!({"_meta": {"progressToken": "t".repeat(MAX_PROGRESS_TOKEN_BYTES + 1)}});
+        assert_eq!(progress_token(Some(&longer)), None);
+        // Bytes, not characters: 129 two-byte characters are 258 bytes.
+        let wide = json!({"_meta": {"progressToken": "é".repeat(129)}});
+        assert_eq!(progress_token(Some(&wide)), None);
     }
 }
