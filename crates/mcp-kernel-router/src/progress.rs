@@ -2,9 +2,10 @@
 //!
 //! Threat: host code reporting progress must not be able to speak out of turn. A request without
 //! `_meta.progressToken` (or with one over [`MAX_PROGRESS_TOKEN_BYTES`]) gets a reporter that does
-//! nothing (one branch, no allocation), so nothing is ever sent to a client that did not ask. With a token, only strictly increasing, finite `progress`
-//! values are sent (a non-increasing or non-finite report is dropped, never clamped, so the client sees
-//! the values the host reported); the token is the client's own, echoed unchanged. Once the request's
+//! nothing (one branch, no allocation), so nothing is ever sent to a client that did not ask. With a
+//! token, only strictly increasing, finite `progress` values are sent (a non-increasing or non-finite
+//! report is dropped, never clamped, so the client sees the values the host reported); the token is
+//! the client's own, echoed unchanged. Once the request's
 //! response is produced, the reporter is closed: a clone kept by a spawned host task sends nothing more
 //! (S-52: notifications stop at completion), and the transport's sink is released.
 
