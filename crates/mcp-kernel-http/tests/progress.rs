@@ -239,6 +239,29 @@ async fn closing_the_connection_before_anything_is_sent_cancels_the_dispatch_wit
     .await;
 }
 
+/// Opens an HTTP/2 stream POSTing `message` to `/mcp`; returns its response body and its send half.
+async fn h2_post(
+    client: &mut h2::client::SendRequest<bytes::Bytes>,
+    addr: std::net::SocketAddr,
+    message: &Value,
+) -> (h2::RecvStream, h2::SendStream<bytes::Bytes>) {
+    let mut request = http::Request::post(format!("http://{addr}/mcp"));
+    for (name, value) in headers_for(message).iter() {
+        request = request.header(name, value);
+    }
+    let request = request.body(()).expect("a request");
+    let (response, mut send) = client.send_request(request, false).expect("a stream");
+    send.send_data(bytes(message), true).expect("the body");
+    (response.await.expect("a response").into_body(), send)
+}
+
+/// The next DATA chunk of `body` (its flow-control capacity given back), or `None` at its end.
+async fn h2_chunk(body: &mut h2::RecvStream) -> Option<bytes::Bytes> {
+    let chunk = body.data().await?.expect("a chunk");
+    let _ = body.flow_control().release_capacity(chunk.len());
+    Some(chunk)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http2_stream_reset_cancels_its_dispatch_and_the_connection_keeps_serving() {
     bounded(async {
@@ -248,37 +271,21 @@ async fn an_http2_stream_reset_cancels_its_dispatch_and_the_connection_keeps_ser
         tokio::spawn(async move {
             let _ = connection.await;
         });
-        let post = |message: &Value| {
-            let mut request = http::Request::post(format!("http://{}/mcp", server.addr));
-            for (name, value) in headers_for(message).iter() {
-                request = request.header(name, value);
-            }
-            request.body(()).expect("a request")
-        };
-        let message = call(3, "hang_h2", Some(json!("h2")));
-        let (response, mut send) = client.send_request(post(&message), false).expect("a stream");
-        send.send_data(bytes(&message), true).expect("the body");
-        let mut body = response.await.expect("a response").into_body();
+        let (mut body, mut send) =
+            h2_post(&mut client, server.addr, &call(3, "hang_h2", Some(json!("h2")))).await;
         let mut seen = Vec::new();
         while !String::from_utf8_lossy(&seen).contains("notifications/progress") {
-            let chunk = body.data().await.expect("the stream stays open").expect("a chunk");
-            let _ = body.flow_control().release_capacity(chunk.len());
-            seen.extend_from_slice(&chunk);
+            seen.extend_from_slice(&h2_chunk(&mut body).await.expect("the stream stays open"));
         }
         send.send_reset(h2::Reason::CANCEL);
         eventually("the tool's future is dropped", || dropped("hang_h2")).await;
         eventually("the observer saw Cancelled", || cancelled("hang_h2")).await;
 
         // Only that stream ended: the connection still answers.
-        let quiet = call(4, "quiet", None);
         let mut client = client.ready().await.expect("the connection is still open");
-        let (response, mut send) = client.send_request(post(&quiet), false).expect("a stream");
-        send.send_data(bytes(&quiet), true).expect("the body");
-        let mut body = response.await.expect("a response").into_body();
+        let (mut body, _send) = h2_post(&mut client, server.addr, &call(4, "quiet", None)).await;
         let mut answer = Vec::new();
-        while let Some(chunk) = body.data().await {
-            let chunk = chunk.expect("a chunk");
-            let _ = body.flow_control().release_capacity(chunk.len());
+        while let Some(chunk) = h2_chunk(&mut body).await {
             answer.extend_from_slice(&chunk);
         }
         let answer: Value = serde_json::from_slice(&answer).expect("a JSON answer");
