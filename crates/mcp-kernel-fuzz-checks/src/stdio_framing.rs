@@ -3,8 +3,9 @@
 //!
 //! Laws: the framing reader never panics or fails on a byte slice; its items do not depend on how the
 //! input is buffered; a message is never longer than the cap, and refusals are -32600 (too long) or
-//! -32700 (bad length); there are never more items than input bytes. Served end to end, the session ends
-//! `Ok` in bounded time, and every output line is one JSON-RPC 2.0 object.
+//! -32700 (a bad length, a header block refused, or a frame cut by end of input); there are never more
+//! items than input bytes. Served end to end, the session ends `Ok` in bounded time, and every output
+//! line is one JSON-RPC 2.0 object.
 
 use std::io;
 use std::pin::Pin;

@@ -35,6 +35,7 @@ use http::request::Parts;
 use mcp_kernel_router::Server;
 use mcp_kernel_wire::ProtocolVersion;
 
+use crate::budget::{BodyBudget, DEFAULT_BODY_BYTES_IN_FLIGHT};
 use crate::hooks::{AuthorizeBodyFn, AuthorizeFn, Refused};
 use crate::legacy::{LegacyClients, legacy_revisions};
 use crate::origin::AllowedOrigins;
@@ -61,6 +62,7 @@ impl McpHttp {
             legacy: LegacyClients::Refused,
             read_timeout: DEFAULT_READ_TIMEOUT,
             max_body_bytes: MAX_BODY_BYTES,
+            body_bytes_in_flight: DEFAULT_BODY_BYTES_IN_FLIGHT,
         }
     }
 }
@@ -91,6 +93,7 @@ pub struct Builder<O, A> {
     legacy: LegacyClients,
     read_timeout: Duration,
     max_body_bytes: usize,
+    body_bytes_in_flight: usize,
 }
 
 impl<O: std::fmt::Debug, A: std::fmt::Debug> std::fmt::Debug for Builder<O, A> {
@@ -101,6 +104,7 @@ impl<O: std::fmt::Debug, A: std::fmt::Debug> std::fmt::Debug for Builder<O, A> {
             .field("legacy_clients", &self.legacy)
             .field("read_timeout", &self.read_timeout)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("body_bytes_in_flight", &self.body_bytes_in_flight)
             .finish_non_exhaustive()
     }
 }
@@ -116,6 +120,7 @@ impl<A> Builder<NoOrigins, A> {
             legacy: self.legacy,
             read_timeout: self.read_timeout,
             max_body_bytes: self.max_body_bytes,
+            body_bytes_in_flight: self.body_bytes_in_flight,
         }
     }
 }
@@ -135,6 +140,7 @@ impl<O> Builder<O, NoAuthorize> {
             legacy: self.legacy,
             read_timeout: self.read_timeout,
             max_body_bytes: self.max_body_bytes,
+            body_bytes_in_flight: self.body_bytes_in_flight,
         }
     }
 }
@@ -167,6 +173,15 @@ impl<O, A> Builder<O, A> {
         self.max_body_bytes = bytes.min(MAX_BODY_BYTES);
         self
     }
+
+    /// The bytes of request bodies held at once across the service (default
+    /// [`DEFAULT_BODY_BYTES_IN_FLIGHT`], 64 MiB; never below the body cap). Each request reserves its
+    /// declared `Content-Length` (the cap when it declares none) before its body is read and keeps it
+    /// until its answer is ready; one that does not fit is refused 503 with `Retry-After: 1`, unread.
+    pub fn max_body_bytes_in_flight(mut self, bytes: usize) -> Self {
+        self.body_bytes_in_flight = bytes;
+        self
+    }
 }
 
 impl Builder<AllowedOrigins, Authorize> {
@@ -189,6 +204,7 @@ impl Builder<AllowedOrigins, Authorize> {
             authorize_body: self.authorize_body,
             read_timeout: self.read_timeout,
             max_body_bytes: self.max_body_bytes,
+            budget: BodyBudget::new(self.body_bytes_in_flight.max(self.max_body_bytes)),
         })
     }
 }

@@ -199,7 +199,8 @@ fn protocol_version<'m>(
     if let Some(other) = sent.iter().find(|value| **value != MODERN) {
         let data = UnsupportedVersionData {
             supported: vec![MODERN.to_owned()],
-            requested: Value::from(mcp_kernel_wire::error::shorten(other)),
+            // Shortened by the constructor, like every echoed value (the one echo bound).
+            requested: Value::from(*other),
         };
         let error = ErrorObject::unsupported_version(data);
         return Err(Refusal::post_body(StatusCode::BAD_REQUEST, error, id.clone()));

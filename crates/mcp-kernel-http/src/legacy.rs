@@ -38,7 +38,7 @@ use http::{HeaderMap, StatusCode};
 use serde_json::{Map, Value, json};
 
 use mcp_kernel_router::Server;
-use mcp_kernel_wire::error::{UnsupportedVersionData, shorten};
+use mcp_kernel_wire::error::UnsupportedVersionData;
 use mcp_kernel_wire::types::LoggingLevel;
 use mcp_kernel_wire::version::{META_PROTOCOL_VERSION, MODERN};
 use mcp_kernel_wire::{ErrorObject, ProtocolVersion, Response as JsonRpcResponse, code};
@@ -181,7 +181,7 @@ fn protocol_version(headers: &HeaderMap, id: &Value) -> Result<(), Refusal> {
         None => Ok(()),
         Some(other) => {
             let supported = ProtocolVersion::ALL.iter().map(|v| v.as_str().to_owned()).collect();
-            let data = UnsupportedVersionData { supported, requested: Value::from(shorten(other)) };
+            let data = UnsupportedVersionData { supported, requested: Value::from(*other) };
             let error = ErrorObject::unsupported_version(data);
             Err(Refusal::post_body(StatusCode::BAD_REQUEST, error, id.clone()))
         }

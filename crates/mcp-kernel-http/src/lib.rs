@@ -16,6 +16,13 @@
 //! * **Slow and oversized bodies**: one deadline over the whole body (default 15 s, 408), a 1 MiB cap
 //!   (413) checked from `Content-Length` before reading and while streaming, `transfer-encoding`
 //!   refused (411) because a chunked body defeats a whole-body bound.
+//! * **Many held bodies**: a budget of request-body bytes across the service (default 64 MiB); a
+//!   request whose declared length does not fit is refused 503 with `retry-after` before it is read.
+//! * **Held connections** ([`serve`], [`serve_with`]): connections bounded in total and per peer
+//!   address, 16 HTTP/2 streams per connection, one deadline from accept to the first request's head
+//!   (the protocol decision reads, never peeks, so a partial preface costs nothing while it waits),
+//!   an idle timeout that pings do not reset, and a write deadline for responses the client will not
+//!   take. The bounds and their costs are in [`ServeOptions`].
 //! * **Hostile JSON**: the bounded reader refuses nesting deeper than 64, repeated keys, and
 //!   non-objects (batches) before any schema sees them.
 //! * **Smuggling between a gateway and the server**: the standard headers must agree with the body,
@@ -26,11 +33,13 @@
 //! * **Leaks**: a refusal's reason is logged (tracing), never returned; a host fault is answered 500
 //!   with nothing but "Internal error".
 //!
-//! Left to the server in front and the host: TLS, connection limits, header count and size, rate
-//! limits, sessions (none exist: a `Mcp-Session-Id` is ignored and never sent).
+//! Left to the server in front and the host: TLS, header count and size (hyper's limits), rate limits,
+//! connection limits when the service is mounted in another server, sessions (none exist: a
+//! `Mcp-Session-Id` is ignored and never sent).
 #![forbid(unsafe_code)]
 
 mod body;
+mod budget;
 mod builder;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -48,6 +57,7 @@ mod sse;
 mod status;
 
 pub use body::ResponseBody;
+pub use budget::DEFAULT_BODY_BYTES_IN_FLIGHT;
 pub use builder::{
     Authorize, Builder, DEFAULT_READ_TIMEOUT, MAX_BODY_BYTES, McpHttp, NoAuthorize, NoOrigins,
 };
@@ -55,7 +65,8 @@ pub use hooks::Refused;
 pub use legacy::LegacyClients;
 pub use origin::AllowedOrigins;
 pub use serve::{
-    FIRST_BYTES_TIMEOUT, HEADER_READ_TIMEOUT, HTTP1_READ_BUFFER, HTTP2_KEEP_ALIVE, PeerAddr, SHUTDOWN_GRACE,
-    serve,
+    DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER,
+    FIRST_BYTES_TIMEOUT, HEADER_READ_TIMEOUT, HTTP1_READ_BUFFER, HTTP2_KEEP_ALIVE, IDLE_TIMEOUT, PeerAddr,
+    SHUTDOWN_GRACE, ServeOptions, WRITE_TIMEOUT, serve, serve_with,
 };
 pub use service::{McpService, ResponseFuture};

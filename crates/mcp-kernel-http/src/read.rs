@@ -14,8 +14,8 @@ use http_body::Body;
 use http_body_util::BodyExt;
 use tokio::time::Instant;
 
-/// The most a declared `Content-Length` reserves before any byte has arrived.
-const INITIAL_RESERVATION: usize = 64 * 1024;
+/// The first allocation for a body of undeclared length (HTTP/2 without `content-length`).
+const UNDECLARED_START: usize = 16 * 1024;
 
 /// Why the body could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,17 +38,27 @@ pub(crate) fn declares_more_than(headers: &HeaderMap, cap: usize) -> bool {
     })
 }
 
+/// The declared `Content-Length` when every value agrees and is a number (hyper has already refused a
+/// message whose values disagree); `None` when none is declared.
+pub(crate) fn declared_length(headers: &HeaderMap) -> Option<usize> {
+    let mut values = headers.get_all(CONTENT_LENGTH).iter();
+    let first = values.next()?;
+    let length = std::str::from_utf8(first.as_bytes()).ok()?.trim().parse::<usize>().ok()?;
+    values.all(|value| value == first).then_some(length)
+}
+
 /// Reads the whole body before `deadline`, refusing it once it exceeds `cap` bytes.
 pub(crate) async fn read_bounded<B>(body: B, cap: usize, deadline: Instant) -> Result<Bytes, ReadFailure>
 where
     B: Body,
 {
     let mut body = std::pin::pin!(body);
-    // A declared length (already checked against the cap) sizes the buffer, up to one read-buffer's
-    // worth: enough to avoid most regrowth, without reserving a mebibyte for bytes never sent.
-    let declared = body.size_hint().exact().map_or(0, |n| usize::try_from(n).unwrap_or(cap).min(cap));
-    let declared = declared.min(INITIAL_RESERVATION);
-    let mut buffer = BytesMut::with_capacity(declared);
+    // A declared length (already checked against the cap, and reserved in the body budget) sizes the
+    // buffer exactly, so it never regrows: its pages are touched only as bytes arrive. Without one, the
+    // buffer starts small and grows.
+    let capacity =
+        body.size_hint().exact().map_or(UNDECLARED_START, |n| usize::try_from(n).unwrap_or(cap).min(cap));
+    let mut buffer = BytesMut::with_capacity(capacity);
     loop {
         let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
             Err(_elapsed) => return Err(ReadFailure::TimedOut),
@@ -102,6 +112,18 @@ mod tests {
         });
         let deadline = Instant::now() + Duration::from_millis(550);
         assert_eq!(read_bounded(StreamBody::new(frames), 100, deadline).await, Err(ReadFailure::TimedOut));
+    }
+
+    #[test]
+    fn the_declared_length_is_read_only_when_every_value_agrees() {
+        let mut h = HeaderMap::new();
+        assert_eq!(declared_length(&h), None);
+        h.insert(CONTENT_LENGTH, HeaderValue::from_static(" 42 "));
+        assert_eq!(declared_length(&h), Some(42));
+        h.append(CONTENT_LENGTH, HeaderValue::from_static("43"));
+        assert_eq!(declared_length(&h), None);
+        h.insert(CONTENT_LENGTH, HeaderValue::from_static("x"));
+        assert_eq!(declared_length(&h), None);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! body; never over HTTP/2, where the header is malformed (a stream ends with its response), and never
 //! after the body was read, when the connection is clean (`protocol.md` D-23, K-4).
 
-use http::header::{ALLOW, CONNECTION, CONTENT_TYPE, HeaderValue};
+use http::header::{ALLOW, CONNECTION, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use http::{Response, StatusCode, Version};
 use serde_json::Value;
 
@@ -29,17 +29,25 @@ pub(crate) struct Refusal {
     pub(crate) error: ErrorObject,
     pub(crate) id: Value,
     pub(crate) stage: Stage,
+    /// `Retry-After`, in seconds (a 503).
+    pub(crate) retry_after: Option<u32>,
 }
 
 impl Refusal {
     /// A refusal issued before the body was read (the id is unknown).
     pub(crate) fn pre_body(status: StatusCode, error: ErrorObject) -> Self {
-        Self { status, error, id: Value::Null, stage: Stage::PreBody }
+        Self { status, error, id: Value::Null, stage: Stage::PreBody, retry_after: None }
     }
 
     /// A refusal issued after the body was read, echoing the request's id when it is known.
     pub(crate) fn post_body(status: StatusCode, error: ErrorObject, id: Value) -> Self {
-        Self { status, error, id, stage: Stage::PostBody }
+        Self { status, error, id, stage: Stage::PostBody, retry_after: None }
+    }
+
+    /// The same refusal, telling the client when to try again.
+    pub(crate) fn retry_after(mut self, seconds: u32) -> Self {
+        self.retry_after = Some(seconds);
+        self
     }
 
     /// 400 -32020 "Header mismatch: …", after the body was read.
@@ -58,6 +66,9 @@ impl Refusal {
         }
         if close {
             response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+        }
+        if let Some(seconds) = self.retry_after {
+            response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(seconds));
         }
         response
     }

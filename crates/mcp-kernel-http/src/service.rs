@@ -7,6 +7,7 @@
 //! | 3 | no `transfer-encoding` | 411 | closed |
 //! | 4 | `authorize(&Parts)` | 403, or 500 if it panics | closed |
 //! | 5 | declared `Content-Length` within the cap | 413 | closed |
+//! | 5a | the declared length (the cap if none) fits the body budget (`budget.rs`) | 503, `retry-after: 1` | closed |
 //! | 6 | the body, within the cap and one deadline | 413 / 408 / 400 | closed |
 //! | 7 | `authorize_body(&Parts, &Bytes)` | 403, or 500 | kept |
 //! | 8 | bounded decode: depth, duplicate keys, an object | 400 | kept |
@@ -35,9 +36,10 @@ use mcp_kernel_router::Server;
 use mcp_kernel_wire::{ErrorObject, Response as JsonRpcResponse, read_message};
 
 use crate::body::ResponseBody;
+use crate::budget::BodyBudget;
 use crate::hooks::{AuthorizeBodyFn, AuthorizeFn, HookOutcome, run_hook};
 use crate::origin::{self, AllowedOrigins, OriginRefusal};
-use crate::read::{ReadFailure, declares_more_than, read_bounded};
+use crate::read::{ReadFailure, declared_length, declares_more_than, read_bounded};
 use crate::refusal::{Refusal, accepted, echoable_id, json_response, jsonrpc_shape};
 use crate::sse::{self, Outcome};
 use crate::{headers, legacy, status};
@@ -52,6 +54,7 @@ pub(crate) struct Shared {
     pub(crate) authorize_body: Option<AuthorizeBodyFn>,
     pub(crate) read_timeout: Duration,
     pub(crate) max_body_bytes: usize,
+    pub(crate) budget: BodyBudget,
 }
 
 /// The stateless Streamable HTTP endpoint as a `tower::Service`. Cheap to clone.
@@ -67,6 +70,7 @@ impl std::fmt::Debug for McpService {
             .field("legacy_clients", &self.shared.legacy.is_some())
             .field("read_timeout", &self.shared.read_timeout)
             .field("max_body_bytes", &self.shared.max_body_bytes)
+            .field("body_bytes_in_flight", &self.shared.budget.total())
             .finish_non_exhaustive()
     }
 }
@@ -165,6 +169,11 @@ where
     if declares_more_than(&parts.headers, cap) {
         return refuse(too_large());
     }
+    // Held until the answer is ready: the body, its decoded form and the dispatch all live under it.
+    let Some(_reserved) = shared.budget.reserve(declared_length(&parts.headers).unwrap_or(cap)) else {
+        let error = ErrorObject::new(mcp_kernel_wire::code::INTERNAL_ERROR, "Server busy; retry later");
+        return refuse(Refusal::pre_body(StatusCode::SERVICE_UNAVAILABLE, error).retry_after(1));
+    };
     let bytes = match read_bounded(body, cap, deadline).await {
         Ok(bytes) => bytes,
         Err(ReadFailure::TooLarge) => return refuse(too_large()),

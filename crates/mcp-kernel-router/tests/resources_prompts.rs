@@ -161,14 +161,15 @@ async fn null_cursor_and_null_params_are_refused() {
 }
 
 #[tokio::test]
-async fn not_found_echoes_the_whole_uri_and_name() {
+async fn not_found_echoes_the_uri_and_name_within_the_echo_bound() {
+    // The bound itself is pinned in tests/echo_bound.rs: 128 characters, then `…`.
     let server = server();
     let uri = format!("test://{}", "x".repeat(300));
     let r = send(&server, modern(1, "resources/read", json!({"uri": uri}))).await;
-    assert_eq!(r["error"]["data"]["uri"], uri);
+    assert_eq!(r["error"]["data"]["uri"], format!("{}\u{2026}", &uri[..128]));
     let name = "n".repeat(300);
     let r = send(&server, modern(1, "prompts/get", json!({"name": name}))).await;
-    assert_eq!(r["error"]["data"]["name"], name);
+    assert_eq!(r["error"]["data"]["name"], format!("{}\u{2026}", &name[..128]));
 }
 
 #[tokio::test]

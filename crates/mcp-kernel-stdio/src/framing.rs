@@ -4,6 +4,11 @@
 //! bound is enforced with `fill_buf`/`consume`, so at most one line (or one frame body) of at most the
 //! cap is ever buffered. A longer line is drained to its newline without being kept, and an oversized
 //! frame's body is skipped in [`CHUNK`]-sized steps.
+//!
+//! A legacy frame can never swallow what follows it. Its header block is bounded
+//! ([`MAX_HEADER_BYTES`], [`MAX_HEADER_LINES`]); a line that begins a JSON text (`{` or `[`) is never a
+//! header, so it ends the block and is then read as a message of its own; and every frame begun is
+//! answered exactly once, even when the input ends inside it.
 
 use std::io;
 
@@ -13,8 +18,29 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 /// The read-buffer size and the largest step an oversized frame body is skipped in.
 pub(crate) const CHUNK: usize = 64 * 1024;
 
+/// The most bytes a legacy header block may hold: the bytes of its lines, without their line endings,
+/// the `Content-Length` line included and the blank line that ends the block not.
+///
+/// A real LSP-style client sends one or two short headers; 8 KiB is far beyond that, and small enough
+/// that a stray `Content-Length:` line can hold up only a bounded stretch of the input.
+pub(crate) const MAX_HEADER_BYTES: usize = 8 * 1024;
+
+/// The most lines a legacy header block may hold, the `Content-Length` line included and the blank line
+/// not.
+pub(crate) const MAX_HEADER_LINES: usize = 32;
+
 /// `content-length:`, the prefix (compared case-insensitively) that switches one message to legacy framing.
 const CONTENT_LENGTH: &[u8] = b"content-length:";
+
+/// -32700: the header block went past [`MAX_HEADER_BYTES`] or [`MAX_HEADER_LINES`] (or one of its lines
+/// past the line cap) before its blank line.
+const HEADER_TOO_LARGE: &str = "Parse error: frame header block too large";
+
+/// -32700: a line beginning a JSON text came where a header line or the blank line was expected.
+const HEADER_UNTERMINATED: &str = "Parse error: frame header ended without a blank line";
+
+/// -32700: the input ended inside a header block or inside a body of at most the cap.
+const INPUT_ENDED: &str = "Parse error: input ended inside a frame";
 
 /// What the reader found next.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,7 +49,7 @@ pub(crate) enum Frame {
     Message(Vec<u8>),
     /// The next message was refused before parsing; answered with this error and id `null`.
     Refused(ErrorObject),
-    /// The input ended (possibly in the middle of a frame, which is then dropped).
+    /// The input ended. A frame it cut short was refused first, so every frame begun is answered once.
     Eof,
 }
 
@@ -43,20 +69,30 @@ enum Line {
 pub(crate) struct FrameReader<R> {
     input: R,
     cap: usize,
+    /// A line that ended a header block (it begins a JSON text): the next message, read already.
+    pending: Option<Vec<u8>>,
+    /// The input has ended: nothing more is read.
+    ended: bool,
 }
 
 impl<R: AsyncBufRead + Unpin> FrameReader<R> {
     /// A reader admitting lines and frame bodies of at most `cap` bytes.
     pub(crate) fn new(input: R, cap: usize) -> Self {
-        Self { input, cap }
+        Self { input, cap, pending: None, ended: false }
     }
 
     /// The next message, refusal or end of input. Blank lines are skipped.
     ///
     /// Not cancel-safe: a call dropped midway loses the partly read message.
     pub(crate) async fn next(&mut self) -> io::Result<Frame> {
+        if let Some(line) = self.pending.take() {
+            return Ok(Frame::Message(line));
+        }
         let mut line = Vec::new();
         loop {
+            if self.ended {
+                return Ok(Frame::Eof);
+            }
             line.clear();
             match self.read_line(&mut line).await? {
                 Line::Eof => return Ok(Frame::Eof),
@@ -67,7 +103,7 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
                 continue;
             }
             if starts_with_content_length(&line) {
-                return self.read_frame(&line[CONTENT_LENGTH.len()..]).await;
+                return self.read_frame(line).await;
             }
             return Ok(Frame::Message(line));
         }
@@ -89,6 +125,7 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
         loop {
             let available = self.input.fill_buf().await?;
             if available.is_empty() {
+                self.ended = true;
                 if buf.is_empty() {
                     return Ok(Line::Eof);
                 }
@@ -131,6 +168,7 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
         loop {
             let available = self.input.fill_buf().await?;
             if available.is_empty() {
+                self.ended = true;
                 return Ok(false);
             }
             match available.iter().position(|&b| b == b'\n') {
@@ -146,25 +184,40 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
         }
     }
 
-    /// Reads a legacy frame whose first header line was `Content-Length:` followed by `value`.
+    /// Reads a legacy frame whose first header line, `first`, begins `Content-Length:`.
     ///
-    /// The remaining header lines are read (each capped) up to a blank line; then exactly the declared
-    /// length is read. A frame whose length cannot be known (invalid, missing or repeated) is refused
-    /// -32700 after its header lines, and its body is not consumed: the bytes that follow are read as
-    /// lines again.
-    async fn read_frame(&mut self, value: &[u8]) -> io::Result<Frame> {
-        let declared = parse_length(value);
-        let mut header_too_long = false;
+    /// The header block is read up to its blank line, each line under the line cap and the block under
+    /// [`MAX_HEADER_BYTES`] and [`MAX_HEADER_LINES`]. It is refused -32700, and what follows is read as
+    /// lines again, when it goes past a bound (the line that does so is consumed), when a line beginning
+    /// a JSON text comes before the blank line (that line is kept as the next message), or when the input
+    /// ends inside it. After the blank line, a frame whose length cannot be known (invalid, missing or
+    /// repeated) is refused -32700 and its body is not consumed; a frame over the cap is skipped and
+    /// refused -32600, even when the input ends before its declared length; a body of at most the cap
+    /// cut short by the end of the input is refused -32700.
+    async fn read_frame(&mut self, first: Vec<u8>) -> io::Result<Frame> {
+        let declared = parse_length(&first[CONTENT_LENGTH.len()..]);
+        let mut bytes = first.len();
+        let mut lines = 1usize;
         let mut repeated = false;
-        let mut line = Vec::new();
+        let mut line = first;
         loop {
+            if bytes > MAX_HEADER_BYTES || lines > MAX_HEADER_LINES {
+                return Ok(refused_parse(HEADER_TOO_LARGE));
+            }
             line.clear();
             match self.read_line(&mut line).await? {
+                Line::Eof => return Ok(refused_parse(INPUT_ENDED)),
+                Line::TooLong { .. } => return Ok(refused_parse(HEADER_TOO_LARGE)),
+                Line::Read { .. } if begins_json(&line) => {
+                    self.pending = Some(line);
+                    return Ok(refused_parse(HEADER_UNTERMINATED));
+                }
+                Line::Read { terminated: false } => return Ok(refused_parse(INPUT_ENDED)),
                 Line::Read { terminated: true } if is_blank(&line) => break,
-                Line::Read { terminated: true } => repeated |= starts_with_content_length(&line),
-                Line::TooLong { terminated: true } => header_too_long = true,
-                Line::Eof | Line::Read { terminated: false } | Line::TooLong { terminated: false } => {
-                    return Ok(Frame::Eof);
+                Line::Read { terminated: true } => {
+                    bytes += line.len();
+                    lines += 1;
+                    repeated |= starts_with_content_length(&line);
                 }
             }
         }
@@ -173,17 +226,16 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             Err(error) => return Ok(Frame::Refused(error.to_error_object())),
             Ok(length) => length,
         };
-        let within_cap = usize::try_from(length).ok().filter(|&length| length <= self.cap);
-        match within_cap {
-            Some(length) if !header_too_long => Ok(match self.read_body(length).await? {
+        match usize::try_from(length).ok().filter(|&length| length <= self.cap) {
+            Some(length) => Ok(match self.read_body(length).await? {
                 Some(body) => Frame::Message(body),
-                None => Frame::Eof,
+                None => refused_parse(INPUT_ENDED),
             }),
-            _ => Ok(if self.skip_bytes(length).await? {
-                Frame::Refused(self.frame_refusal())
-            } else {
-                Frame::Eof
-            }),
+            None => {
+                // Answered whether or not the whole declared body arrives.
+                self.skip_bytes(length).await?;
+                Ok(Frame::Refused(self.frame_refusal()))
+            }
         }
     }
 
@@ -193,6 +245,7 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
         while body.len() < length {
             let available = self.input.fill_buf().await?;
             if available.is_empty() {
+                self.ended = true;
                 return Ok(None);
             }
             let take = available.len().min(length - body.len());
@@ -202,20 +255,26 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
         Ok(Some(body))
     }
 
-    /// Consumes `remaining` bytes, at most [`CHUNK`] at a time, keeping none; false if the input ends first.
-    async fn skip_bytes(&mut self, mut remaining: u64) -> io::Result<bool> {
+    /// Consumes `remaining` bytes, at most [`CHUNK`] at a time, keeping none, or up to the end of the input.
+    async fn skip_bytes(&mut self, mut remaining: u64) -> io::Result<()> {
         while remaining > 0 {
             let available = self.input.fill_buf().await?;
             if available.is_empty() {
-                return Ok(false);
+                self.ended = true;
+                return Ok(());
             }
             let take = available.len().min(CHUNK);
             let take = usize::try_from(remaining).map_or(take, |remaining| take.min(remaining));
             self.input.consume(take);
             remaining -= take as u64;
         }
-        Ok(true)
+        Ok(())
     }
+}
+
+/// A -32700 refusal of a frame with one of the fixed messages above.
+fn refused_parse(message: &'static str) -> Frame {
+    Frame::Refused(ErrorObject::new(code::PARSE_ERROR, message))
 }
 
 /// Why a `Content-Length` value was refused.
@@ -259,6 +318,12 @@ fn starts_with_content_length(line: &[u8]) -> bool {
     line.get(..CONTENT_LENGTH.len()).is_some_and(|prefix| prefix.eq_ignore_ascii_case(CONTENT_LENGTH))
 }
 
+/// True when the first byte after any spaces and tabs opens a JSON object or array: such a line is a
+/// message, never a header.
+fn begins_json(line: &[u8]) -> bool {
+    matches!(line.iter().find(|&&b| !matches!(b, b' ' | b'\t')), Some(b'{' | b'['))
+}
+
 /// True for an empty or whitespace-only line.
 fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r'))
@@ -274,16 +339,33 @@ fn trim_cr(buf: &mut Vec<u8>) {
 mod tests {
     use super::*;
 
+    /// The read-buffer sizes every input is framed with: the items must not depend on them.
+    const BUFFERS: [usize; 3] = [1, 7, CHUNK];
+
+    /// The most items one test input may produce (every loop here is bounded).
+    const MAX_ITEMS: usize = 1_000;
+
+    /// The items of `input` up to end of input, checked to be the same through every buffer size.
     async fn frames(input: &[u8], cap: usize) -> Vec<Frame> {
-        let mut reader = FrameReader::new(input, cap);
-        let mut out = Vec::new();
-        loop {
-            let frame = reader.next().await.expect("reading a slice cannot fail");
-            if frame == Frame::Eof {
-                return out;
+        let mut first: Option<Vec<Frame>> = None;
+        for buffer in BUFFERS {
+            let mut reader = FrameReader::new(tokio::io::BufReader::with_capacity(buffer, input), cap);
+            let mut out = Vec::new();
+            loop {
+                let frame = reader.next().await.expect("reading a slice cannot fail");
+                if frame == Frame::Eof {
+                    assert_eq!(reader.next().await.unwrap(), Frame::Eof, "the end stays the end");
+                    break;
+                }
+                out.push(frame);
+                assert!(out.len() <= MAX_ITEMS, "more items than any test input holds");
             }
-            out.push(frame);
+            match &first {
+                None => first = Some(out),
+                Some(first) => assert_eq!(first, &out, "framing depends on the buffer size {buffer}"),
+            }
         }
+        first.unwrap_or_default()
     }
 
     fn message(bytes: &[u8]) -> Frame {
@@ -294,8 +376,25 @@ mod tests {
         Frame::Refused(ErrorObject::refused(message))
     }
 
+    fn parse(message: &str) -> Frame {
+        Frame::Refused(ErrorObject::new(code::PARSE_ERROR, message))
+    }
+
     fn run<F: std::future::Future>(future: F) -> F::Output {
         tokio::runtime::Builder::new_current_thread().build().expect("a runtime").block_on(future)
+    }
+
+    /// `Content-Length: 2` and `extra` header lines `X-N: <pad>` (each `line_len` bytes without `\r\n`).
+    fn header_block(extra: usize, line_len: usize) -> Vec<u8> {
+        let mut block = b"Content-Length: 2\r\n".to_vec();
+        for n in 0..extra {
+            let mut line = format!("X-{n}: ").into_bytes();
+            assert!(line.len() <= line_len, "room for the header name");
+            line.resize(line_len, b'p');
+            block.extend_from_slice(&line);
+            block.extend_from_slice(b"\r\n");
+        }
+        block
     }
 
     #[test]
@@ -343,7 +442,6 @@ mod tests {
     #[test]
     fn refuses_bad_lengths() {
         run(async {
-            let parse = |m: &str| Frame::Refused(ErrorObject::new(code::PARSE_ERROR, m));
             let invalid = parse("Parse error: invalid_content_length");
             let missing = parse("Parse error: missing_content_length");
             assert_eq!(frames(b"Content-Length: x1\r\n\r\n", 20).await, vec![invalid.clone()]);
@@ -358,23 +456,123 @@ mod tests {
     }
 
     #[test]
-    fn drains_oversized_frames_and_frames_with_long_headers() {
+    fn drains_oversized_frames() {
         run(async {
             let frame = refused("Request frame exceeds 20 bytes");
             let oversized = b"Content-Length: 21\r\n\r\n{\"a\":\n1}\n\n12345678901z\n";
-            assert_eq!(frames(oversized, 20).await, vec![frame.clone(), message(b"z")]);
-            let long_header = b"Content-Length: 2\r\nX-Long: 1234567890123\r\n\r\n{}z\n";
-            assert_eq!(frames(long_header, 20).await, vec![frame, message(b"z")]);
+            assert_eq!(frames(oversized, 20).await, vec![frame, message(b"z")]);
         });
     }
 
     #[test]
-    fn ends_on_eof_inside_a_frame() {
+    fn a_header_line_over_the_line_cap_refuses_the_block_and_lines_follow() {
         run(async {
-            assert_eq!(frames(b"Content-Length: 4\r\n\r\nab", 20).await, vec![]);
-            assert_eq!(frames(b"Content-Length: 4\r\n", 20).await, vec![]);
-            assert_eq!(frames(b"Content-Length: 99\r\n\r\nab", 20).await, vec![]);
+            // The block ends at the over-long line: the blank line is skipped, the body is a line.
+            let long_header = b"Content-Length: 2\r\nX-Long: 1234567890123\r\n\r\n{}z\n";
+            assert_eq!(frames(long_header, 20).await, vec![parse(HEADER_TOO_LARGE), message(b"{}z")]);
         });
+    }
+
+    #[test]
+    fn a_line_beginning_json_ends_the_header_block_and_is_read_as_a_message() {
+        run(async {
+            let unterminated = parse(HEADER_UNTERMINATED);
+            let stray = b"Content-Length: 52\n{\"a\":1}\n{\"b\":2}\r\n[3]\n";
+            assert_eq!(
+                frames(stray, 64).await,
+                vec![unterminated.clone(), message(b"{\"a\":1}"), message(b"{\"b\":2}"), message(b"[3]")]
+            );
+            // After other header lines, after leading whitespace, and as a last unterminated line.
+            let input = b"content-length: 9\r\nContent-Type: x\r\n \t[1]\r\nz\n";
+            assert_eq!(
+                frames(input, 64).await,
+                vec![unterminated.clone(), message(b" \t[1]"), message(b"z")]
+            );
+            let input = b"Content-Length: 9\r\n{\"c\":3}";
+            assert_eq!(frames(input, 64).await, vec![unterminated, message(b"{\"c\":3}")]);
+        });
+    }
+
+    #[test]
+    fn a_header_block_is_bounded_in_lines() {
+        run(async {
+            // 32 lines, the `Content-Length` line included: a frame.
+            let mut input = header_block(MAX_HEADER_LINES - 1, 8);
+            input.extend_from_slice(b"\r\n{}z\n");
+            assert_eq!(frames(&input, 64).await, vec![message(b"{}"), message(b"z")]);
+            // 33 lines: refused once, after the 33rd; what follows is read as lines.
+            let mut input = header_block(MAX_HEADER_LINES, 8);
+            input.extend_from_slice(b"X-next: 1\r\n\r\n{}\nz\n");
+            assert_eq!(
+                frames(&input, 64).await,
+                vec![parse(HEADER_TOO_LARGE), message(b"X-next: 1"), message(b"{}"), message(b"z")]
+            );
+        });
+    }
+
+    #[test]
+    fn a_header_block_is_bounded_in_bytes() {
+        run(async {
+            let first = b"Content-Length: 2".len();
+            let line = (MAX_HEADER_BYTES - first) / 4;
+            let last = MAX_HEADER_BYTES - first - 3 * line;
+            let mut exact = header_block(3, line);
+            exact.extend_from_slice(&header_block(1, last)[first + 2..]);
+            let mut input = exact.clone();
+            input.extend_from_slice(b"\r\n{}z\n");
+            assert_eq!(frames(&input, 4 * MAX_HEADER_BYTES).await, vec![message(b"{}"), message(b"z")]);
+            // One byte more: refused once, after the line that goes past; what follows is read as lines.
+            let mut input = header_block(3, line);
+            input.extend_from_slice(&header_block(1, last + 1)[first + 2..]);
+            input.extend_from_slice(b"X-next: 1\r\n\r\n{}\nz\n");
+            assert_eq!(
+                frames(&input, 4 * MAX_HEADER_BYTES).await,
+                vec![parse(HEADER_TOO_LARGE), message(b"X-next: 1"), message(b"{}"), message(b"z")]
+            );
+            // A `Content-Length` line alone over the bound.
+            let mut input = b"Content-Length: 2".to_vec();
+            input.resize(MAX_HEADER_BYTES + 1, b' ');
+            input.extend_from_slice(b"\r\n\r\n{}\n");
+            assert_eq!(
+                frames(&input, 4 * MAX_HEADER_BYTES).await,
+                vec![parse(HEADER_TOO_LARGE), message(b"{}")]
+            );
+        });
+    }
+
+    #[test]
+    fn every_frame_cut_by_eof_is_answered_once() {
+        run(async {
+            let ended = parse(INPUT_ENDED);
+            assert_eq!(frames(b"Content-Length: 4\r\n\r\nab", 20).await, vec![ended.clone()]);
+            assert_eq!(frames(b"Content-Length: 4\r\n\r\n", 20).await, vec![ended.clone()]);
+            assert_eq!(frames(b"Content-Length: 4\r\n", 20).await, vec![ended.clone()]);
+            assert_eq!(frames(b"Content-Length: 4", 20).await, vec![ended.clone()]);
+            assert_eq!(frames(b"Content-Length: 4\r\nContent-Type: x", 20).await, vec![ended.clone()]);
+            assert_eq!(frames(b"Content-Length: 4\r\n\r", 20).await, vec![ended.clone()]);
+            assert_eq!(
+                frames(b"Content-Length: 4\r\nX: 12345678901234567890", 20).await,
+                vec![parse(HEADER_TOO_LARGE)]
+            );
+            assert_eq!(frames(b"Content-Length: 0\r\n\r\n", 20).await, vec![message(b"")]);
+        });
+    }
+
+    #[test]
+    fn an_oversized_frame_is_refused_even_at_eof() {
+        run(async {
+            let frame = refused("Request frame exceeds 20 bytes");
+            assert_eq!(frames(b"Content-Length: 99\r\n\r\nab", 20).await, vec![frame.clone()]);
+            assert_eq!(frames(b"Content-Length: 99\r\n\r\n", 20).await, vec![frame.clone()]);
+            assert_eq!(frames(b"Content-Length: 21\r\n\r\n12345678901234567890", 20).await, vec![frame]);
+        });
+    }
+
+    #[test]
+    fn the_refusal_messages_are_fixed_and_short() {
+        for message in [HEADER_TOO_LARGE, HEADER_UNTERMINATED, INPUT_ENDED] {
+            assert!(message.starts_with("Parse error: ") && message.len() <= 64, "{message}");
+        }
     }
 
     #[test]

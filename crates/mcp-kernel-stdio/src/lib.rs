@@ -14,7 +14,12 @@
 //!   `\n`, a trailing `\r` included (which is then trimmed); a longer line is refused once (-32600, no
 //!   id) and the rest of it is skipped unread. Blank lines are skipped. A line beginning
 //!   `Content-Length:` (any case) switches that one message to LSP-style framing: header lines up to a
-//!   blank line, then exactly the declared number of bytes, under the same cap.
+//!   blank line, then exactly the declared number of bytes, under the same cap. The header block holds
+//!   at most 8 KiB and 32 lines; past either bound it is refused once (-32700) and what follows is read
+//!   as lines again. A line beginning `{` or `[` is never a header: it ends the block, which is refused
+//!   (-32700, a framing error), and is then served as a message of its own, so a stray `Content-Length:`
+//!   line swallows no request. Every frame begun is answered once, even at end of input: -32600 for a
+//!   frame over the cap, -32700 for a header block or a body the input cut short.
 //! * **Parsing.** Each message goes through the one bounded reader, [`mcp_kernel_wire::read_message`]
 //!   (depth, duplicate keys, objects only). A refusal is answered as an error whose id could not be read
 //!   (`null`, which the wire crate writes by omitting `id`) and never repeats the input.
@@ -25,6 +30,11 @@
 //!   request is never answered. An unknown or finished id is ignored.
 //! * **Stopping.** `shutdown` and `exit` are answered inline; then, as at end of input, nothing more is
 //!   read, every request already read is answered, the output is flushed and the loop returns `Ok`.
+//! * **Wiring ([`serve()`]).** stdin and stdout are classified independently (`fstat`) before anything
+//!   is changed. A pipe or FIFO is served non-blocking on the runtime's reactor through a *new* open file
+//!   description of the same pipe (`/proc/self/fd/N`, Linux), never by setting `O_NONBLOCK` on the
+//!   description the parent shares; anything else (a file, a terminal, `/dev/null`, a socket, or a pipe
+//!   that cannot be reopened) is served by Tokio's blocking stdin/stdout. A closed stdin reads as empty.
 //!
 //! # Threat model
 //!
@@ -41,7 +51,12 @@
 //!   responses. Panics and failures are reported through `tracing` (install a subscriber that writes to
 //!   stderr: `tracing-subscriber`'s `fmt()` writes to stdout unless told otherwise).
 //! * **Faults stay contained.** A panic while serving a message is answered -32603 with the request's id
-//!   and the loop goes on; a broken output ends the session with an error.
+//!   and the loop goes on. A failed output ends the session: [`serve_io`] returns its error; [`serve()`]
+//!   returns `Ok` when nobody is left to read (a broken pipe, a closed stdout) and the error otherwise
+//!   (a full disk).
+//! * **Shared descriptors are left as found.** No flag of stdin's or stdout's open file description,
+//!   which other processes share, is ever changed, so neither they nor a blocking fallback in this
+//!   process meet `EAGAIN`.
 #![forbid(unsafe_code)]
 
 mod framing;
@@ -50,6 +65,7 @@ mod framing;
 pub mod fuzzing;
 mod options;
 mod serve;
+mod wiring;
 mod writer;
 
 pub use options::{DEFAULT_MAX_IN_FLIGHT, MAX_LINE_BYTES, StdioOptions};

@@ -3,6 +3,10 @@
 //!
 //! A request carrying `_meta.progressToken` gets its `notifications/progress` lines written before its
 //! response line, as does one log notifications may reach its `notifications/message` lines (other requests' lines may interleave); a cancelled request writes nothing more.
+//!
+//! [`serve`] wires the process's stdin and stdout through [`crate::wiring`] (a pipe gets a private
+//! non-blocking description, anything else is served blocking; no shared flag is changed) and ends
+//! quietly when its output is gone; [`serve_io`] reports every failure.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -21,6 +25,7 @@ use tokio::task::{AbortHandle, JoinError, JoinSet};
 
 use crate::framing::{CHUNK, Frame, FrameReader};
 use crate::options::StdioOptions;
+use crate::wiring;
 use crate::writer::{Line, write_lines};
 
 /// How many encoded responses may wait for the writer (senders wait beyond it).
@@ -28,44 +33,48 @@ const QUEUED_LINES: usize = 64;
 
 /// Serves `server` over the process's stdin and stdout with the default [`StdioOptions`].
 ///
-/// Returns when the input ends or a `shutdown`/`exit` arrives, after every request read has been answered.
-/// When stdin and stdout are pipes they are served non-blocking on the runtime's reactor; otherwise (a
-/// terminal, a file) Tokio reads stdin on a blocking thread that cannot be interrupted, so a runtime shut
-/// down while the client keeps stdin open may wait for one more line: exit the process after this returns.
+/// Returns when the input ends or a `shutdown`/`exit` arrives, after every request read has been answered,
+/// or when the output is gone (a broken pipe, a closed stdout: nobody is left to read an answer), which is
+/// the end of the session, not an error. Every other failure (reading the input, a full disk) is an error.
+/// A pipe or FIFO is served non-blocking on the runtime's reactor through a private description of its
+/// own, so no flag of the descriptor the parent shares is ever changed (see the crate docs); anything
+/// else (a terminal, a file, `/dev/null`) is served by Tokio's blocking stdin and stdout, and a blocking
+/// stdin read cannot be interrupted, so a runtime shut down while the client keeps stdin open may wait
+/// for one more line: exit the process after this returns.
 pub async fn serve(server: Server) -> io::Result<()> {
     // The loop runs as a task of the runtime, not on the thread that awaits `serve` (often `main`,
     // outside the worker pool): then the reader and the writer wake each other on one worker instead
     // of handing every response across threads.
     let session = async move {
-        // Pipes (the usual case: a client spawned this process) are read and written without
-        // blocking, on the runtime's own reactor. Tokio's stdin/stdout hand every read and write to a
-        // blocking thread, which costs a thread hop each way per request.
-        #[cfg(unix)]
-        if let Some((input, output)) = pipes::stdio_pipes() {
-            return serve_io(server, input, output, StdioOptions::default()).await;
-        }
-        serve_io(server, tokio::io::stdin(), tokio::io::stdout(), StdioOptions::default()).await
+        // stdin and stdout are wired independently, each by what `fstat` says it is. A pipe (the usual
+        // case: a client spawned this process) is read or written without blocking, on the runtime's own
+        // reactor; Tokio's blocking stdin/stdout hand every read and write to a blocking thread, which
+        // costs a thread hop each way per request.
+        let input = wiring::stdin();
+        let output = wiring::stdout();
+        process_ended(run(server, input, output, StdioOptions::default()).await)
     };
     tokio::spawn(session).await.unwrap_or_else(|_| Err(io::Error::other("the stdio session panicked")))
 }
 
-#[cfg(unix)]
-mod pipes {
-    use std::os::fd::AsFd;
-
-    use tokio::net::unix::pipe::{Receiver, Sender};
-
-    /// Stdin and stdout as non-blocking pipe ends, when both are pipes (FIFOs).
-    ///
-    /// The descriptors are duplicated; making the duplicates non-blocking makes the shared open file
-    /// non-blocking too, which only this server reads and writes.
-    pub(super) fn stdio_pipes() -> Option<(Receiver, Sender)> {
-        let input = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
-        let output = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
-        let input = Receiver::from_file(std::fs::File::from(input)).ok()?;
-        let output = Sender::from_file(std::fs::File::from(output)).ok()?;
-        Some((input, output))
+/// How a process-level session ends: an output nobody reads any more is the end of the session (logged
+/// at debug), every other failure is handed on as an error.
+fn process_ended(ended: Result<(), Failure>) -> io::Result<()> {
+    match ended {
+        Ok(()) => Ok(()),
+        Err(Failure::Output(error)) if output_gone(&error) => {
+            tracing::debug!(%error, "the output is gone (a broken pipe, a closed stdout): session over");
+            Ok(())
+        }
+        Err(failure) => Err(failure.reported()),
     }
+}
+
+/// Whether an output failure means nobody is left to read: a broken pipe, or a closed stdout (`EBADF`).
+///
+/// A full disk (`ENOSPC`) or any other failure is not: the reader is there but the answers are lost.
+fn output_gone(error: &io::Error) -> bool {
+    error.kind() == io::ErrorKind::BrokenPipe || wiring::is_closed(error)
 }
 
 /// Serves `server` over any byte streams: newline-delimited JSON-RPC in, one response line per request out.
@@ -74,6 +83,37 @@ mod pipes {
 /// or `shutdown`/`exit`, once every request read has been answered and the output flushed; returns the
 /// input's error after the same wait, or the output's error at once (in-flight requests are then aborted).
 pub async fn serve_io<R, W>(server: Server, input: R, output: W, options: StdioOptions) -> io::Result<()>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    run(server, input, output, options).await.map_err(Failure::reported)
+}
+
+/// Why a session failed: its input or its output.
+#[derive(Debug)]
+enum Failure {
+    /// Reading the input failed (already reported: the requests in flight were still answered).
+    Input(io::Error),
+    /// Writing the output failed (not yet reported: [`serve`] ends quietly when the reader is gone).
+    Output(io::Error),
+}
+
+impl Failure {
+    /// The error, an output failure reported as it is handed on.
+    fn reported(self) -> io::Error {
+        match self {
+            Failure::Input(error) => error,
+            Failure::Output(error) => {
+                tracing::error!(%error, "writing the output failed; stopped serving");
+                error
+            }
+        }
+    }
+}
+
+/// [`serve_io`], telling an input failure from an output one.
+async fn run<R, W>(server: Server, input: R, output: W, options: StdioOptions) -> Result<(), Failure>
 where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -95,11 +135,11 @@ where
                 Some(written) => written,
                 None => joined(writer.await),
             };
-            return session.output_failed(written);
+            return Err(session.output_failed(written));
         }
         Ended::Input(error) => {
             tracing::error!(%error, "reading the input failed; answering the requests in flight");
-            Err(error)
+            Err(Failure::Input(error))
         }
         Ended::Eof | Ended::Shutdown => Ok(()),
     };
@@ -110,11 +150,11 @@ where
         () = session.drain() => None,
     };
     if let Some(written) = failed {
-        return session.output_failed(written);
+        return Err(session.output_failed(written));
     }
     drop(session);
     let written = joined(writer.await);
-    read.and(written)
+    read.and(written.map_err(Failure::Output))
 }
 
 /// Why the read loop stopped.
@@ -386,13 +426,12 @@ impl Session {
     }
 
     /// The output failed: nobody can receive an answer, so the requests in flight are aborted.
-    fn output_failed(&mut self, written: io::Result<()>) -> io::Result<()> {
+    fn output_failed(&mut self, written: io::Result<()>) -> Failure {
         self.tasks.abort_all();
         let error = written
             .err()
             .unwrap_or_else(|| io::Error::new(io::ErrorKind::BrokenPipe, "the output writer stopped"));
-        tracing::error!(%error, "writing the output failed; stopped serving");
-        Err(error)
+        Failure::Output(error)
     }
 }
 
@@ -442,6 +481,81 @@ mod tests {
         assert_eq!(reply_id(&object(json!({"id": "a"}))), Some(json!("a")));
         assert_eq!(reply_id(&object(json!({"id": {"no": 1}}))), Some(Value::Null));
         assert_eq!(reply_id(&object(json!({"id": 1.5}))), Some(Value::Null));
+    }
+
+    /// An output whose every write fails with this OS error.
+    struct FailingOutput(i32);
+
+    impl AsyncWrite for FailingOutput {
+        fn poll_write(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            _: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            Poll::Ready(Err(io::Error::from_raw_os_error(self.0)))
+        }
+
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    const EPIPE: i32 = 32;
+    const EBADF: i32 = 9;
+    const ENOSPC: i32 = 28;
+
+    /// Serves two pings into an output failing with `errno`: what `serve` and `serve_io` make of it.
+    fn ended_with_output_error(errno: i32) -> (io::Result<()>, io::Result<()>) {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
+        runtime.block_on(async {
+            let server = || {
+                Server::builder(mcp_kernel_router::Capabilities::default())
+                    .build()
+                    .expect("an empty catalog builds")
+            };
+            let input: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+            let options = StdioOptions::default;
+            let process = process_ended(run(server(), input, FailingOutput(errno), options()).await);
+            let streams = serve_io(server(), input, FailingOutput(errno), options()).await;
+            (process, streams)
+        })
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_reader_gone_ends_the_process_session_quietly_but_is_an_error_of_serve_io() {
+        for errno in [EPIPE, EBADF] {
+            let (process, streams) = ended_with_output_error(errno);
+            assert!(process.is_ok(), "os error {errno}: {process:?}");
+            assert_eq!(streams.expect_err("serve_io reports it").raw_os_error(), Some(errno));
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_full_disk_is_an_error_of_the_process_session_too() {
+        let (process, streams) = ended_with_output_error(ENOSPC);
+        assert_eq!(process.expect_err("answers were lost").raw_os_error(), Some(ENOSPC));
+        assert_eq!(streams.expect_err("answers were lost").raw_os_error(), Some(ENOSPC));
+    }
+
+    #[test]
+    fn an_input_failure_is_an_error_of_the_process_session() {
+        let broken = io::Error::from(io::ErrorKind::BrokenPipe);
+        let ended = process_ended(Err(Failure::Input(broken)));
+        assert_eq!(ended.expect_err("an input failure").kind(), io::ErrorKind::BrokenPipe);
+        assert!(output_gone(&io::Error::from(io::ErrorKind::BrokenPipe)));
+        assert!(!output_gone(&io::Error::other("the output writer panicked")));
     }
 
     #[test]

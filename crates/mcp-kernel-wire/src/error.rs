@@ -2,9 +2,18 @@
 //!
 //! Every refusal the package issues, at every layer, is one of the constructors below. The message texts
 //! are not a promise (codes, data shapes and HTTP statuses are). Nothing a caller sent is copied into an
-//! error unless the specification asks for it: the resource `uri` in a not-found error's `data`, the
-//! `requested` version of an unsupported-version error, and the repeated key a bounded read refuses
-//! (shortened to [`MAX_ECHO_CHARS`]).
+//! error unless the specification asks for it (or the package chooses to name it), and what is copied
+//! obeys one echo bound, [`shorten`], applied here by the constructors, so no layer can forget it:
+//!
+//! * `data.uri` of a resource not found (-32002, or -32602 under 2026-07-28):
+//!   [`ErrorObject::resource_not_found`];
+//! * `data.name` of a prompt error (-32602): [`ErrorObject::prompt_error`];
+//! * `data.requested` of an unsupported protocol version (-32022): [`ErrorObject::unsupported_version`];
+//! * the repeated key named in the message of a duplicate-key refusal (-32600):
+//!   [`ErrorObject::duplicate_key`].
+//!
+//! Nothing else a caller sent is ever repeated: not an unknown tool's name, not a method name, not a header
+//! value, not an argument.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -31,8 +40,12 @@ pub mod code {
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 }
 
-/// The longest piece of caller-supplied text an error ever repeats, in characters.
+/// The longest piece of caller-supplied text an error ever repeats, in characters (Unicode scalar values),
+/// not counting the [`SHORTENED_MARK`] of a shortened echo.
 pub const MAX_ECHO_CHARS: usize = 128;
+
+/// The mark that ends every shortened echo: `…` (U+2026 HORIZONTAL ELLIPSIS).
+pub const SHORTENED_MARK: char = '\u{2026}';
 
 /// A JSON-RPC error object: `{"code", "message", "data"?}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,7 +64,7 @@ pub struct ErrorObject {
 pub struct UnsupportedVersionData {
     /// The revisions this endpoint serves, in advertising order.
     pub supported: Vec<String>,
-    /// The revision the caller named (any JSON value on the legacy `initialize` path).
+    /// The revision the caller named, within the echo bound ([`shorten_value`]: always a string).
     pub requested: Value,
 }
 
@@ -66,7 +79,7 @@ pub struct MissingCapabilityData {
 /// `data` of a resource-not-found error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResourceNotFoundData {
-    /// The uri the caller asked for (the specification requires it in `data`).
+    /// The uri the caller asked for (the specification requires it in `data`), within the echo bound.
     pub uri: String,
     /// The host reader's reason, when the reader refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,18 +89,40 @@ pub struct ResourceNotFoundData {
 /// `data` of a prompt error: which prompt, and the reason when there is one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptErrorData {
-    /// The prompt name, as listed by the host.
+    /// The prompt name the caller asked for (for a listed prompt, as listed), within the echo bound.
     pub name: String,
     /// Why the prompt could not be rendered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<Value>,
 }
 
-/// Shortens caller-supplied text to at most [`MAX_ECHO_CHARS`] characters.
+/// The echo bound: caller-supplied text repeated in an error, shortened to at most [`MAX_ECHO_CHARS`]
+/// characters.
+///
+/// Text of at most [`MAX_ECHO_CHARS`] characters is returned unchanged. Longer text keeps its first
+/// [`MAX_ECHO_CHARS`] characters, cut on a character boundary (so the result is valid UTF-8 and a valid
+/// JSON string), followed by [`SHORTENED_MARK`]: a shortened echo has exactly `MAX_ECHO_CHARS + 1`
+/// characters and ends with `…`. The rule is idempotent, and its result is at most 515 bytes of UTF-8
+/// whatever the input's length. Every constructor below that repeats caller text applies it.
 pub fn shorten(text: &str) -> String {
     match text.char_indices().nth(MAX_ECHO_CHARS) {
         None => text.to_owned(),
-        Some((at, _)) => format!("{}…", &text[..at]),
+        Some((at, _)) => {
+            let mut short = String::with_capacity(at + SHORTENED_MARK.len_utf8());
+            short.push_str(&text[..at]);
+            short.push(SHORTENED_MARK);
+            short
+        }
+    }
+}
+
+/// The echo bound for a JSON value that should be a string (`requested`, whose schema type is
+/// `string`): a string is [`shorten`]ed; any other value is repeated as its compact JSON text, shortened,
+/// so the echo is always a bounded string.
+pub fn shorten_value(value: &Value) -> Value {
+    match value {
+        Value::String(text) => Value::String(shorten(text)),
+        other => Value::String(shorten(&other.to_string())),
     }
 }
 
@@ -128,7 +163,7 @@ impl ErrorObject {
         Self::new(code::INVALID_REQUEST, format!("Request body nests deeper than {max_depth} levels"))
     }
 
-    /// -32600: a repeated key, named (shortened).
+    /// -32600: a repeated key, named as a JSON string after [`shorten`].
     pub fn duplicate_key(key: &str) -> Self {
         let key = serde_json::to_string(&shorten(key)).unwrap_or_default();
         Self::new(code::INVALID_REQUEST, format!("Request body repeats a key: duplicate key {key}"))
@@ -164,8 +199,9 @@ impl ErrorObject {
         Self::new(code::INVALID_PARAMS, format!("Invalid params: {detail}"))
     }
 
-    /// -32602 carrying prompt `data` (`{name, reason?}`).
+    /// -32602 carrying prompt `data` (`{name, reason?}`); `name` is [`shorten`]ed.
     pub fn prompt_error(detail: &str, data: PromptErrorData) -> Self {
+        let data = PromptErrorData { name: shorten(&data.name), ..data };
         let mut e = Self::invalid_params(detail);
         e.data = to_data(&data);
         e
@@ -176,8 +212,9 @@ impl ErrorObject {
         Self::new(code::INTERNAL_ERROR, "Internal error")
     }
 
-    /// -32002 (legacy) resource not found, with `data: {uri, reason?}`.
+    /// -32002 (legacy) resource not found, with `data: {uri, reason?}`; `uri` is [`shorten`]ed.
     pub fn resource_not_found(data: ResourceNotFoundData) -> Self {
+        let data = ResourceNotFoundData { uri: shorten(&data.uri), ..data };
         let mut e = Self::new(code::RESOURCE_NOT_FOUND, "Resource not found");
         e.data = to_data(&data);
         e
@@ -195,8 +232,9 @@ impl ErrorObject {
         e
     }
 
-    /// -32022: the requested revision is not served.
+    /// -32022: the requested revision is not served; `requested` is shortened by [`shorten_value`].
     pub fn unsupported_version(data: UnsupportedVersionData) -> Self {
+        let data = UnsupportedVersionData { requested: shorten_value(&data.requested), ..data };
         let mut e = Self::new(code::UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version");
         e.data = to_data(&data);
         e
@@ -219,6 +257,49 @@ mod tests {
         assert_eq!(short.chars().count(), MAX_ECHO_CHARS + 1);
         assert!(short.ends_with('…'));
         assert_eq!(shorten("abc"), "abc");
+    }
+
+    #[test]
+    fn text_at_the_echo_bound_is_kept_and_shortening_is_idempotent() {
+        let at_bound = "\u{1F600}".repeat(MAX_ECHO_CHARS);
+        assert_eq!(shorten(&at_bound), at_bound, "at most the bound: unchanged");
+        let over = format!("{at_bound}x");
+        let short = shorten(&over);
+        assert_eq!(short, format!("{at_bound}{SHORTENED_MARK}"));
+        assert_eq!(shorten(&short), short, "shortening a shortened echo changes nothing");
+        assert!(short.len() <= 515, "{} bytes", short.len());
+        assert_eq!(shorten(""), "");
+    }
+
+    #[test]
+    fn every_echoed_field_obeys_the_one_echo_bound() {
+        let long = "\u{e9}".repeat(10_000);
+        let expected = shorten(&long);
+        assert_eq!(expected.chars().count(), MAX_ECHO_CHARS + 1);
+        let reason = Some(Value::from("the host's reason, never shortened"));
+
+        let e = ErrorObject::resource_not_found(ResourceNotFoundData {
+            uri: long.clone(),
+            reason: reason.clone(),
+        });
+        assert_eq!(e.data, Some(serde_json::json!({"uri": expected, "reason": reason})));
+        let e =
+            ErrorObject::prompt_error("unknown prompt", PromptErrorData { name: long.clone(), reason: None });
+        assert_eq!(e.data, Some(serde_json::json!({"name": expected})));
+        let data =
+            UnsupportedVersionData { supported: vec!["2026-07-28".into()], requested: long.clone().into() };
+        let e = ErrorObject::unsupported_version(data);
+        assert_eq!(e.data, Some(serde_json::json!({"supported": ["2026-07-28"], "requested": expected})));
+        let e = ErrorObject::duplicate_key(&long);
+        assert_eq!(e.message, format!("Request body repeats a key: duplicate key \"{expected}\""));
+    }
+
+    #[test]
+    fn a_requested_value_that_is_not_a_string_is_echoed_as_bounded_text() {
+        assert_eq!(shorten_value(&Value::from(7)), Value::from("7"));
+        let big = Value::Array(vec![Value::from("x".repeat(1_000)); 10]);
+        let echoed = shorten_value(&big);
+        assert_eq!(echoed.as_str().map(|text| text.chars().count()), Some(MAX_ECHO_CHARS + 1));
     }
 
     #[test]

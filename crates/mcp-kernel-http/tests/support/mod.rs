@@ -22,7 +22,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use mcp_kernel_http::{AllowedOrigins, Authorize, Builder, LegacyClients, McpHttp, McpService, NoAuthorize};
+use mcp_kernel_http::{
+    AllowedOrigins, Authorize, Builder, LegacyClients, McpHttp, McpService, NoAuthorize, ServeOptions,
+};
 use mcp_kernel_router::wire::types::{
     BlobResourceContents, ContentBlock, PromptMessage, ResourceContents, Role, TextResourceContents,
 };
@@ -207,12 +209,18 @@ impl Drop for Running {
 
 /// Serves `service` with `mcp_kernel_http::serve` on 127.0.0.1, port 0.
 pub async fn serve(service: McpService) -> Running {
+    serve_with(service, ServeOptions::default()).await
+}
+
+/// Serves `service` with `mcp_kernel_http::serve_with` and `options` on 127.0.0.1, port 0.
+pub async fn serve_with(service: McpService, options: ServeOptions) -> Running {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
     let addr = listener.local_addr().expect("the bound address");
     let (tx, rx) = oneshot::channel::<()>();
-    let task = tokio::spawn(mcp_kernel_http::serve(listener, service, async move {
+    let shutdown = async move {
         let _ = rx.await;
-    }));
+    };
+    let task = tokio::spawn(mcp_kernel_http::serve_with(listener, service, shutdown, options));
     Running { addr, shutdown: Some(tx), task: Some(task) }
 }
 
@@ -779,3 +787,5 @@ pub async fn start_reporting(legacy: LegacyClients) -> Running {
         .build();
     serve(service).await
 }
+
+pub mod edge;

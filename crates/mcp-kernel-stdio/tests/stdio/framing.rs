@@ -1,4 +1,5 @@
-//! D-27 framing: the line cap, blank lines, legacy `Content-Length` frames, and unreadable messages.
+//! D-27 framing: the line cap, blank lines, legacy `Content-Length` frames (a bounded header block that
+//! never swallows a request, and an answer for every frame begun), and unreadable messages.
 
 use mcp_kernel_stdio::{MAX_LINE_BYTES, StdioOptions};
 use serde_json::{Value, json};
@@ -138,15 +139,6 @@ async fn refuses_oversized_content_length_frame_and_drains_it() {
         let refused = refusal(-32600, "Request frame exceeds 1048576 bytes");
         assert_eq!(session.expect().await, refused);
         assert_eq!(session.expect().await, pong(2));
-
-        // A header line over the cap also refuses (and drains) the whole frame.
-        let mut input = b"Content-Length: 2\r\nX-Pad: ".to_vec();
-        input.resize(input.len() + MAX_LINE_BYTES, b'p');
-        input.extend_from_slice(b"\r\n\r\n{}");
-        input.extend(json_line(&request(3, "ping")));
-        session.send(&input).await;
-        assert_eq!(session.expect().await, refused);
-        assert_eq!(session.expect().await, pong(3));
         session.close();
         assert_eq!(session.rest().await, Vec::<Value>::new());
         session.finish().await.expect("a clean end");
@@ -174,14 +166,143 @@ async fn invalid_content_length_is_parse_error() {
 }
 
 #[tokio::test]
-async fn eof_mid_frame_ends_the_loop() {
+async fn a_frame_cut_by_eof_is_answered_once() {
     bounded(async {
+        let ended = refusal(-32700, "Parse error: input ended inside a frame");
+        // Inside a body of at most the cap.
         let mut session = start();
         session.send(&json_line(&request(1, "ping"))).await;
         session.send(b"Content-Length: 100\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":2,").await;
         session.close();
-        assert_eq!(session.rest().await, vec![pong(1)], "the partial frame is dropped unanswered");
+        assert_eq!(session.rest().await, vec![pong(1), ended.clone()], "one answer for the frame begun");
         session.finish().await.expect("end of input is a clean end");
+        // Inside the header block.
+        let mut session = start();
+        session.send(b"Content-Length: 100\r\nContent-Type: application/vscode-jsonrpc\r\n").await;
+        session.close();
+        assert_eq!(session.rest().await, vec![ended]);
+        session.finish().await.expect("end of input is a clean end");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_oversized_frame_is_answered_even_at_eof() {
+    bounded(async {
+        let mut session = start();
+        session.send(&json_line(&request(1, "ping"))).await;
+        // The body declared is twice the cap; only valid requests, a fraction of it, arrive.
+        let mut input = format!("Content-Length: {}\r\n\r\n", 2 * MAX_LINE_BYTES).into_bytes();
+        let inner = json_line(&request(9, "ping"));
+        input.extend(inner.iter().copied().cycle().take(100 * inner.len()));
+        session.send(&input).await;
+        session.close();
+        let refused = refusal(-32600, "Request frame exceeds 1048576 bytes");
+        assert_eq!(session.rest().await, vec![pong(1), refused], "answered once, and nothing in it is");
+        session.finish().await.expect("end of input is a clean end");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_stray_content_length_line_swallows_no_request() {
+    bounded(async {
+        let mut session = start();
+        // A stray header with no blank line: the three valid requests after it must all be answered.
+        let mut input = b"Content-Length: 120\r\n".to_vec();
+        for id in 1..=3 {
+            input.extend(json_line(&request(id, "ping")));
+        }
+        session.send(&input).await;
+        let refused = refusal(-32700, "Parse error: frame header ended without a blank line");
+        assert_eq!(session.expect().await, refused, "the header block is refused once");
+        // After other header lines too, and with a line that opens a batch.
+        session.send(b"content-length: 7\r\nContent-Type: x\r\n").await;
+        session.send(&json_line(&json!([request(4, "ping")]))).await;
+        session.send(&json_line(&request(5, "ping"))).await;
+        session.close();
+        let batch = refusal(-32600, "Expected a JSON object, got an array");
+        assert_eq!(
+            sorted(session.rest().await),
+            sorted(vec![pong(1), pong(2), pong(3), refused, batch, pong(5)])
+        );
+        session.finish().await.expect("a clean end");
+    })
+    .await;
+}
+
+/// `Content-Length: <len>` and `extra` header lines `X-N: v`.
+fn header_lines(len: usize, extra: usize) -> Vec<u8> {
+    let mut block = format!("Content-Length: {len}\r\n").into_bytes();
+    for n in 0..extra {
+        block.extend(format!("X-{n}: v\r\n").into_bytes());
+    }
+    block
+}
+
+#[tokio::test]
+async fn a_header_block_is_bounded_at_32_lines() {
+    bounded(async {
+        let mut session = start();
+        // 32 lines, the `Content-Length` line included: a frame.
+        let body = request(1, "ping").to_string();
+        let mut input = header_lines(body.len(), 31);
+        input.extend_from_slice(b"\r\n");
+        input.extend(body.into_bytes());
+        session.send(&input).await;
+        assert_eq!(session.expect().await, pong(1));
+        // 33 lines: refused once; the blank line and the body that follow are read as lines.
+        let body = request(2, "ping").to_string();
+        let mut input = header_lines(body.len(), 32);
+        input.extend_from_slice(b"\r\n");
+        input.extend(json_line(&request(2, "ping")));
+        session.send(&input).await;
+        assert_eq!(session.expect().await, refusal(-32700, "Parse error: frame header block too large"));
+        assert_eq!(session.expect().await, pong(2));
+        session.close();
+        assert_eq!(session.rest().await, Vec::<Value>::new());
+        session.finish().await.expect("a clean end");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_header_block_is_bounded_at_8_kib() {
+    bounded(async {
+        let too_large = refusal(-32700, "Parse error: frame header block too large");
+        let mut session = start();
+        // 8,192 bytes of header lines, their line endings not counted: a frame.
+        let body = request(1, "ping").to_string();
+        let mut input = header_lines(body.len(), 0);
+        let pad = 8192 - (input.len() - 2);
+        let mut line = b"X-Pad: ".to_vec();
+        line.resize(pad, b'p');
+        input.extend_from_slice(&line);
+        input.extend_from_slice(b"\r\n\r\n");
+        input.extend(body.into_bytes());
+        session.send(&input).await;
+        assert_eq!(session.expect().await, pong(1));
+        // One byte more: refused once, and what follows is read as lines.
+        let body = request(2, "ping").to_string();
+        let mut input = header_lines(body.len(), 0);
+        line.push(b'p');
+        input.extend_from_slice(&line);
+        input.extend_from_slice(b"\r\n\r\n");
+        input.extend(json_line(&request(2, "ping")));
+        session.send(&input).await;
+        assert_eq!(session.expect().await, too_large);
+        assert_eq!(session.expect().await, pong(2));
+        // A header line over the line cap: the same refusal, once, however long the line.
+        let mut input = b"Content-Length: 2\r\nX-Pad: ".to_vec();
+        input.resize(input.len() + MAX_LINE_BYTES, b'p');
+        input.extend_from_slice(b"\r\n\r\n");
+        input.extend(json_line(&request(3, "ping")));
+        session.send(&input).await;
+        assert_eq!(session.expect().await, too_large);
+        assert_eq!(session.expect().await, pong(3));
+        session.close();
+        assert_eq!(session.rest().await, Vec::<Value>::new());
+        session.finish().await.expect("a clean end");
     })
     .await;
 }

@@ -1,0 +1,73 @@
+//! The request-body budget: a bound on the bytes of request bodies held across the whole service.
+//!
+//! Threat: many clients that each start a body near the cap and then hold it — 1,000 HTTP/1.1
+//! connections, or one HTTP/2 connection with many streams, each keeping almost a mebibyte — so that
+//! memory grows with the number of clients, not with the work. The per-request cap and the body
+//! deadline bound one request; this bounds their sum. Before a body is read its bytes are reserved: the
+//! declared `Content-Length`, or the cap when none is declared (HTTP/2 may omit it). A request whose
+//! reservation does not fit is refused at once with 503 and `Retry-After`, before a byte of its body
+//! is read (a waiting request would hold its connection, and its client's bytes in the socket, for
+//! the same budget it is waiting for). The reservation is held until the answer is ready — through the
+//! read, the decode and the dispatch, when the message's decoded form is alive too — or, for an answer
+//! streamed as SSE, until the stream opens.
+
+use std::sync::Arc;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
+
+/// The default budget: 64 MiB of request bodies at once (64 cap-sized bodies, or tens of thousands
+/// of ordinary requests).
+pub const DEFAULT_BODY_BYTES_IN_FLIGHT: usize = 64 * 1_048_576;
+
+/// The bytes of request bodies the service may hold at once.
+#[derive(Debug, Clone)]
+pub(crate) struct BodyBudget {
+    bytes: Arc<Semaphore>,
+    total: usize,
+}
+
+/// Bytes reserved for one request's body; given back when dropped.
+#[derive(Debug)]
+pub(crate) struct Reserved(#[allow(dead_code, reason = "held for its drop")] Option<OwnedSemaphorePermit>);
+
+impl BodyBudget {
+    /// A budget of `total` bytes.
+    pub(crate) fn new(total: usize) -> Self {
+        let total = total.min(Semaphore::MAX_PERMITS);
+        Self { bytes: Arc::new(Semaphore::new(total)), total }
+    }
+
+    /// The budget's size in bytes.
+    pub(crate) fn total(&self) -> usize {
+        self.total
+    }
+
+    /// Reserves `bytes` (at most the per-request cap), or `None` when they do not fit now.
+    pub(crate) fn reserve(&self, bytes: usize) -> Option<Reserved> {
+        let Ok(bytes) = u32::try_from(bytes) else { return None };
+        if bytes == 0 {
+            return Some(Reserved(None));
+        }
+        match Arc::clone(&self.bytes).try_acquire_many_owned(bytes) {
+            Ok(permit) => Some(Reserved(Some(permit))),
+            Err(TryAcquireError::NoPermits | TryAcquireError::Closed) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reservations_past_the_budget_are_refused_until_one_is_given_back() {
+        let budget = BodyBudget::new(100);
+        let first = budget.reserve(60).expect("fits");
+        assert!(budget.reserve(41).is_none(), "60 + 41 > 100");
+        let second = budget.reserve(40).expect("60 + 40 fits exactly");
+        drop(first);
+        assert!(budget.reserve(60).is_some(), "given back on drop");
+        drop(second);
+        assert!(budget.reserve(0).is_some(), "an empty body needs no bytes");
+    }
+}
