@@ -14,6 +14,15 @@
 //! `HOLD_CLIENTS` connections that each send a request head for a `HOLD_BODY_BYTES` body and then
 //! half of it, and reads the server's RSS growth per connection; medians and ratios go to
 //! `target/bench/compare-hold.json`.
+//!
+//! `--drip N` runs only the slow-body scenario instead: per server and round, `bench-load drip`
+//! opens N connections that each send a request head and then one body byte per second, measures
+//! `DRIP_REQUESTS` legitimate `tools/call`s sent one at a time on another connection while they are
+//! open (and the same requests before, as a baseline), and records when the server answered (408)
+//! or closed the drips, waiting at most `DRIP_WAIT_S` after each head (mcp-kernel's body deadline,
+//! 15 s, and a margin); a drip still open then is "held". The kernel is started with
+//! `BENCH_KERNEL_MAX_CONNECTIONS` set so that its connection limits admit all N drips. Medians and
+//! the ratios of the legitimate p50 and p99 go to `target/bench/compare-drip.json`.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -36,6 +45,21 @@ const HOLD_OUTPUT: &str = "target/bench/compare-hold.json";
 const HOLD_CLIENTS: u32 = 200;
 const HOLD_BODY_BYTES: u32 = 1 << 20;
 const HOLD_SECS: u32 = 3;
+const DRIP_OUTPUT: &str = "target/bench/compare-drip.json";
+/// Upper bound on `--drip` (bench-load's own).
+const MAX_DRIPS: u32 = 30_000;
+/// Legitimate requests per drip run (and as many in its baseline), sent this far apart.
+const DRIP_REQUESTS: u32 = 200;
+const DRIP_INTERVAL_MS: u32 = 20;
+/// How long a drip is watched after its head: mcp-kernel's body deadline (15 s) and a margin.
+const DRIP_WAIT_S: u32 = 20;
+/// Connections beyond the drips that a server must admit (the probe, the legitimate ones) and the
+/// open files it needs beyond them.
+const DRIP_SPARE: u32 = 64;
+/// The environment variable through which bench-kernel raises its connection limits.
+const KERNEL_MAX_CONNECTIONS_ENV: &str = "BENCH_KERNEL_MAX_CONNECTIONS";
+/// The reference figure: a legitimate request's latency with 12,000 drips open stays below this.
+const DRIP_TARGET_MS: f64 = 10.0;
 /// Sent first, over stdio, to a server that does not answer a stateless request on its own.
 const HANDSHAKE: &str = concat!(
     r#"{"jsonrpc":"2.0","id":"bench-handshake","method":"initialize","params":{"protocolVersion":"2025-11-25","#,
@@ -93,21 +117,24 @@ struct Options {
     only: Vec<&'static str>,
     build: bool,
     hold: bool,
+    /// `--drip N`: the number of drip connections.
+    drip: Option<u32>,
 }
+
+const USAGE: &str = "usage: cargo xtask bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] \
+                     [--hold | --drip N]";
 
 fn parse(args: &[String]) -> Result<Options, String> {
     let mut it = args.iter();
     if it.next().map(String::as_str) != Some("compare") {
-        return Err(
-            "usage: cargo xtask bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] [--hold]"
-                .into(),
-        );
+        return Err(USAGE.into());
     }
     let mut quick = false;
     let mut rounds = None;
     let mut only: Vec<&'static str> = SERVERS.iter().map(|(name, _)| *name).collect();
     let mut build = true;
     let mut hold = false;
+    let mut drip = None;
     let (mut warmup_s, mut duration_s) = (None, None);
     while let Some(arg) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{arg} needs a value"));
@@ -115,6 +142,15 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--quick" => quick = true,
             "--no-build" => build = false,
             "--hold" => hold = true,
+            "--drip" => {
+                let v = value()?;
+                drip = Some(
+                    v.parse::<u32>()
+                        .ok()
+                        .filter(|n| (1..=MAX_DRIPS).contains(n))
+                        .ok_or_else(|| format!("--drip: 1 to {MAX_DRIPS}"))?,
+                );
+            }
             "--rounds" => {
                 let v = value()?;
                 rounds =
@@ -140,8 +176,11 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 // Keep the fixed interleaving order whatever the order given.
                 only.sort_by_key(|n| SERVERS.iter().position(|(s, _)| s == n));
             }
-            other => return Err(format!("unknown option {other}")),
+            other => return Err(format!("unknown option {other}\n{USAGE}")),
         }
+    }
+    if hold && drip.is_some() {
+        return Err("--hold and --drip are separate runs: give one of them".into());
     }
     Ok(Options {
         quick,
@@ -151,6 +190,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         only,
         build,
         hold,
+        drip,
     })
 }
 
@@ -250,10 +290,12 @@ impl Drop for HttpServer {
     }
 }
 
-/// Starts `binary http 127.0.0.1:0`, reads the URL it prints, and waits until it answers a call.
-fn start_http(pinning: &Pinning, binary: &Path) -> Result<HttpServer, String> {
+/// Starts `binary http 127.0.0.1:0` with `env` added to its environment, reads the URL it prints,
+/// and waits until it answers a call.
+fn start_http(pinning: &Pinning, binary: &Path, env: &[(&str, String)]) -> Result<HttpServer, String> {
     let argv = pinning.command(0, binary, &["http", "127.0.0.1:0"]);
     let mut child = spawn(&argv)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -467,6 +509,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if options.hold {
         return run_hold(&options, &servers, &pinning, &release, &load, &root);
     }
+    if let Some(drips) = options.drip {
+        return run_drip(&options, drips, &servers, &pinning, &release, &load, &root);
+    }
     let handshake = out_dir.join("stdio-handshake.jsonl");
     std::fs::write(&handshake, HANDSHAKE).map_err(|e| format!("{}: {e}", handshake.display()))?;
 
@@ -506,7 +551,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         eprintln!("xtask: bench: round {round}/{}", options.rounds);
         // HTTP throughput.
         for &(name, binary) in &active {
-            let result = start_http(&pinning, &release.join(binary)).and_then(|server| {
+            let result = start_http(&pinning, &release.join(binary), &[]).and_then(|server| {
                 let argv = pinning.command(
                     1,
                     &load,
@@ -615,7 +660,7 @@ fn run_hold(
     for round in 1..=options.rounds {
         eprintln!("xtask: bench: hold round {round}/{}", options.rounds);
         for &(name, binary) in servers {
-            let result = start_http(pinning, &release.join(binary)).and_then(|server| {
+            let result = start_http(pinning, &release.join(binary), &[]).and_then(|server| {
                 // `taskset` execs the server, so the child's pid is the server's.
                 let pid = server.child.id().to_string();
                 let argv = pinning.command(
@@ -655,50 +700,8 @@ fn run_hold(
     }
     let elapsed = started.elapsed().as_secs_f64();
     let names: Vec<&'static str> = servers.iter().map(|s| s.0).collect();
-    let values = |name: &str, key: &str| -> Vec<f64> {
-        tally.runs.get(name).and_then(|r| r.get(key)).cloned().unwrap_or_default()
-    };
-    let ratio_keys: Vec<&str> =
-        ["rmcp", "floor"].into_iter().filter(|o| names.contains(&"kernel") && names.contains(o)).collect();
-    let mut header = format!("{:<36}", "median of the rounds");
-    for name in &names {
-        header.push_str(&format!(" {name:>15}"));
-    }
-    for other in &ratio_keys {
-        header.push_str(&format!(" {:>12}", format!("kernel/{other}")));
-    }
-    println!("{header}");
-    println!("{}", "-".repeat(header.chars().count()));
-    let mut metrics = serde_json::Map::new();
-    for (key, label) in KEYS {
-        let mut line = format!("{label:<36}");
-        let (mut medians, mut runs, mut ratios) =
-            (serde_json::Map::new(), serde_json::Map::new(), serde_json::Map::new());
-        for name in &names {
-            let v = values(name, key);
-            let cell = match (median(&v), spread(&v)) {
-                (Some(m), Some(s)) => format!("{} ±{s:.0}%", number(m)),
-                (Some(m), None) => number(m),
-                _ => "—".to_owned(),
-            };
-            line.push_str(&format!(" {cell:>15}"));
-            medians.insert((*name).to_owned(), json!(median(&v)));
-            runs.insert((*name).to_owned(), json!(v));
-        }
-        for other in &ratio_keys {
-            let ratio = median(&values("kernel", key))
-                .zip(median(&values(other, key)))
-                .filter(|(_, o)| *o > 0.0)
-                .map(|(k, o)| k / o);
-            line.push_str(&format!(" {:>12}", ratio.map_or("—".to_owned(), |r| format!("{r:.2}"))));
-            ratios.insert(format!("kernel/{other}"), json!(ratio));
-        }
-        println!("{line}");
-        metrics.insert(
-            key.to_owned(),
-            json!({"label": label, "median": medians, "ratio": ratios, "runs": runs}),
-        );
-    }
+    let keys: Vec<(&str, &str, bool)> = KEYS.iter().map(|&(key, label)| (key, label, true)).collect();
+    let metrics = median_table(&keys, &names, &tally, &|_, _| "—".to_owned());
     println!("(ratio < 1: kernel holds less memory per half-sent request; ±: half the range of the rounds)");
     let unix = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let report = json!({
@@ -714,6 +717,228 @@ fn run_hold(
         "failures": tally.failures,
     });
     finish(root, HOLD_OUTPUT, &report, elapsed, &tally.failures)
+}
+
+/// Prints the medians of the rounds per server, with ratios kernel/rmcp and kernel/floor for the
+/// keys marked so, and returns them as JSON metrics. `empty(server, key)` is the cell of a key
+/// without values.
+fn median_table(
+    keys: &[(&str, &str, bool)],
+    names: &[&'static str],
+    tally: &Tally,
+    empty: &dyn Fn(&str, &str) -> String,
+) -> serde_json::Map<String, Value> {
+    let values = |name: &str, key: &str| -> Vec<f64> {
+        tally.runs.get(name).and_then(|r| r.get(key)).cloned().unwrap_or_default()
+    };
+    let ratio_keys: Vec<&str> =
+        ["rmcp", "floor"].into_iter().filter(|o| names.contains(&"kernel") && names.contains(o)).collect();
+    let mut header = format!("{:<36}", "median of the rounds");
+    for name in names {
+        header.push_str(&format!(" {name:>15}"));
+    }
+    for other in &ratio_keys {
+        header.push_str(&format!(" {:>12}", format!("kernel/{other}")));
+    }
+    println!("{header}");
+    println!("{}", "-".repeat(header.chars().count()));
+    let mut metrics = serde_json::Map::new();
+    for &(key, label, with_ratio) in keys {
+        let mut line = format!("{label:<36}");
+        let (mut medians, mut runs, mut ratios) =
+            (serde_json::Map::new(), serde_json::Map::new(), serde_json::Map::new());
+        for name in names {
+            let v = values(name, key);
+            let cell = match (median(&v), spread(&v)) {
+                (Some(m), Some(s)) => format!("{} ±{s:.0}%", number(m)),
+                (Some(m), None) => number(m),
+                _ => empty(name, key),
+            };
+            line.push_str(&format!(" {cell:>15}"));
+            medians.insert((*name).to_owned(), json!(median(&v)));
+            runs.insert((*name).to_owned(), json!(v));
+        }
+        for other in &ratio_keys {
+            let ratio = median(&values("kernel", key))
+                .zip(median(&values(other, key)))
+                .filter(|(_, o)| *o > 0.0)
+                .map(|(k, o)| k / o);
+            let cell = match ratio {
+                Some(r) if with_ratio => format!("{r:.2}"),
+                _ => String::new(),
+            };
+            line.push_str(&format!(" {cell:>12}"));
+            if with_ratio {
+                ratios.insert(format!("kernel/{other}"), json!(ratio));
+            }
+        }
+        println!("{line}");
+        metrics.insert(
+            key.to_owned(),
+            json!({"label": label, "median": medians, "ratio": ratios, "runs": runs}),
+        );
+    }
+    metrics
+}
+
+/// `--drip N`: legitimate latency while N slow-body connections are open, interleaved per round.
+#[allow(clippy::too_many_arguments)]
+fn run_drip(
+    options: &Options,
+    drips: u32,
+    servers: &[(&'static str, &'static str)],
+    pinning: &Pinning,
+    release: &Path,
+    load: &Path,
+    root: &Path,
+) -> Result<(), String> {
+    // (bench-load key, label, with ratios).
+    const KEYS: [(&str, &str, bool); 19] = [
+        ("p50_us", "legit p50, drips open (µs)", true),
+        ("p99_us", "legit p99, drips open (µs)", true),
+        ("max_us", "legit max, drips open (µs)", false),
+        ("ok", "legit requests answered", false),
+        ("base_p50_us", "legit p50, no drips (µs)", true),
+        ("base_p99_us", "legit p99, no drips (µs)", true),
+        ("open_at_start", "drips open, phase start", false),
+        ("open_at_end", "drips open, phase end", false),
+        ("answered_408", "drips answered 408", false),
+        ("closed", "drips closed unanswered", false),
+        ("held", "drips held to the end", false),
+        ("ended_min_s", "drip ended, min (s after head)", false),
+        ("ended_median_s", "drip ended, median (s)", false),
+        ("ended_max_s", "drip ended, max (s)", false),
+        ("rss_during_kib", "server RSS, drips open (KiB)", false),
+        ("per_drip_kib", "server RSS growth per drip (KiB)", true),
+        ("open_s", "opening all drips (s)", false),
+        ("max_write_lag_ms", "generator write lag, max (ms)", false),
+        ("phase_cpu_pct", "generator CPU, drip phase (%)", false),
+    ];
+    // The server inherits this process's limit on open files.
+    let needed = u64::from(drips + DRIP_SPARE);
+    if let Some(soft) = open_files_soft_limit().filter(|&soft| soft < needed) {
+        return Err(format!(
+            "--drip {drips}: each server needs {needed} open files and the limit is {soft}: raise `ulimit -n`"
+        ));
+    }
+    let kernel_limit = (drips + DRIP_SPARE).to_string();
+    eprintln!(
+        "xtask: bench: --drip, {} rounds of {} (interleaved): {drips} drip connections (head, then a body byte a \
+         second), {DRIP_REQUESTS} legitimate requests {DRIP_INTERVAL_MS} ms apart while they are open, each drip \
+         watched {DRIP_WAIT_S} s; {KERNEL_MAX_CONNECTIONS_ENV}={kernel_limit}",
+        options.rounds,
+        servers.iter().map(|s| s.0).collect::<Vec<_>>().join(" ")
+    );
+    let mut tally = Tally { runs: BTreeMap::new(), errors: BTreeMap::new(), failures: Vec::new() };
+    let env = [(KERNEL_MAX_CONNECTIONS_ENV, kernel_limit.clone())];
+    let (count, requests, interval, wait) =
+        (drips.to_string(), DRIP_REQUESTS.to_string(), DRIP_INTERVAL_MS.to_string(), DRIP_WAIT_S.to_string());
+    let started = Instant::now();
+    for round in 1..=options.rounds {
+        eprintln!("xtask: bench: drip round {round}/{}", options.rounds);
+        for &(name, binary) in servers {
+            let result = start_http(pinning, &release.join(binary), &env).and_then(|server| {
+                // `taskset` execs the server, so the child's pid is the server's.
+                let pid = server.child.id().to_string();
+                let argv = pinning.command(
+                    1,
+                    load,
+                    &[
+                        "drip",
+                        "--url",
+                        &server.url,
+                        "--drips",
+                        &count,
+                        "--requests",
+                        &requests,
+                        "--interval-ms",
+                        &interval,
+                        "--wait-secs",
+                        &wait,
+                        "--pid",
+                        &pid,
+                    ],
+                );
+                let result = run_load(&argv);
+                drop(server);
+                result
+            });
+            if let Some(v) = tally.check(name, "drip", result) {
+                for (key, _, _) in KEYS {
+                    tally.record(name, key, v[key].as_f64());
+                }
+            }
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let names: Vec<&'static str> = servers.iter().map(|s| s.0).collect();
+    let held = |name: &str| {
+        tally.runs.get(name).and_then(|r| r.get("held")).and_then(|v| median(v)).is_some_and(|h| h > 0.0)
+    };
+    let metrics = median_table(&KEYS, &names, &tally, &|name, key| {
+        if key.starts_with("ended_") && held(name) { "held".to_owned() } else { "—".to_owned() }
+    });
+    println!(
+        "(latency ratio < 1: kernel lower; \"held\": no drip was answered or closed within {DRIP_WAIT_S} s of its head; \
+         ±: half the range of the rounds)"
+    );
+    let kernel_p99_ms =
+        metrics.get("p99_us").and_then(|m| m["median"]["kernel"].as_f64()).map(|us| us / 1000.0);
+    if let Some(p99) = kernel_p99_ms {
+        println!(
+            "target: legitimate latency < {DRIP_TARGET_MS} ms with 12,000 drips open; kernel p99 {p99:.2} ms with {drips} \
+             drips: {}",
+            if p99 < DRIP_TARGET_MS { "met" } else { "NOT met" }
+        );
+    }
+    for name in &names {
+        let m = |key: &str| metrics.get(key).and_then(|m| m["median"][*name].as_f64());
+        if m("phase_cpu_pct").is_some_and(|p| p > SATURATED_PCT)
+            || m("max_write_lag_ms").is_some_and(|l| l > 500.0)
+        {
+            eprintln!(
+                "xtask: bench: the generator was busy during {name}'s drip phase (CPU {:.0}%, write lag up to {:.0} ms): \
+                 the drips were slower than one byte a second",
+                m("phase_cpu_pct").unwrap_or(0.0),
+                m("max_write_lag_ms").unwrap_or(0.0)
+            );
+        }
+    }
+    let unix = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let report = json!({
+        "commit": git_commit(root),
+        "unix_time": unix,
+        "machine": machine(),
+        "pinned": pinning.enabled,
+        "settings": {
+            "rounds": options.rounds,
+            "drips": drips,
+            "requests": DRIP_REQUESTS,
+            "interval_ms": DRIP_INTERVAL_MS,
+            "wait_s": DRIP_WAIT_S,
+            "kernel_max_connections": drips + DRIP_SPARE,
+        },
+        "target": {"p99_below_ms": DRIP_TARGET_MS, "with_drips": 12_000, "kernel_p99_ms": kernel_p99_ms},
+        "servers": names,
+        "measuring_s": elapsed,
+        "metrics": metrics,
+        "errors": tally.errors,
+        "failures": tally.failures,
+    });
+    finish(root, DRIP_OUTPUT, &report, elapsed, &tally.failures)
+}
+
+/// The soft limit on open files of this process (inherited by the servers), from `/proc/self/limits`.
+fn open_files_soft_limit() -> Option<u64> {
+    soft_limit_of(&std::fs::read_to_string("/proc/self/limits").ok()?, "Max open files")
+}
+
+/// The soft limit of the row `name` in the text of `/proc/PID/limits`; `None` when unlimited or absent.
+fn soft_limit_of(limits: &str, name: &str) -> Option<u64> {
+    limits
+        .lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
 }
 
 /// Writes a run's report under `root` and fails when any run had errors.
@@ -889,5 +1114,27 @@ mod tests {
         assert!(parse(&args(&["other"])).is_err());
         assert!(!full.hold);
         assert!(parse(&args(&["compare", "--hold"])).unwrap().hold);
+    }
+
+    #[test]
+    fn drip_options() {
+        assert_eq!(parse(&args(&["compare"])).unwrap().drip, None);
+        let drip = parse(&args(&["compare", "--drip", "12000", "--rounds", "1"])).unwrap();
+        assert_eq!((drip.drip, drip.rounds, drip.hold), (Some(12_000), 1, false));
+        for bad in [&["compare", "--drip"][..], &["compare", "--drip", "0"], &["compare", "--drip", "30001"]]
+        {
+            assert!(parse(&args(bad)).is_err(), "{bad:?}");
+        }
+        assert!(parse(&args(&["compare", "--drip", "10", "--hold"])).is_err());
+    }
+
+    #[test]
+    fn open_file_limits_are_read() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                      Max cpu time              unlimited            unlimited            seconds   \n\
+                      Max open files            1024                 524288               files     \n";
+        assert_eq!(soft_limit_of(limits, "Max open files"), Some(1024));
+        assert_eq!(soft_limit_of(limits, "Max cpu time"), None);
+        assert_eq!(soft_limit_of(limits, "Max processes"), None);
     }
 }

@@ -38,13 +38,11 @@ pub(crate) fn declares_more_than(headers: &HeaderMap, cap: usize) -> bool {
     })
 }
 
-/// The declared `Content-Length` when every value agrees and is a number (hyper has already refused a
-/// message whose values disagree); `None` when none is declared.
-pub(crate) fn declared_length(headers: &HeaderMap) -> Option<usize> {
-    let mut values = headers.get_all(CONTENT_LENGTH).iter();
-    let first = values.next()?;
-    let length = std::str::from_utf8(first.as_bytes()).ok()?.trim().parse::<usize>().ok()?;
-    values.all(|value| value == first).then_some(length)
+/// The most bytes `body` can hold, at most `cap`: what it declares (hyper's exact length for a
+/// `Content-Length`, zero for an HTTP/1.1 request with no length and no `transfer-encoding`), or its
+/// upper bound, or `cap` when nothing bounds it (an HTTP/2 request without `content-length`).
+pub(crate) fn most_bytes<B: Body>(body: &B, cap: usize) -> usize {
+    body.size_hint().upper().map_or(cap, |upper| usize::try_from(upper).unwrap_or(cap).min(cap))
 }
 
 /// Reads the whole body before `deadline`, refusing it once it exceeds `cap` bytes.
@@ -115,15 +113,12 @@ mod tests {
     }
 
     #[test]
-    fn the_declared_length_is_read_only_when_every_value_agrees() {
-        let mut h = HeaderMap::new();
-        assert_eq!(declared_length(&h), None);
-        h.insert(CONTENT_LENGTH, HeaderValue::from_static(" 42 "));
-        assert_eq!(declared_length(&h), Some(42));
-        h.append(CONTENT_LENGTH, HeaderValue::from_static("43"));
-        assert_eq!(declared_length(&h), None);
-        h.insert(CONTENT_LENGTH, HeaderValue::from_static("x"));
-        assert_eq!(declared_length(&h), None);
+    fn a_body_reserves_what_it_can_hold_and_the_cap_only_when_unbounded() {
+        assert_eq!(most_bytes(&Full::new(Bytes::from_static(b"12345")), 100), 5);
+        assert_eq!(most_bytes(&Full::new(Bytes::from(vec![0u8; 500])), 100), 100);
+        assert_eq!(most_bytes(&http_body_util::Empty::<Bytes>::new(), 100), 0);
+        let unbounded = StreamBody::new(futures_util::stream::empty::<Result<http_body::Frame<Bytes>, Infallible>>());
+        assert_eq!(most_bytes(&unbounded, 100), 100);
     }
 
     #[test]

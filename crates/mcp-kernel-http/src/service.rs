@@ -39,7 +39,7 @@ use crate::body::ResponseBody;
 use crate::budget::BodyBudget;
 use crate::hooks::{AuthorizeBodyFn, AuthorizeFn, HookOutcome, run_hook};
 use crate::origin::{self, AllowedOrigins, OriginRefusal};
-use crate::read::{ReadFailure, declared_length, declares_more_than, read_bounded};
+use crate::read::{ReadFailure, declares_more_than, most_bytes, read_bounded};
 use crate::refusal::{Refusal, accepted, echoable_id, json_response, jsonrpc_shape};
 use crate::sse::{self, Outcome};
 use crate::{headers, legacy, status};
@@ -170,12 +170,15 @@ where
         return refuse(too_large());
     }
     // Held until the answer is ready: the body, its decoded form and the dispatch all live under it.
-    let Some(_reserved) = shared.budget.reserve(declared_length(&parts.headers).unwrap_or(cap)) else {
+    let Some(mut reserved) = shared.budget.reserve(most_bytes(&body, cap)) else {
         let error = ErrorObject::new(mcp_kernel_wire::code::INTERNAL_ERROR, "Server busy; retry later");
         return refuse(Refusal::pre_body(StatusCode::SERVICE_UNAVAILABLE, error).retry_after(1));
     };
     let bytes = match read_bounded(body, cap, deadline).await {
-        Ok(bytes) => bytes,
+        Ok(bytes) => {
+            reserved.shrink_to(bytes.len());
+            bytes
+        }
         Err(ReadFailure::TooLarge) => return refuse(too_large()),
         Err(ReadFailure::TimedOut) => {
             let ms = shared.read_timeout.as_millis();

@@ -178,3 +178,30 @@ async fn a_body_past_the_budget_is_refused_503_with_retry_after_before_it_is_rea
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_calls_with_small_bodies_of_undeclared_length_hold_only_what_they_sent() {
+    bounded(async {
+        // Room for one body of the cap and a little more. A body of undeclared length reserves the cap
+        // until it is read, then only what arrived, so calls run side by side and others still fit.
+        let budget = mcp_kernel_http::MAX_BODY_BYTES + 64 * 1024;
+        let service = builder().authorize(|_| Ok(())).max_body_bytes_in_flight(budget).build();
+        let server = serve_with(service, ServeOptions::new()).await;
+        let mut sender = h2_connect(server.addr).await;
+        let slow = request(1, "tools/call", json!({"name": "slow", "arguments": {"ms": 1_500}}));
+        let mut calls = Vec::new();
+        for _ in 0..4 {
+            let (response, mut body) =
+                sender.send_request(h2_request(server.addr, headers_for(&slow)), false).expect("send");
+            body.send_data(bytes(&slow), true).expect("data");
+            calls.push(tokio::spawn(h2_read(response)));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let reply = post_message(server.addr, Proto::H1, &request(2, "tools/list", json!({}))).await;
+        assert_eq!(reply.status, 200, "a small request beside four slow calls: {reply:?}");
+        for call in calls {
+            assert_eq!(call.await.expect("joined").0, 200, "no slow call was refused for the budget");
+        }
+    })
+    .await;
+}

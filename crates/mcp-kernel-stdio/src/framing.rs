@@ -318,10 +318,10 @@ fn starts_with_content_length(line: &[u8]) -> bool {
     line.get(..CONTENT_LENGTH.len()).is_some_and(|prefix| prefix.eq_ignore_ascii_case(CONTENT_LENGTH))
 }
 
-/// True when the first byte after any spaces and tabs opens a JSON object or array: such a line is a
+/// True when the first byte after any spaces, tabs and carriage returns opens a JSON object or array: such a line is a
 /// message, never a header.
 fn begins_json(line: &[u8]) -> bool {
-    matches!(line.iter().find(|&&b| !matches!(b, b' ' | b'\t')), Some(b'{' | b'['))
+    matches!(line.iter().find(|&&b| !matches!(b, b' ' | b'\t' | b'\r')), Some(b'{' | b'['))
 }
 
 /// True for an empty or whitespace-only line.

@@ -34,7 +34,8 @@
 //!   is changed. A pipe or FIFO is served non-blocking on the runtime's reactor through a *new* open file
 //!   description of the same pipe (`/proc/self/fd/N`, Linux), never by setting `O_NONBLOCK` on the
 //!   description the parent shares; anything else (a file, a terminal, `/dev/null`, a socket, or a pipe
-//!   that cannot be reopened) is served by Tokio's blocking stdin/stdout. A closed stdin reads as empty.
+//!   that cannot be reopened) is served blocking: stdin on a thread of its own (the runtime's shutdown never
+//!   waits for it), stdout by Tokio's blocking stdout. A closed stdin reads as empty.
 //!
 //! # Threat model
 //!
@@ -59,6 +60,7 @@
 //!   process meet `EAGAIN`.
 #![forbid(unsafe_code)]
 
+mod blocking;
 mod framing;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

@@ -38,9 +38,9 @@ const QUEUED_LINES: usize = 64;
 /// the end of the session, not an error. Every other failure (reading the input, a full disk) is an error.
 /// A pipe or FIFO is served non-blocking on the runtime's reactor through a private description of its
 /// own, so no flag of the descriptor the parent shares is ever changed (see the crate docs); anything
-/// else (a terminal, a file, `/dev/null`) is served by Tokio's blocking stdin and stdout, and a blocking
-/// stdin read cannot be interrupted, so a runtime shut down while the client keeps stdin open may wait
-/// for one more line: exit the process after this returns.
+/// else (a terminal, a file, `/dev/null`) is read on a thread of its own and written with Tokio's
+/// blocking stdout. That thread may stay blocked in a read after this returns (a terminal nobody types
+/// into); nothing waits for it, so the process exits when `main` returns.
 pub async fn serve(server: Server) -> io::Result<()> {
     // The loop runs as a task of the runtime, not on the thread that awaits `serve` (often `main`,
     // outside the worker pool): then the reader and the writer wake each other on one worker instead
@@ -48,7 +48,7 @@ pub async fn serve(server: Server) -> io::Result<()> {
     let session = async move {
         // stdin and stdout are wired independently, each by what `fstat` says it is. A pipe (the usual
         // case: a client spawned this process) is read or written without blocking, on the runtime's own
-        // reactor; Tokio's blocking stdin/stdout hand every read and write to a blocking thread, which
+        // reactor; anything else is read on a thread of its own and written on the blocking pool, which
         // costs a thread hop each way per request.
         let input = wiring::stdin();
         let output = wiring::stdout();

@@ -22,8 +22,9 @@
 //!   first write fails with `EPIPE`); any failure (that, no `/proc`, a permission check, another
 //!   platform) falls back to the blocking path.
 //! * **Anything else** (a regular file, a terminal, `/dev/null`, another character device, a socket) takes
-//!   the blocking path: Tokio's `stdin()`/`stdout()`, which read and write on a blocking thread and never
-//!   change a flag.
+//!   the blocking path, which never changes a flag: stdin is read on a thread of its own
+//!   ([`ThreadStdin`], which the runtime's shutdown does not wait for), stdout written with Tokio's
+//!   `stdout()`.
 //! * **A closed descriptor** (`EBADF`; the Rust runtime normally reopens a closed stdin, stdout or stderr
 //!   as `/dev/null` at start-up) is never used: a closed stdin reads as empty input, a closed stdout fails
 //!   its first write with `EBADF`, which [`serve()`](crate::serve()) takes as the end of the session.
@@ -35,6 +36,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use crate::blocking::ThreadStdin;
 
 /// `EBADF`, the same number on every Unix: the descriptor is not open (for this direction).
 #[cfg(unix)]
@@ -71,8 +74,10 @@ pub(crate) enum Input {
     /// A private non-blocking description of the pipe stdin is, on the reactor.
     #[cfg(unix)]
     Pipe(tokio::net::unix::pipe::Receiver),
-    /// Tokio's stdin: blocking reads on a blocking thread.
-    Blocking(tokio::io::Stdin),
+    /// Blocking reads on a thread of its own, which the runtime's shutdown does not wait for.
+    Blocking(ThreadStdin),
+    /// Tokio's stdin, when no thread of its own could be started.
+    Pool(tokio::io::Stdin),
     /// stdin is closed: the input is empty.
     #[cfg_attr(not(unix), allow(dead_code))]
     Closed,
@@ -114,7 +119,13 @@ pub(crate) fn stdin() -> Input {
             Found::Other => tracing::debug!("stdin is not a pipe: reading it blocking"),
         }
     }
-    Input::Blocking(tokio::io::stdin())
+    match ThreadStdin::spawn() {
+        Ok(thread) => Input::Blocking(thread),
+        Err(error) => {
+            tracing::debug!(%error, "no thread for stdin: reading it on the runtime's blocking pool");
+            Input::Pool(tokio::io::stdin())
+        }
+    }
 }
 
 /// Wires stdout: a pipe gets a private non-blocking description, anything else is written blocking.
@@ -218,6 +229,7 @@ impl AsyncRead for Input {
             #[cfg(unix)]
             Input::Pipe(receiver) => Pin::new(receiver).poll_read(cx, buf),
             Input::Blocking(stdin) => Pin::new(stdin).poll_read(cx, buf),
+            Input::Pool(stdin) => Pin::new(stdin).poll_read(cx, buf),
             Input::Closed => Poll::Ready(Ok(())),
         }
     }

@@ -12,7 +12,8 @@
 //!
 //! The binary is `target/<profile>/examples/weather`, which `cargo test -p mcp-kernel` builds; a run
 //! narrowed with `--test stdio_wiring` does not rebuild examples, so build it first
-//! (`cargo build -p mcp-kernel --example weather`) or the rows test a stale binary.
+//! (`cargo build -p mcp-kernel --example weather`): every row fails when a crate's `src/` or the example
+//! holds a file newer than the binary, rather than test a stale one.
 #![cfg(target_os = "linux")]
 #![forbid(unsafe_code)]
 
@@ -33,6 +34,9 @@ const LIMIT: Duration = Duration::from_secs(30);
 
 /// How long the output and stderr may take to reach end of file once the binary has exited.
 const DRAIN: Duration = Duration::from_secs(10);
+
+/// How soon the binary must exit once its session has ended with a terminal stdin left open.
+const SILENT_EXIT: Duration = Duration::from_secs(5);
 
 /// The pause between two requests on an interactive input.
 const PAUSE: Duration = Duration::from_millis(200);
@@ -80,19 +84,63 @@ impl Out {
     }
 }
 
-/// The `weather` example `cargo test` builds: `target/<profile>/examples/weather`.
+/// The `weather` example `cargo test` builds: `target/<profile>/examples/weather`, refused when a source
+/// it is built from is newer (a run narrowed with `--test` does not rebuild examples).
 fn weather() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     // The test binary is `target/<profile>/deps/stdio_wiring-<hash>`.
     let path = exe.parent().and_then(Path::parent).map(|profile| profile.join("examples").join("weather"));
-    match path {
-        Some(path) if path.is_file() => path,
-        _ => panic!(
+    let Some(path) = path.filter(|path| path.is_file()) else {
+        panic!(
             "the weather example is missing next to {}: build it with `cargo build --example weather` \
              (`cargo test -p mcp-kernel` builds it too)",
             exe.display()
-        ),
+        )
+    };
+    let built = std::fs::metadata(&path).and_then(|m| m.modified()).expect("the example's mtime");
+    // What the binary is built from: every crate's `src/` and the example itself (not the tests).
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let crates = manifest.parent().expect("the crates directory");
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(crates)
+        .expect("the crates directory")
+        .flatten()
+        .map(|entry| entry.path().join("src"))
+        .collect();
+    sources.push(manifest.join("examples"));
+    let newest = sources.iter().filter_map(|dir| newest_source(dir)).max();
+    if let Some((_, newer)) = newest.filter(|(changed, _)| *changed > built) {
+        panic!(
+            "{} is older than {}: rebuild it with `cargo build -p mcp-kernel --example weather`",
+            path.display(),
+            newer.display()
+        );
     }
+    path
+}
+
+/// The most recently changed `.rs` file under `dir` (a bounded walk: at most 10,000 entries).
+fn newest_source(dir: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
+    let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
+    let mut pending = vec![dir.to_path_buf()];
+    let mut seen = 0;
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            seen += 1;
+            if seen > 10_000 {
+                return newest;
+            }
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "rs")
+                && let Ok(changed) = entry.metadata().and_then(|m| m.modified())
+                && newest.as_ref().is_none_or(|(time, _)| changed > *time)
+            {
+                newest = Some((changed, path));
+            }
+        }
+    }
+    newest
 }
 
 /// An empty directory of this test's own under `CARGO_TARGET_TMPDIR`.
@@ -163,7 +211,7 @@ fn wait(child: &mut Child, deadline: Instant, row: &str) -> ExitStatus {
         if Instant::now() >= deadline {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("{row}: the binary did not exit within {LIMIT:?}; killed");
+            panic!("{row}: the binary did not exit in time; killed");
         }
         thread::sleep(Duration::from_millis(10));
     }
@@ -305,9 +353,14 @@ fn run(input: In, output: Out, row: &str) -> Outcome {
     let stderr = drain(child.stderr.take().expect("stderr is piped"));
 
     let mut during = Vec::new();
+    // A terminal whose session ends at its first write (the output has no reader) gets one request and
+    // nothing more, not even ^D: it stays open and silent, and the process must exit all the same.
+    let silent_after_one =
+        input == In::Tty && matches!(output, Out::PipeWithoutReader | Out::FifoWithoutReader);
+    let ids = if silent_after_one { &IDS[..1] } else { &IDS[..] };
     match feed {
         Some(mut feed) => {
-            for (sent, id) in IDS.iter().enumerate() {
+            for (sent, id) in ids.iter().enumerate() {
                 // A write error (the binary is gone) shows as missing answers below.
                 let _ = feed.write_all(request(*id).as_bytes()).and_then(|()| feed.flush());
                 thread::sleep(PAUSE);
@@ -315,8 +368,8 @@ fn run(input: In, output: Out, row: &str) -> Outcome {
                     during = flags(&kept);
                 }
             }
-            if input == In::Tty {
-                // End of input on a terminal: ^D at the start of a line.
+            // End of input on a terminal: ^D at the start of a line.
+            if input == In::Tty && !silent_after_one {
                 let _ = feed.write_all(&[0x04]);
             }
         }
@@ -326,6 +379,9 @@ fn run(input: In, output: Out, row: &str) -> Outcome {
         }
     }
 
+    // The silent terminal stays open (its reader holds it) until the binary exits, which it must do
+    // soon after its failed write: nothing will come to end a read that is still waiting.
+    let deadline = if silent_after_one { deadline.min(Instant::now() + SILENT_EXIT) } else { deadline };
     let status = wait(&mut child, deadline, row);
     let after = flags(&kept);
     drop(kept);
@@ -458,6 +514,7 @@ rows! {
 
 // A reader that went away ends the session quietly: exit 0 at the first failed write, no error line.
 rows! {
+    stdin_tty_stdout_fifo_without_a_reader_ends_quietly: Tty, FifoWithoutReader;
     stdin_pipe_stdout_fifo_without_a_reader_ends_quietly: Pipe, FifoWithoutReader;
     stdin_regular_file_stdout_pipe_without_a_reader_ends_quietly: File, PipeWithoutReader;
     stdin_regular_file_stdout_fifo_without_a_reader_ends_quietly: File, FifoWithoutReader;
@@ -478,6 +535,11 @@ fn stdin_tty_stdout_tty_answers_every_request() {
 #[test]
 fn stdin_fifo_stdout_dev_null_exits_cleanly() {
     check(In::Fifo, Out::Null, "stdin_fifo_stdout_dev_null_exits_cleanly");
+}
+
+#[test]
+fn stdin_tty_stdout_pipe_without_a_reader_ends_quietly() {
+    check(In::Tty, Out::PipeWithoutReader, "stdin_tty_stdout_pipe_without_a_reader_ends_quietly");
 }
 
 #[test]

@@ -4,22 +4,30 @@
 //! arguments and every refusal layer of the HTTP transport (headers, `Mcp-Method`/`Mcp-Name`
 //! mirroring, `Accept`, `Content-Type`, body limits). Only the Origin allowlist is opened
 //! (`AllowedOrigins::any()`) and authorization admits everyone, as for a local benchmark.
+//!
+//! The connection limits of `serve_with` keep their defaults (4,096 connections, 512 per peer)
+//! unless `BENCH_KERNEL_MAX_CONNECTIONS=N` is set: then both are N. `cargo xtask bench compare
+//! --drip N` sets it, because its N drip connections all come from 127.0.0.1.
 
-use mcp_kernel::http::{AllowedOrigins, McpHttp};
+#![forbid(unsafe_code)]
+
+use mcp_kernel::http::{AllowedOrigins, McpHttp, ServeOptions};
 use mcp_kernel::{Capabilities, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::json;
 
 /// The one tool, with exactly the schema every benchmarked server advertises.
 fn catalog() -> Capabilities {
     Capabilities {
-        tools: vec![ToolSpec::new("echo", Mode::ReadOnly).description("Echoes the message back.").input_schema(
-            json!({
-                "type": "object",
-                "properties": {"message": {"type": "string"}},
-                "required": ["message"],
-                "additionalProperties": false
-            }),
-        )],
+        tools: vec![
+            ToolSpec::new("echo", Mode::ReadOnly).description("Echoes the message back.").input_schema(
+                json!({
+                    "type": "object",
+                    "properties": {"message": {"type": "string"}},
+                    "required": ["message"],
+                    "additionalProperties": false
+                }),
+            ),
+        ],
         resources: Vec::new(),
         prompts: Vec::new(),
     }
@@ -36,11 +44,25 @@ async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
 async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
-    let service = McpHttp::builder(server).allowed_origins(AllowedOrigins::any()).authorize(|_| Ok(())).build();
+    let service =
+        McpHttp::builder(server).allowed_origins(AllowedOrigins::any()).authorize(|_| Ok(())).build();
     let app = axum::Router::new().route_service("/mcp", service);
+    let options = serve_options()?;
     println!("listening on http://{bound}/mcp");
-    mcp_kernel::http::serve(listener, app, std::future::pending()).await?;
+    mcp_kernel::http::serve_with(listener, app, std::future::pending(), options).await?;
     Ok(())
+}
+
+/// The defaults, or both connection limits raised to `BENCH_KERNEL_MAX_CONNECTIONS`.
+fn serve_options() -> Result<ServeOptions, String> {
+    const VAR: &str = "BENCH_KERNEL_MAX_CONNECTIONS";
+    match std::env::var(VAR) {
+        Err(_) => Ok(ServeOptions::new()),
+        Ok(v) => {
+            let n: usize = v.trim().parse().map_err(|_| format!("{VAR}={v:?} is not a number"))?;
+            Ok(ServeOptions::new().max_connections(n).max_connections_per_peer(n))
+        }
+    }
 }
 
 #[tokio::main]

@@ -6,17 +6,23 @@
 //! bench-load stdio-latency    --requests N [--warmup N] [--preamble FILE] [--timeout SECS] -- CMD ARGS...
 //! bench-load http --url URL --connections C --warmup SECS --duration SECS
 //! bench-load hold --url URL --pid PID [--clients N] [--body-bytes B] [--hold-secs SECS]
+//! bench-load drip --url URL --drips N [--requests R] [--interval-ms MS] [--wait-secs SECS] [--open-rate R] [--pid PID]
 //! ```
 //!
-//! `hold` measures the server's memory per in-flight request whose body is half sent: N raw
-//! connections each send a full request head with `Content-Length: B` and the first half of a valid
-//! B-byte `tools/call` body, then stop; the server's `VmRSS` is sampled before and ~1 s after.
+//! `hold` (module `hold`) measures the server's memory per in-flight request whose body is half
+//! sent. `drip` (module `drip`) measures legitimate requests' latency while N connections each send
+//! a request head and then one body byte per second, and when the server ends those connections.
 //!
 //! Each request is an MCP 2026-07-28 stateless `tools/call` of the tool `echo` with the message
 //! `hello`; every response is checked (JSON-RPC 2.0, a known id answered once, no error, no
 //! `isError`, `content[0].text == "hello"`). The result is one JSON line on stdout and a human line
 //! on stderr. The exit code is 0 when every request was answered correctly, 1 when some were not
 //! (the JSON line is still printed), 2 when the run could not be made at all.
+
+#![forbid(unsafe_code)]
+
+mod drip;
+mod hold;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -48,7 +54,8 @@ const USAGE: &str = "usage:
   bench-load stdio-throughput --requests N [--preamble FILE] [--timeout SECS] -- CMD ARGS...
   bench-load stdio-latency    --requests N [--warmup N] [--preamble FILE] [--timeout SECS] -- CMD ARGS...
   bench-load http --url http://127.0.0.1:PORT/mcp --connections C --warmup SECS --duration SECS
-  bench-load hold --url http://127.0.0.1:PORT/mcp --pid PID [--clients N] [--body-bytes B] [--hold-secs SECS]";
+  bench-load hold --url http://127.0.0.1:PORT/mcp --pid PID [--clients N] [--body-bytes B] [--hold-secs SECS]
+  bench-load drip --url http://127.0.0.1:PORT/mcp --drips N [--requests R] [--interval-ms MS] [--wait-secs SECS] [--open-rate R] [--pid PID]";
 
 /// The JSON-RPC request with id `id`, as one line without its newline.
 fn request_body(id: u64) -> String {
@@ -265,7 +272,8 @@ fn main() -> ExitCode {
                 "stdio-throughput" => stdio_throughput(args).await,
                 "stdio-latency" => stdio_latency(args).await,
                 "http" => http(args).await,
-                "hold" => hold(args).await,
+                "hold" => hold::hold(args).await,
+                "drip" => drip::drip(args).await,
                 "-h" | "--help" | "help" => Err(USAGE.to_owned()),
                 other => Err(format!("unknown mode {other:?}\n{USAGE}")),
             }
@@ -800,15 +808,7 @@ async fn connection_loop(
             }
             next_id += 1;
             let id = next_id;
-            let request = Request::post(path.as_str())
-                .header("host", authority.as_str())
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .header("mcp-protocol-version", PROTOCOL)
-                .header("mcp-method", "tools/call")
-                .header("mcp-name", "echo")
-                .body(Full::new(Bytes::from(request_body(id))))
-                .expect("a valid request");
+            let request = echo_request(&authority, &path, id);
             let sent = Instant::now();
             let outcome = timeout_at(end + grace, exchange(&mut sender, request, id)).await;
             let done = Instant::now();
@@ -838,6 +838,19 @@ async fn connection_loop(
         driver.abort();
     }
     stats
+}
+
+/// The `tools/call` of `echo` with id `id`, with the standard MCP headers.
+fn echo_request(authority: &str, path: &str, id: u64) -> Request<Full<Bytes>> {
+    Request::post(path)
+        .header("host", authority)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", PROTOCOL)
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "echo")
+        .body(Full::new(Bytes::from(request_body(id))))
+        .expect("a valid request")
 }
 
 /// Sends one request and checks its answer; an error says whether the connection is broken.
@@ -905,166 +918,6 @@ fn sse_response(body: &[u8], id: u64) -> Option<Value> {
         .find(|v| v.get("id").and_then(Value::as_u64) == Some(id) && v.get("method").is_none())
 }
 
-// ---------------------------------------------------------------------------------------------
-// HTTP: requests held with half their body sent
-// ---------------------------------------------------------------------------------------------
-
-/// Upper bound on `--body-bytes`: 64 MiB.
-const MAX_BODY_BYTES: usize = 64 << 20;
-
-/// A `tools/call` of `echo` that is exactly `size` bytes long: the message is padded with `x`.
-fn sized_body(size: usize) -> Result<Vec<u8>, String> {
-    let prefix = format!(
-        concat!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"_meta":{{"#,
-            r#""io.modelcontextprotocol/protocolVersion":"{}","io.modelcontextprotocol/clientCapabilities":{{}}}},"#,
-            r#""name":"echo","arguments":{{"message":""#
-        ),
-        PROTOCOL
-    );
-    let suffix = r#""}}}"#;
-    let overhead = prefix.len() + suffix.len();
-    if size < overhead || size > MAX_BODY_BYTES {
-        return Err(format!("--body-bytes must be between {overhead} and {MAX_BODY_BYTES}"));
-    }
-    let mut body = Vec::with_capacity(size);
-    body.extend_from_slice(prefix.as_bytes());
-    body.resize(size - suffix.len(), b'x');
-    body.extend_from_slice(suffix.as_bytes());
-    Ok(body)
-}
-
-/// A field of `/proc/PID/status` in KiB (`VmRSS`, `VmHWM`).
-fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.strip_prefix(field).is_some_and(|r| r.starts_with(':')))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Opens one connection and sends the head and the first half of the body; the open stream, or why not.
-async fn half_send(
-    authority: &str,
-    head: &[u8],
-    half: &[u8],
-    deadline: Instant,
-) -> Result<TcpStream, String> {
-    let mut stream = timeout_at(deadline, TcpStream::connect(authority))
-        .await
-        .map_err(|_| "connect timed out".to_owned())?
-        .map_err(|e| format!("connect: {e}"))?;
-    let _ = stream.set_nodelay(true);
-    timeout_at(deadline, async {
-        stream.write_all(head).await?;
-        stream.write_all(half).await?;
-        stream.flush().await
-    })
-    .await
-    .map_err(|_| "sending the half body timed out (the server stopped reading)".to_owned())?
-    .map_err(|e| format!("sending: {e}"))?;
-    Ok(stream)
-}
-
-async fn hold(mut args: Args) -> Result<Report, String> {
-    let url = args.take("url").ok_or("--url is required")?;
-    let pid: u32 = args.number("pid", None)?;
-    let clients: usize = args.number("clients", Some(200))?;
-    let body_bytes: usize = args.number("body-bytes", Some(1 << 20))?;
-    let hold_for = seconds("hold-secs", args.number("hold-secs", Some(3.0))?)?;
-    args.finish(false)?;
-    if clients == 0 || clients > MAX_CONNECTIONS {
-        return Err(format!("--clients must be between 1 and {MAX_CONNECTIONS}"));
-    }
-    let (authority, path) = parse_url(&url)?;
-    let body = sized_body(body_bytes)?;
-    let head = format!(
-        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {PROTOCOL}\r\n\
-         Mcp-Method: tools/call\r\nMcp-Name: echo\r\nContent-Length: {body_bytes}\r\n\r\n"
-    );
-    let head = Bytes::from(head);
-    let half = Bytes::from(body).slice(..body_bytes / 2);
-    let rss_before = proc_status_kib(pid, "VmRSS").ok_or_else(|| format!("no /proc/{pid}/status"))?;
-    let hwm_before = proc_status_kib(pid, "VmHWM").unwrap_or(0);
-
-    // All clients send at once; the whole sending phase is bounded to 30 s.
-    let started = Instant::now();
-    let send_deadline = started + Duration::from_secs(30);
-    let tasks: Vec<_> = (0..clients)
-        .map(|_| {
-            let (authority, head, half) = (authority.clone(), head.clone(), half.clone());
-            tokio::spawn(async move { half_send(&authority, &head, &half, send_deadline).await })
-        })
-        .collect();
-    let mut streams = Vec::with_capacity(clients);
-    let mut errors = Errors::default();
-    for task in tasks {
-        match task.await.map_err(|e| format!("client task: {e}"))? {
-            Ok(stream) => streams.push(stream),
-            Err(e) => errors.add(e),
-        }
-    }
-    let sent_s = started.elapsed().as_secs_f64();
-    // Let the server take in what was sent, then sample it.
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let rss_during = proc_status_kib(pid, "VmRSS").unwrap_or(0);
-    let hwm_during = proc_status_kib(pid, "VmHWM").unwrap_or(0);
-    // Which connections the server already answered or closed (it must do neither: the body is not complete).
-    let (mut open, mut answered, mut closed) = (0u64, 0u64, 0u64);
-    let mut first_answer = None;
-    let mut buf = [0u8; 256];
-    for stream in &streams {
-        match stream.try_read(&mut buf) {
-            Ok(0) => closed += 1,
-            Ok(n) => {
-                answered += 1;
-                first_answer.get_or_insert_with(|| {
-                    String::from_utf8_lossy(&buf[..n]).lines().next().unwrap_or_default().to_owned()
-                });
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => open += 1,
-            Err(_) => closed += 1,
-        }
-    }
-    // Hold the rest of --hold-secs, then close everything.
-    tokio::time::sleep(hold_for.saturating_sub(started.elapsed())).await;
-    let rss_end = proc_status_kib(pid, "VmRSS").unwrap_or(0);
-    drop(streams);
-    let per_client = (rss_during as f64 - rss_before as f64) / clients as f64;
-    let first_errors = errors.kept.clone();
-    Ok(Report {
-        human: format!(
-            "hold: {clients} clients × {body_bytes} B body, half sent in {sent_s:.2} s; server RSS {rss_before} → {rss_during} KiB \
-             = {per_client:.1} KiB per client (VmHWM {hwm_during} KiB); {open} still open, {answered} answered early \
-             ({}), {closed} closed, {} errors{}",
-            first_answer.as_deref().unwrap_or("-"),
-            errors.count,
-            error_suffix(&first_errors)
-        ),
-        json: json!({
-            "mode": "hold",
-            "url": url,
-            "pid": pid,
-            "clients": clients,
-            "body_bytes": body_bytes,
-            "sent_bytes_per_client": half.len(),
-            "rss_before_kib": rss_before,
-            "rss_during_kib": rss_during,
-            "rss_end_kib": rss_end,
-            "hwm_before_kib": hwm_before,
-            "hwm_during_kib": hwm_during,
-            "per_client_kib": per_client,
-            "open": open,
-            "answered_early": answered,
-            "first_answer": first_answer,
-            "closed": closed,
-            "send_s": sent_s,
-            "errors": errors.count,
-            "first_errors": first_errors,
-        }),
-        errors: errors.count,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1102,17 +955,6 @@ mod tests {
         let body = b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}\n\n";
         assert_eq!(sse_response(body, 5).unwrap()["id"], 5);
         assert!(sse_response(body, 6).is_none());
-    }
-
-    #[test]
-    fn sized_bodies_are_exact_json() {
-        for size in [300, 1000, 1 << 20] {
-            let body = sized_body(size).unwrap();
-            assert_eq!(body.len(), size);
-            let v: Value = serde_json::from_slice(&body).unwrap();
-            assert_eq!(v["params"]["name"], "echo");
-        }
-        assert!(sized_body(10).is_err());
     }
 
     #[test]

@@ -8,11 +8,11 @@
 //! |---|---|---|---|
 //! | 1 | a slot in total (waits before `accept`) and per peer address (closed at `accept`) | `limits.rs` | [`ServeOptions::max_connections`], [`ServeOptions::max_connections_per_peer`] |
 //! | 2 | the protocol decision, reading (never peeking) under the first-bytes deadline | `sniff.rs` | closed, no response |
-//! | 3 | the first request's head, under the same deadline from accept | `watch.rs` | closed |
+//! | 3 | the first request's head, under the same deadline from accept | `watch.rs` | closed (`GOAWAY` first over HTTP/2) |
 //! | 4 | each later HTTP/1.1 head (hyper's header timer) | hyper | closed |
-//! | 5 | HTTP/2 streams open at once | hyper (`SETTINGS_MAX_CONCURRENT_STREAMS`) | the client waits |
+//! | 5 | HTTP/2 streams open at once | hyper (`SETTINGS_MAX_CONCURRENT_STREAMS`) | the client queues; a stream opened anyway is refused (`REFUSED_STREAM`) |
 //! | 6 | no open request for the idle timeout, pings or not | `watch.rs` | closed politely (`GOAWAY`) |
-//! | 7 | a write blocked, or a response not taken, for the write timeout | `io.rs`, `watch.rs` | abandoned, closed |
+//! | 7 | a write blocked, or a response's frame not taken, for the write timeout (per stall) | `io.rs`, `watch.rs` | abandoned, closed |
 //! | 8 | shutdown: open connections finish within the grace period | here | ended |
 
 mod io;
@@ -53,7 +53,7 @@ use watch::{Deadlines, Tracked, Verdict, Watch};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeerAddr(pub SocketAddr);
 
-/// How long a connection closed for idleness may take to finish its `GOAWAY` before it is dropped.
+/// How long a connection closed at a deadline may take to send its `GOAWAY` before it is dropped.
 const GOODBYE: Duration = Duration::from_secs(1);
 
 /// Serves `service` on `listener` with the default [`ServeOptions`] until `shutdown` completes, then
@@ -251,12 +251,15 @@ impl Connection {
             _ = self.stop.wait_for(|stop| *stop) => None,
         };
         match verdict {
-            // Nothing was asked, or a response was not taken: nobody is waiting for a goodbye.
-            Some(Verdict::NoRequest) => tracing::debug!("no request head before the first-bytes deadline"),
-            Some(Verdict::Stalled) => {
-                tracing::debug!("a response waited on the client past the write timeout")
+            // Over HTTP/1.1 a connection without a request head, or whose response was not taken, has
+            // nobody to say goodbye to.
+            Some(verdict @ (Verdict::NoRequest | Verdict::Stalled)) if protocol == Protocol::Http1 => {
+                tracing::debug!(?verdict, "closed an HTTP/1.1 connection at its deadline");
             }
-            Some(Verdict::Idle) => {
+            // Otherwise goodbye first — `GOAWAY` over HTTP/2 (RFC 9113 §6.8), the end of keep-alive over
+            // HTTP/1.1 — given a moment; a stalled stream is not waited for beyond it.
+            Some(verdict) => {
+                tracing::debug!(?verdict, "closing a connection at its deadline");
                 connection.as_mut().graceful_shutdown();
                 let _ = tokio::time::timeout(GOODBYE, connection.as_mut()).await;
             }

@@ -46,9 +46,11 @@ pub const DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS: u32 = 16;
 /// How long a connection with no open request is kept by default (HTTP/2 pings do not count).
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// How long a response may wait on the client by default: a write to the socket that cannot proceed,
-/// or a piece of a response the transport holds but cannot send (an HTTP/2 flow-control window left at
-/// zero). Past it the response is abandoned and its connection closed.
+/// How long a response may wait on the client by default. It bounds each stall, not the whole
+/// response: a write to the socket that cannot proceed (any progress starts it over), and, over HTTP/2,
+/// each frame of a response the transport holds but cannot send (a flow-control window left at zero).
+/// Past it the response is abandoned and its connection closed. A client that reads a few bytes per
+/// stall keeps its connection; one that stops reading does not.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The bounds of [`serve_with`](super::serve_with):
@@ -146,8 +148,8 @@ impl ServeOptions {
         self
     }
 
-    /// How long a response may wait on the client before it is abandoned and its connection closed
-    /// (at least 1 ms).
+    /// How long a response may wait on the client, per stall (see [`WRITE_TIMEOUT`]), before it is
+    /// abandoned and its connection closed (at least 1 ms).
     pub fn write_timeout(mut self, timeout: Duration) -> Self {
         self.write_timeout = timeout.max(MIN_DEADLINE);
         self

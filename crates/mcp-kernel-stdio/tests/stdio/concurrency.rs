@@ -38,9 +38,7 @@ async fn slow_tool_does_not_hold_up_a_later_tools_list() {
         let second = session.expect().await;
         assert_eq!(second["id"], 1);
         assert_eq!(text_of(&second), "slow");
-        session.close();
-        assert_eq!(session.rest().await, Vec::<Value>::new());
-        session.finish().await.expect("a clean end");
+        session.ends_clean().await;
     })
     .await;
 }
@@ -122,9 +120,7 @@ async fn cancel_reaches_a_saturated_server() {
         assert_eq!(tools.event().await, Event::Dropped("forever".into()));
         session.send_json(request(2, "ping")).await;
         assert_eq!(session.expect().await["id"], 2);
-        session.close();
-        assert_eq!(session.rest().await, Vec::<Value>::new());
-        session.finish().await.expect("a clean end");
+        session.ends_clean().await;
     })
     .await;
 }
@@ -202,9 +198,7 @@ async fn panic_in_dispatch_is_answered_internal_error_and_loop_continues() {
         let response = session.expect().await;
         assert_eq!(response["id"], 2);
         assert_eq!(text_of(&response), "fast");
-        session.close();
-        assert_eq!(session.rest().await, Vec::<Value>::new());
-        session.finish().await.expect("a clean end");
+        session.ends_clean().await;
     })
     .await;
 }
@@ -238,9 +232,7 @@ async fn max_in_flight_bounds_reading() {
         ids.push(finished["id"].as_i64().unwrap());
         ids.sort_unstable();
         assert_eq!(ids, vec![1, 2, 3]);
-        session.close();
-        assert_eq!(session.rest().await, Vec::<Value>::new());
-        session.finish().await.expect("a clean end");
+        session.ends_clean().await;
     })
     .await;
 }

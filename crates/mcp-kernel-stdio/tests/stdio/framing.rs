@@ -40,9 +40,7 @@ async fn admits_a_line_of_exactly_the_cap() {
         let mut session = start();
         session.send(&line(ping_of_len(1, MAX_LINE_BYTES), b"\n")).await;
         assert_eq!(session.expect().await, pong(1));
-        session.close();
-        assert_eq!(session.rest().await, Vec::<Value>::new());
-        session.finish().await.expect("a clean end");
+        session.ends_clean().await;
     })
     .await;
 }
@@ -59,9 +57,7 @@ async fn refuses_a_line_one_byte_over_the_cap_once_and_drains_it() {
         assert_eq!(session.expect().await, refused, "one refusal for the first line, however long");
         assert_eq!(session.expect().await, refused, "one refusal for the second line, however long");
         assert_eq!(session.expect().await, pong(3), "the next line is read normally");
-        session.close();
-        assert_eq!(session.rest().await, Vec::<Value>::new());
-        session.finish().await.expect("a clean end");
+        session.ends_clean().await;
     })
     .await;
 }
@@ -77,9 +73,7 @@ async fn trailing_cr_counts_toward_the_cap() {
         assert_eq!(session.expect().await, refused, "cap bytes and a \\r are one byte over");
         session.send(&line(request(3, "ping").to_string().into_bytes(), b"\r\n")).await;
         assert_eq!(session.expect().await, pong(3), "the \\r is trimmed before parsing");
-        session.close();
-        assert_eq!(session.rest().await, Vec::<Value>::new());
-        session.finish().await.expect("a clean end");
+        session.ends_clean().await;
     })
     .await;
 }
@@ -139,9 +133,7 @@ async fn refuses_oversized_content_length_frame_and_drains_it() {
         let refused = refusal(-32600, "Request frame exceeds 1048576 bytes");
         assert_eq!(session.expect().await, refused);
         assert_eq!(session.expect().await, pong(2));
-        session.close();
-        assert_eq!(session.rest().await, Vec::<Value>::new());
-        session.finish().await.expect("a clean end");
+        session.ends_clean().await;
     })
     .await;
 }
@@ -259,9 +251,7 @@ async fn a_header_block_is_bounded_at_32_lines() {
         session.send(&input).await;
         assert_eq!(session.expect().await, refusal(-32700, "Parse error: frame header block too large"));
         assert_eq!(session.expect().await, pong(2));
-        session.close();
-        assert_eq!(session.rest().await, Vec::<Value>::new());
-        session.finish().await.expect("a clean end");
+        session.ends_clean().await;
     })
     .await;
 }
@@ -300,9 +290,7 @@ async fn a_header_block_is_bounded_at_8_kib() {
         session.send(&input).await;
         assert_eq!(session.expect().await, too_large);
         assert_eq!(session.expect().await, pong(3));
-        session.close();
-        assert_eq!(session.rest().await, Vec::<Value>::new());
-        session.finish().await.expect("a clean end");
+        session.ends_clean().await;
     })
     .await;
 }
@@ -338,9 +326,7 @@ async fn non_object_is_invalid_request() {
             let expected = refusal(-32600, &format!("Expected a JSON object, got {kind}"));
             assert_eq!(session.expect().await, expected);
         }
-        session.close();
-        assert_eq!(session.rest().await, Vec::<Value>::new());
-        session.finish().await.expect("a clean end");
+        session.ends_clean().await;
     })
     .await;
 }

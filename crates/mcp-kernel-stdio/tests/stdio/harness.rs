@@ -103,6 +103,13 @@ impl Session {
         lines
     }
 
+    /// Closes the input, asserts that nothing more is written, and that `serve_io` returns `Ok`.
+    pub async fn ends_clean(mut self) {
+        self.close();
+        assert_eq!(self.rest().await, Vec::<Value>::new(), "nothing more after the input ends");
+        self.finish().await.expect("a clean end");
+    }
+
     /// Waits for `serve_io` to return.
     pub async fn finish(self) -> io::Result<()> {
         self.served.await.expect("serve_io does not panic")
