@@ -117,7 +117,8 @@ mod tests {
         assert_eq!(most_bytes(&Full::new(Bytes::from_static(b"12345")), 100), 5);
         assert_eq!(most_bytes(&Full::new(Bytes::from(vec![0u8; 500])), 100), 100);
         assert_eq!(most_bytes(&http_body_util::Empty::<Bytes>::new(), 100), 0);
-        let unbounded = StreamBody::new(futures_util::stream::empty::<Result<http_body::Frame<Bytes>, Infallible>>());
+        let unbounded =
+            StreamBody::new(futures_util::stream::empty::<Result<http_body::Frame<Bytes>, Infallible>>());
         assert_eq!(most_bytes(&unbounded, 100), 100);
     }
 

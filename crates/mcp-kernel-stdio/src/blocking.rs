@@ -58,7 +58,11 @@ impl ThreadStdin {
 }
 
 impl AsyncRead for ThreadStdin {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         let this = &mut *self;
         if this.at == this.pending.len() {
             match this.chunks.poll_recv(cx) {
