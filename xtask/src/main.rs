@@ -1,7 +1,7 @@
 //! Project tasks, run as `cargo xtask <task>`.
 //!
 //! - `ci`: the gate a submission must pass — `cargo fmt --check`, `cargo clippy --all-targets
-//!   -D warnings`, every test of the workspace, a check that the fuzz targets build, the dependency
+//!   -D warnings`, the examples (the stdio wiring tests spawn `weather`), every test of the workspace, a check that the fuzz targets build, the dependency
 //!   boundary, the census, then the README exchange.
 //! - `conformance [--write]`: the official MCP conformance suite against the harness, and the README rows.
 //! - `boundary`: the dependency direction of the design, read from `cargo metadata`.
@@ -37,6 +37,9 @@ const CI: &[Step] = &[
         what: "lints",
         args: &["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"],
     },
+    // `cargo test --all-targets` builds examples with the test harness only; the stdio wiring tests
+    // spawn the real `weather` binary, so the examples are built as programs first.
+    Step { what: "examples", args: &["build", "--workspace", "--examples", "--locked"] },
     Step { what: "tests", args: &["test", "--workspace", "--all-targets", "--locked"] },
     Step { what: "doc tests", args: &["test", "--workspace", "--doc", "--locked"] },
     // The fuzz targets are their own workspace (`fuzz/`); checking them on stable keeps them building

@@ -7,12 +7,17 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::Full;
 
+use crate::budget::Reserved;
 use crate::sse::SseStream;
 
 /// The body of every response the service writes: one JSON message, nothing (202), or an SSE stream
 /// (a request with a progress token whose call reported progress).
 #[derive(Default)]
-pub struct ResponseBody(Inner);
+pub struct ResponseBody {
+    inner: Inner,
+    /// The request's share of the body budget, given back when the transport drops this body.
+    held: Option<Reserved>,
+}
 
 enum Inner {
     Full(Full<Bytes>),
@@ -27,7 +32,7 @@ impl Default for Inner {
 
 impl std::fmt::Debug for ResponseBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.0 {
+        match &self.inner {
             Inner::Full(full) => f.debug_tuple("ResponseBody").field(full).finish(),
             Inner::Sse(_) => f.write_str("ResponseBody(SseStream)"),
         }
@@ -37,18 +42,23 @@ impl std::fmt::Debug for ResponseBody {
 impl ResponseBody {
     /// An empty body.
     pub fn empty() -> Self {
-        Self(Inner::Full(Full::new(Bytes::new())))
+        Self { inner: Inner::Full(Full::new(Bytes::new())), held: None }
+    }
+
+    /// Keeps `reserved` until this body is dropped.
+    pub(crate) fn hold(&mut self, reserved: Reserved) {
+        self.held = Some(reserved);
     }
 
     /// A streamed body; dropping it drops the dispatch it drives.
     pub(crate) fn sse(stream: SseStream) -> Self {
-        Self(Inner::Sse(Box::new(stream)))
+        Self { inner: Inner::Sse(Box::new(stream)), held: None }
     }
 }
 
 impl From<Vec<u8>> for ResponseBody {
     fn from(bytes: Vec<u8>) -> Self {
-        Self(Inner::Full(Full::new(Bytes::from(bytes))))
+        Self { inner: Inner::Full(Full::new(Bytes::from(bytes))), held: None }
     }
 }
 
@@ -60,7 +70,7 @@ impl Body for ResponseBody {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        match &mut self.0 {
+        match &mut self.inner {
             Inner::Full(full) => Pin::new(full).poll_frame(cx),
             Inner::Sse(stream) => {
                 stream.poll_event(cx).map(|event| event.map(|bytes| Ok(Frame::data(bytes))))
@@ -69,14 +79,14 @@ impl Body for ResponseBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        match &self.0 {
+        match &self.inner {
             Inner::Full(full) => full.is_end_stream(),
             Inner::Sse(stream) => stream.is_done(),
         }
     }
 
     fn size_hint(&self) -> SizeHint {
-        match &self.0 {
+        match &self.inner {
             Inner::Full(full) => full.size_hint(),
             Inner::Sse(_) => SizeHint::default(),
         }

@@ -14,6 +14,8 @@ use http_body::Body;
 use http_body_util::BodyExt;
 use tokio::time::Instant;
 
+use crate::budget::Reserved;
+
 /// The first allocation for a body of undeclared length (HTTP/2 without `content-length`).
 const UNDECLARED_START: usize = 16 * 1024;
 
@@ -26,6 +28,8 @@ pub(crate) enum ReadFailure {
     TimedOut,
     /// The connection failed while reading (400).
     Failed,
+    /// The body budget has no room for the bytes that arrived (503).
+    Busy,
 }
 
 /// True when any `Content-Length` value declares more than `cap` bytes.
@@ -45,8 +49,14 @@ pub(crate) fn most_bytes<B: Body>(body: &B, cap: usize) -> usize {
     body.size_hint().upper().map_or(cap, |upper| usize::try_from(upper).unwrap_or(cap).min(cap))
 }
 
-/// Reads the whole body before `deadline`, refusing it once it exceeds `cap` bytes.
-pub(crate) async fn read_bounded<B>(body: B, cap: usize, deadline: Instant) -> Result<Bytes, ReadFailure>
+/// Reads the whole body before `deadline`, refusing it once it exceeds `cap` bytes, and growing
+/// `reserved` to cover every byte held (refused as [`ReadFailure::Busy`] when the budget has no room).
+pub(crate) async fn read_bounded<B>(
+    body: B,
+    cap: usize,
+    deadline: Instant,
+    reserved: &mut Reserved,
+) -> Result<Bytes, ReadFailure>
 where
     B: Body,
 {
@@ -65,8 +75,12 @@ where
             Ok(Some(Ok(frame))) => frame,
         };
         if let Ok(mut data) = frame.into_data() {
-            if buffer.len() + data.remaining() > cap {
+            let held = buffer.len() + data.remaining();
+            if held > cap {
                 return Err(ReadFailure::TooLarge);
+            }
+            if !reserved.grow_to(held) {
+                return Err(ReadFailure::Busy);
             }
             while data.has_remaining() {
                 let chunk = data.chunk();
@@ -86,6 +100,21 @@ mod tests {
     use std::convert::Infallible;
     use std::time::Duration;
 
+    fn room() -> Reserved {
+        crate::budget::BodyBudget::new(1 << 20).reserve(0).expect("an empty reservation")
+    }
+
+    #[tokio::test]
+    async fn bytes_past_the_budget_are_refused_busy() {
+        let budget = crate::budget::BodyBudget::new(50);
+        let mut reserved = budget.reserve(10).expect("fits");
+        let body = Full::new(Bytes::from(vec![b'x'; 60]));
+        assert_eq!(read_bounded(body, 100, far(), &mut reserved).await, Err(ReadFailure::Busy));
+        let body = Full::new(Bytes::from(vec![b'x'; 40]));
+        assert_eq!(read_bounded(body, 100, far(), &mut reserved).await.map(|b| b.len()), Ok(40));
+        assert_eq!(reserved.len(), 40, "the reservation covers what is held");
+    }
+
     fn far() -> Instant {
         Instant::now() + Duration::from_secs(60)
     }
@@ -93,9 +122,9 @@ mod tests {
     #[tokio::test]
     async fn reads_a_body_up_to_exactly_the_cap() {
         let body = Full::new(Bytes::from(vec![b'x'; 100]));
-        assert_eq!(read_bounded(body, 100, far()).await.unwrap().len(), 100);
+        assert_eq!(read_bounded(body, 100, far(), &mut room()).await.unwrap().len(), 100);
         let body = Full::new(Bytes::from(vec![b'x'; 101]));
-        assert_eq!(read_bounded(body, 100, far()).await, Err(ReadFailure::TooLarge));
+        assert_eq!(read_bounded(body, 100, far(), &mut room()).await, Err(ReadFailure::TooLarge));
     }
 
     #[tokio::test(start_paused = true)]
@@ -109,7 +138,10 @@ mod tests {
             Some((Ok::<_, Infallible>(http_body::Frame::data(Bytes::from_static(b"x"))), n + 1))
         });
         let deadline = Instant::now() + Duration::from_millis(550);
-        assert_eq!(read_bounded(StreamBody::new(frames), 100, deadline).await, Err(ReadFailure::TimedOut));
+        assert_eq!(
+            read_bounded(StreamBody::new(frames), 100, deadline, &mut room()).await,
+            Err(ReadFailure::TimedOut)
+        );
     }
 
     #[test]

@@ -7,8 +7,8 @@
 //! | 3 | no `transfer-encoding` | 411 | closed |
 //! | 4 | `authorize(&Parts)` | 403, or 500 if it panics | closed |
 //! | 5 | declared `Content-Length` within the cap | 413 | closed |
-//! | 5a | the declared length (the cap if none) fits the body budget (`budget.rs`) | 503, `retry-after: 1` | closed |
-//! | 6 | the body, within the cap and one deadline | 413 / 408 / 400 | closed |
+//! | 5a | the body's first 64 KiB (all of it if it declares less) fit the body budget (`budget.rs`) | 503, `retry-after: 1` | closed |
+//! | 6 | the body, within the cap, one deadline and the budget (reserved as it arrives) | 413 / 408 / 503 / 400 | closed |
 //! | 7 | `authorize_body(&Parts, &Bytes)` | 403, or 500 | kept |
 //! | 8 | bounded decode: depth, duplicate keys, an object | 400 | kept |
 //! | 8a | with `LegacyClients::Stateless` only, a 2025-11-25 message is served by `legacy.rs` instead | 400 / 200 / 202 / 500 | kept |
@@ -36,7 +36,7 @@ use mcp_kernel_router::Server;
 use mcp_kernel_wire::{ErrorObject, Response as JsonRpcResponse, read_message};
 
 use crate::body::ResponseBody;
-use crate::budget::BodyBudget;
+use crate::budget::{BodyBudget, UPFRONT_BYTES};
 use crate::hooks::{AuthorizeBodyFn, AuthorizeFn, HookOutcome, run_hook};
 use crate::origin::{self, AllowedOrigins, OriginRefusal};
 use crate::read::{ReadFailure, declares_more_than, most_bytes, read_bounded};
@@ -169,17 +169,21 @@ where
     if declares_more_than(&parts.headers, cap) {
         return refuse(too_large());
     }
-    // Held until the answer is ready: the body, its decoded form and the dispatch all live under it.
-    let Some(mut reserved) = shared.budget.reserve(most_bytes(&body, cap)) else {
+    // The first bytes of the body are reserved before any is read; the rest as it arrives.
+    let busy = || {
         let error = ErrorObject::new(mcp_kernel_wire::code::INTERNAL_ERROR, "Server busy; retry later");
-        return refuse(Refusal::pre_body(StatusCode::SERVICE_UNAVAILABLE, error).retry_after(1));
+        Refusal::pre_body(StatusCode::SERVICE_UNAVAILABLE, error).retry_after(1)
     };
-    let bytes = match read_bounded(body, cap, deadline).await {
+    let Some(mut reserved) = shared.budget.reserve(most_bytes(&body, cap).min(UPFRONT_BYTES)) else {
+        return refuse(busy());
+    };
+    let bytes = match read_bounded(body, cap, deadline, &mut reserved).await {
         Ok(bytes) => {
             reserved.shrink_to(bytes.len());
             bytes
         }
         Err(ReadFailure::TooLarge) => return refuse(too_large()),
+        Err(ReadFailure::Busy) => return refuse(busy()),
         Err(ReadFailure::TimedOut) => {
             let ms = shared.read_timeout.as_millis();
             let error = ErrorObject::refused(format!("Request body not received within {ms} ms"));
@@ -190,6 +194,16 @@ where
             return refuse(Refusal::pre_body(StatusCode::BAD_REQUEST, error));
         }
     };
+    // The reservation goes with the answer: it is given back when the transport has taken it.
+    let mut response = answer(&shared, parts, bytes).await;
+    response.body_mut().hold(reserved);
+    response
+}
+
+/// Steps 7 to 11: everything after the body has been read.
+async fn answer(shared: &Shared, parts: http::request::Parts, bytes: bytes::Bytes) -> Response<ResponseBody> {
+    let version = parts.version;
+    let refuse = |refusal: Refusal| refusal.into_response(version);
     if let Some(hook) = &shared.authorize_body {
         let post = |status, error| refuse(Refusal::post_body(status, error, Value::Null));
         match run_hook("authorize_body", || hook(&parts, &bytes)) {

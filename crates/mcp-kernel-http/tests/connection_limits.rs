@@ -138,16 +138,17 @@ async fn a_body_past_the_budget_is_refused_503_with_retry_after_before_it_is_rea
     bounded(async {
         let service = builder().authorize(|_| Ok(())).max_body_bytes_in_flight(2 * NEAR_CAP + 1_000).build();
         let server = serve_with(service, ServeOptions::new()).await;
-        // Two near-cap bodies, half sent and held: the budget is nearly spent.
+        // Two near-cap bodies, all but their last kilobyte sent and held: the budget is nearly spent.
         let mut held = Vec::new();
         for _ in 0..2 {
             let mut stream = TcpStream::connect(server.addr).await.expect("connect");
             stream.write_all(&support::edge::dripped_head(server.addr, NEAR_CAP)).await.expect("head");
-            stream.write_all(&vec![b' '; NEAR_CAP / 2]).await.expect("half the body");
+            stream.write_all(&vec![b' '; NEAR_CAP - 1_000]).await.expect("most of the body");
             held.push(stream);
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        // A third near-cap body does not fit: 503 before any of it is read, and the connection closes.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // A third near-cap body's first bytes do not fit: 503 before any of it is read, and the
+        // connection closes.
         let mut third = TcpStream::connect(server.addr).await.expect("connect");
         third.write_all(&dripped_head(server.addr, NEAR_CAP)).await.expect("head");
         let reply = read_raw_response(&mut third).await;
@@ -202,6 +203,58 @@ async fn slow_calls_with_small_bodies_of_undeclared_length_hold_only_what_they_s
         for call in calls {
             assert_eq!(call.await.expect("joined").0, 200, "no slow call was refused for the budget");
         }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_outgrows_the_budget_is_refused_503_when_its_bytes_do_not_fit() {
+    bounded(async {
+        let service = builder().authorize(|_| Ok(())).max_body_bytes_in_flight(1_100_000).build();
+        let server = serve_with(service, ServeOptions::new()).await;
+        // One body holds 900 kB of the 1.1 MB budget.
+        let mut holder = TcpStream::connect(server.addr).await.expect("connect");
+        holder.write_all(&dripped_head(server.addr, NEAR_CAP)).await.expect("head");
+        holder.write_all(&vec![b' '; 900_000]).await.expect("most of the body");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // A second is admitted (its first 64 KiB fit) and refused once its bytes outgrow the room left.
+        let mut second = TcpStream::connect(server.addr).await.expect("connect");
+        second.write_all(&dripped_head(server.addr, NEAR_CAP)).await.expect("head");
+        let body = vec![b' '; NEAR_CAP];
+        let (mut reader, mut writer) = second.into_split();
+        // The server stops reading at the refusal: the rest of the write may fail.
+        let sending = tokio::spawn(async move { writer.write_all(&body).await });
+        let reply = read_raw_response(&mut reader).await;
+        assert_eq!(reply.status, 503, "{reply:?}");
+        assert_eq!(reply.header("retry-after"), Some("1"), "{reply:?}");
+        assert_eq!(reply.header("connection"), Some("close"), "{reply:?}");
+        let _ = sending.await;
+        drop(holder);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heads_that_send_no_body_cannot_spend_the_budget() {
+    bounded(async {
+        let service = builder().authorize(|_| Ok(())).max_body_bytes_in_flight(1_100_000).build();
+        let server = serve_with(service, ServeOptions::new()).await;
+        // Ten heads declaring near-cap bodies, and not a byte of them: each holds only its first 64 KiB.
+        let held =
+            support::edge::hold_connections(server.addr, 10, &dripped_head(server.addr, NEAR_CAP)).await;
+        let mut sender = h2_connect(server.addr).await;
+        let mut streams = Vec::new();
+        for _ in 0..5 {
+            // HTTP/2 streams with a head and no data (and no length) hold no more than that either.
+            let message = request(3, "tools/list", json!({}));
+            let (response, body) =
+                sender.send_request(h2_request(server.addr, headers_for(&message)), false).expect("send");
+            streams.push((response, body));
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let reply = post_message(server.addr, Proto::H1, &request(1, "tools/list", json!({}))).await;
+        assert_eq!(reply.status, 200, "a small request beside 15 bodiless heads: {reply:?}");
+        drop((held, streams));
     })
     .await;
 }

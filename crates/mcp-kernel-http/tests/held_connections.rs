@@ -280,3 +280,46 @@ async fn a_response_to_a_client_that_stops_reading_is_abandoned_at_the_write_dea
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_response_trickled_out_a_window_at_a_time_is_abandoned_when_its_waits_add_up() {
+    bounded(async {
+        let write = Duration::from_millis(1_000);
+        let server = start_with(ServeOptions::new().write_timeout(write)).await;
+        let mut small_window = h2::client::Builder::new();
+        small_window.initial_window_size(16 * 1024);
+        let (mut sender, _ping, ended, _received) = h2_client(server.addr, &small_window).await;
+        let message =
+            request(1, "tools/call", json!({"name": "echo", "arguments": {"message": "a".repeat(200_000)}}));
+        let response = send(&mut sender, server.addr, &message);
+        let response = tokio::time::timeout(EXCHANGE_TIMEOUT, response)
+            .await
+            .expect("headers in time")
+            .expect("headers");
+        let headed = Instant::now();
+        let mut body = response.into_body();
+        // One 16 KiB window every 600 ms: every single wait is shorter than the deadline, their sum is not.
+        let trickle = tokio::spawn(async move {
+            let mut received = 0usize;
+            for _ in 0..400 {
+                match tokio::time::timeout(Duration::from_secs(2), body.data()).await {
+                    Ok(Some(Ok(chunk))) => {
+                        received += chunk.len();
+                        tokio::time::sleep(Duration::from_millis(600)).await;
+                        let _ = body.flow_control().release_capacity(chunk.len());
+                    }
+                    _ => break,
+                }
+            }
+            received
+        });
+        let (at, _) = tokio::time::timeout(Duration::from_secs(15), ended)
+            .await
+            .expect("closed in time")
+            .expect("joined");
+        let closed_after = at - headed;
+        assert!(closed_after < write + Duration::from_secs(3), "{closed_after:?}");
+        assert!(trickle.await.expect("joined") < 200_000, "the whole answer went out at 16 KiB per 600 ms");
+    })
+    .await;
+}

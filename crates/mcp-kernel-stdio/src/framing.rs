@@ -489,7 +489,10 @@ mod tests {
                 vec![unterminated.clone(), message(b" \t[1]"), message(b"z")]
             );
             let input = b"Content-Length: 9\r\n{\"c\":3}";
-            assert_eq!(frames(input, 64).await, vec![unterminated, message(b"{\"c\":3}")]);
+            assert_eq!(frames(input, 64).await, vec![unterminated.clone(), message(b"{\"c\":3}")]);
+            // A carriage return is JSON whitespace too: a line of `\r{…}` is a message, not a header.
+            let input = b"Content-Length: 9\r\n\r{\"d\":4}\n";
+            assert_eq!(frames(input, 64).await, vec![unterminated, message(b"\r{\"d\":4}")]);
         });
     }
 

@@ -541,7 +541,6 @@ mod tests {
         }
     }
 
-    #[cfg(unix)]
     #[test]
     fn a_full_disk_is_an_error_of_the_process_session_too() {
         let (process, streams) = ended_with_output_error(ENOSPC);

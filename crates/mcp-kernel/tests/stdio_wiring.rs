@@ -10,8 +10,9 @@
 //! be read back), exit status 0, a stderr without an error line, and that no descriptor the binary was
 //! handed has different flags after the run (or during it) than before.
 //!
-//! The binary is `target/<profile>/examples/weather`, which `cargo test -p mcp-kernel` builds; a run
-//! narrowed with `--test stdio_wiring` does not rebuild examples, so build it first
+//! The binary is `target/<profile>/examples/weather`, which `cargo test -p mcp-kernel` and `cargo xtask
+//! ci` build (`cargo test --all-targets` alone builds examples only as test harnesses, and a run
+//! narrowed with `--test stdio_wiring` builds none), so build it first when in doubt
 //! (`cargo build -p mcp-kernel --example weather`): every row fails when a crate's `src/` or the example
 //! holds a file newer than the binary, rather than test a stale one.
 #![cfg(target_os = "linux")]
@@ -92,8 +93,8 @@ fn weather() -> PathBuf {
     let path = exe.parent().and_then(Path::parent).map(|profile| profile.join("examples").join("weather"));
     let Some(path) = path.filter(|path| path.is_file()) else {
         panic!(
-            "the weather example is missing next to {}: build it with `cargo build --example weather` \
-             (`cargo test -p mcp-kernel` builds it too)",
+            "the weather example is missing next to {}: build it with `cargo build -p mcp-kernel --example \
+             weather` (`cargo test -p mcp-kernel` and `cargo xtask ci` build it too)",
             exe.display()
         )
     };

@@ -12,13 +12,14 @@
 //! | 4 | each later HTTP/1.1 head (hyper's header timer) | hyper | closed |
 //! | 5 | HTTP/2 streams open at once | hyper (`SETTINGS_MAX_CONCURRENT_STREAMS`) | the client queues; a stream opened anyway is refused (`REFUSED_STREAM`) |
 //! | 6 | no open request for the idle timeout, pings or not | `watch.rs` | closed politely (`GOAWAY`) |
-//! | 7 | a write blocked, or a response's frame not taken, for the write timeout (per stall) | `io.rs`, `watch.rs` | abandoned, closed |
+//! | 7 | a write blocked for the write timeout; a response whose waits on the client add up to it | `io.rs`, `tracked.rs`, `watch.rs` | abandoned, closed |
 //! | 8 | shutdown: open connections finish within the grace period | here | ended |
 
 mod io;
 mod limits;
 mod options;
 mod sniff;
+mod tracked;
 mod watch;
 
 use std::convert::Infallible;
@@ -47,7 +48,8 @@ pub use options::{
 use io::{ConnIo, deadline_after};
 use limits::Slots;
 use sniff::Protocol;
-use watch::{Deadlines, Tracked, Verdict, Watch};
+use tracked::Tracked;
+use watch::{Deadlines, Verdict, Watch};
 
 /// The peer's address, inserted into every request's extensions by [`serve`] (visible to `authorize`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +118,7 @@ where
     let mut connections = tokio::task::JoinSet::new();
     let (stopping, stop_signal) = signal::channel(false);
     let mut shutdown = std::pin::pin!(shutdown);
+    let mut last_warned = None;
     loop {
         let free = tokio::select! {
             free = slots.free() => free,
@@ -125,8 +128,12 @@ where
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(error) => {
-                    // Out of file descriptors and the like: wait a little rather than spin.
-                    tracing::warn!(%error, "accept failed");
+                    // Out of file descriptors and the like: wait a little rather than spin, and say so
+                    // at most once a second.
+                    if last_warned.is_none_or(|at: Instant| at.elapsed() >= Duration::from_secs(1)) {
+                        tracing::warn!(%error, "accept failed");
+                        last_warned = Some(Instant::now());
+                    }
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }

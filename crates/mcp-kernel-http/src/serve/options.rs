@@ -46,11 +46,11 @@ pub const DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS: u32 = 16;
 /// How long a connection with no open request is kept by default (HTTP/2 pings do not count).
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// How long a response may wait on the client by default. It bounds each stall, not the whole
-/// response: a write to the socket that cannot proceed (any progress starts it over), and, over HTTP/2,
-/// each frame of a response the transport holds but cannot send (a flow-control window left at zero).
-/// Past it the response is abandoned and its connection closed. A client that reads a few bytes per
-/// stall keeps its connection; one that stops reading does not.
+/// How long a response may wait on the client by default: the waits of one response add up (the time
+/// each piece of it, at most 16 KiB, waits for the transport to take it, whether a socket does not drain
+/// or an HTTP/2 flow-control window stays shut or is trickled open), and so does each write to the socket
+/// that cannot proceed. Past it the response is abandoned and its connection closed. A 1 MiB answer meets
+/// 30 s at about 35 KiB/s; a long SSE stream read promptly waits almost never.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The bounds of [`serve_with`](super::serve_with):
@@ -109,7 +109,8 @@ impl ServeOptions {
     }
 
     /// How many connections are served at once (at least 1); past it, new connections wait in the
-    /// listen backlog until one closes.
+    /// listen backlog until one closes. Each is a file descriptor: keep it below the process's limit
+    /// (`ulimit -n`, often 1,024 by default), or accepting fails first (logged once a second, retried).
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.max_connections = connections.clamp(1, MAX_CONNECTIONS_CEILING);
         self
@@ -148,7 +149,7 @@ impl ServeOptions {
         self
     }
 
-    /// How long a response may wait on the client, per stall (see [`WRITE_TIMEOUT`]), before it is
+    /// How long a response may wait on the client in all (see [`WRITE_TIMEOUT`]), before it is
     /// abandoned and its connection closed (at least 1 ms).
     pub fn write_timeout(mut self, timeout: Duration) -> Self {
         self.write_timeout = timeout.max(MIN_DEADLINE);

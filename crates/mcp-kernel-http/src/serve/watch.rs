@@ -10,23 +10,21 @@
 //! [`Watch`] counts the connection's open requests — from the moment hyper hands a request head to the
 //! service until its response body is dropped — and, for each response body, whether the transport
 //! owes it a poll: from the moment the body hands over a frame (or is created with its data ready)
-//! until the transport asks for the next one and finds nothing ready yet. A body that is owed a poll
-//! for longer than the write timeout is one the client is not taking. [`Watch::verdict`] sleeps until
+//! until the transport asks for the next one ([`super::tracked::Tracked`] reports both). The waits of
+//! one response add up over its life; a response whose waits reach the write timeout is one the
+//! client is not taking, however slowly it trickles its flow-control window open. [`Watch::verdict`] sleeps until
 //! the earliest of the deadlines and says which one passed.
 //!
 //! The requests and bodies never wake the watch. It sleeps until the deadline it knows of, or for the
 //! shorter of the write and idle timeouts if that comes sooner, and looks again: a response that starts
 //! waiting, or a connection that falls idle, between two looks is seen at the second, no later than its
-//! own deadline; a deadline that moved later (a new request on an idle connection) is slept to again. Serving a request costs a few uncontended
-//! lock operations and no timer.
+//! own deadline; a deadline that moved later (a new request on an idle connection) is slept to again.
+//! Serving a request costs a few uncontended lock operations and no timer.
 
 use std::collections::HashMap;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use http_body::{Body, Frame, SizeHint};
 use tokio::time::Instant;
 
 use super::io::deadline_after;
@@ -58,9 +56,25 @@ struct State {
     seen_request: bool,
     open: usize,
     idle_since: Instant,
-    /// Response bodies the transport owes a poll, by body id: since when.
-    owed: HashMap<u64, Instant>,
+    /// Every live response body, by id: how long it has waited on the transport so far.
+    owed: HashMap<u64, Waiting>,
     next_body: u64,
+}
+
+/// How long one response body has waited on the transport.
+#[derive(Debug, Clone, Copy, Default)]
+struct Waiting {
+    /// Since when the transport owes it a poll, if it does now.
+    since: Option<Instant>,
+    /// The time it waited before that, summed over the response's life.
+    before: Duration,
+}
+
+impl Waiting {
+    /// When its waits add up to `limit`, if it is waiting now.
+    fn deadline(&self, limit: Duration) -> Option<Instant> {
+        self.since.map(|since| deadline_after(since, limit.saturating_sub(self.before)))
+    }
 }
 
 /// The shared state of one connection's requests and responses.
@@ -103,19 +117,30 @@ impl Watch {
         }
     }
 
-    fn new_body(&self) -> u64 {
+    pub(super) fn new_body(&self) -> u64 {
         let mut state = self.lock();
         state.next_body += 1;
         state.next_body
     }
 
-    /// The transport owes body `id` a poll from now (the clock restarts with every frame handed over).
-    fn owe(&self, id: u64) {
-        self.lock().owed.insert(id, Instant::now());
+    /// The transport owes body `id` a poll from now.
+    pub(super) fn owe(&self, id: u64) {
+        let now = Instant::now();
+        self.lock().owed.entry(id).or_default().since.get_or_insert(now);
     }
 
-    /// The transport asked body `id` for more: it owes it nothing now.
-    fn paid(&self, id: u64) {
+    /// The transport asked body `id` for more: what it waited is added to its total.
+    pub(super) fn paid(&self, id: u64) {
+        let now = Instant::now();
+        if let Some(waiting) = self.lock().owed.get_mut(&id)
+            && let Some(since) = waiting.since.take()
+        {
+            waiting.before += now.saturating_duration_since(since);
+        }
+    }
+
+    /// Body `id` is gone.
+    pub(super) fn forget(&self, id: u64) {
         self.lock().owed.remove(&id);
     }
 
@@ -129,8 +154,8 @@ impl Watch {
         if state.open == 0 {
             return Some((deadline_after(state.idle_since, deadlines.idle), Verdict::Idle));
         }
-        let oldest = state.owed.values().min()?;
-        Some((deadline_after(*oldest, deadlines.write), Verdict::Stalled))
+        let first = state.owed.values().filter_map(|waiting| waiting.deadline(deadlines.write)).min()?;
+        Some((first, Verdict::Stalled))
     }
 
     /// Waits until one of the deadlines passes, looking again at least once per write or idle timeout
@@ -152,7 +177,7 @@ impl Watch {
 /// Keeps one request counted as open.
 #[derive(Debug)]
 pub(crate) struct Open {
-    watch: Arc<Watch>,
+    pub(super) watch: Arc<Watch>,
 }
 
 impl Drop for Open {
@@ -161,68 +186,12 @@ impl Drop for Open {
     }
 }
 
-pin_project_lite::pin_project! {
-    /// A response body counted by the connection's [`Watch`]: the request stays open while it lives, and
-    /// the time the transport owes it a poll is recorded.
-    ///
-    /// Over HTTP/2 the end of the stream is announced only once the transport comes back for more after
-    /// the last data frame, so that a last frame stuck behind a closed flow-control window keeps the body
-    /// alive (and owed), instead of ending it while its bytes wait unsent inside the HTTP/2 layer.
-    pub(crate) struct Tracked<B> {
-        #[pin]
-        inner: B,
-        id: u64,
-        hold_end: bool,
-        open: Open,
-    }
-
-    impl<B> PinnedDrop for Tracked<B> {
-        fn drop(this: Pin<&mut Self>) {
-            this.open.watch.paid(this.id);
-        }
-    }
-}
-
-impl<B> Tracked<B> {
-    /// Wraps `inner`, created with data to hand over: the transport owes it a poll from now.
-    pub(crate) fn new(inner: B, open: Open, hold_end: bool) -> Self {
-        let id = open.watch.new_body();
-        open.watch.owe(id);
-        Self { inner, id, hold_end, open }
-    }
-}
-
-impl<B: Body> Body for Tracked<B> {
-    type Data = B::Data;
-    type Error = B::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        let this = self.project();
-        let polled = this.inner.poll_frame(cx);
-        match &polled {
-            // Handed over: the next poll is owed from now.
-            Poll::Ready(Some(_)) => this.open.watch.owe(*this.id),
-            Poll::Ready(None) | Poll::Pending => this.open.watch.paid(*this.id),
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        !self.hold_end && self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::serve::tracked::Tracked;
     use bytes::Bytes;
+    use http_body::Body;
     use http_body_util::{BodyExt, Full};
 
     fn deadlines() -> Deadlines {
@@ -298,6 +267,26 @@ mod tests {
         let (verdict, ()) = tokio::join!(watch.verdict(short), served);
         assert_eq!(verdict, Verdict::Idle);
         assert_eq!(started.elapsed(), Duration::from_millis(2_500), "idle from the request's end");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_waits_of_one_response_add_up_to_the_write_deadline() {
+        let watch = Watch::new();
+        let started = Instant::now();
+        let mut body =
+            Tracked::new(Full::new(Bytes::from(vec![b'x'; 3 * 16 * 1024])), watch.request_started(), true);
+        let trickle = async {
+            // A client that takes a piece every 20 s: no single wait reaches 30 s, their sum does.
+            for _ in 0..3 {
+                tokio::time::sleep(Duration::from_secs(20)).await;
+                let _ = body.frame().await;
+            }
+        };
+        tokio::select! {
+            verdict = watch.verdict(deadlines()) => assert_eq!(verdict, Verdict::Stalled),
+            () = trickle => panic!("the trickling client was served to the end"),
+        }
+        assert_eq!(started.elapsed(), Duration::from_secs(30), "20 s, then 10 s more of the second wait");
     }
 
     #[tokio::test(start_paused = true)]
