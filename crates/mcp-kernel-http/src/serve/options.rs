@@ -58,7 +58,7 @@ pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 ///
 /// | bound | default | what it costs when reached |
 /// |---|---|---|
-/// | [`max_connections`](Self::max_connections) | 4,096 | about 20 KiB per idle connection, up to 64 KiB more while a body streams |
+/// | [`max_connections`](Self::max_connections) | 4,096 | about 25 KiB per held connection (24.6 KiB measured, `docs/performance.md`), up to 64 KiB more while a body streams through hyper's buffer |
 /// | [`max_connections_per_peer`](Self::max_connections_per_peer) | 512 | the same, per peer address |
 /// | [`http2_max_concurrent_streams`](Self::http2_max_concurrent_streams) | 16 | one request (and its body) per stream |
 /// | [`first_bytes_timeout`](Self::first_bytes_timeout) | 15 s | a connection that says nothing useful holds its slot this long |
