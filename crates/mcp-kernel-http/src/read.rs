@@ -32,6 +32,12 @@ pub(crate) enum ReadFailure {
     Busy,
 }
 
+/// The instant a deadline of `timeout` from `start` falls on; a timeout too large to represent is as
+/// good as none, and a year is the same in practice.
+pub(crate) fn deadline_after(start: Instant, timeout: std::time::Duration) -> Instant {
+    start.checked_add(timeout).unwrap_or_else(|| start + std::time::Duration::from_secs(365 * 86_400))
+}
+
 /// True when any `Content-Length` value declares more than `cap` bytes.
 pub(crate) fn declares_more_than(headers: &HeaderMap, cap: usize) -> bool {
     headers.get_all(CONTENT_LENGTH).iter().any(|value| {
@@ -61,9 +67,9 @@ where
     B: Body,
 {
     let mut body = std::pin::pin!(body);
-    // A declared length (already checked against the cap, and reserved in the body budget) sizes the
-    // buffer exactly, so it never regrows: its pages are touched only as bytes arrive. Without one, the
-    // buffer starts small and grows.
+    // A declared length (already checked against the cap) sizes the buffer exactly, so it never
+    // regrows: its pages are touched only as bytes arrive, and the budget is charged as they do.
+    // Without one, the buffer starts small and grows.
     let capacity =
         body.size_hint().exact().map_or(UNDECLARED_START, |n| usize::try_from(n).unwrap_or(cap).min(cap));
     let mut buffer = BytesMut::with_capacity(capacity);

@@ -39,7 +39,7 @@ use crate::body::ResponseBody;
 use crate::budget::{BodyBudget, UPFRONT_BYTES};
 use crate::hooks::{AuthorizeBodyFn, AuthorizeFn, HookOutcome, run_hook};
 use crate::origin::{self, AllowedOrigins, OriginRefusal};
-use crate::read::{ReadFailure, declares_more_than, most_bytes, read_bounded};
+use crate::read::{ReadFailure, deadline_after, declares_more_than, most_bytes, read_bounded};
 use crate::refusal::{Refusal, accepted, echoable_id, json_response, jsonrpc_shape};
 use crate::sse::{self, Outcome};
 use crate::{headers, legacy, status};
@@ -125,10 +125,7 @@ where
     B: Body + Send + 'static,
     B::Data: Send,
 {
-    // A timeout too large to represent is as good as none: a year is the same in practice.
-    let now = tokio::time::Instant::now();
-    let deadline =
-        now.checked_add(shared.read_timeout).unwrap_or_else(|| now + Duration::from_secs(365 * 86_400));
+    let deadline = deadline_after(tokio::time::Instant::now(), shared.read_timeout);
     let (parts, body) = request.into_parts();
     let version = parts.version;
     let refuse = |refusal: Refusal| refusal.into_response(version);

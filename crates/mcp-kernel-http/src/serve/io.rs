@@ -13,7 +13,7 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::time::{Instant, Sleep};
+use tokio::time::Sleep;
 
 /// A stream with replayed leading bytes and a write deadline.
 #[derive(Debug)]
@@ -116,15 +116,11 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for ConnIo<S> {
     }
 }
 
-/// The instant a deadline of `timeout` from `start` falls on, or a year later if that overflows.
-pub(crate) fn deadline_after(start: Instant, timeout: Duration) -> Instant {
-    start.checked_add(timeout).unwrap_or_else(|| start + Duration::from_secs(365 * 86_400))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::time::Instant;
 
     #[tokio::test]
     async fn replays_the_decided_bytes_before_the_stream() {

@@ -45,7 +45,8 @@ pub use options::{
     SHUTDOWN_GRACE, ServeOptions, WRITE_TIMEOUT,
 };
 
-use io::{ConnIo, deadline_after};
+use crate::read::deadline_after;
+use io::ConnIo;
 use limits::Slots;
 use sniff::Protocol;
 use tracked::Tracked;

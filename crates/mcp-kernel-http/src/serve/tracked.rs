@@ -46,7 +46,6 @@ impl<B> Tracked<B> {
     /// `hold_end` (HTTP/2) keeps the end of the stream until the transport comes back after the last piece.
     pub(crate) fn new(inner: B, open: Open, hold_end: bool) -> Self {
         let id = open.watch.new_body();
-        open.watch.owe(id);
         Self { inner, rest: Bytes::new(), id, hold_end, open }
     }
 }
@@ -65,11 +64,9 @@ impl<B: Body> Body for Tracked<B> {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
         let this = self.project();
-        let watch = &this.open.watch;
-        // Asked for more: whatever the transport made this body wait ends here.
-        watch.paid(*this.id);
+        let (watch, id) = (&this.open.watch, *this.id);
         if !this.rest.is_empty() {
-            watch.owe(*this.id);
+            watch.polled(id, true);
             return Poll::Ready(Some(Ok(Frame::data(piece(this.rest)))));
         }
         let polled = match this.inner.poll_frame(cx) {
@@ -88,10 +85,9 @@ impl<B: Body> Body for Tracked<B> {
             Poll::Ready(None) => Poll::Ready(None),
             Poll::Pending => Poll::Pending,
         };
-        // Handed over: until the transport asks again, it is this body that waits.
-        if let Poll::Ready(Some(_)) = &polled {
-            watch.owe(*this.id);
-        }
+        // Asked for more: whatever the transport made this body wait ends here; a frame handed over
+        // starts the next wait.
+        watch.polled(id, matches!(polled, Poll::Ready(Some(_))));
         polled
     }
 

@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::io::deadline_after;
+use crate::read::deadline_after;
 
 /// Which deadline passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,25 +117,26 @@ impl Watch {
         }
     }
 
+    /// A new response body, created with data to hand over: the transport owes it a poll from now.
     pub(super) fn new_body(&self) -> u64 {
         let mut state = self.lock();
         state.next_body += 1;
-        state.next_body
+        let id = state.next_body;
+        state.owed.insert(id, Waiting { since: Some(Instant::now()), before: Duration::ZERO });
+        id
     }
 
-    /// The transport owes body `id` a poll from now.
-    pub(super) fn owe(&self, id: u64) {
+    /// The transport asked body `id` for more: what it waited is added to its total, and when the body
+    /// `handed_over` a frame the transport owes it the next poll from now.
+    pub(super) fn polled(&self, id: u64, handed_over: bool) {
         let now = Instant::now();
-        self.lock().owed.entry(id).or_default().since.get_or_insert(now);
-    }
-
-    /// The transport asked body `id` for more: what it waited is added to its total.
-    pub(super) fn paid(&self, id: u64) {
-        let now = Instant::now();
-        if let Some(waiting) = self.lock().owed.get_mut(&id)
-            && let Some(since) = waiting.since.take()
-        {
-            waiting.before += now.saturating_duration_since(since);
+        if let Some(waiting) = self.lock().owed.get_mut(&id) {
+            if let Some(since) = waiting.since.take() {
+                waiting.before += now.saturating_duration_since(since);
+            }
+            if handed_over {
+                waiting.since = Some(now);
+            }
         }
     }
 
