@@ -12,7 +12,7 @@ use mcp_kernel::wire::types::{
     TextResourceContents,
 };
 use mcp_kernel::{
-    Capabilities, GetPrompt, LogLevel, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource,
+    Listing, GetPrompt, LogLevel, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource,
     ReaderError, ResourceSpec, ResourceTemplateSpec, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::{Value, json};
@@ -55,8 +55,8 @@ fn tool(name: &str, description: &str) -> ToolSpec {
 }
 
 /// What the harness offers. `test_simple_text` is listed first (the suite calls `tools[0]`).
-pub fn capabilities() -> Capabilities {
-    Capabilities {
+pub fn capabilities() -> Listing {
+    Listing {
         tools: vec![
             tool("test_simple_text", "Returns a simple text response."),
             tool("test_image_content", "Returns an image."),
@@ -138,12 +138,12 @@ fn embedded(uri: &str, mime_type: &str, body: &str) -> ContentBlock {
 /// The tools.
 pub async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
     if call.name.starts_with("test_input_required_result_") {
-        return Ok(round_trip(&call.name, &call.input.unwrap_or_default()));
+        return Ok(round_trip(&call.name, &call.context.retry_input().cloned().unwrap_or_default()));
     }
     if &*call.name == "test_tool_with_progress" {
         // Sent only when the request carried a progressToken (MCP S-52); otherwise free and silent.
         for step in [0.0, 50.0, 100.0] {
-            call.context.report_progress(step, Some(100.0), None);
+            call.context.progress().report(step, Some(100.0), None);
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
         return Ok(ToolOutput::content(vec![text("Progress reported: 0, 50, 100 of 100.")]));
@@ -234,7 +234,7 @@ pub async fn get_prompt(request: GetPrompt) -> Result<PromptOutput, ReaderError>
             user(text("Please analyze the image above.")),
         ],
         "test_input_required_result_prompt" => {
-            let input = request.input.unwrap_or_default();
+            let input = request.context.retry_input().cloned().unwrap_or_default();
             let Some(context) = field(&input, "user_context", "context") else {
                 let schema = form("context", "string");
                 let ask = InputRequired::new().elicit(

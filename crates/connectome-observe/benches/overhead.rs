@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use connectome_observe::{Collector, DispatchEvent, DispatchObserver, DispatchOutcome};
 use criterion::{Criterion, black_box};
 use futures_util::FutureExt;
-use mcp_kernel_router::{Capabilities, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::json;
 
 const MODERN_CALL: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"echo","arguments":{"message":"hello"}}}"#;
@@ -29,7 +29,7 @@ const DEFAULT_CEILING_NS: u64 = 1_500;
 
 fn server(collector: Option<&Collector>) -> Server {
     let schema = json!({"type":"object","properties":{"message":{"type":"string"}},"required":["message"],"additionalProperties":false});
-    let builder = Server::builder(Capabilities {
+    let builder = Server::builder(Listing {
         tools: vec![ToolSpec::new("echo", Mode::ReadOnly).input_schema(schema)],
         ..Default::default()
     })

@@ -6,7 +6,7 @@
 //! cursor decodes to re-encodes to a cursor that decodes to the same key; paging from the start with any
 //! page size visits every item once, in order, in a bounded number of pages.
 
-use mcp_kernel_router::cursor::{CursorError, CursorKind, decode, encode, page};
+use mcp_kernel_router::fuzzing::{CursorError, CursorKind, decode, encode, page};
 
 const KINDS: [CursorKind; 3] = [CursorKind::Resources, CursorKind::ResourceTemplates, CursorKind::Prompts];
 

@@ -5,14 +5,14 @@ use mcp_kernel_router::wire::types::{
     ContentBlock, PromptMessage, ResourceContents, Role, TextResourceContents,
 };
 use mcp_kernel_router::{
-    Capabilities, GetPrompt, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
+    Listing, GetPrompt, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
     ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::json;
 
 /// The fixture catalog.
-fn catalog() -> Capabilities {
-    Capabilities {
+fn catalog() -> Listing {
+    Listing {
         tools: vec![
             ToolSpec::new("echo", Mode::ReadOnly).input_schema(json!({
                 "type": "object",

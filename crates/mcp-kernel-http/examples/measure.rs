@@ -25,7 +25,7 @@ use http::{Request, Response};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use mcp_kernel_http::{AllowedOrigins, MAX_BODY_BYTES, McpHttp, McpService, ResponseBody};
-use mcp_kernel_router::{Capabilities, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -66,13 +66,13 @@ impl Gate {
 }
 
 fn server(gate: Arc<Gate>) -> Server {
-    let catalog = Capabilities {
+    let catalog = Listing {
         tools: vec![ToolSpec::new("hold", Mode::ReadOnly).input_schema(json!({
             "type": "object",
             "properties": {"message": {"type": "string"}},
             "required": ["message"]
         }))],
-        ..Capabilities::default()
+        ..Listing::default()
     };
     Server::builder(catalog)
         .dispatch(move |call: ToolCall| {

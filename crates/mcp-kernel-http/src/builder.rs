@@ -3,7 +3,7 @@
 //!
 //! ```
 //! use mcp_kernel_http::{AllowedOrigins, McpHttp};
-//! # let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Capabilities::default()).build().unwrap();
+//! # let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Listing::default()).build().unwrap();
 //! let service = McpHttp::builder(server)
 //!     .allowed_origins(AllowedOrigins::list(["http://localhost:4000"]))
 //!     .authorize(|_parts| Ok(()))
@@ -15,7 +15,7 @@
 //!
 //! ```compile_fail
 //! use mcp_kernel_http::{AllowedOrigins, McpHttp};
-//! # let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Capabilities::default()).build().unwrap();
+//! # let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Listing::default()).build().unwrap();
 //! let service = McpHttp::builder(server).allowed_origins(AllowedOrigins::any()).build();
 //! ```
 //!
@@ -23,7 +23,7 @@
 //!
 //! ```compile_fail
 //! use mcp_kernel_http::McpHttp;
-//! # let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Capabilities::default()).build().unwrap();
+//! # let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Listing::default()).build().unwrap();
 //! let service = McpHttp::builder(server).authorize(|_| Ok(())).build();
 //! ```
 

@@ -354,7 +354,7 @@ mod tests {
     use super::*;
 
     use http::{HeaderName, HeaderValue};
-    use mcp_kernel_router::{Capabilities, Mode, ToolCall, ToolError, ToolOutput, ToolSpec};
+    use mcp_kernel_router::{Listing, Mode, ToolCall, ToolError, ToolOutput, ToolSpec};
     use mcp_kernel_wire::code;
     use serde_json::json;
     use std::sync::{Arc, Mutex};
@@ -373,7 +373,7 @@ mod tests {
 
     /// A server listing `tools`, optionally keeping header-annotation faults for HTTP to refuse.
     fn build(tools: Vec<ToolSpec>, defer: bool) -> Server {
-        Server::builder(Capabilities { tools, ..Capabilities::default() })
+        Server::builder(Listing { tools, ..Listing::default() })
             .dispatch(|_: ToolCall| async move { Ok::<_, ToolError>(ToolOutput::text("ok")) })
             .defer_header_annotation_faults(defer)
             .build()

@@ -10,7 +10,7 @@ use http::header::CONTENT_TYPE;
 use serde_json::{Value, json};
 
 use mcp_kernel_http::{LegacyClients, McpHttp};
-use mcp_kernel_router::{Capabilities, LogLevel, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use mcp_kernel_router::{Listing, LogLevel, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use support::*;
 
 const MESSAGES: [&str; 3] = ["Tool execution started", "Tool processing data", "Tool execution completed"];
@@ -25,7 +25,7 @@ async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
 
 async fn start_logging() -> Running {
     let catalog =
-        Capabilities { tools: vec![ToolSpec::new("logs", Mode::ReadOnly)], ..Capabilities::default() };
+        Listing { tools: vec![ToolSpec::new("logs", Mode::ReadOnly)], ..Listing::default() };
     let server: Server = Server::builder(catalog)
         .dispatch(dispatch)
         .log_notifications(LogLevel::Debug)

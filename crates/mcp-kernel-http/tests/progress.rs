@@ -14,7 +14,7 @@ use tokio::net::TcpStream;
 
 use mcp_kernel_http::{LegacyClients, McpHttp};
 use mcp_kernel_router::{
-    Capabilities, DispatchEvent, DispatchObserver, DispatchOutcome, MAX_PROGRESS_TOKEN_BYTES, Mode, Server,
+    Listing, DispatchEvent, DispatchObserver, DispatchOutcome, MAX_PROGRESS_TOKEN_BYTES, Mode, Server,
     ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use support::*;
@@ -62,20 +62,20 @@ async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
     }
     let _flag = DropFlag(call.name.to_string());
     if call.name.starts_with("hang") {
-        call.context.report_progress(1.0, None, None);
+        call.context.progress().report(1.0, None, None);
     }
     std::future::pending::<()>().await;
     Ok(ToolOutput::text("never"))
 }
 
 fn progress_server() -> Server {
-    let catalog = Capabilities {
+    let catalog = Listing {
         tools: ["count", "quiet"]
             .into_iter()
             .chain(NEVER_ANSWER)
             .map(|name| ToolSpec::new(name, Mode::ReadOnly))
             .collect(),
-        ..Capabilities::default()
+        ..Listing::default()
     };
     Server::builder(catalog).dispatch(dispatch).observe_dispatch(Recorder).build().expect("builds")
 }

@@ -5,7 +5,7 @@
 
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use futures_util::FutureExt;
-use mcp_kernel_router::{Capabilities, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::json;
 
 fn echo_schema() -> serde_json::Value {
@@ -13,7 +13,7 @@ fn echo_schema() -> serde_json::Value {
 }
 
 fn server() -> Server {
-    Server::builder(Capabilities {
+    Server::builder(Listing {
         tools: vec![ToolSpec::new("echo", Mode::ReadOnly).input_schema(echo_schema())],
         ..Default::default()
     })
@@ -63,7 +63,7 @@ fn bench_validator(c: &mut Criterion) {
 }
 
 fn bench_cursor(c: &mut Criterion) {
-    use mcp_kernel_router::cursor::{CursorKind, decode, encode, page};
+    use mcp_kernel_router::fuzzing::{CursorKind, decode, encode, page};
     let keys: Vec<String> = (0..10_000).map(|i| format!("test://resource/{i:05}")).collect();
     let cursor = encode(CursorKind::Resources, &keys[5_000]);
     c.bench_function("cursor/encode", |b| b.iter(|| encode(CursorKind::Resources, black_box(&keys[5_000]))));

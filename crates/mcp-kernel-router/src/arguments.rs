@@ -27,6 +27,11 @@ impl Arguments {
         Self { entries }
     }
 
+    /// Arguments built by hand, for testing host code (the package builds them from a validated call).
+    pub fn from_map(map: Map<String, Value>) -> Self {
+        Self { entries: map.into_iter().map(|(k, v)| (Arc::from(k), v)).collect() }
+    }
+
     /// The value of a declared key, if the caller sent it.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.entries.iter().find(|(k, _)| k.as_ref() == key).map(|(_, v)| v)

@@ -18,16 +18,18 @@ use crate::observe::DispatchObserver;
 use crate::options::{CacheHints, ServerOptions};
 use crate::sealer::StateSealer;
 use crate::server::{Parts, Server};
-use crate::snapshot::Snapshot;
-use crate::spec::{Capabilities, Catalog};
+use crate::registry::{Prompts, Resources, Tools};
+use crate::snapshot::{Registered, Snapshot};
+use crate::visibility::Visibility;
+use crate::spec::{Listing, Catalog};
 use crate::state::{Clock, DEFAULT_REQUEST_STATE_TTL, Sealing};
 
 /// A fault in the catalog or the options, found when the server is built.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
-    /// The catalog's `capabilities()` panicked.
-    #[error("the catalog's capabilities() panicked")]
+    /// The catalog's `listing()` panicked.
+    #[error("the catalog's listing() panicked")]
     CatalogPanicked,
     /// Two tools share a name.
     #[error("tool {0}: the name is listed twice")]
@@ -68,6 +70,33 @@ pub enum BuildError {
     /// A tool's input schema does not declare `"type": "object"` at its root, as MCP requires.
     #[error("tool {0}: the input schema's root must declare \"type\": \"object\"")]
     ToolSchemaNotObject(String),
+    /// A tool's output schema cannot be enforced.
+    #[error("tool {tool}: output schema: {error}")]
+    OutputSchema {
+        /// The tool.
+        tool: String,
+        /// Why.
+        error: SchemaError,
+    },
+    /// A tool's output schema does not declare `"type": "object"` at its root.
+    #[error("tool {0}: the output schema's root must declare \"type\": \"object\"")]
+    OutputSchemaNotObject(String),
+    /// A tool's `_meta` or a typed registration's derived schema is not what MCP allows.
+    #[error("tool {tool}: {reason}")]
+    InvalidTool {
+        /// The tool.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
+    /// A typed prompt's derived arguments are not what MCP allows (a field that is not a string).
+    #[error("prompt {prompt}: {reason}")]
+    InvalidPrompt {
+        /// The prompt.
+        prompt: String,
+        /// Why.
+        reason: String,
+    },
     /// A tool's required client capabilities are not a JSON object.
     #[error("tool {0}: required client capabilities must be a ClientCapabilities object")]
     InvalidRequiredCapabilities(String),
@@ -98,7 +127,7 @@ pub enum BuildError {
 
 /// Builds a [`Server`]: `Server::builder(catalog).dispatch(f).build()`.
 pub struct ServerBuilder {
-    capabilities: Result<Capabilities, BuildError>,
+    listing: Result<Listing, BuildError>,
     options: ServerOptions,
     dispatch: Option<Arc<dyn Dispatch>>,
     resources: Option<Arc<dyn ResourceReader>>,
@@ -109,14 +138,16 @@ pub struct ServerBuilder {
     state_ttl: Duration,
     clock: Option<Arc<dyn Clock>>,
     log_level: Option<LogLevel>,
+    visibility: Option<Arc<dyn Visibility>>,
+    registered: Registered,
 }
 
 impl ServerBuilder {
     pub(crate) fn new<C: Catalog>(catalog: C) -> Self {
-        let capabilities = std::panic::catch_unwind(AssertUnwindSafe(|| catalog.capabilities()))
+        let listing = std::panic::catch_unwind(AssertUnwindSafe(|| catalog.listing()))
             .map_err(|_| BuildError::CatalogPanicked);
         Self {
-            capabilities,
+            listing,
             options: ServerOptions::default(),
             dispatch: None,
             resources: None,
@@ -127,7 +158,37 @@ impl ServerBuilder {
             state_ttl: DEFAULT_REQUEST_STATE_TTL,
             clock: None,
             log_level: None,
+            visibility: None,
+            registered: Registered::default(),
         }
+    }
+
+    /// Adds typed tools: each is listed after the catalog's tools and served by its own handler (no
+    /// dispatch function is needed for them).
+    pub fn tools(mut self, tools: Tools) -> Self {
+        self.registered.tools.extend(tools.into_entries());
+        self
+    }
+
+    /// Adds typed resources and templates, each read by its own reader.
+    pub fn resources(mut self, resources: Resources) -> Self {
+        self.registered.resources.extend(resources.into_entries());
+        self
+    }
+
+    /// Adds typed prompts, each rendered by its own function.
+    pub fn prompts(mut self, prompts: Prompts) -> Self {
+        let (entries, faults) = prompts.into_parts();
+        self.registered.prompts.extend(entries);
+        self.registered.faults.extend(faults);
+        self
+    }
+
+    /// Filters the lists per request (per principal): see [`Visibility`]. A hidden item is answered
+    /// as one that is not listed.
+    pub fn visibility(mut self, filter: impl Visibility) -> Self {
+        self.visibility = Some(Arc::new(filter));
+        self
     }
 
     /// The host's tool dispatch (required when tools are listed).
@@ -199,6 +260,18 @@ impl ServerBuilder {
         self
     }
 
+    /// The version advertised in `serverInfo` (default this package's version, [`crate::PACKAGE_VERSION`]).
+    pub fn server_version(mut self, version: impl Into<String>) -> Self {
+        self.options.server_version = version.into();
+        self
+    }
+
+    /// Name and version together: `.server_info(mcp_kernel_router::host_identity!())` advertises the
+    /// host crate's own `CARGO_PKG_NAME` and `CARGO_PKG_VERSION`.
+    pub fn server_info(self, identity: crate::HostIdentity) -> Self {
+        self.server_name(identity.name).server_version(identity.version)
+    }
+
     /// The served revisions in advertising order (default both, newest first).
     pub fn supported_versions(mut self, versions: impl IntoIterator<Item = ProtocolVersion>) -> Self {
         self.options.supported_versions = versions.into_iter().collect();
@@ -241,18 +314,21 @@ impl ServerBuilder {
 
     /// Checks the catalog and options and compiles the snapshot.
     pub fn build(self) -> Result<Server, BuildError> {
-        let capabilities = self.capabilities?;
+        let listing = self.listing?;
+        if let Some(fault) = self.registered.faults.first() {
+            return Err(fault.clone());
+        }
         check_versions(&self.options.supported_versions)?;
-        if !capabilities.tools.is_empty() && self.dispatch.is_none() {
+        if !listing.tools.is_empty() && self.dispatch.is_none() {
             return Err(BuildError::MissingDispatch);
         }
-        if !capabilities.resources.is_empty() && self.resources.is_none() {
+        if !listing.resources.is_empty() && self.resources.is_none() {
             return Err(BuildError::MissingResourceReader);
         }
-        if !capabilities.prompts.is_empty() && self.prompts.is_none() {
+        if !listing.prompts.is_empty() && self.prompts.is_none() {
             return Err(BuildError::MissingPromptReader);
         }
-        let snapshot = Snapshot::compile(capabilities, self.options.defer_header_faults)?;
+        let snapshot = Snapshot::compile(listing, self.registered, self.options.defer_header_faults)?;
         let sealing = self.sealer.map(|sealer| Sealing {
             sealer,
             ttl: self.state_ttl,
@@ -266,6 +342,7 @@ impl ServerBuilder {
             observer: self.observer,
             sealing,
             log_level: self.log_level,
+            visibility: self.visibility,
         };
         Ok(Server::from_parts(snapshot, self.options, parts))
     }
@@ -295,6 +372,16 @@ pub(crate) fn compile_tool_schema(
         mcp_kernel_schema::compile(schema)
     };
     compiled.map_err(|error| BuildError::ToolSchema { tool: tool.to_owned(), error })
+}
+
+/// Compiles a tool's output schema, naming the tool in any fault; its root must be an object schema
+/// (`2025-11-25` allows nothing else, and one catalog serves both revisions).
+pub(crate) fn compile_output_schema(tool: &str, schema: &serde_json::Value) -> Result<CompiledSchema, BuildError> {
+    if schema.get("type").and_then(serde_json::Value::as_str) != Some("object") {
+        return Err(BuildError::OutputSchemaNotObject(tool.to_owned()));
+    }
+    mcp_kernel_schema::compile(schema)
+        .map_err(|error| BuildError::OutputSchema { tool: tool.to_owned(), error })
 }
 
 /// Compiles a prompt's argument schema, refusing repeated argument names.

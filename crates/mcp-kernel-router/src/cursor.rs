@@ -101,6 +101,27 @@ pub fn page<'a, T>(
     (items, next)
 }
 
+/// Like [`page`], over only the items `shown` admits: a page holds up to `page_size` shown items,
+/// and a next cursor is given only when a shown item follows.
+pub(crate) fn page_where<'a, T>(
+    sorted: &'a [T],
+    key_of: impl Fn(&T) -> &str,
+    shown: impl Fn(&T) -> bool,
+    kind: CursorKind,
+    after: Option<&str>,
+    page_size: usize,
+) -> (Vec<&'a T>, Option<String>) {
+    let start = match after {
+        None => 0,
+        Some(after) => sorted.partition_point(|item| key_of(item) <= after),
+    };
+    let mut visible = sorted.get(start..).unwrap_or_default().iter().filter(|item| shown(item));
+    let items: Vec<&T> = visible.by_ref().take(page_size).collect();
+    let more = visible.next().is_some();
+    let next = if more { items.last().map(|last| encode(kind, key_of(last))) } else { None };
+    (items, next)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +153,19 @@ mod tests {
     #[test]
     fn empty_cursor_names_the_start() {
         assert_eq!(decode(CursorKind::Prompts, ""), Ok(None));
+    }
+
+    #[test]
+    fn filtered_pages_hold_only_shown_items_and_end_at_the_last_shown() {
+        let items = ["a", "b", "c", "d", "e"];
+        let odd = |s: &&str| *s != "b" && *s != "d";
+        let (p1, next) = page_where(&items, |s| s, odd, CursorKind::Prompts, None, 2);
+        assert_eq!(p1, [&"a", &"c"]);
+        let after = decode(CursorKind::Prompts, &next.unwrap()).unwrap();
+        let (p2, next) = page_where(&items, |s| s, odd, CursorKind::Prompts, after.as_deref(), 2);
+        assert_eq!((p2, next), (vec![&"e"], None));
+        let (p, next) = page_where(&items, |s| s, |s: &&str| *s == "a", CursorKind::Prompts, None, 1);
+        assert_eq!((p, next), (vec![&"a"], None), "no cursor when nothing shown follows");
     }
 
     #[test]

@@ -16,9 +16,11 @@ use mcp_kernel_wire::ProtocolVersion;
 use mcp_kernel_wire::types::{ContentBlock, PromptMessage, ResourceContents};
 
 use crate::arguments::Arguments;
+use crate::extensions::Extensions;
 use crate::input::{InputRequired, RetryInput};
 use crate::log::{LogLevel, Logger};
 use crate::progress::Progress;
+use crate::template::TemplateMatch;
 
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -40,13 +42,17 @@ impl Era {
 }
 
 /// What the package knows about the request being served, handed to the host.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RequestContext {
     /// The request's era.
     pub era: Era,
     /// The client capabilities the request declared (`_meta` `clientCapabilities`); `None` when bare.
     pub client_capabilities: Option<Arc<Value>>,
+    /// What the transport attached: the caller's principal, above all (see [`Extensions`]).
+    pub(crate) extensions: Extensions,
+    /// A retry's verified input responses and state (only with a request-state sealer, `2026-07-28`).
+    pub(crate) retry: Option<Arc<RetryInput>>,
     /// The request's progress reporter (inert unless it carried `_meta.progressToken`).
     pub(crate) progress: Progress,
     /// The request's logger (inert unless log notifications may reach this request).
@@ -56,18 +62,43 @@ pub struct RequestContext {
 impl RequestContext {
     /// A context for a request with the given era and declared client capabilities.
     pub fn new(era: Era, client_capabilities: Option<Arc<Value>>) -> Self {
-        Self { era, client_capabilities, progress: Progress::default(), log: Logger::default() }
+        Self {
+            era,
+            client_capabilities,
+            extensions: Extensions::new(),
+            retry: None,
+            progress: Progress::default(),
+            log: Logger::default(),
+        }
+    }
+
+    /// The same context carrying `extensions` (for tests of host code; the transports set them).
+    pub fn with_extensions(mut self, extensions: Extensions) -> Self {
+        self.extensions = extensions;
+        self
+    }
+
+    /// What the transport attached to this request: `authorize`'s principal over HTTP, the value given
+    /// to the stdio transport, anything a [`crate::Inbound`] carried.
+    pub fn extensions(&self) -> &Extensions {
+        &self.extensions
+    }
+
+    /// The caller's principal of type `P`, if the transport attached one (`extensions().get::<P>()`).
+    pub fn principal<P: Send + Sync + 'static>(&self) -> Option<&P> {
+        self.extensions.get::<P>()
+    }
+
+    /// A retry's verified input responses and state: present only on a retry of a request answered
+    /// "input required" (needs a request-state sealer and `2026-07-28`).
+    pub fn retry_input(&self) -> Option<&RetryInput> {
+        self.retry.as_deref()
     }
 
     /// The request's progress reporter: inert (free, sends nothing) unless the request carried
     /// `_meta.progressToken` and the transport delivers notifications.
     pub fn progress(&self) -> &Progress {
         &self.progress
-    }
-
-    /// Reports progress on this request (see [`Progress::report`]).
-    pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        self.progress.report(progress, total, message);
     }
 
     /// Sends `notifications/message {level, logger?, data}` on this request's stream — only when the
@@ -80,7 +111,7 @@ impl RequestContext {
     }
 
     /// Whether [`RequestContext::log`] at `level` would send now (to skip building costly data).
-    pub fn logs(&self, level: LogLevel) -> bool {
+    pub fn log_enabled(&self, level: LogLevel) -> bool {
         self.log.enabled(level)
     }
 }
@@ -95,8 +126,13 @@ pub struct ToolCall {
     pub arguments: Arguments,
     /// The request's context.
     pub context: RequestContext,
-    /// A retry's verified input responses and state (only with a request-state sealer, `2026-07-28`).
-    pub input: Option<RetryInput>,
+}
+
+impl ToolCall {
+    /// A call built by hand, for testing a dispatch function without a server.
+    pub fn new(name: impl Into<Arc<str>>, arguments: Arguments, context: RequestContext) -> Self {
+        Self { name: name.into(), arguments, context }
+    }
 }
 
 /// What a successful tool returns.
@@ -234,10 +270,22 @@ pub struct PromptOutput {
 pub struct ReadResource {
     /// The uri to read.
     pub uri: String,
+    /// The template the uri matched, with its variables.
+    pub(crate) template: Option<TemplateMatch>,
     /// The request's context.
     pub context: RequestContext,
-    /// A retry's verified input responses and state (only with a request-state sealer, `2026-07-28`).
-    pub input: Option<RetryInput>,
+}
+
+impl ReadResource {
+    /// A read built by hand, for testing a reader without a server.
+    pub fn new(uri: impl Into<String>, context: RequestContext) -> Self {
+        Self { uri: uri.into(), template: None, context }
+    }
+
+    /// The listed template the uri matched, with its decoded variables (`None` for a listed resource).
+    pub fn template(&self) -> Option<&TemplateMatch> {
+        self.template.as_ref()
+    }
 }
 
 /// One `prompts/get` the package has accepted and validated.
@@ -250,8 +298,13 @@ pub struct GetPrompt {
     pub arguments: Arguments,
     /// The request's context.
     pub context: RequestContext,
-    /// A retry's verified input responses and state (only with a request-state sealer, `2026-07-28`).
-    pub input: Option<RetryInput>,
+}
+
+impl GetPrompt {
+    /// A request built by hand, for testing a prompt reader without a server.
+    pub fn new(name: impl Into<Arc<str>>, arguments: Arguments, context: RequestContext) -> Self {
+        Self { name: name.into(), arguments, context }
+    }
 }
 
 /// The host's tool dispatch.

@@ -1,6 +1,6 @@
 //! The era-aware core of mcp-kernel and the host contract.
 //!
-//! A host describes what it offers ([`Catalog`] → [`Capabilities`]: tools, resources and prompts) and
+//! A host describes what it offers ([`Catalog`] → [`Listing`]: tools, resources and prompts) and
 //! supplies the functions that do the work ([`Dispatch`], [`ResourceReader`], [`PromptReader`], and
 //! optionally a [`Completer`] for `completion/complete`). The [`ServerBuilder`] checks all of it once
 //! and compiles an immutable snapshot; [`Server::handle`] then answers one decoded message at a time,
@@ -18,16 +18,16 @@
 //! This crate does no I/O and depends on no async runtime: it awaits only the host's futures.
 //!
 //! ```
-//! use mcp_kernel_router::{Capabilities, Mode, Server, ToolCall, ToolOutput, ToolError, ToolSpec};
+//! use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolOutput, ToolError, ToolSpec};
 //! use serde_json::json;
 //!
-//! let catalog = Capabilities {
+//! let catalog = Listing {
 //!     tools: vec![ToolSpec::new("echo", Mode::ReadOnly).input_schema(json!({
 //!         "type": "object",
 //!         "properties": {"message": {"type": "string"}},
 //!         "required": ["message"]
 //!     }))],
-//!     ..Capabilities::default()
+//!     ..Listing::default()
 //! };
 //! let server = Server::builder(catalog)
 //!     .dispatch(|call: ToolCall| async move {
@@ -42,25 +42,36 @@
 mod arguments;
 mod builder;
 mod capability;
-pub mod cursor;
+mod cursor;
+mod extensions;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod guard;
 mod host;
+mod inbound;
 mod input;
+mod live;
 mod log;
 mod methods;
 mod observe;
 mod options;
 mod progress;
+mod registry;
 mod responses;
 mod sealer;
 mod server;
 mod snapshot;
 mod spec;
 mod state;
-pub mod template;
+mod template;
+mod visibility;
 
 pub use arguments::Arguments;
 pub use builder::{BuildError, ServerBuilder};
+pub use extensions::Extensions;
+pub use inbound::{Inbound, Revisions};
+pub use live::LiveServer;
 pub use host::{
     BoxFuture, Completer, Completion, CompletionArgument, CompletionRef, CompletionRequest, Dispatch, Era,
     GetPrompt, PromptOutput, PromptReader, ReadResource, ReaderError, RequestContext, ResourceReader,
@@ -69,15 +80,20 @@ pub use host::{
 pub use input::{InputRequired, RetryInput};
 pub use log::LogLevel;
 pub use observe::{DispatchEvent, DispatchObserver, DispatchOutcome};
-pub use options::{CacheHints, DEFAULT_PAGE_SIZE, DEFAULT_SERVER_NAME, PACKAGE_VERSION, ServerOptions};
+pub use options::{
+    CacheHints, DEFAULT_PAGE_SIZE, DEFAULT_SERVER_NAME, HostIdentity, PACKAGE_VERSION, ServerOptions,
+};
 pub use progress::{MAX_PROGRESS_TOKEN_BYTES, NotificationSink, Progress, progress_token};
+pub use registry::{IntoToolOutput, Json, Prompts, Resources, Tools};
 pub use sealer::{HmacSealer, KeyTooShort, StateSealer};
 pub use server::{Control, Handled, Server, ToolHeaders};
 pub use spec::{
-    Capabilities, Catalog, Mode, PromptArgument, PromptSpec, ResourceEntry, ResourceSpec,
+    Listing, Catalog, Mode, PromptArgument, PromptSpec, ResourceEntry, ResourceSpec,
     ResourceTemplateSpec, ToolSpec,
 };
 pub use state::{Clock, DEFAULT_REQUEST_STATE_TTL};
+pub use template::TemplateMatch;
+pub use visibility::{Listed, Visibility};
 
 pub use mcp_kernel_schema as schema;
 pub use mcp_kernel_wire as wire;

@@ -8,7 +8,8 @@ use mcp_kernel_wire::types::CacheScope;
 /// The server name advertised in `serverInfo` unless the host chooses its own.
 pub const DEFAULT_SERVER_NAME: &str = "mcp-kernel";
 
-/// The version advertised in `serverInfo`: this package's version.
+/// This package's version: advertised in `serverInfo` unless the host gives its own
+/// ([`crate::ServerBuilder::server_version`], [`crate::host_identity!`]).
 pub const PACKAGE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The page size of the paginated lists unless the host chooses its own.
@@ -36,6 +37,7 @@ impl Default for CacheHints {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerOptions {
     pub(crate) server_name: String,
+    pub(crate) server_version: String,
     pub(crate) supported_versions: Vec<ProtocolVersion>,
     pub(crate) tools_cache: CacheHints,
     pub(crate) resources_cache: CacheHints,
@@ -48,6 +50,7 @@ impl Default for ServerOptions {
     fn default() -> Self {
         Self {
             server_name: DEFAULT_SERVER_NAME.to_owned(),
+            server_version: PACKAGE_VERSION.to_owned(),
             supported_versions: ProtocolVersion::ALL.to_vec(),
             tools_cache: CacheHints::default(),
             resources_cache: CacheHints::default(),
@@ -64,6 +67,11 @@ impl ServerOptions {
         &self.server_name
     }
 
+    /// The advertised server version.
+    pub fn server_version(&self) -> &str {
+        &self.server_version
+    }
+
     /// The served revisions, in advertising order.
     pub fn supported_versions(&self) -> &[ProtocolVersion] {
         &self.supported_versions
@@ -73,4 +81,30 @@ impl ServerOptions {
     pub fn page_size(&self) -> usize {
         self.page_size.get()
     }
+}
+
+/// A host's name and version for `serverInfo`; [`crate::host_identity!`] reads them from the host
+/// crate's manifest at the host's compile time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostIdentity {
+    /// The advertised name.
+    pub name: String,
+    /// The advertised version.
+    pub version: String,
+}
+
+impl HostIdentity {
+    /// A name and a version.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self { name: name.into(), version: version.into() }
+    }
+}
+
+/// The calling crate's `CARGO_PKG_NAME` and `CARGO_PKG_VERSION` as a [`HostIdentity`], read when the
+/// host compiles: `Server::builder(listing).server_info(host_identity!())`.
+#[macro_export]
+macro_rules! host_identity {
+    () => {
+        $crate::HostIdentity::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
+    };
 }

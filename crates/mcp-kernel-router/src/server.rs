@@ -19,11 +19,13 @@ use crate::builder::ServerBuilder;
 use crate::host::{Completer, Dispatch, Era, PromptReader, RequestContext, ResourceReader};
 use crate::log::{LogLevel, parse_level, requested_level};
 use crate::observe::DispatchObserver;
-use crate::options::{CacheHints, PACKAGE_VERSION, ServerOptions};
+use crate::inbound::{Inbound, Served};
+use crate::options::{CacheHints, ServerOptions};
 use crate::progress::{CloseOnDrop, NotificationSink, Progress, progress_token};
 use crate::snapshot::Snapshot;
 use crate::spec::Catalog;
 use crate::state::Sealing;
+use crate::visibility::Visibility;
 
 /// The `x-mcp-header` parameters a call to one tool mirrors in HTTP headers.
 #[derive(Debug, Clone, Copy)]
@@ -84,7 +86,6 @@ pub(crate) struct Inner {
     /// `{"io.modelcontextprotocol/serverInfo": server_info}`, built once.
     pub(crate) result_meta: Value,
     pub(crate) capabilities: Value,
-    pub(crate) supported: Vec<String>,
 }
 
 /// The host's functions and opt-ins, as the builder hands them over.
@@ -101,6 +102,8 @@ pub(crate) struct Parts {
     pub(crate) sealing: Option<Sealing>,
     /// The minimum level of log notifications to 2025-11-25 requests; `None` leaves logging off.
     pub(crate) log_level: Option<LogLevel>,
+    /// The host's per-request list filter; `None` shows every item to every request.
+    pub(crate) visibility: Option<Arc<dyn Visibility>>,
 }
 
 /// A built server: the compiled catalog, the host's functions and the options. Cheap to clone.
@@ -144,7 +147,7 @@ impl Server {
     }
 
     fn assemble(snapshot: Arc<Snapshot>, options: ServerOptions, parts: Parts) -> Self {
-        let server_info = json!({"name": options.server_name, "version": PACKAGE_VERSION});
+        let server_info = json!({"name": options.server_name, "version": options.server_version});
         let mut capabilities = json!({
             "tools": {"listChanged": false},
             "resources": {"listChanged": false, "subscribe": false},
@@ -156,7 +159,6 @@ impl Server {
         if parts.log_level.is_some() {
             capabilities["logging"] = json!({});
         }
-        let supported = options.supported_versions.iter().map(|v| v.as_str().to_owned()).collect();
         let result_meta = json!({ META_SERVER_INFO: server_info.clone() });
         Self {
             inner: Arc::new(Inner {
@@ -166,9 +168,13 @@ impl Server {
                 server_info,
                 result_meta,
                 capabilities,
-                supported,
             }),
         }
+    }
+
+    /// The revisions a message handled with `inbound` may be served in.
+    fn served(&self, inbound: &Inbound) -> Served<'_> {
+        Served { all: &self.inner.options.supported_versions, only: inbound.revisions }
     }
 
     /// The options this server was built with.
@@ -187,6 +193,21 @@ impl Server {
         }
     }
 
+    /// What a transport must mirror for a call to `tool` by the caller `extensions` describe: a tool
+    /// the host's [`crate::Visibility`] filter hides from them is [`ToolHeaders::UnknownTool`], so a
+    /// hidden tool is refused exactly as one that is not listed, headers included. The filter sees a
+    /// `2026-07-28` context with the extensions and no client capabilities.
+    pub fn tool_headers_for(&self, tool: &str, extensions: &crate::Extensions) -> ToolHeaders<'_> {
+        if let Some(filter) = self.inner.parts.visibility.as_deref() {
+            let era = Era::Declared(ProtocolVersion::V2026_07_28);
+            let context = RequestContext::new(era, None).with_extensions(extensions.clone());
+            if !crate::visibility::shown(Some(filter), crate::Listed::Tool(tool), &context) {
+                return ToolHeaders::UnknownTool;
+            }
+        }
+        self.tool_headers(tool)
+    }
+
     /// The same server serving only `versions` (the catalog and the host's functions are shared).
     ///
     /// The HTTP transport serves `2026-07-28` alone, so that `server/discover` advertises only it.
@@ -202,7 +223,7 @@ impl Server {
 
     /// Handles one decoded message and returns at most one response.
     pub async fn handle(&self, message: Value) -> Handled {
-        self.handle_inner(message, None).await
+        self.handle_inbound(message, Inbound::new()).await
     }
 
     /// Handles one message like [`Server::handle`], delivering the request's `notifications/progress`
@@ -210,10 +231,15 @@ impl Server {
     /// and its `notifications/message` when it may receive them ([`Server::may_notify`]).
     /// Every notification is handed to `sink` before this returns; none after.
     pub async fn handle_with_notifications(&self, message: Value, sink: NotificationSink) -> Handled {
-        self.handle_inner(message, Some(sink)).await
+        self.handle_inbound(message, Inbound::new().notifications(sink)).await
     }
 
-    async fn handle_inner(&self, message: Value, sink: Option<NotificationSink>) -> Handled {
+    /// Handles one message with what the transport attached: the request's extensions (the caller's
+    /// principal, which reaches the host in [`RequestContext::extensions`]), a notification sink, and
+    /// the revisions this transport serves.
+    pub async fn handle_inbound(&self, message: Value, inbound: Inbound) -> Handled {
+        let served = self.served(&inbound);
+        let Inbound { extensions, sink, .. } = inbound;
         let mut message = match message {
             Value::Object(map) => map,
             Value::Array(_) => return Handled::reply(Response::error(Value::Null, ErrorObject::batch())),
@@ -250,14 +276,15 @@ impl Server {
         let log_level = if logs { requested_level(params.as_ref()) } else { None };
         match method.as_str() {
             "server/discover" => {
-                return Handled::reply(Response::error_or_result(id, self.discover(params.as_mut())));
+                return Handled::reply(Response::error_or_result(id, self.discover(served, params.as_mut())));
             }
             "initialize" => {
-                return Handled::reply(Response::error_or_result(id, self.initialize(params.as_ref())));
+                let answer = self.initialize(served, params.as_ref());
+                return Handled::reply(Response::error_or_result(id, answer));
             }
             _ => {}
         }
-        let (era, client_capabilities) = match self.settle_era(&method, params.as_mut()) {
+        let (era, client_capabilities) = match self.settle_era(served, &method, params.as_mut()) {
             Ok(settled) => settled,
             Err(error) => return Handled::reply(Response::error(id, error)),
         };
@@ -276,6 +303,7 @@ impl Server {
             ));
         }
         let mut context = RequestContext::new(era, client_capabilities);
+        context.extensions = extensions;
         context.progress = progress.clone();
         context.log = self.logger(sink.as_ref(), era.is_modern(), log_level);
         // Closed when answered or dropped (cancelled): no notification ever follows the response.
@@ -298,13 +326,9 @@ impl Server {
         Handled::silent()
     }
 
-    fn serves(&self, modern: bool) -> bool {
-        self.inner.options.supported_versions.iter().any(|v| v.is_modern() == modern)
-    }
-
     /// A request that declares no revision: legacy-shaped where 2025-11-25 is served, else malformed.
-    fn undeclared(&self) -> Result<(Era, Option<Arc<Value>>), ErrorObject> {
-        if self.serves(false) {
+    fn undeclared(served: Served<'_>) -> Result<(Era, Option<Arc<Value>>), ErrorObject> {
+        if served.serves(false) {
             Ok((Era::Bare, None))
         } else {
             Err(ErrorObject::invalid_params(
@@ -316,6 +340,7 @@ impl Server {
     /// Reads `params._meta`: its protocol version settles the era (B-3.6 to B-3.8).
     fn settle_era(
         &self,
+        served: Served<'_>,
         method: &str,
         params: Option<&mut Value>,
     ) -> Result<(Era, Option<Arc<Value>>), ErrorObject> {
@@ -323,14 +348,14 @@ impl Server {
             Some(Value::Object(params)) => params.remove("_meta"),
             _ => None,
         };
-        let Some(meta) = meta else { return self.undeclared() };
+        let Some(meta) = meta else { return Self::undeclared(served) };
         let Value::Object(meta) = meta else {
             return Err(ErrorObject::invalid_params("params._meta must be an object"));
         };
         let Some(requested) = meta.get(META_PROTOCOL_VERSION) else {
             // A 2025-11-25 request may carry a `_meta` of its own (a progress token): it is undeclared,
             // unless it carries client capabilities, which only 2026-07-28 sends there.
-            if !meta.contains_key(META_CLIENT_CAPABILITIES) && self.serves(false) {
+            if !meta.contains_key(META_CLIENT_CAPABILITIES) && served.serves(false) {
                 return Ok((Era::Bare, None));
             }
             return Err(ErrorObject::invalid_params(
@@ -342,10 +367,9 @@ impl Server {
                 "params._meta io.modelcontextprotocol/protocolVersion must be a string",
             ));
         };
-        let version =
-            ProtocolVersion::parse(text).filter(|v| self.inner.options.supported_versions.contains(v));
+        let version = ProtocolVersion::parse(text).filter(|v| served.admits(*v));
         let Some(version) = version else {
-            return Err(self.unsupported_version(Value::from(text)));
+            return Err(Self::unsupported_version(served, Value::from(text)));
         };
         let capabilities = meta.get(META_CLIENT_CAPABILITIES);
         if version.is_modern() {
@@ -379,12 +403,12 @@ impl Server {
 
     async fn route(&self, request: Request<'_>) -> Answer {
         match request.method {
-            "tools/list" => Ok(self.list_tools()),
+            "tools/list" => Ok(self.list_tools(&request.context)),
             "tools/call" => self.call_tool(request).await,
-            "resources/list" => self.list_resources(request.params.as_ref()),
-            "resources/templates/list" => self.list_templates(request.params.as_ref()),
+            "resources/list" => self.list_resources(request.params.as_ref(), &request.context),
+            "resources/templates/list" => self.list_templates(request.params.as_ref(), &request.context),
             "resources/read" => self.read_resource(request).await,
-            "prompts/list" => self.list_prompts(request.params.as_ref()),
+            "prompts/list" => self.list_prompts(request.params.as_ref(), &request.context),
             "prompts/get" => self.get_prompt(request).await,
             "completion/complete" if self.inner.parts.completer.is_some() => self.complete(request).await,
             "logging/setLevel"
@@ -417,9 +441,9 @@ impl Server {
     }
 
     /// -32022 naming the served revisions.
-    pub(crate) fn unsupported_version(&self, requested: Value) -> ErrorObject {
+    fn unsupported_version(served: Served<'_>, requested: Value) -> ErrorObject {
         ErrorObject::unsupported_version(mcp_kernel_wire::error::UnsupportedVersionData {
-            supported: self.inner.supported.clone(),
+            supported: served.names(),
             requested,
         })
     }
@@ -427,30 +451,30 @@ impl Server {
     /// `server/discover`: the full, decorated result. A probe without `_meta` is answered whatever its
     /// era; a `_meta` that is present is checked like any request's. A server that does not serve
     /// 2026-07-28 does not implement the method, so a probing client falls back to `initialize`.
-    fn discover(&self, params: Option<&mut Value>) -> Answer {
-        if !self.serves(true) {
+    fn discover(&self, served: Served<'_>, params: Option<&mut Value>) -> Answer {
+        if !served.serves(true) {
             return Err(ErrorObject::method_not_found());
         }
         if params.as_ref().is_some_and(|p| p.get("_meta").is_some()) {
-            self.settle_era("server/discover", params)?;
+            self.settle_era(served, "server/discover", params)?;
         }
         let mut result = Map::new();
-        result.insert("supportedVersions".into(), json!(self.inner.supported));
+        result.insert("supportedVersions".into(), json!(served.names()));
         result.insert("capabilities".into(), self.inner.capabilities.clone());
         cache_fields(&mut result, CacheHints::default());
         Ok(self.modernise(Value::Object(result)))
     }
 
     /// `initialize`, the legacy opener: never decorated.
-    fn initialize(&self, params: Option<&Value>) -> Answer {
+    fn initialize(&self, served: Served<'_>, params: Option<&Value>) -> Answer {
         let requested = params.and_then(|p| p.get("protocolVersion")).cloned();
-        let served_legacy = self.inner.options.supported_versions.iter().copied().find(|v| !v.is_modern());
+        let served_legacy = served.iter().find(|v| !v.is_modern());
         let Some(legacy) = served_legacy else {
             // A modern-only server names what it serves in its answer to `initialize` (S-7).
             return Err(match requested {
-                Some(Value::String(text)) => self.unsupported_version(Value::String(text)),
+                Some(Value::String(text)) => Self::unsupported_version(served, Value::String(text)),
                 _ => ErrorObject::invalid_params("initialize requires a string protocolVersion")
-                    .with_data(json!({"supported": self.inner.supported})),
+                    .with_data(json!({"supported": served.names()})),
             });
         };
         // 2025-11-25 negotiation: echo a supported legacy revision, otherwise offer ours.
@@ -458,7 +482,7 @@ impl Server {
             .as_ref()
             .and_then(Value::as_str)
             .and_then(ProtocolVersion::parse)
-            .filter(|v| !v.is_modern() && self.inner.options.supported_versions.contains(v))
+            .filter(|v| !v.is_modern() && served.admits(*v))
             .unwrap_or(legacy);
         Ok(json!({
             "protocolVersion": agreed.as_str(),

@@ -8,33 +8,50 @@ use serde_json::Value;
 
 use mcp_kernel_schema::CompiledSchema;
 use mcp_kernel_wire::types::{
-    Prompt, PromptArgument as WirePromptArgument, Resource, ResourceTemplate, Tool, ToolAnnotations,
+    Prompt, PromptArgument as WirePromptArgument, Resource, ResourceTemplate, Tool,
 };
 
-use crate::builder::{BuildError, compile_prompt_schema, compile_tool_schema};
-use crate::spec::{
-    Capabilities, Mode, PromptSpec, ResourceEntry, ResourceSpec, ResourceTemplateSpec, ToolSpec,
-};
-use crate::template::UriTemplate;
+use crate::builder::{BuildError, compile_output_schema, compile_prompt_schema, compile_tool_schema};
+use crate::host::{Dispatch, PromptReader, ResourceReader};
+use crate::spec::{Listing, PromptSpec, ResourceEntry, ResourceSpec, ResourceTemplateSpec, ToolSpec};
+use crate::template::{TemplateMatch, UriTemplate};
+
+/// The items a host registered with their own handlers (`Tools`, `Resources`, `Prompts`).
+#[derive(Default)]
+pub(crate) struct Registered {
+    pub(crate) tools: Vec<(ToolSpec, Arc<dyn Dispatch>)>,
+    pub(crate) resources: Vec<(ResourceEntry, Arc<dyn ResourceReader>)>,
+    pub(crate) prompts: Vec<(PromptSpec, Arc<dyn PromptReader>)>,
+    /// Faults a registry found while registering (a derived schema MCP does not allow).
+    pub(crate) faults: Vec<BuildError>,
+}
 
 /// One tool, compiled.
 pub(crate) struct CompiledTool {
     pub(crate) name: Arc<str>,
     pub(crate) schema: CompiledSchema,
+    /// The output schema every `structuredContent` is checked against.
+    pub(crate) output: Option<CompiledSchema>,
     pub(crate) required_capabilities: Option<Value>,
+    /// The tool's own handler (a registered tool); `None`: the host's dispatch function.
+    pub(crate) handler: Option<Arc<dyn Dispatch>>,
 }
 
 /// One listed resource.
 pub(crate) struct CompiledResource {
     pub(crate) uri: String,
     pub(crate) item: Value,
+    /// The resource's own reader; `None`: the host's resource reader.
+    pub(crate) reader: Option<Arc<dyn ResourceReader>>,
 }
 
 /// One listed template with its matcher.
 pub(crate) struct CompiledTemplate {
-    pub(crate) uri_template: String,
+    pub(crate) uri_template: Arc<str>,
     pub(crate) matcher: UriTemplate,
     pub(crate) item: Value,
+    /// The template's own reader; `None`: the host's resource reader.
+    pub(crate) reader: Option<Arc<dyn ResourceReader>>,
 }
 
 /// One listed prompt with its argument schema.
@@ -42,6 +59,16 @@ pub(crate) struct CompiledPrompt {
     pub(crate) name: Arc<str>,
     pub(crate) schema: CompiledSchema,
     pub(crate) item: Value,
+    /// The prompt's own renderer; `None`: the host's prompt reader.
+    pub(crate) reader: Option<Arc<dyn PromptReader>>,
+}
+
+/// Where a `resources/read` uri leads.
+pub(crate) enum Located<'a> {
+    /// A listed resource.
+    Resource(&'a CompiledResource),
+    /// A listed template, with the uri's decoded variables.
+    Template(&'a CompiledTemplate, TemplateMatch),
 }
 
 /// The whole compiled catalog.
@@ -71,23 +98,16 @@ where
 }
 
 fn tool_item(spec: &ToolSpec, schema: &Value) -> Value {
-    let read_only = spec.mode == Mode::ReadOnly;
     encode(&Tool {
         name: spec.name.clone(),
         title: spec.title.clone(),
         description: spec.description.clone(),
         input_schema: schema.clone(),
-        output_schema: None,
-        annotations: Some(ToolAnnotations {
-            title: None,
-            read_only_hint: Some(read_only),
-            destructive_hint: Some(!read_only),
-            idempotent_hint: Some(read_only),
-            open_world_hint: Some(false),
-        }),
+        output_schema: spec.output_schema.clone(),
+        annotations: Some(spec.annotations()),
         icons: non_empty(&spec.icons),
         execution: None,
-        meta: None,
+        meta: spec.meta.clone(),
     })
 }
 
@@ -149,14 +169,34 @@ fn annotations_in_range(annotations: Option<&mcp_kernel_wire::types::Annotations
 }
 
 impl Snapshot {
-    /// Checks and compiles a catalog.
-    pub(crate) fn compile(capabilities: Capabilities, defer_header_faults: bool) -> Result<Self, BuildError> {
-        let Capabilities { tools: tool_specs, resources: entries, prompts: prompt_specs } = capabilities;
+    /// Checks and compiles a catalog: the listing's items first, then the registered ones.
+    pub(crate) fn compile(
+        listing: Listing,
+        registered: Registered,
+        defer_header_faults: bool,
+    ) -> Result<Self, BuildError> {
+        let Listing { tools: listed_tools, resources: listed_entries, prompts: listed_prompts } = listing;
+        let tool_specs: Vec<(ToolSpec, Option<Arc<dyn Dispatch>>)> = listed_tools
+            .into_iter()
+            .map(|spec| (spec, None))
+            .chain(registered.tools.into_iter().map(|(spec, handler)| (spec, Some(handler))))
+            .collect();
+        let entries: Vec<(ResourceEntry, Option<Arc<dyn ResourceReader>>)> = listed_entries
+            .into_iter()
+            .map(|entry| (entry, None))
+            .chain(registered.resources.into_iter().map(|(entry, reader)| (entry, Some(reader))))
+            .collect();
+        let prompt_specs: Vec<(PromptSpec, Option<Arc<dyn PromptReader>>)> = listed_prompts
+            .into_iter()
+            .map(|spec| (spec, None))
+            .chain(registered.prompts.into_iter().map(|(spec, reader)| (spec, Some(reader))))
+            .collect();
 
         let mut tools = Vec::with_capacity(tool_specs.len());
         let mut tool_index = HashMap::with_capacity(tool_specs.len());
         let mut items = Vec::with_capacity(tool_specs.len());
-        for spec in &tool_specs {
+        for (spec, handler) in tool_specs {
+            let spec = &spec;
             let name: Arc<str> = Arc::from(spec.name.as_str());
             if tool_index.insert(Arc::clone(&name), tools.len()).is_some() {
                 return Err(BuildError::DuplicateTool(spec.name.clone()));
@@ -164,6 +204,10 @@ impl Snapshot {
             let default_schema = mcp_kernel_schema::default_input_schema();
             let schema_value = spec.input_schema.as_ref().unwrap_or(&default_schema);
             let schema = compile_tool_schema(&spec.name, schema_value, defer_header_faults)?;
+            let output = match &spec.output_schema {
+                Some(schema) => Some(compile_output_schema(&spec.name, schema)?),
+                None => None,
+            };
             if let Some(caps) = &spec.required_client_capabilities
                 && !caps.is_object()
             {
@@ -173,23 +217,27 @@ impl Snapshot {
             tools.push(CompiledTool {
                 name,
                 schema,
+                output,
                 required_capabilities: spec.required_client_capabilities.clone(),
+                handler,
             });
         }
 
         let mut resources = Vec::new();
         let mut templates = Vec::new();
-        for entry in &entries {
-            match entry {
+        for (entry, reader) in entries {
+            match &entry {
                 ResourceEntry::Resource(spec) if !annotations_in_range(spec.annotations.as_ref()) => {
                     return Err(BuildError::InvalidAnnotations(spec.uri.clone()));
                 }
                 ResourceEntry::Template(spec) if !annotations_in_range(spec.annotations.as_ref()) => {
                     return Err(BuildError::InvalidAnnotations(spec.uri_template.clone()));
                 }
-                ResourceEntry::Resource(spec) => {
-                    resources.push(CompiledResource { uri: spec.uri.clone(), item: resource_item(spec) })
-                }
+                ResourceEntry::Resource(spec) => resources.push(CompiledResource {
+                    uri: spec.uri.clone(),
+                    item: resource_item(spec),
+                    reader,
+                }),
                 ResourceEntry::Template(spec) => {
                     let matcher =
                         UriTemplate::parse(&spec.uri_template).map_err(|e| BuildError::InvalidTemplate {
@@ -197,9 +245,10 @@ impl Snapshot {
                             reason: e.to_string(),
                         })?;
                     templates.push(CompiledTemplate {
-                        uri_template: spec.uri_template.clone(),
+                        uri_template: Arc::from(spec.uri_template.as_str()),
                         matcher,
                         item: template_item(spec),
+                        reader,
                     });
                 }
             }
@@ -210,16 +259,17 @@ impl Snapshot {
         }
         templates.sort_by(|a, b| a.uri_template.as_bytes().cmp(b.uri_template.as_bytes()));
         if let Some(pair) = templates.windows(2).find(|w| w[0].uri_template == w[1].uri_template) {
-            return Err(BuildError::DuplicateTemplate(pair[0].uri_template.clone()));
+            return Err(BuildError::DuplicateTemplate(pair[0].uri_template.to_string()));
         }
 
         let mut prompts = Vec::with_capacity(prompt_specs.len());
-        for spec in &prompt_specs {
-            let schema = compile_prompt_schema(spec)?;
+        for (spec, reader) in prompt_specs {
+            let schema = compile_prompt_schema(&spec)?;
             prompts.push(CompiledPrompt {
                 name: Arc::from(spec.name.as_str()),
                 schema,
-                item: prompt_item(spec),
+                item: prompt_item(&spec),
+                reader,
             });
         }
         prompts.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
@@ -251,9 +301,15 @@ impl Snapshot {
             .map(|i| &self.templates[i])
     }
 
-    /// True when `uri` is listed or a listed template matches it.
-    pub(crate) fn readable(&self, uri: &str) -> bool {
-        self.resources.binary_search_by(|r| r.uri.as_bytes().cmp(uri.as_bytes())).is_ok()
-            || self.templates.iter().any(|t| t.matcher.matches(uri))
+    /// The listed resource `uri` names, or the first listed template (in uri-template order) that
+    /// matches it, with its variables.
+    pub(crate) fn locate(&self, uri: &str) -> Option<Located<'_>> {
+        if let Ok(i) = self.resources.binary_search_by(|r| r.uri.as_bytes().cmp(uri.as_bytes())) {
+            return Some(Located::Resource(&self.resources[i]));
+        }
+        self.templates.iter().find_map(|t| {
+            let variables = t.matcher.captures(uri)?;
+            Some(Located::Template(t, TemplateMatch::new(Arc::clone(&t.uri_template), variables)))
+        })
     }
 }

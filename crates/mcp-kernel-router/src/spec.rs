@@ -4,9 +4,9 @@
 //! template with an expression this package does not claim, a schema the validator cannot enforce) is
 //! checked once, when the server is built (see [`crate::ServerBuilder::build`]).
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use mcp_kernel_wire::types::{Annotations, Icon};
+use mcp_kernel_wire::types::{Annotations, Icon, ToolAnnotations};
 
 /// What a tool does to the world, as the host declares it; it derives the tool's annotations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -26,8 +26,12 @@ pub struct ToolSpec {
     pub(crate) title: Option<String>,
     pub(crate) description: Option<String>,
     pub(crate) input_schema: Option<Value>,
+    pub(crate) output_schema: Option<Value>,
     pub(crate) icons: Vec<Icon>,
     pub(crate) required_client_capabilities: Option<Value>,
+    /// Field-by-field overrides of what `mode` derives.
+    pub(crate) hints: ToolAnnotations,
+    pub(crate) meta: Option<Map<String, Value>>,
 }
 
 impl ToolSpec {
@@ -40,8 +44,11 @@ impl ToolSpec {
             title: None,
             description: None,
             input_schema: None,
+            output_schema: None,
             icons: Vec::new(),
             required_client_capabilities: None,
+            hints: ToolAnnotations::default(),
+            meta: None,
         }
     }
 
@@ -69,10 +76,79 @@ impl ToolSpec {
         self
     }
 
+    /// The JSON Schema (draft 2020-12, `"type": "object"` at its root) of the tool's
+    /// `structuredContent`: advertised by `tools/list`, and every result the tool returns is checked
+    /// against it before it is sent (a result that breaks it, or has no structured content, is a host
+    /// fault answered -32603).
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
     /// Icons advertised with the tool.
     pub fn icons(mut self, icons: Vec<Icon>) -> Self {
         self.icons = icons;
         self
+    }
+
+    /// `annotations.title`: a display name for the tool's annotations (the tool's own `title` wins
+    /// where both are shown).
+    pub fn annotations_title(mut self, title: impl Into<String>) -> Self {
+        self.hints.title = Some(title.into());
+        self
+    }
+
+    /// Overrides `readOnlyHint` (derived from the mode otherwise).
+    pub fn read_only_hint(mut self, hint: bool) -> Self {
+        self.hints.read_only_hint = Some(hint);
+        self
+    }
+
+    /// Overrides `destructiveHint` (derived from the mode otherwise).
+    pub fn destructive_hint(mut self, hint: bool) -> Self {
+        self.hints.destructive_hint = Some(hint);
+        self
+    }
+
+    /// Overrides `idempotentHint` (derived from the mode otherwise).
+    pub fn idempotent_hint(mut self, hint: bool) -> Self {
+        self.hints.idempotent_hint = Some(hint);
+        self
+    }
+
+    /// Overrides `openWorldHint` (`false` otherwise: the tool reaches only what the host owns).
+    pub fn open_world_hint(mut self, hint: bool) -> Self {
+        self.hints.open_world_hint = Some(hint);
+        self
+    }
+
+    /// The tool's `_meta` object, advertised verbatim in `tools/list`.
+    pub fn meta(mut self, meta: Map<String, Value>) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+
+    /// The annotations `tools/list` advertises: the mode's hints, then each override.
+    pub fn annotations(&self) -> ToolAnnotations {
+        let read_only = self.mode == Mode::ReadOnly;
+        let hints = &self.hints;
+        ToolAnnotations {
+            title: hints.title.clone(),
+            read_only_hint: Some(hints.read_only_hint.unwrap_or(read_only)),
+            destructive_hint: Some(hints.destructive_hint.unwrap_or(!read_only)),
+            idempotent_hint: Some(hints.idempotent_hint.unwrap_or(read_only)),
+            open_world_hint: Some(hints.open_world_hint.unwrap_or(false)),
+        }
+    }
+
+    /// The input schema as given (`None`: the open empty object schema).
+    pub fn get_input_schema(&self) -> Option<&Value> {
+        self.input_schema.as_ref()
+    }
+
+    /// The output schema as given.
+    pub fn get_output_schema(&self) -> Option<&Value> {
+        self.output_schema.as_ref()
     }
 
     /// Client capabilities (a `ClientCapabilities` object) a call needs; a request that does not
@@ -92,8 +168,8 @@ impl ToolSpec {
         self.mode
     }
 
-    /// The host's classification, if any.
-    pub fn class(&self) -> Option<&str> {
+    /// The host's classification, if any (set by [`ToolSpec::command_class`]).
+    pub fn get_command_class(&self) -> Option<&str> {
         self.command_class.as_deref()
     }
 }
@@ -309,11 +385,18 @@ impl PromptSpec {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// The same prompt with exactly `arguments`.
+    #[cfg(feature = "schemars")]
+    pub(crate) fn replace_arguments(mut self, arguments: Vec<PromptArgument>) -> Self {
+        self.arguments = arguments;
+        self
+    }
 }
 
-/// What a catalog offers: three required lists, any of which may be empty.
+/// What a catalog lists: its tools, resources (and templates) and prompts, any of which may be empty.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Capabilities {
+pub struct Listing {
     /// Tools, in the order `tools/list` advertises them.
     pub tools: Vec<ToolSpec>,
     /// Resources and uri templates, in one list.
@@ -325,11 +408,19 @@ pub struct Capabilities {
 /// The host's catalog: what it offers. It is read once, when the server is built.
 pub trait Catalog {
     /// The tools, resources and prompts on offer.
-    fn capabilities(&self) -> Capabilities;
+    fn listing(&self) -> Listing;
 }
 
-impl Catalog for Capabilities {
-    fn capabilities(&self) -> Capabilities {
+impl Catalog for Listing {
+    fn listing(&self) -> Listing {
         self.clone()
+    }
+}
+
+impl Listing {
+    /// An empty listing: a host whose tools, resources and prompts are all registered typed
+    /// ([`crate::Tools`], [`crate::Resources`], [`crate::Prompts`]) starts from it.
+    pub fn new() -> Self {
+        Self::default()
     }
 }

@@ -4,16 +4,113 @@
 //! other character is literal and the whole uri must match. Any other expression, or a bare brace, is
 //! refused when the server is built. Matching runs on the linear-time `regex` engine, so a long uri
 //! against a template with several `{+var}` costs time linear in the uri.
+//!
+//! A matched uri's variables are recovered as the inverse of RFC 6570 expansion: `{var}` (simple
+//! expansion percent-encodes everything outside the unreserved set) is percent-decoded, so
+//! `notes://note/%34%32` gives `id = "42"`; `{+var}` (reserved expansion passes reserved characters
+//! and percent-encoded triplets through) is taken verbatim, so `/` and `%2F` stay as sent. A `{var}`
+//! segment that no expansion could produce (a malformed `%` triplet, bytes that are not UTF-8 once
+//! decoded) does not match, and a variable repeated in the template must match the same text each time.
 
+use std::str::FromStr;
 use std::sync::Arc;
 
 use regex::Regex;
+
+use crate::host::ReaderError;
 
 /// A compiled template.
 #[derive(Debug, Clone)]
 pub struct UriTemplate {
     matcher: Regex,
     variables: Vec<Arc<str>>,
+    /// For each capture group, in order: the variable's index and whether it is `{+var}`.
+    groups: Vec<(usize, bool)>,
+}
+
+/// The listed template a `resources/read` uri matched, with the template's variables decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateMatch {
+    template: Arc<str>,
+    uri: String,
+    variables: Vec<(Arc<str>, String)>,
+}
+
+impl TemplateMatch {
+    /// A match built by hand, for testing a template reader without a server.
+    pub fn new<K: Into<Arc<str>>, V: Into<String>>(
+        template: impl Into<Arc<str>>,
+        variables: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        let variables = variables.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+        Self { template: template.into(), uri: String::new(), variables }
+    }
+
+    /// The same match for the uri `uri`.
+    pub fn with_uri(mut self, uri: impl Into<String>) -> Self {
+        self.uri = uri.into();
+        self
+    }
+
+    /// The template, as the catalog lists it.
+    pub fn template(&self) -> &str {
+        &self.template
+    }
+
+    /// The uri that was read, as the caller sent it.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// The decoded value of the variable `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.variables.iter().find(|(k, _)| k.as_ref() == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The variable `name` parsed as `T`; a variable the template lacks or a value `T` refuses is a
+    /// [`ReaderError`] naming the variable (never quoting the value), which `resources/read` answers
+    /// as "resource not found" with that reason.
+    pub fn parse<T: FromStr>(&self, name: &str) -> Result<T, ReaderError> {
+        let Some(value) = self.get(name) else {
+            return Err(ReaderError::new(format!("the template has no variable {name}")));
+        };
+        let expected = short_type_name::<T>();
+        value.parse().map_err(|_| ReaderError::new(format!("the uri's {name} is not a valid {expected}")))
+    }
+
+    /// The (variable, decoded value) pairs, in order of first appearance in the template.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.variables.iter().map(|(k, v)| (k.as_ref(), v.as_str()))
+    }
+}
+
+/// `u64` for `u64`, `NoteId` for `my_crate::NoteId`.
+fn short_type_name<T>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    let base = full.split('<').next().unwrap_or(full);
+    base.rsplit("::").next().unwrap_or(base)
+}
+
+/// Percent-decodes a `{var}` value; `None` for a malformed triplet or bytes that are not UTF-8.
+fn percent_decode(text: &str) -> Option<String> {
+    if !text.contains('%') {
+        return Some(text.to_owned());
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3)?;
+            let hex = std::str::from_utf8(hex).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// Why a template was refused.
@@ -56,6 +153,7 @@ impl UriTemplate {
         let mut pattern = String::from("(?s)\\A");
         let mut rest = template;
         let mut variables: Vec<Arc<str>> = Vec::new();
+        let mut groups = Vec::new();
         while let Some(open) = rest.find(['{', '}']) {
             pattern.push_str(&regex::escape(&rest[..open]));
             if rest.as_bytes()[open] == b'}' {
@@ -74,16 +172,21 @@ impl UriTemplate {
                         .into(),
                 ));
             }
-            if !variables.iter().any(|v| v.as_ref() == name) {
-                variables.push(Arc::from(name));
-            }
-            pattern.push_str(if reserved { ".+" } else { "[^/]+" });
+            let index = match variables.iter().position(|v| v.as_ref() == name) {
+                Some(index) => index,
+                None => {
+                    variables.push(Arc::from(name));
+                    variables.len() - 1
+                }
+            };
+            groups.push((index, reserved));
+            pattern.push_str(if reserved { "(.+)" } else { "([^/]+)" });
             rest = &after[close + 1..];
         }
         pattern.push_str(&regex::escape(rest));
         pattern.push_str("\\z");
         let matcher = Regex::new(&pattern).map_err(|e| TemplateError(format!("cannot be compiled: {e}")))?;
-        Ok(Self { matcher, variables })
+        Ok(Self { matcher, variables, groups })
     }
 
     /// The template's variable names, in order of first appearance, each once.
@@ -91,9 +194,25 @@ impl UriTemplate {
         &self.variables
     }
 
-    /// True when `uri` is one of the template's uris.
+    /// True when `uri` is one of the template's uris (its variables decode; see the module docs).
     pub fn matches(&self, uri: &str) -> bool {
-        self.matcher.is_match(uri)
+        self.matcher.is_match(uri) && self.captures(uri).is_some()
+    }
+
+    /// The decoded variables of `uri`, when it is one of the template's uris.
+    pub fn captures(&self, uri: &str) -> Option<Vec<(Arc<str>, String)>> {
+        let found = self.matcher.captures(uri)?;
+        let mut values: Vec<Option<String>> = vec![None; self.variables.len()];
+        for (group, &(index, reserved)) in self.groups.iter().enumerate() {
+            let text = found.get(group + 1)?.as_str();
+            let value = if reserved { text.to_owned() } else { percent_decode(text)? };
+            match &values[index] {
+                Some(seen) if *seen != value => return None,
+                Some(_) => {}
+                None => values[index] = Some(value),
+            }
+        }
+        self.variables.iter().zip(values).map(|(name, value)| Some((Arc::clone(name), value?))).collect()
     }
 }
 
@@ -135,6 +254,45 @@ mod tests {
             assert!(UriTemplate::parse(bad).is_err(), "{bad}");
         }
         assert!(UriTemplate::parse("a/{x.y}/{%41}/{+z_1}").is_ok());
+    }
+
+    fn captured(template: &str, uri: &str) -> Option<Vec<(String, String)>> {
+        let t = UriTemplate::parse(template).unwrap();
+        t.captures(uri).map(|v| v.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    }
+
+    #[test]
+    fn simple_variables_are_percent_decoded() {
+        assert_eq!(captured("notes://note/{id}", "notes://note/%34%32"), Some(vec![("id".into(), "42".into())]));
+        assert_eq!(captured("a/{x}", "a/caf%C3%A9%20bar"), Some(vec![("x".into(), "café bar".into())]));
+    }
+
+    #[test]
+    fn reserved_variables_keep_slashes_and_triplets_verbatim() {
+        assert_eq!(captured("file:///{+path}", "file:///a/b%2Fc"), Some(vec![("path".into(), "a/b%2Fc".into())]));
+    }
+
+    #[test]
+    fn a_segment_no_expansion_produces_does_not_match() {
+        for uri in ["a/%zz", "a/%4", "a/%FF", "a/%"] {
+            assert_eq!(captured("a/{x}", uri), None, "{uri}");
+            assert!(!UriTemplate::parse("a/{x}").unwrap().matches(uri), "{uri}");
+        }
+    }
+
+    #[test]
+    fn a_repeated_variable_must_match_the_same_value() {
+        assert_eq!(captured("a/{x}/{x}", "a/1/%31"), Some(vec![("x".into(), "1".into())]));
+        assert_eq!(captured("a/{x}/{x}", "a/1/2"), None);
+    }
+
+    #[test]
+    fn template_match_parses_typed_values_without_quoting_them() {
+        let found = TemplateMatch::new("notes://note/{id}", [("id", "4x2")]);
+        let error = found.parse::<u64>("id").unwrap_err();
+        assert_eq!(error.reason(), &serde_json::json!("the uri's id is not a valid u64"));
+        assert_eq!(TemplateMatch::new("t/{id}", [("id", "42")]).parse::<u64>("id"), Ok(42));
+        assert!(found.parse::<u64>("other").is_err());
     }
 
     #[test]

@@ -4,7 +4,7 @@ mod support;
 
 use std::sync::{Arc, Mutex};
 
-use mcp_kernel_router::{Capabilities, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::{Map, Value, json};
 use support::*;
 
@@ -12,7 +12,7 @@ use support::*;
 async fn ten_thousand_undeclared_keys_reach_neither_dispatch_nor_any_table() {
     let seen: Arc<Mutex<Vec<Vec<Arc<str>>>>> = Arc::default();
     let record = seen.clone();
-    let server = Server::builder(Capabilities {
+    let server = Server::builder(Listing {
         tools: vec![ToolSpec::new("t", Mode::ReadOnly).input_schema(json!({
             "type": "object", "properties": {"declared": {"type": "string"}}, "additionalProperties": true
         }))],

@@ -2,7 +2,7 @@
 
 use mcp_kernel_router::wire::types::ResourceContents;
 use mcp_kernel_router::{
-    BuildError, Capabilities, Catalog, Mode, PromptArgument, PromptSpec, ReadResource, ReaderError,
+    BuildError, Listing, Catalog, Mode, PromptArgument, PromptSpec, ReadResource, ReaderError,
     ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::json;
@@ -15,7 +15,7 @@ async fn reader(_: ReadResource) -> Result<Vec<ResourceContents>, ReaderError> {
     Ok(vec![])
 }
 
-fn build(c: Capabilities) -> Result<Server, BuildError> {
+fn build(c: Listing) -> Result<Server, BuildError> {
     Server::builder(c)
         .dispatch(dispatch)
         .resource_reader(reader)
@@ -25,8 +25,8 @@ fn build(c: Capabilities) -> Result<Server, BuildError> {
         .build()
 }
 
-fn tools(t: Vec<ToolSpec>) -> Capabilities {
-    Capabilities { tools: t, ..Default::default() }
+fn tools(t: Vec<ToolSpec>) -> Listing {
+    Listing { tools: t, ..Default::default() }
 }
 
 #[test]
@@ -41,23 +41,23 @@ fn refuses_a_repeated_tool_name() {
 fn refuses_repeated_uris_templates_prompts_and_prompt_arguments() {
     let r = |u: &str| ResourceSpec::new(u, "n").into();
     let t = |u: &str| ResourceTemplateSpec::new(u, "n").into();
-    let c = Capabilities { resources: vec![r("x://a"), r("x://a")], ..Default::default() };
+    let c = Listing { resources: vec![r("x://a"), r("x://a")], ..Default::default() };
     assert_eq!(build(c).unwrap_err(), BuildError::DuplicateResource("x://a".into()));
-    let c = Capabilities { resources: vec![t("x://{a}"), t("x://{a}"), r("x://{a}")], ..Default::default() };
+    let c = Listing { resources: vec![t("x://{a}"), t("x://{a}"), r("x://{a}")], ..Default::default() };
     assert_eq!(build(c).unwrap_err(), BuildError::DuplicateTemplate("x://{a}".into()));
-    let c = Capabilities { resources: vec![t("x://{a}"), r("x://{a}")], ..Default::default() };
+    let c = Listing { resources: vec![t("x://{a}"), r("x://{a}")], ..Default::default() };
     assert!(build(c).is_ok(), "uris and templates are separate key spaces");
-    let c = Capabilities { prompts: vec![PromptSpec::new("p"), PromptSpec::new("p")], ..Default::default() };
+    let c = Listing { prompts: vec![PromptSpec::new("p"), PromptSpec::new("p")], ..Default::default() };
     assert_eq!(build(c).unwrap_err(), BuildError::DuplicatePrompt("p".into()));
     let p = PromptSpec::new("p").argument(PromptArgument::new("x")).argument(PromptArgument::new("x"));
-    let c = Capabilities { prompts: vec![p], ..Default::default() };
+    let c = Listing { prompts: vec![p], ..Default::default() };
     assert!(matches!(build(c).unwrap_err(), BuildError::DuplicatePromptArgument { .. }));
 }
 
 #[test]
 fn refuses_unclaimed_template_expressions() {
     for bad in ["x://{?q}", "x://{a,b}", "x://{", "x://}"] {
-        let c = Capabilities {
+        let c = Listing {
             resources: vec![ResourceTemplateSpec::new(bad, "n").into()],
             ..Default::default()
         };
@@ -67,13 +67,13 @@ fn refuses_unclaimed_template_expressions() {
 
 #[test]
 fn refuses_listed_primitives_without_their_reader() {
-    let c = Capabilities { resources: vec![ResourceSpec::new("x://a", "a").into()], ..Default::default() };
+    let c = Listing { resources: vec![ResourceSpec::new("x://a", "a").into()], ..Default::default() };
     assert_eq!(Server::builder(c).build().unwrap_err(), BuildError::MissingResourceReader);
-    let c = Capabilities { prompts: vec![PromptSpec::new("p")], ..Default::default() };
+    let c = Listing { prompts: vec![PromptSpec::new("p")], ..Default::default() };
     assert_eq!(Server::builder(c).build().unwrap_err(), BuildError::MissingPromptReader);
     let c = tools(vec![ToolSpec::new("t", Mode::ReadOnly)]);
     assert_eq!(Server::builder(c).build().unwrap_err(), BuildError::MissingDispatch);
-    assert!(Server::builder(Capabilities::default()).build().is_ok(), "an empty catalog needs no functions");
+    assert!(Server::builder(Listing::default()).build().is_ok(), "an empty catalog needs no functions");
 }
 
 #[test]
@@ -99,7 +99,7 @@ fn refuses_non_object_required_capabilities() {
 #[test]
 fn refuses_empty_or_repeated_supported_versions() {
     use mcp_kernel_router::wire::ProtocolVersion::*;
-    let b = || Server::builder(Capabilities::default());
+    let b = || Server::builder(Listing::default());
     assert_eq!(b().supported_versions([]).build().unwrap_err(), BuildError::InvalidSupportedVersions);
     let twice = [V2026_07_28, V2026_07_28];
     assert_eq!(b().supported_versions(twice).build().unwrap_err(), BuildError::InvalidSupportedVersions);
@@ -109,7 +109,7 @@ fn refuses_empty_or_repeated_supported_versions() {
 fn a_panicking_catalog_is_an_error_not_a_panic() {
     struct Bad;
     impl Catalog for Bad {
-        fn capabilities(&self) -> Capabilities {
+        fn listing(&self) -> Listing {
             panic!("catalog bug")
         }
     }
@@ -120,7 +120,7 @@ fn a_panicking_catalog_is_an_error_not_a_panic() {
 fn refuses_annotations_outside_the_schema() {
     use mcp_kernel_router::wire::types::Annotations;
     let annotations: Annotations = serde_json::from_value(json!({"priority": 1.5})).unwrap();
-    let c = Capabilities {
+    let c = Listing {
         resources: vec![ResourceSpec::new("x://a", "a").annotations(annotations).into()],
         ..Default::default()
     };

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use mcp_kernel_router::wire::ProtocolVersion;
 use mcp_kernel_router::{
-    Capabilities, Completer, Completion, CompletionRef, CompletionRequest, PACKAGE_VERSION, PromptArgument,
+    Listing, Completer, Completion, CompletionRef, CompletionRequest, PACKAGE_VERSION, PromptArgument,
     PromptSpec, ReaderError, ResourceTemplateSpec, Server,
 };
 use serde_json::{Value, json};
@@ -22,7 +22,7 @@ const PROBE: &str = "zz-caller-probe-zz";
 type Seen = Arc<Mutex<Vec<CompletionRequest>>>;
 
 /// The fixture catalog plus a two-argument prompt and a two-variable template.
-fn completion_catalog() -> Capabilities {
+fn completion_catalog() -> Listing {
     let mut catalog = support::catalog();
     catalog.prompts.push(
         PromptSpec::new("trip")

@@ -15,8 +15,8 @@ mod support;
 use std::collections::BTreeSet;
 use std::num::NonZeroUsize;
 
-use mcp_kernel_router::cursor::{CursorError, CursorKind, decode, encode, page};
-use mcp_kernel_router::{Capabilities, PromptSpec, ResourceSpec, Server};
+use mcp_kernel_router::fuzzing::{CursorError, CursorKind, decode, encode, page};
+use mcp_kernel_router::{Listing, PromptSpec, ResourceSpec, Server};
 use proptest::prelude::*;
 use proptest::sample::subsequence;
 use serde_json::{Value, json};
@@ -301,13 +301,13 @@ proptest! {
 
 /// A server listing `prompts` as prompts and `test://{key}` for each as resources.
 fn server_listing(prompts: &BTreeSet<String>, page_size: usize) -> Server {
-    let catalog = Capabilities {
+    let catalog = Listing {
         resources: prompts
             .iter()
             .map(|k| ResourceSpec::new(format!("test://{k}"), k.clone()).into())
             .collect(),
         prompts: prompts.iter().map(PromptSpec::new).collect(),
-        ..Capabilities::default()
+        ..Listing::default()
     };
     Server::builder(catalog)
         .resource_reader(read_resource)
@@ -318,15 +318,15 @@ fn server_listing(prompts: &BTreeSet<String>, page_size: usize) -> Server {
 }
 
 /// The list `method` returns the items under `field`, keyed by `key`.
-struct Listing {
+struct ListMethod {
     method: &'static str,
     field: &'static str,
     key: &'static str,
 }
 
-const LISTINGS: [Listing; 2] = [
-    Listing { method: "prompts/list", field: "prompts", key: "name" },
-    Listing { method: "resources/list", field: "resources", key: "uri" },
+const LISTINGS: [ListMethod; 2] = [
+    ListMethod { method: "prompts/list", field: "prompts", key: "name" },
+    ListMethod { method: "resources/list", field: "resources", key: "uri" },
 ];
 
 /// Reads `listing` page by page, from `first` until `change_after_pages` pages were read, then from
@@ -335,7 +335,7 @@ async fn read_server_pages(
     first: &Server,
     second: &Server,
     change_after_pages: usize,
-    listing: &Listing,
+    listing: &ListMethod,
     bound: usize,
 ) -> Vec<Vec<String>> {
     let mut pages = Vec::new();

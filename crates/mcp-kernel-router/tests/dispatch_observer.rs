@@ -121,7 +121,7 @@ fn outcome_names_match_the_dispatch_span() {
 #[tokio::test]
 async fn a_dispatch_dropped_before_it_finishes_is_observed_once_as_cancelled() {
     let seen = Seen::default();
-    let capabilities = mcp_kernel_router::Capabilities {
+    let capabilities = mcp_kernel_router::Listing {
         tools: vec![mcp_kernel_router::ToolSpec::new("hang", mcp_kernel_router::Mode::ReadOnly)],
         ..Default::default()
     };

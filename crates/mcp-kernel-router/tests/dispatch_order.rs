@@ -75,7 +75,7 @@ async fn discover_checks_a_params_meta_that_is_present() {
 
 #[tokio::test]
 async fn a_legacy_only_server_does_not_implement_discover() {
-    let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Capabilities::default())
+    let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Listing::default())
         .supported_versions([mcp_kernel_router::wire::ProtocolVersion::V2025_11_25])
         .build()
         .unwrap();
@@ -86,7 +86,7 @@ async fn a_legacy_only_server_does_not_implement_discover() {
 
 #[tokio::test]
 async fn a_modern_only_server_refuses_undeclared_requests() {
-    let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Capabilities::default())
+    let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Listing::default())
         .supported_versions([mcp_kernel_router::wire::ProtocolVersion::V2026_07_28])
         .build()
         .unwrap();
@@ -207,7 +207,7 @@ async fn unsupported_version_lists_what_is_served() {
 
 #[tokio::test]
 async fn a_server_without_legacy_refuses_legacy_declared_requests() {
-    let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Capabilities::default())
+    let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Listing::default())
         .supported_versions([mcp_kernel_router::wire::ProtocolVersion::V2026_07_28])
         .build()
         .unwrap();

@@ -8,7 +8,7 @@ mod support;
 use mcp_kernel_router::wire::ProtocolVersion;
 use mcp_kernel_router::wire::error::{MAX_ECHO_CHARS, SHORTENED_MARK, shorten};
 use mcp_kernel_router::wire::types::ResourceContents;
-use mcp_kernel_router::{Capabilities, ReadResource, ReaderError, ResourceTemplateSpec, Server};
+use mcp_kernel_router::{Listing, ReadResource, ReaderError, ResourceTemplateSpec, Server};
 use serde_json::{Value, json};
 use support::official::assert_response;
 use support::*;
@@ -41,9 +41,9 @@ fn assert_bounded_echo(echoed: &Value, sent: &str) {
 
 /// A server whose one template matches any `test://any/…` uri and whose reader refuses every read.
 fn refusing_server() -> Server {
-    let capabilities = Capabilities {
+    let capabilities = Listing {
         resources: vec![ResourceTemplateSpec::new("test://any/{+rest}", "any").into()],
-        ..Capabilities::default()
+        ..Listing::default()
     };
     Server::builder(capabilities)
         .resource_reader(|_: ReadResource| async {
@@ -113,7 +113,7 @@ async fn an_unsupported_requested_version_is_echoed_within_the_bound() {
         assert_bounded_echo(&r["error"]["data"]["requested"], &version);
     }
     // A modern-only server answers `initialize` with -32022 naming the version asked for.
-    let modern_only = Server::builder(Capabilities::default())
+    let modern_only = Server::builder(Listing::default())
         .supported_versions([ProtocolVersion::V2026_07_28])
         .build()
         .expect("a modern-only server builds");

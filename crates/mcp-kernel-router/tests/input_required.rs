@@ -14,7 +14,7 @@ use mcp_kernel_router::wire::types::{
     ResourceContents, Role, SamplingMessage, TextResourceContents,
 };
 use mcp_kernel_router::{
-    Capabilities, CompletionRequest, GetPrompt, HmacSealer, InputRequired, Mode, PromptArgument,
+    Listing, CompletionRequest, GetPrompt, HmacSealer, InputRequired, Mode, PromptArgument,
     PromptOutput, PromptSpec, ReadResource, ReaderError, ResourceSpec, Server, StateSealer, ToolCall,
     ToolError, ToolOutput, ToolSpec,
 };
@@ -34,7 +34,7 @@ fn question() -> InputRequest {
     InputRequest::Sampling(CreateMessageRequestParams::new(vec![message], 100))
 }
 
-fn catalog() -> Capabilities {
+fn catalog() -> Listing {
     let tool = |name: &str| ToolSpec::new(name, Mode::ReadOnly);
     let with_state_schema =
         json!({"type": "object", "properties": {"n": {"type": "integer"}, "m": {"type": "string"}}});
@@ -51,7 +51,7 @@ fn catalog() -> Capabilities {
     ];
     let mut tools: Vec<ToolSpec> = names.into_iter().chain(["bad_form"]).map(tool).collect();
     tools.push(tool("with_state").input_schema(with_state_schema));
-    Capabilities {
+    Listing {
         tools,
         resources: vec![ResourceSpec::new("test://pin", "pin").into()],
         prompts: vec![PromptSpec::new("ctx").argument(PromptArgument::new("topic"))],
@@ -59,7 +59,7 @@ fn catalog() -> Capabilities {
 }
 
 async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
-    let input = call.input.clone().unwrap_or_default();
+    let input = call.context.retry_input().cloned().unwrap_or_default();
     let accepted = |key: &str, field: &str| {
         input.accepted(key).and_then(|c| c.get(field)).and_then(Value::as_str).map(str::to_owned)
     };
@@ -84,7 +84,7 @@ async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
             }
             _ => ask(InputRequired::new().elicit("step1", "Name?", name_form()).with_state("round-1")),
         },
-        "with_state" if call.input.is_none() => ask(InputRequired::new()
+        "with_state" if call.context.retry_input().is_none() => ask(InputRequired::new()
             .elicit("confirm", "Sure?", json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}))
             .with_state(format!("n={}", call.arguments.get("n").unwrap_or(&Value::Null)))),
         "with_state" => ToolOutput::json(&json!({
@@ -107,7 +107,7 @@ async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
             ))),
         )),
         "nothing" => ask(InputRequired::new()),
-        "state_only" if call.input.is_some() => Ok(ToolOutput::text("resumed")),
+        "state_only" if call.context.retry_input().is_some() => Ok(ToolOutput::text("resumed")),
         "state_only" => ask(InputRequired::new().with_state("busy")),
         "huge_state" => {
             ask(InputRequired::new().elicit("user_name", "Name?", name_form()).with_state(vec![b'x'; 40_000]))
@@ -118,7 +118,7 @@ async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
 }
 
 async fn read(request: ReadResource) -> Result<Vec<ResourceContents>, ReaderError> {
-    let pin = request.input.as_ref().and_then(|i| i.accepted("pin")).and_then(|c| c.get("pin")).cloned();
+    let pin = request.context.retry_input().and_then(|i| i.accepted("pin")).and_then(|c| c.get("pin")).cloned();
     match pin {
         Some(_) => Ok(vec![TextResourceContents::new(&request.uri, "unlocked").into()]),
         None => Err(ReaderError::input_required(InputRequired::new().elicit(
@@ -130,7 +130,7 @@ async fn read(request: ReadResource) -> Result<Vec<ResourceContents>, ReaderErro
 }
 
 async fn prompt(request: GetPrompt) -> Result<PromptOutput, ReaderError> {
-    let accepted = request.input.as_ref().and_then(|i| i.accepted("user_context"));
+    let accepted = request.context.retry_input().and_then(|i| i.accepted("user_context"));
     match accepted.and_then(|c| c.get("context")).and_then(Value::as_str) {
         Some(context) => Ok(PromptOutput {
             description: None,

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use mcp_kernel_router::{
-    Capabilities, LogLevel, Mode, NotificationSink, RequestContext, Server, ToolCall, ToolError, ToolOutput,
+    Listing, LogLevel, Mode, NotificationSink, RequestContext, Server, ToolCall, ToolError, ToolOutput,
     ToolSpec,
 };
 use serde_json::{Value, json};
@@ -34,7 +34,7 @@ async fn speak(call: ToolCall) -> Result<ToolOutput, ToolError> {
 
 fn server(opt_in: Option<LogLevel>) -> Server {
     let catalog =
-        Capabilities { tools: vec![ToolSpec::new("speak", Mode::ReadOnly)], ..Capabilities::default() };
+        Listing { tools: vec![ToolSpec::new("speak", Mode::ReadOnly)], ..Listing::default() };
     let builder = Server::builder(catalog).dispatch(speak);
     let builder = match opt_in {
         Some(minimum) => builder.log_notifications(minimum),
@@ -126,7 +126,7 @@ async fn nothing_is_logged_after_the_response() {
     server.handle_with_notifications(legacy("tools/call", json!({"name": "speak"})), tx).await;
     assert_eq!(seen.lock().unwrap().len(), 8);
     let kept = KEPT.lock().unwrap().take().expect("the tool kept its context");
-    assert!(!kept.logs(LogLevel::Emergency), "closed at the response");
+    assert!(!kept.log_enabled(LogLevel::Emergency), "closed at the response");
     kept.log(LogLevel::Emergency, None, json!("late"));
     assert_eq!(seen.lock().unwrap().len(), 8, "nothing after the response");
 }

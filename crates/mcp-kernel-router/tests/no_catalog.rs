@@ -3,13 +3,13 @@
 
 mod support;
 
-use mcp_kernel_router::{Capabilities, Server};
+use mcp_kernel_router::{Listing, Server};
 use serde_json::json;
 use support::*;
 
 #[tokio::test]
 async fn an_empty_catalog_lists_nothing_and_serves_nothing() {
-    let server = Server::builder(Capabilities::default()).build().expect("an empty catalog builds");
+    let server = Server::builder(Listing::default()).build().expect("an empty catalog builds");
     let lists = [
         ("tools/list", "tools"),
         ("resources/list", "resources"),

@@ -28,7 +28,7 @@ fn cases() -> Vec<Case> {
     let m = MODERN;
     let l = LEGACY;
     let cursor_of_prompts =
-        mcp_kernel_router::cursor::encode(mcp_kernel_router::cursor::CursorKind::Prompts, "a");
+        mcp_kernel_router::fuzzing::encode(mcp_kernel_router::fuzzing::CursorKind::Prompts, "a");
     vec![
         // Results, modern.
         case("discover", modern(1, "server/discover", json!({})), m, "DiscoverResult"),
@@ -226,7 +226,7 @@ fn cases() -> Vec<Case> {
             modern(
                 1,
                 "resources/list",
-                json!({"cursor": mcp_kernel_router::cursor::encode(mcp_kernel_router::cursor::CursorKind::Prompts, "a")}),
+                json!({"cursor": mcp_kernel_router::fuzzing::encode(mcp_kernel_router::fuzzing::CursorKind::Prompts, "a")}),
             ),
             m,
             -32602,
@@ -281,7 +281,7 @@ async fn every_method_and_error_path_validates_against_the_official_schema() {
 
 #[tokio::test]
 async fn a_modern_only_server_answers_initialize_with_schema_valid_errors() {
-    let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Capabilities::default())
+    let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Listing::default())
         .supported_versions([mcp_kernel_router::wire::ProtocolVersion::V2026_07_28])
         .build()
         .unwrap();
@@ -295,7 +295,7 @@ async fn a_modern_only_server_answers_initialize_with_schema_valid_errors() {
 
 #[tokio::test]
 async fn unsupported_initialize_on_a_modern_only_server_names_the_served_versions() {
-    let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Capabilities::default())
+    let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Listing::default())
         .supported_versions([mcp_kernel_router::wire::ProtocolVersion::V2026_07_28])
         .build()
         .unwrap();

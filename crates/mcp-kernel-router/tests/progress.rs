@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use mcp_kernel_router::{
-    Capabilities, Mode, NotificationSink, Progress, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
+    Listing, Mode, NotificationSink, Progress, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::{Value, json};
 
@@ -12,7 +12,7 @@ static KEPT: Mutex<Option<Progress>> = Mutex::new(None);
 
 async fn count(call: ToolCall) -> Result<ToolOutput, ToolError> {
     for step in [0.0, 50.0, 50.0, 100.0] {
-        call.context.report_progress(step, Some(100.0), None);
+        call.context.progress().report(step, Some(100.0), None);
     }
     *KEPT.lock().unwrap() = Some(call.context.progress().clone());
     Ok(ToolOutput::text("counted"))
@@ -20,7 +20,7 @@ async fn count(call: ToolCall) -> Result<ToolOutput, ToolError> {
 
 fn server() -> Server {
     let catalog =
-        Capabilities { tools: vec![ToolSpec::new("count", Mode::ReadOnly)], ..Capabilities::default() };
+        Listing { tools: vec![ToolSpec::new("count", Mode::ReadOnly)], ..Listing::default() };
     Server::builder(catalog).dispatch(count).build().expect("builds")
 }
 

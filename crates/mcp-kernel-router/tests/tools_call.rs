@@ -157,8 +157,8 @@ async fn a_required_client_capability_is_checked_before_dispatch() {
 
 #[tokio::test]
 async fn dispatch_sees_the_declared_client_capabilities() {
-    use mcp_kernel_router::{Capabilities, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
-    let server = Server::builder(Capabilities {
+    use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+    let server = Server::builder(Listing {
         tools: vec![ToolSpec::new("caps", Mode::ReadOnly)],
         ..Default::default()
     })

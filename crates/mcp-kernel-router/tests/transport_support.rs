@@ -5,7 +5,7 @@ mod support;
 
 use mcp_kernel_router::wire::ProtocolVersion;
 use mcp_kernel_router::{
-    BuildError, Capabilities, Mode, Server, ToolCall, ToolError, ToolHeaders, ToolOutput, ToolSpec,
+    BuildError, Listing, Mode, Server, ToolCall, ToolError, ToolHeaders, ToolOutput, ToolSpec,
 };
 use serde_json::json;
 use support::*;
@@ -34,7 +34,7 @@ async fn a_restricted_server_advertises_only_its_revisions_and_shares_the_catalo
 }
 
 fn annotated(defer: bool) -> Result<Server, BuildError> {
-    Server::builder(Capabilities {
+    Server::builder(Listing {
         tools: vec![
             ToolSpec::new("good", Mode::ReadOnly).input_schema(json!({
                 "type": "object",

@@ -40,13 +40,13 @@ impl StdioOptions {
         self
     }
 
-    /// The configured line cap, in bytes.
-    pub fn line_cap(&self) -> usize {
+    /// The longest line or frame body admitted, in bytes (set by [`StdioOptions::max_line_bytes`]).
+    pub fn get_max_line_bytes(&self) -> usize {
         self.max_line_bytes
     }
 
-    /// The configured bound on concurrently served requests.
-    pub fn in_flight_cap(&self) -> usize {
+    /// How many requests are served at once (set by [`StdioOptions::max_in_flight`]).
+    pub fn get_max_in_flight(&self) -> usize {
         self.max_in_flight
     }
 }
@@ -58,10 +58,10 @@ mod tests {
     #[test]
     fn defaults_and_setters() {
         let options = StdioOptions::default();
-        assert_eq!(options.line_cap(), MAX_LINE_BYTES);
-        assert_eq!(options.in_flight_cap(), DEFAULT_MAX_IN_FLIGHT);
+        assert_eq!(options.get_max_line_bytes(), MAX_LINE_BYTES);
+        assert_eq!(options.get_max_in_flight(), DEFAULT_MAX_IN_FLIGHT);
         let options = StdioOptions::new().max_line_bytes(10).max_in_flight(0);
-        assert_eq!(options.line_cap(), 10);
-        assert_eq!(options.in_flight_cap(), 1, "zero would never admit a request");
+        assert_eq!(options.get_max_line_bytes(), 10);
+        assert_eq!(options.get_max_in_flight(), 1, "zero would never admit a request");
     }
 }

@@ -519,7 +519,7 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
         runtime.block_on(async {
             let server = || {
-                Server::builder(mcp_kernel_router::Capabilities::default())
+                Server::builder(mcp_kernel_router::Listing::default())
                     .build()
                     .expect("an empty catalog builds")
             };

@@ -16,7 +16,7 @@
 //! call *through dispatch* is a dispatch like any other, so the collector records that call (the
 //! observed graph stops changing after the first call, its sidecar weight keeps growing).
 //!
-//! [`declared_catalog`] turns the host's [`Capabilities`] into the declared builder's input.
+//! [`declared_catalog`] turns the host's [`Listing`] into the declared builder's input.
 
 use std::sync::Arc;
 
@@ -28,7 +28,7 @@ use connectome_graph::declared::{DeclaredCatalog, DeclaredTool};
 use connectome_graph::{Algorithm, Diff, DiffError, Graph, Uncanonical};
 use connectome_observe::{Collector, ObserveError};
 use mcp_kernel_router::{
-    Arguments, Capabilities, Mode, ResourceEntry, ResourceSpec, ToolError, ToolOutput, ToolSpec,
+    Arguments, Listing, Mode, ResourceEntry, ResourceSpec, ToolError, ToolOutput, ToolSpec,
 };
 use mcp_kernel_wire::types::ResourceContents;
 use serde_json::json;
@@ -113,7 +113,7 @@ pub fn tool_spec() -> ToolSpec {
 
 /// The declared builder's catalog input for the host's capabilities: tools with their mode
 /// (`read_only` / `proposal`) and command class, resources, templates and prompts by name.
-pub fn declared_catalog(capabilities: &Capabilities) -> DeclaredCatalog {
+pub fn declared_catalog(capabilities: &Listing) -> DeclaredCatalog {
     let mut catalog = DeclaredCatalog::default();
     for tool in &capabilities.tools {
         let mode = match tool.mode() {
@@ -121,7 +121,7 @@ pub fn declared_catalog(capabilities: &Capabilities) -> DeclaredCatalog {
             Mode::Proposal => "proposal",
         };
         let mut declared = DeclaredTool::new(tool.name(), mode);
-        if let Some(class) = tool.class() {
+        if let Some(class) = tool.get_command_class() {
             declared = declared.with_command_class(class);
         }
         catalog.tools.push(declared);

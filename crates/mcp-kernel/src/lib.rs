@@ -33,7 +33,7 @@ pub use mcp_kernel_stdio as stdio;
 pub use mcp_kernel_wire as wire;
 
 pub use mcp_kernel_router::{
-    Arguments, BuildError, CacheHints, Capabilities, Catalog, Clock, Completer, Completion,
+    Arguments, BuildError, CacheHints, Listing, Catalog, Clock, Completer, Completion,
     CompletionArgument, CompletionRef, CompletionRequest, Control, Dispatch, DispatchEvent, DispatchObserver,
     DispatchOutcome, Era, GetPrompt, Handled, HmacSealer, InputRequired, LogLevel, Mode, NotificationSink,
     Progress, PromptArgument, PromptOutput, PromptReader, PromptSpec, ReadResource, ReaderError,

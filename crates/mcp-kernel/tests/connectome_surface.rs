@@ -10,15 +10,15 @@ use mcp_kernel::connectome::observe::Collector;
 use mcp_kernel::connectome::{self, Surface, Which};
 use mcp_kernel::wire::types::ResourceContents;
 use mcp_kernel::{
-    Capabilities, Mode, PromptSpec, ReadResource, ReaderError, ResourceSpec, ResourceTemplateSpec, Server,
+    Listing, Mode, PromptSpec, ReadResource, ReaderError, ResourceSpec, ResourceTemplateSpec, Server,
     ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::{Value, json};
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
-fn own_catalog() -> Capabilities {
-    Capabilities {
+fn own_catalog() -> Listing {
+    Listing {
         tools: vec![ToolSpec::new("echo", Mode::ReadOnly).command_class("observe").input_schema(json!({
             "type": "object", "properties": {"text": {"type": "string"}}, "additionalProperties": false
         }))],
@@ -30,7 +30,7 @@ fn own_catalog() -> Capabilities {
     }
 }
 
-fn with_surface(mut capabilities: Capabilities) -> Capabilities {
+fn with_surface(mut capabilities: Listing) -> Listing {
     capabilities.tools.push(connectome::tool_spec());
     capabilities.resources.extend(connectome::resources());
     capabilities
@@ -54,7 +54,7 @@ fn surface(collector: &Collector) -> Surface {
 }
 
 /// A host with `capabilities`, its dispatch and reader routing the surface's parts to `surface`.
-fn server(capabilities: Capabilities, collector: &Collector, surface: Surface) -> Server {
+fn server(capabilities: Listing, collector: &Collector, surface: Surface) -> Server {
     let (for_dispatch, for_reader) = (surface.clone(), surface);
     Server::builder(capabilities)
         .server_name("host")

@@ -12,12 +12,12 @@
 #![forbid(unsafe_code)]
 
 use mcp_kernel::http::{AllowedOrigins, McpHttp, ServeOptions};
-use mcp_kernel::{Capabilities, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use mcp_kernel::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::json;
 
 /// The one tool, with exactly the schema every benchmarked server advertises.
-fn catalog() -> Capabilities {
-    Capabilities {
+fn catalog() -> Listing {
+    Listing {
         tools: vec![
             ToolSpec::new("echo", Mode::ReadOnly).description("Echoes the message back.").input_schema(
                 json!({

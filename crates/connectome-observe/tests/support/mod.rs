@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use connectome_observe::Collector;
 use futures_util::FutureExt;
-use mcp_kernel_router::{Capabilities, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::{Value, json};
 
 /// The server name of the fixture.
@@ -23,9 +23,9 @@ impl DispatchLog {
     }
 }
 
-fn catalog() -> Capabilities {
+fn catalog() -> Listing {
     let any = json!({"type": "object", "additionalProperties": true});
-    Capabilities {
+    Listing {
         tools: vec![
             ToolSpec::new("echo", Mode::ReadOnly).input_schema(json!({
                 "type": "object",
@@ -51,7 +51,7 @@ fn catalog() -> Capabilities {
             })),
             ToolSpec::new("noop", Mode::ReadOnly).input_schema(any),
         ],
-        ..Capabilities::default()
+        ..Listing::default()
     }
 }
 

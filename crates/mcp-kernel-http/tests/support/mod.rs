@@ -29,7 +29,7 @@ use mcp_kernel_router::wire::types::{
     BlobResourceContents, ContentBlock, PromptMessage, ResourceContents, Role, TextResourceContents,
 };
 use mcp_kernel_router::{
-    Capabilities, GetPrompt, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
+    Listing, GetPrompt, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
     ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 
@@ -72,8 +72,8 @@ pub fn search_schema() -> Value {
 }
 
 /// The fixture catalog.
-pub fn catalog() -> Capabilities {
-    Capabilities {
+pub fn catalog() -> Listing {
+    Listing {
         tools: vec![
             ToolSpec::new("get_weather", Mode::ReadOnly).description("Read the weather.").input_schema(
                 json!({
@@ -759,7 +759,7 @@ pub async fn reporting_dispatch(call: ToolCall) -> Result<ToolOutput, ToolError>
     match &*call.name {
         "count" => {
             for step in [0.0, 50.0, 100.0] {
-                call.context.report_progress(step, Some(100.0), Some("counting"));
+                call.context.progress().report(step, Some(100.0), Some("counting"));
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
             Ok(ToolOutput::text("counted"))
@@ -770,9 +770,9 @@ pub async fn reporting_dispatch(call: ToolCall) -> Result<ToolOutput, ToolError>
 
 /// A server with two tools: `count` (reports progress) and `quiet` (reports nothing).
 pub fn reporting_server() -> Server {
-    let catalog = Capabilities {
+    let catalog = Listing {
         tools: vec![ToolSpec::new("count", Mode::ReadOnly), ToolSpec::new("quiet", Mode::ReadOnly)],
-        ..Capabilities::default()
+        ..Listing::default()
     };
     Server::builder(catalog).dispatch(reporting_dispatch).build().expect("the reporting catalog builds")
 }

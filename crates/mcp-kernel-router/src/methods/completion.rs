@@ -16,6 +16,7 @@ use crate::guard::guarded;
 use crate::host::{Completion, CompletionArgument, CompletionRef, CompletionRequest};
 use crate::methods::owned_params;
 use crate::server::{Answer, Request, Server};
+use crate::visibility::{Listed, shown};
 
 /// The most values one result may carry (`CompleteResult.completion.values`, `maxItems`).
 pub(crate) const MAX_VALUES: usize = 100;
@@ -130,16 +131,19 @@ impl Server {
         let supplied = parse_context(params.remove("context"))?;
         drop(params);
         let snapshot = &self.inner.snapshot;
+        let filter = self.inner.parts.visibility.as_deref();
         let (reference, declared) = match wire_ref {
             WireRef::Prompt(name) => {
-                let prompt =
-                    snapshot.prompt(&name).ok_or_else(|| ErrorObject::invalid_params(UNKNOWN_PROMPT))?;
+                let prompt = snapshot.prompt(&name).filter(|p| shown(filter, Listed::Prompt(&p.name), &context));
+                let prompt = prompt.ok_or_else(|| ErrorObject::invalid_params(UNKNOWN_PROMPT))?;
                 (CompletionRef::Prompt { name: prompt.name.clone() }, prompt.schema.declared_keys())
             }
             WireRef::Template(uri) => {
-                let template =
-                    snapshot.template(&uri).ok_or_else(|| ErrorObject::invalid_params(UNKNOWN_TEMPLATE))?;
-                let reference = CompletionRef::ResourceTemplate { uri: template.uri_template.clone() };
+                let template = snapshot
+                    .template(&uri)
+                    .filter(|t| shown(filter, Listed::Template(&t.uri_template), &context));
+                let template = template.ok_or_else(|| ErrorObject::invalid_params(UNKNOWN_TEMPLATE))?;
+                let reference = CompletionRef::ResourceTemplate { uri: template.uri_template.to_string() };
                 (reference, template.matcher.variables())
             }
         };

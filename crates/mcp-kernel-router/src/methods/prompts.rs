@@ -7,22 +7,37 @@ use mcp_kernel_wire::ErrorObject;
 use mcp_kernel_wire::error::PromptErrorData;
 
 use crate::arguments::Arguments;
-use crate::cursor::{CursorKind, page};
+use crate::cursor::{CursorKind, page, page_where};
 use crate::guard::guarded;
-use crate::host::GetPrompt;
+use crate::host::{GetPrompt, RequestContext};
 use crate::methods::round_trip::input_required;
 use crate::methods::{cursor_position, owned_params};
 use crate::server::{Answer, Request, Server, cache_fields};
+use crate::snapshot::CompiledPrompt;
 use crate::state::Binding;
+use crate::visibility::{Listed, shown};
 
 impl Server {
-    pub(crate) fn list_prompts(&self, params: Option<&Value>) -> Answer {
+    pub(crate) fn list_prompts(&self, params: Option<&Value>, context: &RequestContext) -> Answer {
         let after = cursor_position(params, CursorKind::Prompts)?;
         let sorted = &self.inner.snapshot.prompts;
         let size = self.inner.options.page_size();
-        let (items, next) = page(sorted, |p| &p.name, CursorKind::Prompts, after.as_deref(), size);
+        let kind = CursorKind::Prompts;
+        let items: Vec<Value>;
+        let next;
+        match self.inner.parts.visibility.as_deref() {
+            None => {
+                let (page, after) = page(sorted, |p| &p.name, kind, after.as_deref(), size);
+                (items, next) = (page.iter().map(|p| p.item.clone()).collect(), after);
+            }
+            Some(filter) => {
+                let visible = |p: &CompiledPrompt| shown(Some(filter), Listed::Prompt(&p.name), context);
+                let (page, after) = page_where(sorted, |p| &p.name, visible, kind, after.as_deref(), size);
+                (items, next) = (page.into_iter().map(|p| p.item.clone()).collect(), after);
+            }
+        }
         let mut result = Map::with_capacity(7);
-        result.insert("prompts".into(), Value::Array(items.iter().map(|p| p.item.clone()).collect()));
+        result.insert("prompts".into(), Value::Array(items));
         if let Some(next) = next {
             result.insert("nextCursor".into(), Value::String(next));
         }
@@ -36,7 +51,9 @@ impl Server {
         let Some(Value::String(name)) = params.get("name") else {
             return Err(ErrorObject::invalid_params("prompts/get requires a string name"));
         };
-        let Some(prompt) = self.inner.snapshot.prompt(name) else {
+        let filter = self.inner.parts.visibility.as_deref();
+        let prompt = self.inner.snapshot.prompt(name).filter(|p| shown(filter, Listed::Prompt(&p.name), &context));
+        let Some(prompt) = prompt else {
             let data = PromptErrorData { name: name.clone(), reason: None };
             return Err(ErrorObject::prompt_error("unknown prompt", data));
         };
@@ -56,12 +73,16 @@ impl Server {
             return Err(ErrorObject::prompt_error(&reason, data));
         }
         let Value::Object(arguments) = arguments else { return Err(ErrorObject::internal()) };
-        let Some(reader) = self.inner.parts.prompts.as_ref() else { return Err(ErrorObject::internal()) };
+        let reader = match (&prompt.reader, &self.inner.parts.prompts) {
+            (Some(reader), _) | (None, Some(reader)) => reader,
+            (None, None) => return Err(ErrorObject::internal()),
+        };
+        let mut context = context;
+        context.retry = input.map(std::sync::Arc::new);
         let get = GetPrompt {
             name: prompt.name.clone(),
             arguments: Arguments::select(prompt.schema.declared_keys(), arguments),
             context,
-            input,
         };
         let span = tracing::info_span!("mcp.get_prompt", server = %self.inner.options.server_name(), prompt = %prompt.name);
         match guarded(|| reader.get(get)).instrument(span).await {

@@ -6,14 +6,16 @@ use tracing::Instrument;
 use mcp_kernel_wire::ErrorObject;
 use mcp_kernel_wire::error::{ResourceNotFoundData, code};
 
-use crate::cursor::{CursorKind, page};
+use crate::cursor::{CursorKind, page, page_where};
 use crate::guard::guarded;
-use crate::host::{Era, ReadResource};
+use crate::host::{Era, ReadResource, RequestContext};
 use crate::methods::round_trip::input_required;
 use crate::methods::{cursor_position, owned_params};
 use crate::options::CacheHints;
 use crate::server::{Answer, Request, Server, cache_fields};
+use crate::snapshot::Located;
 use crate::state::Binding;
+use crate::visibility::{Listed, shown};
 
 /// Resource not found, with the code of the request's era: -32602 under 2026-07-28, -32002 otherwise.
 fn not_found(era: Era, uri: &str, reason: Option<Value>) -> ErrorObject {
@@ -25,19 +27,33 @@ fn not_found(era: Era, uri: &str, reason: Option<Value>) -> ErrorObject {
 }
 
 impl Server {
+    #[allow(clippy::too_many_arguments)]
     fn list_page<T>(
         &self,
         params: Option<&Value>,
         sorted: &[T],
         key_of: impl Fn(&T) -> &str,
         item_of: impl Fn(&T) -> &Value,
+        listed: impl Fn(&T) -> Listed<'_>,
+        context: &RequestContext,
         kind: CursorKind,
         field: &str,
     ) -> Answer {
         let after = cursor_position(params, kind)?;
-        let (items, next) = page(sorted, key_of, kind, after.as_deref(), self.inner.options.page_size());
+        let size = self.inner.options.page_size();
+        let (items, next) = match self.inner.parts.visibility.as_deref() {
+            None => {
+                let (items, next) = page(sorted, &key_of, kind, after.as_deref(), size);
+                (items.iter().map(|i| item_of(i).clone()).collect(), next)
+            }
+            Some(filter) => {
+                let visible = |item: &T| shown(Some(filter), listed(item), context);
+                let (items, next) = page_where(sorted, &key_of, visible, kind, after.as_deref(), size);
+                (items.into_iter().map(|i| item_of(i).clone()).collect(), next)
+            }
+        };
         let mut result = Map::with_capacity(7);
-        result.insert(field.into(), Value::Array(items.iter().map(|i| item_of(i).clone()).collect()));
+        result.insert(field.into(), Value::Array(items));
         if let Some(next) = next {
             result.insert("nextCursor".into(), Value::String(next));
         }
@@ -45,15 +61,32 @@ impl Server {
         Ok(Value::Object(result))
     }
 
-    pub(crate) fn list_resources(&self, params: Option<&Value>) -> Answer {
+    pub(crate) fn list_resources(&self, params: Option<&Value>, context: &RequestContext) -> Answer {
         let sorted = &self.inner.snapshot.resources;
-        self.list_page(params, sorted, |r| &r.uri, |r| &r.item, CursorKind::Resources, "resources")
+        self.list_page(
+            params,
+            sorted,
+            |r| &r.uri,
+            |r| &r.item,
+            |r| Listed::Resource(&r.uri),
+            context,
+            CursorKind::Resources,
+            "resources",
+        )
     }
 
-    pub(crate) fn list_templates(&self, params: Option<&Value>) -> Answer {
+    pub(crate) fn list_templates(&self, params: Option<&Value>, context: &RequestContext) -> Answer {
         let sorted = &self.inner.snapshot.templates;
-        let kind = CursorKind::ResourceTemplates;
-        self.list_page(params, sorted, |t| &t.uri_template, |t| &t.item, kind, "resourceTemplates")
+        self.list_page(
+            params,
+            sorted,
+            |t| &t.uri_template,
+            |t| &t.item,
+            |t| Listed::Template(&t.uri_template),
+            context,
+            CursorKind::ResourceTemplates,
+            "resourceTemplates",
+        )
     }
 
     pub(crate) async fn read_resource(&self, request: Request<'_>) -> Answer {
@@ -62,10 +95,18 @@ impl Server {
         let Some(Value::String(uri)) = params.remove("uri") else {
             return Err(ErrorObject::invalid_params("resources/read requires a string uri"));
         };
-        if !self.inner.snapshot.readable(&uri) {
-            return Err(not_found(context.era, &uri, None));
-        }
-        let Some(reader) = self.inner.parts.resources.as_ref() else { return Err(ErrorObject::internal()) };
+        let filter = self.inner.parts.visibility.as_deref();
+        let (own_reader, template) = match self.inner.snapshot.locate(&uri) {
+            Some(Located::Resource(r)) if shown(filter, Listed::Resource(&r.uri), &context) => (&r.reader, None),
+            Some(Located::Template(t, found)) if shown(filter, Listed::Template(&t.uri_template), &context) => {
+                (&t.reader, Some(found))
+            }
+            _ => return Err(not_found(context.era, &uri, None)),
+        };
+        let reader = match (own_reader, &self.inner.parts.resources) {
+            (Some(reader), _) | (None, Some(reader)) => reader,
+            (None, None) => return Err(ErrorObject::internal()),
+        };
         let era = context.era;
         let round = self.round(&context, || Binding::resource(&uri));
         let input = match &round {
@@ -76,7 +117,10 @@ impl Server {
         // A result that depends on a retry's input responses is never shared from a cache: the inputs
         // are not part of any cache key.
         let hints = if input.is_some() { CacheHints::default() } else { self.inner.options.resources_cache };
-        let read = ReadResource { uri: uri.clone(), context, input };
+        let mut context = context;
+        context.retry = input.map(std::sync::Arc::new);
+        let template = template.map(|found| found.with_uri(uri.as_str()));
+        let read = ReadResource { uri: uri.clone(), template, context };
         let span = tracing::info_span!("mcp.read_resource", server = %self.inner.options.server_name());
         match guarded(|| reader.read(read)).instrument(span).await {
             Err(_) => {

@@ -9,12 +9,14 @@ use mcp_kernel_wire::types::ContentBlock;
 use crate::arguments::Arguments;
 use crate::capability::declares;
 use crate::guard::guarded;
-use crate::host::{RequestContext, ToolCall, ToolOutput};
+use crate::host::{Era, RequestContext, ToolCall, ToolOutput};
 use crate::methods::owned_params;
 use crate::methods::round_trip::input_required;
 use crate::observe::{DispatchOutcome, PendingDispatch};
 use crate::server::{Answer, Request, Server, cache_fields};
+use crate::snapshot::CompiledTool;
 use crate::state::Binding;
+use crate::visibility::{Listed, shown};
 
 /// The text of a tool error: a string as is, an object as `k: v, …`, anything else as JSON.
 fn error_text(reason: &Value) -> String {
@@ -32,18 +34,29 @@ fn error_text(reason: &Value) -> String {
     }
 }
 
+/// "Advertised = enforced", turned around: a tool with an output schema must return structured
+/// content that the schema admits (MCP: servers MUST). Anything else is a host fault, logged with the
+/// tool and the reason and answered -32603 with nothing more.
+fn check_output(tool: &CompiledTool, structured: Option<&Value>, span: &tracing::Span) -> Result<(), ErrorObject> {
+    let Some(schema) = &tool.output else { return Ok(()) };
+    let reason = match structured {
+        None => "it returned no structured content".to_owned(),
+        Some(value) => match schema.validate_value(value) {
+            Ok(()) => return Ok(()),
+            Err(violation) => format!("its structured content breaks the output schema: {violation}"),
+        },
+    };
+    tracing::error!(parent: span, tool = %tool.name, %reason, "the tool's result breaks its declared output schema; answered -32603");
+    Err(ErrorObject::internal())
+}
+
 /// A `CallToolResult` body; legacy results carry structured content only when it is an object.
-fn call_result(
-    content: Vec<Value>,
-    structured: Option<Value>,
-    is_error: bool,
-    context: &RequestContext,
-) -> Value {
+fn call_result(content: Vec<Value>, structured: Option<Value>, is_error: bool, era: Era) -> Value {
     // Room for the modern decoration too (`resultType`, `_meta`): the map never grows.
     let mut result = Map::with_capacity(5);
     result.insert("content".into(), Value::Array(content));
     if let Some(structured) = structured
-        && (context.era.is_modern() || structured.is_object())
+        && (era.is_modern() || structured.is_object())
     {
         result.insert("structuredContent".into(), structured);
     }
@@ -72,9 +85,19 @@ fn encode_blocks(blocks: Vec<ContentBlock>) -> Result<Vec<Value>, ErrorObject> {
 }
 
 impl Server {
-    pub(crate) fn list_tools(&self) -> Value {
+    pub(crate) fn list_tools(&self, context: &RequestContext) -> Value {
         let mut result = Map::with_capacity(5);
-        result.insert("tools".into(), self.inner.snapshot.tools_list.clone());
+        let snapshot = &self.inner.snapshot;
+        let tools = match self.inner.parts.visibility.as_deref() {
+            None => snapshot.tools_list.clone(),
+            Some(filter) => {
+                let items = snapshot.tools_list.as_array().map(Vec::as_slice).unwrap_or_default();
+                let visible = snapshot.tools.iter().zip(items);
+                let visible = visible.filter(|(tool, _)| shown(Some(filter), Listed::Tool(&tool.name), context));
+                Value::Array(visible.map(|(_, item)| item.clone()).collect())
+            }
+        };
+        result.insert("tools".into(), tools);
         cache_fields(&mut result, self.inner.options.tools_cache);
         Value::Object(result)
     }
@@ -85,7 +108,11 @@ impl Server {
         let Some(Value::String(name)) = params.get("name") else {
             return Err(ErrorObject::invalid_params("tools/call requires a string name"));
         };
-        let Some(tool) = self.inner.snapshot.tool(name) else { return Err(ErrorObject::unknown_tool()) };
+        let tool = self.inner.snapshot.tool(name);
+        let visibility = self.inner.parts.visibility.as_deref();
+        let Some(tool) = tool.filter(|t| shown(visibility, Listed::Tool(&t.name), &context)) else {
+            return Err(ErrorObject::unknown_tool());
+        };
         if let Some(required) = &tool.required_capabilities {
             let declared = context.client_capabilities.as_deref().unwrap_or(&Value::Null);
             if !declares(declared, required) {
@@ -104,19 +131,28 @@ impl Server {
             None => None,
         };
         drop(params);
+        // An error result carries no structured content when the tool declares an output schema: its
+        // `{error}` object would break the schema the tool advertises.
+        let error_structure = |structured: Value| tool.output.is_none().then_some(structured);
         if let Err(violation) = tool.schema.validate(&arguments) {
             let reason = format!("invalid arguments: {violation}");
             let text = format!("{}: {reason}", tool.name);
             let structured = json!({"error": {"tool": &*tool.name, "reason": reason}});
-            return Ok(call_result(vec![text_block(text)], Some(structured), true, &context));
+            return Ok(call_result(vec![text_block(text)], error_structure(structured), true, context.era));
         }
         let Value::Object(arguments) = arguments else { return Err(ErrorObject::internal()) };
-        let Some(dispatch) = self.inner.parts.dispatch.as_ref() else { return Err(ErrorObject::internal()) };
+        let dispatch = match (&tool.handler, &self.inner.parts.dispatch) {
+            (Some(handler), _) => handler,
+            (None, Some(dispatch)) => dispatch,
+            (None, None) => return Err(ErrorObject::internal()),
+        };
+        let era = context.era;
+        let mut call_context = context.clone();
+        call_context.retry = input.map(std::sync::Arc::new);
         let call = ToolCall {
             name: tool.name.clone(),
             arguments: Arguments::select(tool.schema.declared_keys(), arguments),
-            context: context.clone(),
-            input,
+            context: call_context,
         };
         let span = tracing::info_span!(
             "mcp.dispatch",
@@ -142,17 +178,20 @@ impl Server {
                 Err(ErrorObject::internal())
             }
             Ok(Ok(ToolOutput::Json(value))) => {
+                check_output(tool, Some(&value), &span)?;
                 let text = serde_json::to_string(&value).map_err(|_| ErrorObject::internal())?;
-                Ok(call_result(vec![text_block(text)], Some(value), false, &context))
+                Ok(call_result(vec![text_block(text)], Some(value), false, era))
             }
             Ok(Ok(ToolOutput::Content { blocks, structured })) => {
-                Ok(call_result(encode_blocks(blocks)?, structured, false, &context))
+                check_output(tool, structured.as_ref(), &span)?;
+                Ok(call_result(encode_blocks(blocks)?, structured, false, era))
             }
             Ok(Ok(ToolOutput::InputRequired(required))) => input_required(round.as_ref(), required),
             Ok(Err(error)) => {
                 let reason = error.reason().clone();
                 let text = error_text(&reason);
-                Ok(call_result(vec![text_block(text)], Some(json!({"error": reason})), true, &context))
+                let structured = error_structure(json!({"error": reason}));
+                Ok(call_result(vec![text_block(text)], structured, true, era))
             }
         }
     }

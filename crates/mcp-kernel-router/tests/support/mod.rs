@@ -10,7 +10,7 @@ use mcp_kernel_router::wire::types::{
     ResourceLink, Role, TextResourceContents,
 };
 use mcp_kernel_router::{
-    Capabilities, GetPrompt, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
+    Listing, GetPrompt, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
     ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::{Value, json};
@@ -27,8 +27,8 @@ pub fn weather_schema() -> Value {
     })
 }
 
-pub fn catalog() -> Capabilities {
-    Capabilities {
+pub fn catalog() -> Listing {
+    Listing {
         tools: vec![
             ToolSpec::new("get_weather", Mode::ReadOnly)
                 .command_class("observe")

@@ -5,7 +5,7 @@
 use mcp_kernel_router::wire::error::{MAX_ECHO_CHARS, SHORTENED_MARK, shorten};
 use mcp_kernel_router::wire::types::ResourceContents;
 use mcp_kernel_router::{
-    Capabilities, GetPrompt, PromptOutput, PromptSpec, ReadResource, ReaderError, ResourceTemplateSpec,
+    Listing, GetPrompt, PromptOutput, PromptSpec, ReadResource, ReaderError, ResourceTemplateSpec,
     Server,
 };
 use mcp_kernel_stdio::{MAX_LINE_BYTES, StdioOptions};
@@ -19,10 +19,10 @@ const LONG: usize = 900 * 1024;
 /// A server with one resource template, `test://place/{name}`, whose reader refuses every read, and
 /// one prompt, `forecast`.
 fn server() -> Server {
-    let capabilities = Capabilities {
+    let capabilities = Listing {
         resources: vec![ResourceTemplateSpec::new("test://place/{name}", "place").into()],
         prompts: vec![PromptSpec::new("forecast")],
-        ..Capabilities::default()
+        ..Listing::default()
     };
     Server::builder(capabilities)
         .resource_reader(|_: ReadResource| async {

@@ -5,7 +5,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_kernel_router::{Capabilities, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use mcp_kernel_stdio::{StdioOptions, serve_io};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
@@ -155,7 +155,7 @@ pub fn error(response: &Value) -> &Value {
 
 /// A server with no tools (ping, lists, shutdown).
 pub fn plain_server() -> Server {
-    Server::builder(Capabilities::default()).build().expect("an empty catalog builds")
+    Server::builder(Listing::default()).build().expect("an empty catalog builds")
 }
 
 /// What a controlled tool did, as the test observes it.
@@ -203,7 +203,7 @@ impl Controlled {
         let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
         tools.push(ToolSpec::new("big", Mode::ReadOnly).input_schema(schema));
         let tool_gate = Arc::clone(&gate);
-        let server = Server::builder(Capabilities { tools, ..Default::default() })
+        let server = Server::builder(Listing { tools, ..Default::default() })
             .dispatch(move |call: ToolCall| {
                 let gate = Arc::clone(&tool_gate);
                 let events = sender.clone();

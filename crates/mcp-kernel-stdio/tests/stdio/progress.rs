@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use mcp_kernel_router::{Capabilities, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use mcp_kernel_stdio::{StdioOptions, serve_io};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -11,7 +11,7 @@ use crate::harness::bounded;
 
 async fn count(call: ToolCall) -> Result<ToolOutput, ToolError> {
     for step in [0.0, 50.0, 100.0] {
-        call.context.report_progress(step, Some(100.0), None);
+        call.context.progress().report(step, Some(100.0), None);
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     Ok(ToolOutput::text("counted"))
@@ -19,7 +19,7 @@ async fn count(call: ToolCall) -> Result<ToolOutput, ToolError> {
 
 fn server() -> Server {
     let catalog =
-        Capabilities { tools: vec![ToolSpec::new("count", Mode::ReadOnly)], ..Capabilities::default() };
+        Listing { tools: vec![ToolSpec::new("count", Mode::ReadOnly)], ..Listing::default() };
     Server::builder(catalog).dispatch(count).build().expect("builds")
 }
 
@@ -99,9 +99,9 @@ async fn ticker(call: ToolCall) -> Result<ToolOutput, ToolError> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_request_writes_no_more_progress_and_no_response() {
     bounded(async {
-        let catalog = Capabilities {
+        let catalog = Listing {
             tools: vec![ToolSpec::new("tick", Mode::ReadOnly), ToolSpec::new("quick", Mode::ReadOnly)],
-            ..Capabilities::default()
+            ..Listing::default()
         };
         let server = Server::builder(catalog).dispatch(ticker).build().expect("builds");
         let (mut input, server_input) = tokio::io::duplex(64 * 1024);

@@ -10,13 +10,13 @@ use mcp_kernel::connectome::observe::Collector;
 use mcp_kernel::connectome::{self, Surface};
 use mcp_kernel::wire::types::{ContentBlock, PromptMessage, ResourceContents, Role};
 use mcp_kernel::{
-    Capabilities, GetPrompt, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
+    Listing, GetPrompt, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
     ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::json;
 
 /// What the host offers: its own parts, then the connectome surface.
-fn catalog() -> Capabilities {
+fn catalog() -> Listing {
     let mut capabilities = own_catalog();
     capabilities.tools.push(connectome::tool_spec());
     capabilities.resources.extend(connectome::resources());
@@ -24,8 +24,8 @@ fn catalog() -> Capabilities {
 }
 
 /// The weather host's own parts.
-fn own_catalog() -> Capabilities {
-    Capabilities {
+fn own_catalog() -> Listing {
+    Listing {
         tools: vec![
             ToolSpec::new("get_weather", Mode::ReadOnly)
                 .command_class("observe")

@@ -1,0 +1,103 @@
+//! What a transport hands the core beside the message: the request's extensions, where its
+//! notifications go, and which revisions this transport serves.
+
+use mcp_kernel_wire::ProtocolVersion;
+
+use crate::extensions::Extensions;
+use crate::progress::NotificationSink;
+
+/// Which of the server's revisions one transport serves on a path (the HTTP transport serves
+/// `2026-07-28` on its stateless path and `2025-11-25` alone on its legacy one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Revisions {
+    /// `2026-07-28` only: `server/discover` advertises it alone, and a request that declares no
+    /// revision is refused.
+    Stateless,
+    /// The legacy revisions only (`2025-11-25`).
+    Legacy,
+}
+
+impl Revisions {
+    fn admits(self, version: ProtocolVersion) -> bool {
+        match self {
+            Revisions::Stateless => version.is_modern(),
+            Revisions::Legacy => !version.is_modern(),
+        }
+    }
+}
+
+/// One message's surroundings, for [`crate::Server::handle_inbound`]: `Inbound::new()` is what
+/// [`crate::Server::handle`] uses (no extensions, no notifications, every served revision).
+#[derive(Clone, Default)]
+pub struct Inbound {
+    pub(crate) extensions: Extensions,
+    pub(crate) sink: Option<NotificationSink>,
+    pub(crate) revisions: Option<Revisions>,
+}
+
+impl std::fmt::Debug for Inbound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inbound")
+            .field("extensions", &self.extensions)
+            .field("notifications", &self.sink.is_some())
+            .field("revisions", &self.revisions)
+            .finish()
+    }
+}
+
+impl Inbound {
+    /// Nothing attached, no notifications, every served revision.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Attaches extensions (the caller's principal): the host reads them from
+    /// [`crate::RequestContext::extensions`].
+    pub fn extensions(mut self, extensions: Extensions) -> Self {
+        self.extensions = extensions;
+        self
+    }
+
+    /// Delivers the request's notifications to `sink` while it runs (see
+    /// [`crate::Server::handle_with_notifications`]).
+    pub fn notifications(mut self, sink: NotificationSink) -> Self {
+        self.sink = Some(sink);
+        self
+    }
+
+    /// Serves only these of the server's revisions for this message.
+    pub fn revisions(mut self, revisions: Revisions) -> Self {
+        self.revisions = Some(revisions);
+        self
+    }
+}
+
+/// The revisions one message may be served in: the server's, narrowed by the transport.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Served<'a> {
+    pub(crate) all: &'a [ProtocolVersion],
+    pub(crate) only: Option<Revisions>,
+}
+
+impl Served<'_> {
+    /// Whether `version` is served.
+    pub(crate) fn admits(&self, version: ProtocolVersion) -> bool {
+        self.all.contains(&version) && self.only.is_none_or(|only| only.admits(version))
+    }
+
+    /// The served revisions, in advertising order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = ProtocolVersion> + '_ {
+        self.all.iter().copied().filter(|v| self.only.is_none_or(|only| only.admits(*v)))
+    }
+
+    /// Whether a revision of the stateless (`modern`) or legacy kind is served.
+    pub(crate) fn serves(&self, modern: bool) -> bool {
+        self.iter().any(|v| v.is_modern() == modern)
+    }
+
+    /// The served revisions' names.
+    pub(crate) fn names(&self) -> Vec<String> {
+        self.iter().map(|v| v.as_str().to_owned()).collect()
+    }
+}

@@ -1,0 +1,141 @@
+//! Schemas derived from the handler's types (feature `schemars`).
+//!
+//! The derived schema is a plain JSON value: it is compiled and refused exactly as a hand-written one
+//! would be (when the server is built) and advertised verbatim. schemars writes draft 2020-12, with a
+//! `$schema` and a `title`, and local `$defs` for nested types, all of which the validator enforces.
+//!
+//! `Option<T>` fields: schemars leaves them out of `required` and admits `null` for them
+//! (`"type": ["string", "null"]`), and serde reads both an absent field and `null` as `None`, so the
+//! schema advertised and the handler agree: the caller may omit the argument or send `null`.
+
+use std::future::Future;
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::host::{RequestContext, ToolError};
+use crate::registry::tools::{IntoToolOutput, Json, Tools};
+use crate::spec::{PromptArgument, PromptSpec, ToolSpec};
+
+/// The draft 2020-12 schema of `T`.
+pub(crate) fn schema_of<T: JsonSchema>() -> Value {
+    SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<T>().to_value()
+}
+
+impl Tools {
+    /// A tool whose input schema is derived from `In` and whose output schema from `Out`: the
+    /// handler's success is sent as `structuredContent` and checked against the derived schema.
+    /// Schemas the spec already set are replaced.
+    pub fn add_derived<In, Out, F, Fut>(self, spec: ToolSpec, handler: F) -> Self
+    where
+        F: Fn(In, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Out, ToolError>> + Send + 'static,
+        In: DeserializeOwned + JsonSchema + 'static,
+        Out: Serialize + JsonSchema + Send + 'static,
+    {
+        let spec = spec.input_schema(schema_of::<In>()).output_schema(schema_of::<Out>());
+        self.add(spec, move |input: In, cx| {
+            let running = handler(input, cx);
+            async move { running.await.map(Json) }
+        })
+    }
+
+    /// A tool whose input schema is derived from `In`; its output is whatever the handler returns
+    /// (text, content blocks), with no output schema.
+    pub fn add_derived_input<In, Out, F, Fut>(self, spec: ToolSpec, handler: F) -> Self
+    where
+        F: Fn(In, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Out, ToolError>> + Send + 'static,
+        In: DeserializeOwned + JsonSchema + 'static,
+        Out: IntoToolOutput + 'static,
+    {
+        self.add(spec.input_schema(schema_of::<In>()), handler)
+    }
+}
+
+/// The prompt arguments `A`'s schema declares: each property a string (or an optional one), in the
+/// schema's order, required as the schema says. A property of another type is refused by name.
+pub(crate) fn prompt_arguments_of<A: JsonSchema>() -> Result<Vec<PromptArgument>, String> {
+    let schema = schema_of::<A>();
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return match schema.get("type").and_then(Value::as_str) {
+            Some("object") => Ok(Vec::new()),
+            _ => Err("prompt arguments must be derived from a struct with named fields".to_owned()),
+        };
+    };
+    properties
+        .iter()
+        .map(|(name, property)| {
+            if !is_string_schema(property) {
+                return Err(format!("prompt argument {name} must be a string (prompt arguments are strings)"));
+            }
+            let mut argument = PromptArgument::new(name.clone()).required(required.contains(&name.as_str()));
+            if let Some(description) = property.get("description").and_then(Value::as_str) {
+                argument = argument.description(description);
+            }
+            if let Some(title) = property.get("title").and_then(Value::as_str) {
+                argument = argument.title(title);
+            }
+            Ok(argument)
+        })
+        .collect()
+}
+
+/// `"type": "string"` or `"type": ["string", "null"]`.
+fn is_string_schema(property: &Value) -> bool {
+    match property.get("type") {
+        Some(Value::String(kind)) => kind == "string",
+        Some(Value::Array(kinds)) => {
+            kinds.iter().any(|k| k == "string") && kinds.iter().all(|k| k == "string" || k == "null")
+        }
+        _ => false,
+    }
+}
+
+/// The spec with `A`'s arguments in place of any it declared.
+pub(crate) fn with_derived_arguments<A: JsonSchema>(spec: PromptSpec) -> Result<PromptSpec, (String, String)> {
+    let name = spec.name().to_owned();
+    let arguments = prompt_arguments_of::<A>().map_err(|reason| (name, reason))?;
+    Ok(spec.replace_arguments(arguments))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Summarize {
+        /// What to summarize.
+        topic: String,
+        style: Option<String>,
+    }
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct NotStrings {
+        count: u32,
+    }
+
+    #[test]
+    fn prompt_arguments_follow_the_struct() {
+        let arguments = prompt_arguments_of::<Summarize>().unwrap();
+        let names: Vec<(&str, bool)> = arguments.iter().map(|a| (a.name.as_str(), a.required)).collect();
+        assert_eq!(names, [("topic", true), ("style", false)]);
+        assert_eq!(arguments[0].description.as_deref(), Some("What to summarize."));
+    }
+
+    #[test]
+    fn a_prompt_argument_that_is_not_a_string_is_refused_by_name() {
+        let reason = prompt_arguments_of::<NotStrings>().unwrap_err();
+        assert!(reason.contains("count"), "{reason}");
+    }
+}

@@ -1,0 +1,142 @@
+//! [`Tools`]: tools declared with their handlers.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+
+use crate::host::{BoxFuture, Dispatch, RequestContext, ToolCall, ToolError, ToolOutput};
+use crate::registry::decode::arguments_as;
+use crate::spec::ToolSpec;
+
+/// What a typed tool handler may return on success.
+pub trait IntoToolOutput {
+    /// The output sent to the caller.
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError>;
+}
+
+impl IntoToolOutput for ToolOutput {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
+        Ok(self)
+    }
+}
+
+impl IntoToolOutput for String {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(self))
+    }
+}
+
+impl IntoToolOutput for &'static str {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(self))
+    }
+}
+
+/// A serializable value sent as `structuredContent` (and as one text block holding its JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize> IntoToolOutput for Json<T> {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
+        ToolOutput::json(&self.0)
+    }
+}
+
+/// Tools, each declared with its handler: `Tools::new().add(spec, handler)`.
+///
+/// ```
+/// use mcp_kernel_router::{Listing, Mode, Server, ToolError, ToolSpec, Tools};
+/// use serde_json::json;
+///
+/// #[derive(serde::Deserialize)]
+/// struct Echo {
+///     message: String,
+/// }
+///
+/// let schema = json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]});
+/// let tools = Tools::new().add(
+///     ToolSpec::new("echo", Mode::ReadOnly).input_schema(schema),
+///     |args: Echo, _cx| async move { Ok::<_, ToolError>(args.message) },
+/// );
+/// let server = Server::builder(Listing::new()).tools(tools).build().expect("a valid catalog");
+/// # let _ = server;
+/// ```
+#[derive(Default)]
+pub struct Tools {
+    entries: Vec<(ToolSpec, Arc<dyn Dispatch>)>,
+}
+
+impl std::fmt::Debug for Tools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.entries.iter().map(|(spec, _)| spec.name())).finish()
+    }
+}
+
+/// A typed handler behind the `Dispatch` the snapshot calls.
+struct Typed<F, In, Out> {
+    handler: F,
+    _types: std::marker::PhantomData<fn(In) -> Out>,
+}
+
+impl<F, Fut, In, Out> Dispatch for Typed<F, In, Out>
+where
+    F: Fn(In, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Out, ToolError>> + Send + 'static,
+    In: DeserializeOwned + 'static,
+    Out: IntoToolOutput + 'static,
+{
+    fn call(&self, call: ToolCall) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
+        let ToolCall { name, arguments, context } = call;
+        match arguments_as::<In>(&arguments, "tool") {
+            Ok(input) => {
+                let running = (self.handler)(input, context);
+                Box::pin(async move { running.await.and_then(IntoToolOutput::into_tool_output) })
+            }
+            Err(reason) => {
+                let reason = format!("invalid arguments: {reason}");
+                let error = ToolError::structured(json!({"tool": &*name, "reason": reason}));
+                Box::pin(std::future::ready(Err(error)))
+            }
+        }
+    }
+}
+
+impl Tools {
+    /// No tools yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A tool whose handler takes its arguments as `In` (deserialized after they pass the spec's
+    /// input schema) and the request's context. The schema is the spec's, written by hand; see
+    /// [`Tools::add_derived`] to derive it from `In`.
+    pub fn add<In, Out, F, Fut>(mut self, spec: ToolSpec, handler: F) -> Self
+    where
+        F: Fn(In, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Out, ToolError>> + Send + 'static,
+        In: DeserializeOwned + 'static,
+        Out: IntoToolOutput + 'static,
+    {
+        let typed = Typed { handler, _types: std::marker::PhantomData };
+        self.entries.push((spec, Arc::new(typed)));
+        self
+    }
+
+    /// A tool served by a plain [`Dispatch`] function (it receives the whole [`ToolCall`]).
+    pub fn add_dispatch(mut self, spec: ToolSpec, dispatch: impl Dispatch) -> Self {
+        self.entries.push((spec, Arc::new(dispatch)));
+        self
+    }
+
+    /// The registered specs, in registration order.
+    pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.entries.iter().map(|(spec, _)| spec)
+    }
+
+    pub(crate) fn into_entries(self) -> Vec<(ToolSpec, Arc<dyn Dispatch>)> {
+        self.entries
+    }
+}
