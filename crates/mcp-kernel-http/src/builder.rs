@@ -11,6 +11,32 @@
 //! # let _ = service;
 //! ```
 //!
+//! The hook may name the caller: what it returns (the host's principal) reaches dispatch, the readers
+//! and the list filter as `RequestContext::principal::<P>()`. An asynchronous hook (a token
+//! introspection, a database lookup) is given with `authorize_async` instead; its future owns what it
+//! took from the parts, and must be done within the request's read timeout:
+//!
+//! ```
+//! use mcp_kernel_http::{AllowedOrigins, McpHttp, Refused};
+//! # let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Listing::default()).build().unwrap();
+//! #[derive(Clone)]
+//! struct Caller(String);
+//!
+//! let service = McpHttp::builder(server)
+//!     .allowed_origins(AllowedOrigins::any())
+//!     .authorize_async(|parts| {
+//!         let token = parts.headers.get("authorization").cloned();
+//!         async move {
+//!             match token {
+//!                 Some(token) if token.as_bytes() == b"Bearer alice" => Ok(Caller("alice".into())),
+//!                 _ => Err(Refused::because("no valid token")),
+//!             }
+//!         }
+//!     })
+//!     .build();
+//! # let _ = service;
+//! ```
+//!
 //! Without `authorize`, it does not compile:
 //!
 //! ```compile_fail
@@ -26,18 +52,31 @@
 //! # let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Listing::default()).build().unwrap();
 //! let service = McpHttp::builder(server).authorize(|_| Ok(())).build();
 //! ```
+//!
+//! Nor with both hooks (one pre-read hook decides):
+//!
+//! ```compile_fail
+//! use mcp_kernel_http::{AllowedOrigins, McpHttp};
+//! # let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Listing::default()).build().unwrap();
+//! let service = McpHttp::builder(server)
+//!     .allowed_origins(AllowedOrigins::any())
+//!     .authorize(|_| Ok(()))
+//!     .authorize_async(|_| async { Ok(()) })
+//!     .build();
+//! ```
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures_util::FutureExt;
 use http::request::Parts;
-use mcp_kernel_router::Server;
-use mcp_kernel_wire::ProtocolVersion;
+use mcp_kernel_router::LiveServer;
 
 use crate::budget::{BodyBudget, DEFAULT_BODY_BYTES_IN_FLIGHT};
-use crate::hooks::{AuthorizeBodyFn, AuthorizeFn, Refused};
-use crate::legacy::{LegacyClients, legacy_revisions};
+use crate::hooks::{AuthorizeAsyncFn, AuthorizeBodyFn, AuthorizeFn, AuthorizeHook, Refused, principal};
+use crate::legacy::LegacyClients;
 use crate::origin::AllowedOrigins;
 use crate::service::{McpService, Shared};
 
@@ -52,10 +91,12 @@ pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(15);
 pub struct McpHttp;
 
 impl McpHttp {
-    /// Starts building the service for `server`. It serves `2026-07-28` only, unless `legacy_clients`.
-    pub fn builder(server: Server) -> Builder<NoOrigins, NoAuthorize> {
+    /// Starts building the service for `server`: a [`mcp_kernel_router::Server`], or a [`LiveServer`]
+    /// whose replacements the service then serves (each request is served to its end by the server
+    /// current when it arrived). It serves `2026-07-28` only, unless `legacy_clients`.
+    pub fn builder(server: impl Into<LiveServer>) -> Builder<NoOrigins, NoAuthorize> {
         Builder {
-            server,
+            server: server.into(),
             origins: NoOrigins,
             authorize: NoAuthorize,
             authorize_body: None,
@@ -75,8 +116,8 @@ pub struct NoOrigins;
 #[derive(Debug)]
 pub struct NoAuthorize;
 
-/// Typestate: `authorize` has been given.
-pub struct Authorize(AuthorizeFn);
+/// Typestate: `authorize` (or `authorize_async`) has been given.
+pub struct Authorize(AuthorizeHook);
 
 impl std::fmt::Debug for Authorize {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -86,7 +127,7 @@ impl std::fmt::Debug for Authorize {
 
 /// Builds an [`McpService`]; see [`McpHttp::builder`].
 pub struct Builder<O, A> {
-    server: Server,
+    server: LiveServer,
     origins: O,
     authorize: A,
     authorize_body: Option<AuthorizeBodyFn>,
@@ -126,16 +167,43 @@ impl<A> Builder<NoOrigins, A> {
 }
 
 impl<O> Builder<O, NoAuthorize> {
-    /// The pre-read hook (required): it sees the request's parts and never its body. To admit every
-    /// caller, say so: `.authorize(|_| Ok(()))`.
-    pub fn authorize<F>(self, hook: F) -> Builder<O, Authorize>
+    /// The pre-read hook (required, or [`Builder::authorize_async`]): it sees the request's parts and
+    /// never its body. To admit every caller, say so: `.authorize(|_| Ok(()))`.
+    ///
+    /// What it admits with is the caller's principal, attached to the request and handed to the host
+    /// as `RequestContext::principal::<P>()` (a `()` attaches nothing).
+    pub fn authorize<F, P>(self, hook: F) -> Builder<O, Authorize>
     where
-        F: Fn(&Parts) -> Result<(), Refused> + Send + Sync + 'static,
+        F: Fn(&Parts) -> Result<P, Refused> + Send + Sync + 'static,
+        P: Clone + Send + Sync + 'static,
     {
+        let hook: AuthorizeFn = Arc::new(move |parts: &Parts| hook(parts).map(principal));
+        self.authorized(AuthorizeHook::Sync(hook))
+    }
+
+    /// The pre-read hook as an async function (required, or [`Builder::authorize`]), for a check that
+    /// waits (token introspection, a lookup). Like `authorize`, it runs before the body is read and
+    /// sees the parts only: the future it returns owns what it took from them.
+    ///
+    /// Its time counts against the request's [`Builder::read_timeout`], the one deadline that covers
+    /// the hook and then the body: a hook not done by then is dropped and answered 503 with
+    /// `retry-after: 1` (logged). A panic, when called or while polled, is answered 500.
+    pub fn authorize_async<F, Fut, P>(self, hook: F) -> Builder<O, Authorize>
+    where
+        F: Fn(&Parts) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<P, Refused>> + Send + 'static,
+        P: Clone + Send + Sync + 'static,
+    {
+        let hook: AuthorizeAsyncFn =
+            Arc::new(move |parts: &Parts| hook(parts).map(|answer| answer.map(principal)).boxed());
+        self.authorized(AuthorizeHook::Async(hook))
+    }
+
+    fn authorized(self, hook: AuthorizeHook) -> Builder<O, Authorize> {
         Builder {
             server: self.server,
             origins: self.origins,
-            authorize: Authorize(Arc::new(hook)),
+            authorize: Authorize(hook),
             authorize_body: self.authorize_body,
             legacy: self.legacy,
             read_timeout: self.read_timeout,
@@ -147,11 +215,17 @@ impl<O> Builder<O, NoAuthorize> {
 
 impl<O, A> Builder<O, A> {
     /// The optional post-read hook: the parts and the body exactly as received, before decoding.
-    pub fn authorize_body<F>(mut self, hook: F) -> Self
+    ///
+    /// What it admits with joins the request's extensions, replacing a value of the same type that
+    /// `authorize` returned (a `()` attaches nothing).
+    pub fn authorize_body<F, P>(mut self, hook: F) -> Self
     where
-        F: Fn(&Parts, &Bytes) -> Result<(), Refused> + Send + Sync + 'static,
+        F: Fn(&Parts, &Bytes) -> Result<P, Refused> + Send + Sync + 'static,
+        P: Clone + Send + Sync + 'static,
     {
-        self.authorize_body = Some(Arc::new(hook));
+        let hook: AuthorizeBodyFn =
+            Arc::new(move |parts: &Parts, body: &Bytes| hook(parts, body).map(principal));
+        self.authorize_body = Some(hook);
         self
     }
 
@@ -162,7 +236,8 @@ impl<O, A> Builder<O, A> {
         self
     }
 
-    /// The whole-body deadline (default 15 s); a body not complete by then is answered 408.
+    /// The request's deadline, from its arrival (default 15 s): an `authorize_async` hook not done by
+    /// then is answered 503; a body not complete by then, 408.
     pub fn read_timeout(mut self, timeout: Duration) -> Self {
         self.read_timeout = timeout;
         self
@@ -188,17 +263,11 @@ impl Builder<AllowedOrigins, Authorize> {
     /// The service.
     pub fn build(self) -> McpService {
         // Over HTTP there is no era probe: the stateless revision alone is advertised and served to
-        // modern requests; legacy ones, when served, get a server that knows only the legacy revision.
-        let legacy = match self.legacy {
-            LegacyClients::Refused => None,
-            LegacyClients::Stateless => {
-                Some(self.server.restricted_to(legacy_revisions()).unwrap_or_else(|_| self.server.clone()))
-            }
-        };
-        let server = self.server.restricted_to([ProtocolVersion::V2026_07_28]).unwrap_or(self.server);
+        // modern requests; legacy ones, when served, are served the legacy revision alone. Each
+        // request narrows the server current when it arrived (`Inbound::revisions`).
         McpService::new(Shared {
-            server,
-            legacy,
+            live: self.server,
+            legacy: self.legacy,
             origins: self.origins,
             authorize: self.authorize.0,
             authorize_body: self.authorize_body,

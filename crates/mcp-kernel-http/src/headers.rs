@@ -20,7 +20,7 @@ use http::{HeaderMap, StatusCode};
 use serde_json::{Map, Value};
 
 use mcp_kernel_router::schema::{HeaderParam, HeaderParamKind};
-use mcp_kernel_router::{Server, ToolHeaders};
+use mcp_kernel_router::{Extensions, Server, ToolHeaders};
 use mcp_kernel_wire::ErrorObject;
 use mcp_kernel_wire::error::UnsupportedVersionData;
 use mcp_kernel_wire::version::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, MODERN};
@@ -68,11 +68,13 @@ const NO_BODY_VALUE: &str = "header was sent, but the body carries no such value
 /// D-19: follows the header's name when the body has a value and the header is absent.
 const VALUE_UNMIRRORED: &str = "header is required: the body carries a value to mirror";
 
-/// Runs the header rules of `protocol.md` D-13 to D-19, in order, on a decoded message.
+/// Runs the header rules of `protocol.md` D-13 to D-19, in order, on a decoded message, for the caller
+/// `extensions` describe (a tool hidden from them mirrors nothing, exactly like an unknown tool).
 pub(crate) fn check(
     headers: &HeaderMap,
     message: &Map<String, Value>,
     server: &Server,
+    extensions: &Extensions,
 ) -> Result<(), Refusal> {
     let id = crate::refusal::echoable_id(message);
     let is_request = message.contains_key("id");
@@ -93,7 +95,7 @@ pub(crate) fn check(
     mcp_method(headers, method, is_request, &id)?;
     mcp_name(headers, method, params, Mirror::Required, &id)?;
     if method == Some("tools/call") {
-        param_headers(headers, params, server, Mirror::Required, &id)?;
+        param_headers(headers, params, server, extensions, Mirror::Required, &id)?;
     }
     Ok(())
 }
@@ -114,6 +116,7 @@ pub(crate) fn check_sent(
     headers: &HeaderMap,
     message: &Map<String, Value>,
     server: &Server,
+    extensions: &Extensions,
 ) -> Result<(), Refusal> {
     let id = crate::refusal::echoable_id(message);
     let params = message.get("params").and_then(Value::as_object);
@@ -121,7 +124,7 @@ pub(crate) fn check_sent(
     mcp_method(headers, method, false, &id)?;
     mcp_name(headers, method, params, Mirror::IfSent, &id)?;
     if method == Some("tools/call") {
-        param_headers(headers, params, server, Mirror::IfSent, &id)?;
+        param_headers(headers, params, server, extensions, Mirror::IfSent, &id)?;
     }
     Ok(())
 }
@@ -266,17 +269,22 @@ fn mcp_name(
 }
 
 /// D-19 (`tools/call`): every parameter the tool's schema annotates is mirrored exactly.
+///
+/// The annotations are the tool's as this caller may see it: a tool the host's `Visibility` filter
+/// hides from them is an unknown tool here too, so nothing about its headers (or a fault in its
+/// annotations) can reveal that it exists; the core then answers "Unknown tool".
 fn param_headers(
     headers: &HeaderMap,
     params: Option<&Map<String, Value>>,
     server: &Server,
+    extensions: &Extensions,
     mirror: Mirror,
     id: &Value,
 ) -> Result<(), Refusal> {
     let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
         return Ok(());
     };
-    let mirrored = match server.tool_headers(tool) {
+    let mirrored = match server.tool_headers_for(tool, extensions) {
         ToolHeaders::UnknownTool => return Ok(()),
         ToolHeaders::Params(mirrored) => mirrored,
         ToolHeaders::Fault(fault) => {
@@ -382,7 +390,7 @@ mod tests {
 
     /// [`check`] against [`server`].
     fn run(headers: &HeaderMap, message: &Map<String, Value>) -> Result<(), Refusal> {
-        check(headers, message, &server())
+        check(headers, message, &server(), &Extensions::new())
     }
 
     /// A modern request (id 7): `params._meta` declares 2026-07-28 and empty client capabilities.
@@ -514,7 +522,8 @@ mod tests {
         let server = server();
         let message =
             json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}});
-        let refusal = check(&HeaderMap::new(), message.as_object().unwrap(), &server).unwrap_err();
+        let refusal =
+            check(&HeaderMap::new(), message.as_object().unwrap(), &server, &Extensions::new()).unwrap_err();
         assert_eq!(refusal.status, StatusCode::BAD_REQUEST);
         assert_eq!(refusal.error.code, -32022);
         assert_eq!(refusal.error.data, Some(json!({"supported":["2026-07-28"],"requested":"2025-11-25"})));
@@ -806,7 +815,7 @@ mod tests {
         let subscriber =
             tracing_subscriber::fmt().with_ansi(false).with_writer(move || Log(Arc::clone(&writer))).finish();
         let result = tracing::subscriber::with_default(subscriber, || {
-            check(&standard("tools/call", &[(NAME, b"bad")]), &m, &server)
+            check(&standard("tools/call", &[(NAME, b"bad")]), &m, &server, &Extensions::new())
         });
         let r = result.expect_err("a refusal");
         let log = String::from_utf8(log.lock().unwrap().clone()).unwrap();
@@ -816,6 +825,49 @@ mod tests {
             (StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal(), json!(7))
         );
         // Other methods are unaffected.
-        assert_eq!(check(&standard("tools/list", &[]), &list(), &server), Ok(()));
+        assert_eq!(check(&standard("tools/list", &[]), &list(), &server, &Extensions::new()), Ok(()));
+    }
+
+    #[test]
+    fn a_tool_hidden_from_the_caller_mirrors_nothing_like_an_unknown_tool() {
+        #[derive(Clone)]
+        struct Admin;
+        let schema =
+            json!({"type": "object", "properties": {"q": {"type": "string", "x-mcp-header": "Query"}}});
+        let tools = vec![
+            ToolSpec::new("search", Mode::ReadOnly).input_schema(schema),
+            ToolSpec::new("bad", Mode::ReadOnly).input_schema(
+                json!({"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}}),
+            ),
+        ];
+        let server = Server::builder(Listing { tools, ..Listing::default() })
+            .dispatch(|_: ToolCall| async move { Ok::<_, ToolError>(ToolOutput::text("ok")) })
+            .defer_header_annotation_faults(true)
+            .visibility(|_: mcp_kernel_router::Listed<'_>, cx: &mcp_kernel_router::RequestContext| {
+                cx.principal::<Admin>().is_some()
+            })
+            .build()
+            .expect("builds");
+        let mut admin = Extensions::new();
+        admin.insert(Admin);
+        let nobody = Extensions::new();
+        // A value the body carries, no header mirroring it; and a header with no body value.
+        let unmirrored = request("tools/call", json!({"name": "search", "arguments": {"q": "eu"}}));
+        let headers = standard("tools/call", &[(NAME, b"search")]);
+        assert!(check(&headers, &unmirrored, &server, &admin).is_err(), "visible: refused");
+        assert_eq!(check(&headers, &unmirrored, &server, &nobody), Ok(()), "hidden: left to the core");
+        let unbacked = request("tools/call", json!({"name": "search", "arguments": {}}));
+        let headers = standard("tools/call", &[(NAME, b"search"), ("mcp-param-query", b"eu")]);
+        assert!(check(&headers, &unbacked, &server, &admin).is_err());
+        assert_eq!(check(&headers, &unbacked, &server, &nobody), Ok(()));
+        // A fault in a hidden tool's annotations is not revealed either.
+        let bad = request("tools/call", json!({"name": "bad", "arguments": {}}));
+        let headers = standard("tools/call", &[(NAME, b"bad")]);
+        assert_eq!(
+            check(&headers, &bad, &server, &admin).map_err(|r| r.status),
+            Err(StatusCode::INTERNAL_SERVER_ERROR)
+        );
+        assert_eq!(check(&headers, &bad, &server, &nobody), Ok(()));
+        assert_eq!(check_sent(&headers, &bad, &server, &nobody), Ok(()));
     }
 }

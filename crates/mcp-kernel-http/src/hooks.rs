@@ -1,18 +1,31 @@
-//! The host's two authorization hooks, and how their answers and panics are handled.
+//! The host's authorization hooks, and how their answers and panics are handled.
 //!
-//! `authorize` runs before the body is read and is handed the request's [`Parts`] only: by its type it
-//! cannot read the body, so refusing an unauthenticated caller never buffers their bytes. Extensions an
-//! earlier tower layer set (a verified identity, the peer address) are visible in `parts.extensions`.
-//! `authorize_body` runs after the read and before decoding, with the body exactly as received — the
-//! bytes a signature covers. A refusal's reason is logged, never returned; a hook that panics is a
-//! host fault, answered 500, and the server keeps serving.
+//! `authorize` (or `authorize_async`) runs before the body is read and is handed the request's
+//! [`Parts`] only: by its type it cannot read the body, so refusing an unauthenticated caller never
+//! buffers their bytes. Extensions an earlier tower layer set (a verified identity, the peer address)
+//! are visible in `parts.extensions`. `authorize_async`'s future owns what it took from the parts
+//! (it is `'static`) and is awaited within the request's one deadline, the one the body read then
+//! shares: a hook not done by then is answered 503 with `retry-after: 1`. `authorize_body` runs after
+//! the read and before decoding, with the body exactly as received — the bytes a signature covers.
+//!
+//! What a hook admits with is the host's principal: it is put into the request's
+//! [`Extensions`] (nothing for `()`), `authorize_body`'s over `authorize`'s for the same type, and
+//! reaches the host in `RequestContext::extensions` / `principal::<P>()` on every path.
+//!
+//! A refusal's reason is logged, never returned; a hook that panics (an async one: while its future
+//! is made or polled) is a host fault, answered 500, and the server keeps serving.
 
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use std::any::TypeId;
+
 use bytes::Bytes;
+use futures_util::FutureExt;
 use http::request::Parts;
+use mcp_kernel_router::{BoxFuture, Extensions};
+use tokio::time::Instant;
 
 /// A hook's refusal. The reason goes to the log (tracing, at `info`), never to the caller.
 #[derive(Clone, PartialEq, Eq)]
@@ -44,34 +57,98 @@ impl fmt::Display for Refused {
     }
 }
 
-/// The pre-read hook, as stored.
-pub(crate) type AuthorizeFn = Arc<dyn Fn(&Parts) -> Result<(), Refused> + Send + Sync>;
+/// The pre-read hook, as stored: the host's principal already turned into [`Extensions`].
+pub(crate) type AuthorizeFn = Arc<dyn Fn(&Parts) -> Result<Extensions, Refused> + Send + Sync>;
+
+/// The asynchronous pre-read hook, as stored (its future is boxed; the sync hook's answer is not).
+pub(crate) type AuthorizeAsyncFn =
+    Arc<dyn Fn(&Parts) -> BoxFuture<'static, Result<Extensions, Refused>> + Send + Sync>;
 
 /// The post-read hook, as stored.
-pub(crate) type AuthorizeBodyFn = Arc<dyn Fn(&Parts, &Bytes) -> Result<(), Refused> + Send + Sync>;
+pub(crate) type AuthorizeBodyFn = Arc<dyn Fn(&Parts, &Bytes) -> Result<Extensions, Refused> + Send + Sync>;
+
+/// The host's pre-read hook: `authorize` or `authorize_async`.
+#[derive(Clone)]
+pub(crate) enum AuthorizeHook {
+    /// `authorize`: called inline, nothing boxed per request.
+    Sync(AuthorizeFn),
+    /// `authorize_async`: its future is awaited within the request's deadline.
+    Async(AuthorizeAsyncFn),
+}
+
+/// The extensions a hook's principal becomes: nothing for `()` (a hook that only admits), else the
+/// principal itself.
+pub(crate) fn principal<P: Clone + Send + Sync + 'static>(principal: P) -> Extensions {
+    let mut extensions = Extensions::new();
+    if TypeId::of::<P>() != TypeId::of::<()>() {
+        extensions.insert(principal);
+    }
+    extensions
+}
 
 /// What a hook's call came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum HookOutcome {
-    /// Admitted.
-    Admitted,
+pub(crate) enum HookOutcome<T> {
+    /// Admitted, with what the hook returned.
+    Admitted(T),
     /// Refused (403).
     Refused,
     /// Panicked (500).
     Panicked,
+    /// An asynchronous hook not done by the request's deadline (503, `retry-after: 1`).
+    TimedOut,
 }
 
-/// Runs a hook, logging a refusal's reason and catching a panic.
-pub(crate) fn run_hook(name: &'static str, hook: impl FnOnce() -> Result<(), Refused>) -> HookOutcome {
-    match std::panic::catch_unwind(AssertUnwindSafe(hook)) {
-        Ok(Ok(())) => HookOutcome::Admitted,
-        Ok(Err(refused)) => {
+/// What a hook answered, its refusal's reason logged.
+fn admitted<T>(name: &'static str, answer: Result<T, Refused>) -> HookOutcome<T> {
+    match answer {
+        Ok(value) => HookOutcome::Admitted(value),
+        Err(refused) => {
             tracing::info!(hook = name, reason = %refused.reason(), "request refused by the host's hook");
             HookOutcome::Refused
         }
-        Err(_) => {
-            tracing::error!(hook = name, "the host's hook panicked; answered 500");
-            HookOutcome::Panicked
+    }
+}
+
+fn panicked<T>(name: &'static str) -> HookOutcome<T> {
+    tracing::error!(hook = name, "the host's hook panicked; answered 500");
+    HookOutcome::Panicked
+}
+
+/// Runs a hook, logging a refusal's reason and catching a panic.
+pub(crate) fn run_hook<T>(name: &'static str, hook: impl FnOnce() -> Result<T, Refused>) -> HookOutcome<T> {
+    match std::panic::catch_unwind(AssertUnwindSafe(hook)) {
+        Ok(answer) => admitted(name, answer),
+        Err(_) => panicked(name),
+    }
+}
+
+/// Runs the pre-read hook, whichever kind it is: the sync one inline, the async one until
+/// `deadline` (the request's one deadline, which the body read then shares), catching a panic
+/// whether it is raised by the call that makes the future or while the future is polled.
+pub(crate) async fn run_authorize(
+    hook: &AuthorizeHook,
+    parts: &Parts,
+    deadline: Instant,
+) -> HookOutcome<Extensions> {
+    const NAME: &str = "authorize_async";
+    let hook = match hook {
+        AuthorizeHook::Sync(hook) => return run_hook("authorize", || hook(parts)),
+        AuthorizeHook::Async(hook) => hook,
+    };
+    let future = match std::panic::catch_unwind(AssertUnwindSafe(|| hook(parts))) {
+        Ok(future) => future,
+        Err(_) => return panicked(NAME),
+    };
+    match tokio::time::timeout_at(deadline, AssertUnwindSafe(future).catch_unwind()).await {
+        Ok(Ok(answer)) => admitted(NAME, answer),
+        Ok(Err(_)) => panicked(NAME),
+        Err(_elapsed) => {
+            tracing::warn!(
+                hook = NAME,
+                "the host's hook did not finish within the request's read timeout; answered 503"
+            );
+            HookOutcome::TimedOut
         }
     }
 }
@@ -82,8 +159,45 @@ mod tests {
 
     #[test]
     fn a_panicking_hook_is_caught() {
-        assert_eq!(run_hook("authorize", || panic!("bug")), HookOutcome::Panicked);
-        assert_eq!(run_hook("authorize", || Err(Refused::because("no token"))), HookOutcome::Refused);
-        assert_eq!(run_hook("authorize", || Ok(())), HookOutcome::Admitted);
+        assert_eq!(run_hook::<()>("authorize", || panic!("bug")), HookOutcome::Panicked);
+        assert_eq!(run_hook::<()>("authorize", || Err(Refused::because("no token"))), HookOutcome::Refused);
+        assert_eq!(run_hook("authorize", || Ok(())), HookOutcome::Admitted(()));
+    }
+
+    #[test]
+    fn a_unit_principal_attaches_nothing() {
+        assert!(principal(()).is_empty());
+        assert_eq!(principal(7_u32).get::<u32>(), Some(&7));
+    }
+
+    fn parts() -> Parts {
+        http::Request::new(()).into_parts().0
+    }
+
+    fn far() -> Instant {
+        Instant::now() + std::time::Duration::from_secs(60)
+    }
+
+    #[tokio::test]
+    async fn an_async_hook_is_bounded_by_the_deadline_and_its_panics_are_caught() {
+        let slow: AuthorizeAsyncFn = Arc::new(|_: &Parts| {
+            Box::pin(async {
+                tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+                Ok(Extensions::new())
+            })
+        });
+        let soon = Instant::now() + std::time::Duration::from_millis(20);
+        let outcome = run_authorize(&AuthorizeHook::Async(slow), &parts(), soon).await;
+        assert!(matches!(outcome, HookOutcome::TimedOut));
+        let polled: AuthorizeAsyncFn = Arc::new(|_: &Parts| Box::pin(async { panic!("bug while polled") }));
+        let outcome = run_authorize(&AuthorizeHook::Async(polled), &parts(), far()).await;
+        assert!(matches!(outcome, HookOutcome::Panicked));
+        let called: AuthorizeAsyncFn = Arc::new(|_: &Parts| panic!("bug before the future"));
+        let outcome = run_authorize(&AuthorizeHook::Async(called), &parts(), far()).await;
+        assert!(matches!(outcome, HookOutcome::Panicked));
+        let refusing: AuthorizeAsyncFn =
+            Arc::new(|_: &Parts| Box::pin(async { Err(Refused::because("no token")) }));
+        let outcome = run_authorize(&AuthorizeHook::Async(refusing), &parts(), far()).await;
+        assert!(matches!(outcome, HookOutcome::Refused));
     }
 }

@@ -37,7 +37,7 @@
 use http::{HeaderMap, StatusCode};
 use serde_json::{Map, Value, json};
 
-use mcp_kernel_router::Server;
+use mcp_kernel_router::{Extensions, Inbound, Revisions, Server};
 use mcp_kernel_wire::error::UnsupportedVersionData;
 use mcp_kernel_wire::types::LoggingLevel;
 use mcp_kernel_wire::version::{META_PROTOCOL_VERSION, MODERN};
@@ -71,11 +71,6 @@ fn is_legacy_revision(value: &str) -> bool {
     ProtocolVersion::parse(value).is_some_and(|version| !version.is_modern())
 }
 
-/// The legacy revisions the router serves, for [`Server::restricted_to`].
-pub(crate) fn legacy_revisions() -> impl Iterator<Item = ProtocolVersion> {
-    ProtocolVersion::ALL.into_iter().filter(|version| !version.is_modern())
-}
-
 /// Whether a decoded message belongs to the 2025-11-25 wire: no `2026-07-28` header value, no modern
 /// `params._meta`, and either a version header or, without one, the method `initialize` (MCP S-64).
 pub(crate) fn claims(headers: &HeaderMap, message: &Map<String, Value>) -> bool {
@@ -94,12 +89,14 @@ pub(crate) fn claims(headers: &HeaderMap, message: &Map<String, Value>) -> bool 
     sent.all(|value| value.as_bytes() != MODERN.as_bytes())
 }
 
-/// Serves one message [`claims`] took: the header rules of 2025-11-25, then the core.
+/// Serves one message [`claims`] took: the header rules of 2025-11-25, then the core, serving the
+/// legacy revisions alone, with the request's `extensions` (the caller's principal).
 pub(crate) async fn serve(
     server: &Server,
     headers: &HeaderMap,
     message: Map<String, Value>,
     version: http::Version,
+    extensions: Extensions,
 ) -> http::Response<ResponseBody> {
     let refuse = |refusal: Refusal| refusal.into_response(version);
     let id = echoable_id(&message);
@@ -109,7 +106,7 @@ pub(crate) async fn serve(
     }
     let checked = jsonrpc_shape(&message)
         .and_then(|()| protocol_version(headers, &id))
-        .and_then(|()| headers::check_sent(headers, &message, server));
+        .and_then(|()| headers::check_sent(headers, &message, server, &extensions));
     if let Err(refusal) = checked {
         return refuse(refusal);
     }
@@ -129,7 +126,8 @@ pub(crate) async fn serve(
             _ => {}
         }
     }
-    let outcome = match sse::run(server, message, version, strip_cache_hints).await {
+    let inbound = Inbound::new().extensions(extensions).revisions(Revisions::Legacy);
+    let outcome = match sse::run(server, message, version, inbound, strip_cache_hints).await {
         Outcome::Streaming(stream) => return stream,
         Outcome::Done(outcome) => outcome,
     };

@@ -11,8 +11,19 @@
 //! refusal runs before anything more expensive than it (the table is in [`McpService`]'s module):
 //!
 //! * **DNS rebinding**: every `Origin` value must be allowed ([`AllowedOrigins`]); there is no default.
-//! * **Unauthenticated callers**: `authorize` runs before the body is read and, by its type, cannot read
-//!   it; a refused caller's body is never drained (`connection: close` over HTTP/1.x).
+//! * **Unauthenticated callers**: `authorize` (or `authorize_async`) runs before the body is read and,
+//!   by its type, cannot read it; a refused caller's body is never drained (`connection: close` over
+//!   HTTP/1.x). An async hook's time counts against the request's one deadline (`read_timeout`, from
+//!   its arrival, which the body then has what is left of): a hook not done by then is dropped and
+//!   answered 503 with `retry-after: 1`, so a slow identity provider cannot hold requests open past
+//!   it. A hook that panics (an async one: when called or while polled) is answered 500.
+//! * **Identity**: what the hooks admit with (the host's principal; `authorize_body`'s replaces
+//!   `authorize`'s of the same type) is attached to that request alone and reaches the host in
+//!   `RequestContext::principal::<P>()` on every path: a JSON answer, an SSE stream, the legacy path.
+//!   It is never read from the body or the client's `_meta`.
+//! * **Per-caller lists**: with a `Visibility` filter, a tool hidden from the caller is refused exactly
+//!   like an unknown tool, headers included: its `x-mcp-header` annotations are not checked (no -32020
+//!   and no annotation fault can reveal it), and the core answers "Unknown tool".
 //! * **Slow and oversized bodies**: one deadline over the whole body (default 15 s, 408), a 1 MiB cap
 //!   (413) checked from `Content-Length` before reading and while streaming, `transfer-encoding`
 //!   refused (411) because a chunked body defeats a whole-body bound.
@@ -30,6 +41,9 @@
 //! * **Legacy clients** (opt-in, [`LegacyClients::Stateless`]): only a message with nothing modern in
 //!   it takes the `2025-11-25` path; `Mcp-*` headers it sends must still agree with the body; no session
 //!   is minted, and a 404 never answers a JSON-RPC error (a legacy client reads it as an ended session).
+//! * **Replacement** ([`mcp_kernel_router::LiveServer`]): each request reads the current server once,
+//!   as it arrives, and every check and the core use that one server, so a replacement never applies
+//!   one catalog's header rules to another's call.
 //! * **Leaks**: a refusal's reason is logged (tracing), never returned; a host fault is answered 500
 //!   with nothing but "Internal error".
 //!

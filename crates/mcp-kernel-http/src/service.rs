@@ -2,20 +2,21 @@
 //!
 //! | step | check | refusal | connection |
 //! |---|---|---|---|
+//! | 0 | the server current when the request arrived (`LiveServer::current`), read once: every later step and the core use it | — | — |
 //! | 1 | `Origin`, every value | 403 (400 if not UTF-8) | closed (HTTP/1.x) |
 //! | 2 | method is POST | 405, `allow: POST` | closed |
 //! | 3 | no `transfer-encoding` | 411 | closed |
-//! | 4 | `authorize(&Parts)` | 403, or 500 if it panics | closed |
+//! | 4 | `authorize(&Parts)` or `authorize_async(&Parts)`, admitting with the caller's principal (into the request's `Extensions`); the async hook is awaited within the request's one deadline (`read_timeout`, from arrival), which the body read then shares | 403; 500 if it panics; 503, `retry-after: 1`, if the async hook is not done by the deadline | closed |
 //! | 5 | declared `Content-Length` within the cap | 413 | closed |
 //! | 5a | the body's first 64 KiB (all of it if it declares less) fit the body budget (`budget.rs`) | 503, `retry-after: 1` | closed |
 //! | 6 | the body, within the cap, one deadline and the budget (reserved as it arrives) | 413 / 408 / 503 / 400 | closed |
-//! | 7 | `authorize_body(&Parts, &Bytes)` | 403, or 500 | kept |
+//! | 7 | `authorize_body(&Parts, &Bytes)`, whose principal joins the extensions (replacing one of the same type) | 403, or 500 | kept |
 //! | 8 | bounded decode: depth, duplicate keys, an object | 400 | kept |
-//! | 8a | with `LegacyClients::Stateless` only, a 2025-11-25 message is served by `legacy.rs` instead | 400 / 200 / 202 / 500 | kept |
+//! | 8a | with `LegacyClients::Stateless` only, a 2025-11-25 message is served by `legacy.rs` instead (the core with `Revisions::Legacy` and the same extensions) | 400 / 200 / 202 / 500 | kept |
 //! | 8b | a JSON-RPC request or notification (a POSTed response is refused) | 400 | kept |
-//! | 9 | header rules: `_meta`, versions, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` | 400 (500 for a bad annotation) | kept |
+//! | 9 | header rules: `_meta`, versions, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` (the tool's annotations as this caller may see them: a tool the host's `Visibility` hides from the caller mirrors nothing, like an unknown tool) | 400 (500 for a bad annotation) | kept |
 //! | 10 | removed methods (`initialize`, `notifications/initialized`, `ping`) | 404, or 202 without an id | kept |
-//! | 11 | the core | 200 / 202 / 400 / 404 / 500 | kept |
+//! | 11 | the core (`handle_inbound`: the extensions, `Revisions::Stateless`) | 200 / 202 / 400 / 404 / 500 | kept |
 //! | 11a | `tools/call`, `resources/read` or `prompts/get` with `_meta.progressToken` (or a `logLevel` with log notifications on), and a notification sent before the answer: an SSE stream (`sse.rs`) | 200 | kept |
 
 use std::convert::Infallible;
@@ -32,12 +33,13 @@ use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use serde_json::Value;
 
-use mcp_kernel_router::Server;
+use mcp_kernel_router::{Extensions, Inbound, LiveServer, Revisions, Server};
 use mcp_kernel_wire::{ErrorObject, Response as JsonRpcResponse, read_message};
 
 use crate::body::ResponseBody;
 use crate::budget::{BodyBudget, UPFRONT_BYTES};
-use crate::hooks::{AuthorizeBodyFn, AuthorizeFn, HookOutcome, run_hook};
+use crate::hooks::{AuthorizeBodyFn, AuthorizeHook, HookOutcome, run_authorize, run_hook};
+use crate::legacy::LegacyClients;
 use crate::origin::{self, AllowedOrigins, OriginRefusal};
 use crate::read::{ReadFailure, deadline_after, declares_more_than, most_bytes, read_bounded};
 use crate::refusal::{Refusal, accepted, echoable_id, json_response, jsonrpc_shape};
@@ -46,11 +48,12 @@ use crate::{headers, legacy, status};
 
 /// Everything one service holds; shared by its clones.
 pub(crate) struct Shared {
-    pub(crate) server: Server,
-    /// The server for 2025-11-25 messages (`LegacyClients::Stateless`); `None` refuses them.
-    pub(crate) legacy: Option<Server>,
+    /// The server; each request reads the current one once, when it arrives.
+    pub(crate) live: LiveServer,
+    /// Whether 2025-11-25 messages are served (`LegacyClients::Stateless`) or refused.
+    pub(crate) legacy: LegacyClients,
     pub(crate) origins: AllowedOrigins,
-    pub(crate) authorize: AuthorizeFn,
+    pub(crate) authorize: AuthorizeHook,
     pub(crate) authorize_body: Option<AuthorizeBodyFn>,
     pub(crate) read_timeout: Duration,
     pub(crate) max_body_bytes: usize,
@@ -67,7 +70,7 @@ impl std::fmt::Debug for McpService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpService")
             .field("origins", &self.shared.origins)
-            .field("legacy_clients", &self.shared.legacy.is_some())
+            .field("legacy_clients", &self.shared.legacy)
             .field("read_timeout", &self.shared.read_timeout)
             .field("max_body_bytes", &self.shared.max_body_bytes)
             .field("body_bytes_in_flight", &self.shared.budget.total())
@@ -126,6 +129,8 @@ where
     B::Data: Send,
 {
     let deadline = deadline_after(tokio::time::Instant::now(), shared.read_timeout);
+    // Read once: a replacement while this request runs never splits it between two servers.
+    let server = shared.live.current();
     let (parts, body) = request.into_parts();
     let version = parts.version;
     let refuse = |refusal: Refusal| refusal.into_response(version);
@@ -147,15 +152,21 @@ where
             ErrorObject::refused("Request body must declare its length: transfer-encoding is refused");
         return refuse(Refusal::pre_body(StatusCode::LENGTH_REQUIRED, error));
     }
-    match run_hook("authorize", || (shared.authorize)(&parts)) {
-        HookOutcome::Admitted => {}
+    let busy = || {
+        let error = ErrorObject::new(mcp_kernel_wire::code::INTERNAL_ERROR, "Server busy; retry later");
+        Refusal::pre_body(StatusCode::SERVICE_UNAVAILABLE, error).retry_after(1)
+    };
+    let extensions = match run_authorize(&shared.authorize, &parts, deadline).await {
+        HookOutcome::Admitted(extensions) => extensions,
         HookOutcome::Refused => {
             return refuse(Refusal::pre_body(StatusCode::FORBIDDEN, ErrorObject::refused("Forbidden")));
         }
         HookOutcome::Panicked => {
             return refuse(Refusal::pre_body(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal()));
         }
-    }
+        // The async hook used up the request's deadline: try again (logged in `hooks.rs`).
+        HookOutcome::TimedOut => return refuse(busy()),
+    };
     let cap = shared.max_body_bytes;
     let too_large = || {
         Refusal::pre_body(
@@ -167,10 +178,6 @@ where
         return refuse(too_large());
     }
     // The first bytes of the body are reserved before any is read; the rest as it arrives.
-    let busy = || {
-        let error = ErrorObject::new(mcp_kernel_wire::code::INTERNAL_ERROR, "Server busy; retry later");
-        Refusal::pre_body(StatusCode::SERVICE_UNAVAILABLE, error).retry_after(1)
-    };
     let Some(mut reserved) = shared.budget.reserve(most_bytes(&body, cap).min(UPFRONT_BYTES)) else {
         return refuse(busy());
     };
@@ -192,21 +199,30 @@ where
         }
     };
     // The reservation goes with the answer: it is given back when the transport has taken it.
-    let mut response = answer(&shared, parts, bytes).await;
+    let mut response = answer(&shared, &server, parts, bytes, extensions).await;
     response.body_mut().hold(reserved);
     response
 }
 
-/// Steps 7 to 11: everything after the body has been read.
-async fn answer(shared: &Shared, parts: http::request::Parts, bytes: bytes::Bytes) -> Response<ResponseBody> {
+/// Steps 7 to 11: everything after the body has been read, by the request's one `server`.
+async fn answer(
+    shared: &Shared,
+    server: &Server,
+    parts: http::request::Parts,
+    bytes: bytes::Bytes,
+    mut extensions: Extensions,
+) -> Response<ResponseBody> {
     let version = parts.version;
     let refuse = |refusal: Refusal| refusal.into_response(version);
     if let Some(hook) = &shared.authorize_body {
         let post = |status, error| refuse(Refusal::post_body(status, error, Value::Null));
         match run_hook("authorize_body", || hook(&parts, &bytes)) {
-            HookOutcome::Admitted => {}
+            HookOutcome::Admitted(more) => extensions.extend(more),
             HookOutcome::Refused => return post(StatusCode::FORBIDDEN, ErrorObject::refused("Forbidden")),
-            HookOutcome::Panicked => return post(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal()),
+            // Only the async pre-read hook has a deadline of its own.
+            HookOutcome::Panicked | HookOutcome::TimedOut => {
+                return post(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal());
+            }
         }
     }
     let message = match read_message(&bytes) {
@@ -217,16 +233,14 @@ async fn answer(shared: &Shared, parts: http::request::Parts, bytes: bytes::Byte
         }
     };
     drop(bytes);
-    if let Some(server) = &shared.legacy
-        && legacy::claims(&parts.headers, &message)
-    {
-        return legacy::serve(server, &parts.headers, message, version).await;
+    if shared.legacy == LegacyClients::Stateless && legacy::claims(&parts.headers, &message) {
+        return legacy::serve(server, &parts.headers, message, version, extensions).await;
     }
     // Only requests and notifications are POSTed (clients MUST NOT POST responses).
     if let Err(refusal) = jsonrpc_shape(&message) {
         return refuse(refusal);
     }
-    if let Err(refusal) = headers::check(&parts.headers, &message, &shared.server) {
+    if let Err(refusal) = headers::check(&parts.headers, &message, server, &extensions) {
         return refuse(refusal);
     }
     drop(parts);
@@ -240,7 +254,8 @@ async fn answer(shared: &Shared, parts: http::request::Parts, bytes: bytes::Byte
             }
         };
     }
-    dispatch(&shared.server, message, version).await
+    let inbound = Inbound::new().extensions(extensions).revisions(Revisions::Stateless);
+    dispatch(server, message, version, inbound).await
 }
 
 /// Hands the message to the core and maps its answer to a status.
@@ -248,8 +263,9 @@ async fn dispatch(
     server: &Server,
     message: serde_json::Map<String, Value>,
     version: http::Version,
+    inbound: Inbound,
 ) -> Response<ResponseBody> {
-    let outcome = match sse::run(server, message, version, |_| {}).await {
+    let outcome = match sse::run(server, message, version, inbound, |_| {}).await {
         Outcome::Streaming(stream) => return stream,
         Outcome::Done(outcome) => outcome,
     };
@@ -263,14 +279,17 @@ async fn dispatch(
     }
 }
 
-/// Runs the core on one message: its response, if any, or (`Err`) the 500 answering a panic in it.
+/// Runs the core on one message with what the transport attached: its response, if any, or (`Err`)
+/// the 500 answering a panic in it.
 pub(crate) async fn run_core(
     server: &Server,
     message: serde_json::Map<String, Value>,
     version: http::Version,
+    inbound: Inbound,
 ) -> Result<Option<JsonRpcResponse>, Response<ResponseBody>> {
     let id = echoable_id(&message);
-    let handled = AssertUnwindSafe(server.handle(Value::Object(message))).catch_unwind().await;
+    let handled =
+        AssertUnwindSafe(server.handle_inbound(Value::Object(message), inbound)).catch_unwind().await;
     let Ok(handled) = handled else {
         tracing::error!("the core panicked; answered 500");
         return Err(Refusal::post_body(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal(), id)

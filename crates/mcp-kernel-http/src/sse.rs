@@ -33,7 +33,7 @@ use http::{HeaderValue, Response, StatusCode};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
-use mcp_kernel_router::{NotificationSink, Server};
+use mcp_kernel_router::{Inbound, NotificationSink, Server};
 use mcp_kernel_wire::{ErrorObject, Response as JsonRpcResponse};
 
 use crate::body::ResponseBody;
@@ -64,16 +64,19 @@ fn wants_stream(server: &Server, message: &Map<String, Value>) -> bool {
         && server.may_notify(message.get("params"))
 }
 
-/// Runs the core on one message; when it may be sent notifications, opens an SSE stream at the first
-/// one. `finish` adjusts the final response (the legacy path strips cache hints).
+/// Runs the core on one message with `inbound` (the request's extensions and served revisions); when
+/// it may be sent notifications, opens an SSE stream at the first one. The extensions travel inside
+/// the dispatch future the stream owns, so the host sees them however the stream is polled. `finish`
+/// adjusts the final response (the legacy path strips cache hints).
 pub(crate) async fn run(
     server: &Server,
     message: Map<String, Value>,
     version: http::Version,
+    inbound: Inbound,
     finish: fn(&mut JsonRpcResponse),
 ) -> Outcome {
     if !wants_stream(server, &message) {
-        return Outcome::Done(run_core(server, message, version).await);
+        return Outcome::Done(run_core(server, message, version, inbound).await);
     }
     let id = echoable_id(&message);
     let (sender, mut notifications) = mpsc::channel(QUEUED_NOTIFICATIONS);
@@ -84,7 +87,7 @@ pub(crate) async fn run(
     });
     let server = server.clone();
     let mut core: CoreFuture = Box::pin(async move {
-        let handling = server.handle_with_notifications(Value::Object(message), sink);
+        let handling = server.handle_inbound(Value::Object(message), inbound.notifications(sink));
         match AssertUnwindSafe(handling).catch_unwind().await {
             Ok(handled) => handled.response,
             Err(_) => {

@@ -24,8 +24,7 @@ async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
 }
 
 async fn start_logging() -> Running {
-    let catalog =
-        Listing { tools: vec![ToolSpec::new("logs", Mode::ReadOnly)], ..Listing::default() };
+    let catalog = Listing { tools: vec![ToolSpec::new("logs", Mode::ReadOnly)], ..Listing::default() };
     let server: Server = Server::builder(catalog)
         .dispatch(dispatch)
         .log_notifications(LogLevel::Debug)

@@ -32,7 +32,7 @@ async fn the_authorization_header_is_read_only_by_the_hook() {
         let hook = move |parts: &http::request::Parts| {
             let credential = parts.headers.get("authorization").map(|v| v.as_bytes().to_vec());
             hook_seen.lock().expect("not poisoned").push(credential);
-            Err(Refused::because("no credential accepted"))
+            Err::<(), _>(Refused::because("no credential accepted"))
         };
         let refusing = serve(builder().authorize(hook).build()).await;
         for proto in BOTH {

@@ -14,7 +14,7 @@ use tokio::net::TcpStream;
 
 use mcp_kernel_http::{LegacyClients, McpHttp};
 use mcp_kernel_router::{
-    Listing, DispatchEvent, DispatchObserver, DispatchOutcome, MAX_PROGRESS_TOKEN_BYTES, Mode, Server,
+    DispatchEvent, DispatchObserver, DispatchOutcome, Listing, MAX_PROGRESS_TOKEN_BYTES, Mode, Server,
     ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use support::*;

@@ -42,6 +42,7 @@
 mod arguments;
 mod builder;
 mod capability;
+mod client;
 mod cursor;
 mod extensions;
 #[cfg(feature = "fuzzing")]
@@ -69,6 +70,7 @@ mod visibility;
 
 pub use arguments::Arguments;
 pub use builder::{BuildError, ServerBuilder};
+pub use client::{Called, ClientError, TestClient};
 pub use extensions::Extensions;
 pub use inbound::{Inbound, Revisions};
 pub use live::LiveServer;

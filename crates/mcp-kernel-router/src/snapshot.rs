@@ -15,6 +15,7 @@ use crate::builder::{BuildError, compile_output_schema, compile_prompt_schema, c
 use crate::host::{Dispatch, PromptReader, ResourceReader};
 use crate::spec::{Listing, PromptSpec, ResourceEntry, ResourceSpec, ResourceTemplateSpec, ToolSpec};
 use crate::template::{TemplateMatch, UriTemplate};
+use crate::visibility::Listed;
 
 /// The items a host registered with their own handlers (`Tools`, `Resources`, `Prompts`).
 #[derive(Default)]
@@ -302,13 +303,19 @@ impl Snapshot {
     }
 
     /// The listed resource `uri` names, or the first listed template (in uri-template order) that
-    /// matches it, with its variables.
-    pub(crate) fn locate(&self, uri: &str) -> Option<Located<'_>> {
-        if let Ok(i) = self.resources.binary_search_by(|r| r.uri.as_bytes().cmp(uri.as_bytes())) {
+    /// matches it, with its variables; only items `shown` admits are considered, so a uri a hidden
+    /// item would take is located as if that item were not listed.
+    pub(crate) fn locate(&self, uri: &str, shown: impl Fn(Listed<'_>) -> bool) -> Option<Located<'_>> {
+        if let Ok(i) = self.resources.binary_search_by(|r| r.uri.as_bytes().cmp(uri.as_bytes()))
+            && shown(Listed::Resource(&self.resources[i].uri))
+        {
             return Some(Located::Resource(&self.resources[i]));
         }
         self.templates.iter().find_map(|t| {
             let variables = t.matcher.captures(uri)?;
+            if !shown(Listed::Template(&t.uri_template)) {
+                return None;
+            }
             Some(Located::Template(t, TemplateMatch::new(Arc::clone(&t.uri_template), variables)))
         })
     }

@@ -195,6 +195,7 @@ impl UriTemplate {
     }
 
     /// True when `uri` is one of the template's uris (its variables decode; see the module docs).
+    #[cfg(any(test, feature = "fuzzing"))]
     pub fn matches(&self, uri: &str) -> bool {
         self.matcher.is_match(uri) && self.captures(uri).is_some()
     }

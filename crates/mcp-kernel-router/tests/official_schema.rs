@@ -322,3 +322,138 @@ fn the_oracle_rejects_what_it_should() {
         &json!({"resultType":"complete","content": [], "structuredContent": "x"})
     ));
 }
+
+/// A tool with every piece of metadata and an output schema, listed and served.
+fn rich_tool(name: &str) -> mcp_kernel_router::ToolSpec {
+    use mcp_kernel_router::wire::types::{Icon, IconTheme};
+    let mut icon = Icon::new("https://example.com/icon.png");
+    icon.mime_type = Some("image/png".into());
+    icon.sizes = Some(vec!["48x48".into()]);
+    icon.theme = Some(IconTheme::Light);
+    let meta = json!({"com.example/owner": "team-a", "com.example/limits": {"rpm": 60}});
+    mcp_kernel_router::ToolSpec::new(name, mcp_kernel_router::Mode::Proposal)
+        .title("Rich")
+        .description("Every field.")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"place": {"type": "string"}, "days": {"type": "integer", "minimum": 1}},
+            "required": ["place"]
+        }))
+        .output_schema(json!({
+            "type": "object",
+            "properties": {"place": {"type": "string"}, "celsius": {"type": "number"}},
+            "required": ["place", "celsius"]
+        }))
+        .icons(vec![Icon::new("data:image/svg+xml;base64,PHN2Zy8+"), icon])
+        .annotations_title("Rich (annotations)")
+        .read_only_hint(true)
+        .destructive_hint(false)
+        .idempotent_hint(true)
+        .open_world_hint(true)
+        .meta(meta.as_object().cloned().unwrap())
+}
+
+fn rich_server() -> mcp_kernel_router::Server {
+    use mcp_kernel_router::{Listing, RequestContext, Server, ToolCall, ToolError, ToolOutput, Tools};
+    let listing = Listing {
+        tools: vec![rich_tool("rich"), rich_tool("rich_fails"), rich_tool("rich_breaks")],
+        ..Listing::default()
+    };
+    let typed = Tools::new().add(rich_tool("typed_rich"), |args: Value, _cx: RequestContext| async move {
+        Ok::<_, ToolError>(mcp_kernel_router::Json(json!({"place": args["place"], "celsius": 1})))
+    });
+    Server::builder(listing)
+        .dispatch(|call: ToolCall| async move {
+            match &*call.name {
+                "rich" => {
+                    Ok(ToolOutput::text("4.5 in Oslo")
+                        .with_structured(json!({"place": "Oslo", "celsius": 4.5})))
+                }
+                "rich_breaks" => Ok(ToolOutput::Json(json!({"place": "Oslo"}))),
+                _ => Err(ToolError::structured(json!({"kind": "quota"}))),
+            }
+        })
+        .tools(typed)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn output_schemas_full_metadata_and_structured_results_validate_against_both_official_schemas() {
+    let server = rich_server();
+    let call = |name: &str, arguments: Value| json!({"name": name, "arguments": arguments});
+    let oslo = json!({"place": "Oslo"});
+    for (revision, make) in
+        [(MODERN, modern as fn(i64, &str, Value) -> Value), (LEGACY, legacy), (LEGACY, bare)]
+    {
+        let list = send(&server, make(1, "tools/list", json!({}))).await;
+        assert_response(revision, "ListToolsResult", &list);
+        let tools = list["result"]["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 4);
+        for tool in tools {
+            assert!(tool.get("outputSchema").is_some() && tool.get("_meta").is_some(), "{tool}");
+            assert_eq!(tool["icons"].as_array().map(Vec::len), Some(2), "{tool}");
+            assert_eq!(tool["annotations"]["title"], "Rich (annotations)");
+        }
+        for (params, structured) in [
+            (call("rich", oslo.clone()), true),
+            (call("typed_rich", oslo.clone()), true),
+            (call("rich_fails", oslo.clone()), false),
+            (call("rich", json!({"days": 0})), false),
+        ] {
+            let r = send(&server, make(1, "tools/call", params.clone())).await;
+            assert_eq!(r["result"].get("structuredContent").is_some(), structured, "{params}: {r}");
+            assert_response(revision, "CallToolResult", &r);
+        }
+        let r = send(&server, make(1, "tools/call", call("rich_breaks", oslo.clone()))).await;
+        assert_eq!(code(&r), -32603);
+        assert_response(revision, "", &r);
+    }
+}
+
+#[cfg(feature = "schemars")]
+#[tokio::test]
+async fn derived_schemas_validate_against_both_official_schemas() {
+    use mcp_kernel_router::{Listing, Mode, RequestContext, Server, ToolError, ToolSpec, Tools};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    /// A search.
+    struct Search {
+        /// What to look for.
+        query: String,
+        limit: Option<u8>,
+        filter: Option<Filter>,
+        tags: Vec<String>,
+    }
+    #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+    struct Filter {
+        kind: String,
+    }
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    struct Hits {
+        hits: Vec<Filter>,
+        next: Option<String>,
+    }
+    let tools = Tools::new().add_derived(
+        ToolSpec::new("search", Mode::ReadOnly),
+        |args: Search, _cx: RequestContext| async move {
+            Ok::<_, ToolError>(Hits { hits: vec![Filter { kind: args.query }], next: None })
+        },
+    );
+    let server = Server::builder(Listing::new()).tools(tools).build().unwrap();
+    for (revision, make) in
+        [(MODERN, modern as fn(i64, &str, Value) -> Value), (LEGACY, legacy), (LEGACY, bare)]
+    {
+        let list = send(&server, make(1, "tools/list", json!({}))).await;
+        assert!(list["result"]["tools"][0]["inputSchema"].get("$defs").is_some(), "{list}");
+        assert_response(revision, "ListToolsResult", &list);
+        let r = send(
+            &server,
+            make(1, "tools/call", json!({"name": "search", "arguments": {"query": "q", "tags": []}})),
+        )
+        .await;
+        assert_eq!(r["result"]["structuredContent"], json!({"hits": [{"kind": "q"}], "next": null}));
+        assert_response(revision, "CallToolResult", &r);
+    }
+}

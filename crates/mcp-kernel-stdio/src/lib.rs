@@ -28,6 +28,10 @@
 //!   single writer.
 //! * **Cancellation.** `notifications/cancelled` aborts the named request (its future is dropped) and that
 //!   request is never answered. An unknown or finished id is ignored.
+//! * **Identity and replacement.** What [`StdioOptions::extensions`] (or [`StdioOptions::principal`])
+//!   holds is attached to every request of the session; the host reads it from `RequestContext`. The
+//!   server may be a `LiveServer` ([`serve_with`], [`serve_io`]): each message is served to its end by
+//!   the server current when it was read, and the next message sees a replacement.
 //! * **Stopping.** `shutdown` and `exit` are answered inline; then, as at end of input, nothing more is
 //!   read, every request already read is answered, the output is flushed and the loop returns `Ok`.
 //! * **Wiring ([`serve()`]).** stdin and stdout are classified independently (`fstat`) before anything
@@ -40,7 +44,9 @@
 //! # Threat model
 //!
 //! Whoever can write to the server's stdin already runs with the host's privileges (they started the
-//! process, or own its parent), so this transport authenticates no one. What it defends is the process
+//! process, or own its parent), so this transport authenticates no one: the caller the host's code sees
+//! (`RequestContext::principal`) is the one the host named when it started serving
+//! ([`StdioOptions::principal`]), never anything the peer sent. What it defends is the process
 //! itself, against a buggy or hostile peer:
 //!
 //! * **Memory is bounded by construction.** At most one line or frame body of at most the cap is ever
@@ -71,4 +77,4 @@ mod wiring;
 mod writer;
 
 pub use options::{DEFAULT_MAX_IN_FLIGHT, MAX_LINE_BYTES, StdioOptions};
-pub use serve::{serve, serve_io};
+pub use serve::{serve, serve_io, serve_with};

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::Poll;
 
 use futures_util::FutureExt;
-use mcp_kernel_router::{Control, Handled, NotificationSink, Server};
+use mcp_kernel_router::{Control, Extensions, Handled, Inbound, LiveServer, NotificationSink, Server};
 use mcp_kernel_wire::{ErrorObject, Response, read_message};
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, BufReader};
@@ -31,7 +31,8 @@ use crate::writer::{Line, write_lines};
 /// How many encoded responses may wait for the writer (senders wait beyond it).
 const QUEUED_LINES: usize = 64;
 
-/// Serves `server` over the process's stdin and stdout with the default [`StdioOptions`].
+/// Serves `server` over the process's stdin and stdout with the default [`StdioOptions`]:
+/// `serve_with(server, StdioOptions::default())`.
 ///
 /// Returns when the input ends or a `shutdown`/`exit` arrives, after every request read has been answered,
 /// or when the output is gone (a broken pipe, a closed stdout: nobody is left to read an answer), which is
@@ -41,7 +42,18 @@ const QUEUED_LINES: usize = 64;
 /// else (a terminal, a file, `/dev/null`) is read on a thread of its own and written with Tokio's
 /// blocking stdout. That thread may stay blocked in a read after this returns (a terminal nobody types
 /// into); nothing waits for it, so the process exits when `main` returns.
-pub async fn serve(server: Server) -> io::Result<()> {
+pub async fn serve(server: impl Into<LiveServer>) -> io::Result<()> {
+    serve_with(server, StdioOptions::default()).await
+}
+
+/// Serves `server` (a [`Server`], or a [`LiveServer`] whose replacements the session then serves) over
+/// the process's stdin and stdout with `options`: its bounds, and the extensions (the session's
+/// principal) attached to every request. Ends as [`serve`] does.
+///
+/// Each message is served to its end by the server current when it was read, so a replacement never
+/// splits a request, and the next message read sees it.
+pub async fn serve_with(server: impl Into<LiveServer>, options: StdioOptions) -> io::Result<()> {
+    let live = server.into();
     // The loop runs as a task of the runtime, not on the thread that awaits `serve` (often `main`,
     // outside the worker pool): then the reader and the writer wake each other on one worker instead
     // of handing every response across threads.
@@ -52,7 +64,7 @@ pub async fn serve(server: Server) -> io::Result<()> {
         // costs a thread hop each way per request.
         let input = wiring::stdin();
         let output = wiring::stdout();
-        process_ended(run(server, input, output, StdioOptions::default()).await)
+        process_ended(run(live, input, output, options).await)
     };
     tokio::spawn(session).await.unwrap_or_else(|_| Err(io::Error::other("the stdio session panicked")))
 }
@@ -79,15 +91,23 @@ fn output_gone(error: &io::Error) -> bool {
 
 /// Serves `server` over any byte streams: newline-delimited JSON-RPC in, one response line per request out.
 ///
+/// `server` is a [`Server`] or a [`LiveServer`]: each message is served to its end by the server current
+/// when it was read. `options` bounds the session and attaches its extensions to every request.
+///
 /// Must run inside a Tokio runtime: each message is served on its own task. Returns `Ok` after end of input
 /// or `shutdown`/`exit`, once every request read has been answered and the output flushed; returns the
 /// input's error after the same wait, or the output's error at once (in-flight requests are then aborted).
-pub async fn serve_io<R, W>(server: Server, input: R, output: W, options: StdioOptions) -> io::Result<()>
+pub async fn serve_io<R, W>(
+    server: impl Into<LiveServer>,
+    input: R,
+    output: W,
+    options: StdioOptions,
+) -> io::Result<()>
 where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    run(server, input, output, options).await.map_err(Failure::reported)
+    run(server.into(), input, output, options).await.map_err(Failure::reported)
 }
 
 /// Why a session failed: its input or its output.
@@ -113,7 +133,7 @@ impl Failure {
 }
 
 /// [`serve_io`], telling an input failure from an output one.
-async fn run<R, W>(server: Server, input: R, output: W, options: StdioOptions) -> Result<(), Failure>
+async fn run<R, W>(live: LiveServer, input: R, output: W, options: StdioOptions) -> Result<(), Failure>
 where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -121,7 +141,7 @@ where
     let (lines, queue) = mpsc::channel(QUEUED_LINES);
     let mut writer = tokio::spawn(write_lines(output, queue));
     let mut frames = FrameReader::new(BufReader::with_capacity(CHUNK, input), options.max_line_bytes);
-    let mut session = Session::new(server, lines, options.max_in_flight);
+    let mut session = Session::new(live, options.extensions, lines, options.max_in_flight);
 
     let ended = tokio::select! {
         biased;
@@ -263,7 +283,10 @@ impl InFlight {
 
 /// One stdio session's state, owned by the read loop.
 struct Session {
-    server: Server,
+    /// The server; each message reads the current one once, when it is read.
+    live: LiveServer,
+    /// Attached to every request (`StdioOptions::extensions`).
+    extensions: Extensions,
     lines: mpsc::Sender<Line>,
     tasks: JoinSet<()>,
     in_flight: Arc<InFlight>,
@@ -271,9 +294,15 @@ struct Session {
 }
 
 impl Session {
-    fn new(server: Server, lines: mpsc::Sender<Line>, max_in_flight: usize) -> Self {
+    fn new(
+        live: LiveServer,
+        extensions: Extensions,
+        lines: mpsc::Sender<Line>,
+        max_in_flight: usize,
+    ) -> Self {
         Self {
-            server,
+            live,
+            extensions,
             lines,
             tasks: JoinSet::new(),
             in_flight: Arc::default(),
@@ -319,7 +348,9 @@ impl Session {
                 }
                 Kind::Inline => {
                     let id = reply_id(&message);
-                    let handled = answer(self.server.handle(Value::Object(message)), id).await;
+                    let server = self.live.current();
+                    let handling = server.handle_inbound(Value::Object(message), self.inbound());
+                    let handled = answer(handling, id).await;
                     if let Some(response) = handled.response
                         && !self.send(response).await
                     {
@@ -337,15 +368,15 @@ impl Session {
                     };
                     let key = message.get("id").map(id_key);
                     let id = reply_id(&message);
-                    let server = self.server.clone();
-                    let sink = self.progress_sink(&message);
+                    // Read once: this message is served to its end by the server current now.
+                    let server = self.live.current();
+                    let inbound = match self.progress_sink(&server, &message) {
+                        None => self.inbound(),
+                        Some(sink) => self.inbound().notifications(sink),
+                    };
                     let message = Value::Object(message);
-                    let mut handling: Handling = Box::pin(async move {
-                        match sink {
-                            None => answer(server.handle(message), id).await,
-                            Some(sink) => answer(server.handle_with_notifications(message, sink), id).await,
-                        }
-                    });
+                    let mut handling: Handling =
+                        Box::pin(async move { answer(server.handle_inbound(message, inbound), id).await });
                     // Polled once here: most requests (a listing, a quick tool) finish at once and are
                     // answered without a task of their own. One that waits gets its own task, so that it
                     // holds up nothing read after it.
@@ -369,8 +400,8 @@ impl Session {
     /// notifications): a sink queueing them on the writer's queue, ahead of its response (one queue, so
     /// a request's lines keep their order). A full queue drops a notification (progress and logs are
     /// advisory); the response is never dropped.
-    fn progress_sink(&self, message: &Map<String, Value>) -> Option<NotificationSink> {
-        if !message.contains_key("id") || !self.server.may_notify(message.get("params")) {
+    fn progress_sink(&self, server: &Server, message: &Map<String, Value>) -> Option<NotificationSink> {
+        if !message.contains_key("id") || !server.may_notify(message.get("params")) {
             return None;
         }
         let lines = self.lines.clone();
@@ -379,6 +410,11 @@ impl Session {
                 tracing::debug!("a notification was dropped: the output queue is full");
             }
         }))
+    }
+
+    /// What every request of the session carries: the session's extensions.
+    fn inbound(&self) -> Inbound {
+        Inbound::new().extensions(self.extensions.clone())
     }
 
     /// Queues one response for the writer; false when the writer is gone.
@@ -525,7 +561,7 @@ mod tests {
             };
             let input: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
             let options = StdioOptions::default;
-            let process = process_ended(run(server(), input, FailingOutput(errno), options()).await);
+            let process = process_ended(run(server().into(), input, FailingOutput(errno), options()).await);
             let streams = serve_io(server(), input, FailingOutput(errno), options()).await;
             (process, streams)
         })

@@ -16,7 +16,13 @@
 //! | `connectome` | `connectome-*` | the connectome surface: `connectome://` resources, the copyable tool, the collector (feature `connectome`) |
 //!
 //! Both transports are default features; a stdio-only host uses
-//! `default-features = false, features = ["stdio"]` and pulls in no HTTP stack.
+//! `default-features = false, features = ["stdio", "schemars"]` and pulls in no HTTP stack.
+//!
+//! The `schemars` feature (default) adds [`Tools::add_derived`], [`Tools::add_derived_input`] and
+//! [`Prompts::add_derived`], which derive schemas from the handler's types. It is on by default because
+//! the typed form is the one the README teaches and it costs a host nothing at run time: schemars runs
+//! once per tool, when the server is built, and its derive shares `syn` with serde's. A host that writes
+//! every schema by hand turns it off to skip compiling schemars.
 //!
 //! The `weather` example (`cargo run --example weather`) is a complete host, over stdio or, with
 //! `-- --http 127.0.0.1:4000`, over HTTP at `/mcp`.
@@ -33,12 +39,15 @@ pub use mcp_kernel_stdio as stdio;
 pub use mcp_kernel_wire as wire;
 
 pub use mcp_kernel_router::{
-    Arguments, BuildError, CacheHints, Listing, Catalog, Clock, Completer, Completion,
-    CompletionArgument, CompletionRef, CompletionRequest, Control, Dispatch, DispatchEvent, DispatchObserver,
-    DispatchOutcome, Era, GetPrompt, Handled, HmacSealer, InputRequired, LogLevel, Mode, NotificationSink,
-    Progress, PromptArgument, PromptOutput, PromptReader, PromptSpec, ReadResource, ReaderError,
-    RequestContext, ResourceEntry, ResourceReader, ResourceSpec, ResourceTemplateSpec, RetryInput, Server,
-    ServerBuilder, StateSealer, ToolCall, ToolError, ToolOutput, ToolSpec,
+    Arguments, BoxFuture, BuildError, CacheHints, Called, Catalog, ClientError, Clock, Completer, Completion, CompletionArgument,
+    CompletionRef, CompletionRequest, Control, DEFAULT_PAGE_SIZE, DEFAULT_REQUEST_STATE_TTL,
+    DEFAULT_SERVER_NAME, Dispatch, DispatchEvent, DispatchObserver, DispatchOutcome, Era, Extensions,
+    GetPrompt, Handled, HmacSealer, HostIdentity, Inbound, InputRequired, IntoToolOutput, Json, KeyTooShort,
+    Listed, Listing, LiveServer, LogLevel, MAX_PROGRESS_TOKEN_BYTES, Mode, NotificationSink, PACKAGE_VERSION,
+    Progress, PromptArgument, PromptOutput, PromptReader, PromptSpec, Prompts, ReadResource, ReaderError,
+    RequestContext, ResourceEntry, ResourceReader, ResourceSpec, ResourceTemplateSpec, Resources, RetryInput,
+    Revisions, Server, ServerBuilder, ServerOptions, StateSealer, TemplateMatch, TestClient, ToolCall, ToolError,
+    ToolHeaders, ToolOutput, ToolSpec, Tools, Visibility, host_identity,
 };
 pub use mcp_kernel_wire::ProtocolVersion;
 

@@ -96,13 +96,13 @@ impl Server {
             return Err(ErrorObject::invalid_params("resources/read requires a string uri"));
         };
         let filter = self.inner.parts.visibility.as_deref();
-        let (own_reader, template) = match self.inner.snapshot.locate(&uri) {
-            Some(Located::Resource(r)) if shown(filter, Listed::Resource(&r.uri), &context) => (&r.reader, None),
-            Some(Located::Template(t, found)) if shown(filter, Listed::Template(&t.uri_template), &context) => {
-                (&t.reader, Some(found))
-            }
-            _ => return Err(not_found(context.era, &uri, None)),
-        };
+        // A hidden item is skipped, not refused: the uri is read as if it were not listed.
+        let (own_reader, template) =
+            match self.inner.snapshot.locate(&uri, |item| shown(filter, item, &context)) {
+                Some(Located::Resource(r)) => (&r.reader, None),
+                Some(Located::Template(t, found)) => (&t.reader, Some(found)),
+                None => return Err(not_found(context.era, &uri, None)),
+            };
         let reader = match (own_reader, &self.inner.parts.resources) {
             (Some(reader), _) | (None, Some(reader)) => reader,
             (None, None) => return Err(ErrorObject::internal()),

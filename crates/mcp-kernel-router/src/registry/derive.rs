@@ -20,9 +20,11 @@ use crate::host::{RequestContext, ToolError};
 use crate::registry::tools::{IntoToolOutput, Json, Tools};
 use crate::spec::{PromptArgument, PromptSpec, ToolSpec};
 
-/// The draft 2020-12 schema of `T`.
+/// The draft 2020-12 schema of `T`, as schemars serializes it (its keyword order: `$schema`, `title`,
+/// `description`, then the rest; `Schema::to_value` would keep the order the keywords were inserted).
 pub(crate) fn schema_of<T: JsonSchema>() -> Value {
-    SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<T>().to_value()
+    let schema = SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<T>();
+    serde_json::to_value(&schema).unwrap_or_else(|_| schema.to_value())
 }
 
 impl Tools {

@@ -6,9 +6,8 @@
 //! to its handler, with no `match` on the name. Nothing is checked less than for a hand-listed item:
 //! the specs go through the same build-time compilation and refusals, arguments are validated
 //! against the advertised schema before the handler's types see them, and what a handler returns is
-//! checked against its declared output schema. With the `schemars` feature, [`Tools::add_derived`]
-//! derives both schemas from the handler's types and [`Prompts::add_derived`] the prompt's
-//! arguments.
+//! checked against its declared output schema. With the `schemars` feature, `Tools::add_derived`
+//! derives both schemas from the handler's types and `Prompts::add_derived` the prompt's arguments.
 
 mod decode;
 #[cfg(feature = "schemars")]

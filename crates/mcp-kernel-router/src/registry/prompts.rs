@@ -10,11 +10,14 @@ use crate::host::{BoxFuture, GetPrompt, PromptOutput, PromptReader, ReaderError,
 use crate::registry::decode::arguments_as;
 use crate::spec::PromptSpec;
 
+/// One registered prompt with its renderer.
+type Registered = (PromptSpec, Arc<dyn PromptReader>);
+
 /// Prompts, each declared with its renderer: `Prompts::new().add(spec, render)`.
 ///
 /// The arguments the spec declares are validated as for any prompt (strings, the required ones
 /// present), then deserialized into the renderer's `A`; with the `schemars` feature,
-/// [`Prompts::add_derived`] declares them from `A` itself.
+/// `Prompts::add_derived` declares them from `A` itself.
 #[derive(Default)]
 pub struct Prompts {
     entries: Vec<(PromptSpec, Arc<dyn PromptReader>)>,
@@ -90,7 +93,7 @@ impl Prompts {
         }
     }
 
-    pub(crate) fn into_parts(self) -> (Vec<(PromptSpec, Arc<dyn PromptReader>)>, Vec<BuildError>) {
+    pub(crate) fn into_parts(self) -> (Vec<Registered>, Vec<BuildError>) {
         (self.entries, self.faults)
     }
 }

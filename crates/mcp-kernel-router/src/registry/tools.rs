@@ -111,8 +111,8 @@ impl Tools {
     }
 
     /// A tool whose handler takes its arguments as `In` (deserialized after they pass the spec's
-    /// input schema) and the request's context. The schema is the spec's, written by hand; see
-    /// [`Tools::add_derived`] to derive it from `In`.
+    /// input schema) and the request's context. The schema is the spec's, written by hand; with the
+    /// `schemars` feature, `Tools::add_derived` derives it from `In`.
     pub fn add<In, Out, F, Fut>(mut self, spec: ToolSpec, handler: F) -> Self
     where
         F: Fn(In, RequestContext) -> Fut + Send + Sync + 'static,

@@ -10,7 +10,7 @@ use mcp_kernel_router::wire::types::{
     ResourceLink, Role, TextResourceContents,
 };
 use mcp_kernel_router::{
-    Listing, GetPrompt, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
+    GetPrompt, Listing, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
     ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::{Value, json};
@@ -163,4 +163,85 @@ pub async fn send(server: &Server, message: Value) -> Value {
 /// The error code of a response.
 pub fn code(response: &Value) -> i64 {
     response["error"]["code"].as_i64().unwrap_or_else(|| panic!("not an error: {response}"))
+}
+
+/// Sends one message as the caller `principal` (a `String` in the request's extensions; `None`:
+/// no principal) and returns the response as JSON (`Value::Null` when there is none).
+pub async fn send_as(server: &Server, principal: Option<&str>, message: Value) -> Value {
+    let mut extensions = mcp_kernel_router::Extensions::new();
+    if let Some(principal) = principal {
+        extensions.insert(principal.to_owned());
+    }
+    let inbound = mcp_kernel_router::Inbound::new().extensions(extensions);
+    server.handle_inbound(message, inbound).await.response.map(|r| r.to_value()).unwrap_or(Value::Null)
+}
+
+/// The `key` member of every item of `result[field]`, in order.
+pub fn names(response: &Value, field: &str, key: &str) -> Vec<String> {
+    let items = response["result"][field].as_array().unwrap_or_else(|| panic!("no {field}: {response}"));
+    items.iter().map(|item| item[key].as_str().unwrap_or_default().to_owned()).collect()
+}
+
+/// The text of a tool result's first content block.
+pub fn first_text(response: &Value) -> &str {
+    response["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no text: {response}"))
+}
+
+/// What was logged (formatted, no colours) on this thread while the guard of [`capture_logs`] was held.
+#[derive(Clone, Default)]
+pub struct Logs(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Logs {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+thread_local! {
+    static CAPTURING: std::cell::RefCell<Option<Logs>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Writes into the capturing buffer of the thread that logs, if it has one.
+struct ThreadWriter;
+
+impl std::io::Write for ThreadWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        CAPTURING.with(|capturing| {
+            if let Some(logs) = &*capturing.borrow() {
+                logs.0.lock().unwrap().extend_from_slice(bytes);
+            }
+        });
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Stops capturing this thread's logs when dropped.
+pub struct CaptureGuard(());
+
+impl Drop for CaptureGuard {
+    fn drop(&mut self) {
+        CAPTURING.with(|capturing| capturing.borrow_mut().take());
+    }
+}
+
+/// Captures the log events of this thread (where a `#[tokio::test]` runs its request) until the
+/// guard is dropped. One global subscriber serves every test of the binary: a per-thread default
+/// subscriber would race with tracing's global callsite-interest cache while other tests run.
+pub fn capture_logs() -> (Logs, CaptureGuard) {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(|| ThreadWriter)
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("no other global subscriber");
+    });
+    let logs = Logs::default();
+    CAPTURING.with(|capturing| *capturing.borrow_mut() = Some(logs.clone()));
+    (logs, CaptureGuard(()))
 }

@@ -5,8 +5,7 @@
 use mcp_kernel_router::wire::error::{MAX_ECHO_CHARS, SHORTENED_MARK, shorten};
 use mcp_kernel_router::wire::types::ResourceContents;
 use mcp_kernel_router::{
-    Listing, GetPrompt, PromptOutput, PromptSpec, ReadResource, ReaderError, ResourceTemplateSpec,
-    Server,
+    GetPrompt, Listing, PromptOutput, PromptSpec, ReadResource, ReaderError, ResourceTemplateSpec, Server,
 };
 use mcp_kernel_stdio::{MAX_LINE_BYTES, StdioOptions};
 use serde_json::{Value, json};

@@ -5,7 +5,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use mcp_kernel_router::{Listing, LiveServer, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use mcp_kernel_stdio::{StdioOptions, serve_io};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
@@ -31,11 +31,11 @@ pub struct Session {
 }
 
 impl Session {
-    /// Starts serving `server` with `options` over two in-memory pipes.
-    pub fn start(server: Server, options: StdioOptions) -> Self {
+    /// Starts serving `server` (a `Server` or a `LiveServer`) with `options` over two in-memory pipes.
+    pub fn start(server: impl Into<LiveServer>, options: StdioOptions) -> Self {
         let (input, server_input) = tokio::io::duplex(64 * 1024);
         let (server_output, output) = tokio::io::duplex(64 * 1024);
-        let served = tokio::spawn(serve_io(server, server_input, server_output, options));
+        let served = tokio::spawn(serve_io(server.into(), server_input, server_output, options));
         Self { input: Some(input), output: BufReader::new(output), served }
     }
 
@@ -73,8 +73,10 @@ impl Session {
         let mut response: Value = serde_json::from_str(&line).expect("every output line is JSON");
         // An unreadable id is `null`; the wire crate writes it by omitting the member (MCP's
         // `JSONRPCErrorResponse`). Either form reads back as `"id": null` here.
+        // A notification (`notifications/progress`) has no id and is returned as is.
         if let Value::Object(map) = &mut response
             && !map.contains_key("id")
+            && !map.contains_key("method")
         {
             assert!(map.contains_key("error"), "only an error may lack an id: {line}");
             map.insert("id".into(), Value::Null);

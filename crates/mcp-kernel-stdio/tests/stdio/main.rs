@@ -4,4 +4,5 @@ mod concurrency;
 mod echo;
 mod framing;
 mod harness;
+mod identity;
 mod progress;

@@ -2,13 +2,14 @@
 //!
 //! Run it with `cargo run --example weather` and type JSON-RPC lines on stdin; every report goes to
 //! stderr, stdout carries protocol lines only. With `-- --http 127.0.0.1:4000` it serves the stateless
-//! Streamable HTTP transport at `http://127.0.0.1:4000/mcp` instead (Ctrl-C stops it).
+//! Streamable HTTP transport at `http://127.0.0.1:4000/mcp` instead (Ctrl-C stops it), to
+//! `2026-07-28` and `2025-11-25` clients alike.
 
 #[allow(dead_code)] // `WeatherHost::surface` is read by the `connectome_export` example, not here
 mod catalog;
 
 use mcp_kernel::Server;
-use mcp_kernel::http::{AllowedOrigins, McpHttp};
+use mcp_kernel::http::{AllowedOrigins, LegacyClients, McpHttp};
 
 /// Serves the MCP endpoint at `/mcp` on `addr`, mounted in an axum router, until Ctrl-C.
 async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error::Error>> {
@@ -22,6 +23,8 @@ async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error
             format!("http://127.0.0.1:{port}"),
         ]))
         .authorize(|_parts| Ok(())) // a local demo: everyone who can reach the port may call
+        // Most clients in use today still open with `initialize` (2025-11-25): serve them too.
+        .legacy_clients(LegacyClients::Stateless)
         .build();
     let app = axum::Router::new().route_service("/mcp", service);
     tracing::info!("serving http://{}/mcp", listener.local_addr()?);

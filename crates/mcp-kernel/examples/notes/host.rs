@@ -1,0 +1,165 @@
+//! The notes host: three tools, a resource, a template and a prompt, each declared once with the
+//! function that serves it. Every call knows its caller ([`Caller`], attached by the transport).
+
+use std::sync::Arc;
+
+use mcp_kernel::wire::types::{ContentBlock, PromptMessage, ResourceContents, Role};
+use mcp_kernel::{
+    BuildError, Listing, Mode, PromptOutput, PromptSpec, Prompts, ReaderError, RequestContext, Resources,
+    ResourceSpec, ResourceTemplateSpec, Server, TemplateMatch, ToolError, ToolSpec, Tools,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::store::{DeleteRefused, Note, Store};
+
+/// Who is calling: a name from `NOTES_TOKENS` over HTTP, `local` over stdio.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller(pub String);
+
+/// The caller the transport attached (every transport of this host attaches one).
+fn caller(cx: &RequestContext) -> Result<&str, ToolError> {
+    cx.principal::<Caller>().map(|c| c.0.as_str()).ok_or_else(|| ToolError::new("no caller"))
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct AddNote {
+    /// The note's title.
+    title: String,
+    /// The note's text.
+    body: String,
+    /// Tags to find the note by.
+    tags: Option<Vec<String>>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Added {
+    /// The new note's id.
+    id: u64,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct SearchNotes {
+    /// Text to look for in titles, bodies and tags.
+    query: String,
+    /// At most this many notes (default 10).
+    #[schemars(range(min = 1, max = 50))]
+    limit: Option<u8>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Found {
+    /// The matching notes, oldest first.
+    notes: Vec<Note>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct DeleteNote {
+    /// The id of the note to delete.
+    id: u64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Deleted {
+    /// The deleted note's id.
+    id: u64,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Summarize {
+    /// What the notes to summarize are about.
+    topic: String,
+}
+
+fn tools(store: &Arc<Store>) -> Tools {
+    let (adding, searching, deleting) = (Arc::clone(store), Arc::clone(store), Arc::clone(store));
+    Tools::new()
+        .add_derived(
+            ToolSpec::new("add_note", Mode::Proposal).description("Add a note.").destructive_hint(false),
+            move |args: AddNote, cx| {
+                let store = Arc::clone(&adding);
+                async move {
+                    let id = store.add(caller(&cx)?, args.title, args.body, args.tags.unwrap_or_default());
+                    Ok(Added { id })
+                }
+            },
+        )
+        .add_derived(
+            ToolSpec::new("search_notes", Mode::ReadOnly).description("Find your notes that mention a text."),
+            move |args: SearchNotes, cx| {
+                let store = Arc::clone(&searching);
+                async move {
+                    let limit = usize::from(args.limit.unwrap_or(10));
+                    Ok(Found { notes: store.search(caller(&cx)?, &args.query, limit) })
+                }
+            },
+        )
+        .add_derived(
+            ToolSpec::new("delete_note", Mode::Proposal).description("Delete one of your notes."),
+            move |args: DeleteNote, cx| {
+                let store = Arc::clone(&deleting);
+                async move {
+                    match store.delete(caller(&cx)?, args.id) {
+                        Ok(()) => Ok(Deleted { id: args.id }),
+                        Err(DeleteRefused::Unknown) => Err(ToolError::new("there is no such note")),
+                        Err(DeleteRefused::NotYours) => Err(ToolError::new("that note belongs to someone else")),
+                    }
+                }
+            },
+        )
+}
+
+fn resources(store: &Arc<Store>) -> Resources {
+    let (indexing, reading) = (Arc::clone(store), Arc::clone(store));
+    Resources::new()
+        .add(ResourceSpec::new("notes://index", "index").mime_type("text/plain"), move |cx| {
+            let store = Arc::clone(&indexing);
+            async move {
+                let owner = caller(&cx).map_err(|_| ReaderError::new("no caller"))?;
+                let lines: String =
+                    store.owned_by(owner).iter().map(|note| format!("{}\t{}\n", note.id, note.title)).collect();
+                Ok(vec![ResourceContents::text("notes://index", lines)])
+            }
+        })
+        .template(
+            ResourceTemplateSpec::new("notes://note/{id}", "note").mime_type("text/plain"),
+            move |found: TemplateMatch, cx| {
+                let store = Arc::clone(&reading);
+                async move {
+                    let owner = caller(&cx).map_err(|_| ReaderError::new("no caller"))?;
+                    let id: u64 = found.parse("id")?;
+                    let note = store.get(owner, id).ok_or_else(|| ReaderError::new("there is no such note"))?;
+                    let text = format!("# {}\n\n{}\n\ntags: {}\n", note.title, note.body, note.tags.join(", "));
+                    Ok(vec![ResourceContents::text(found.uri(), text)])
+                }
+            },
+        )
+}
+
+fn prompts(store: &Arc<Store>) -> Prompts {
+    let store = Arc::clone(store);
+    Prompts::new().add_derived(
+        PromptSpec::new("summarize").description("Summarize your notes about a topic."),
+        move |args: Summarize, cx| {
+            let store = Arc::clone(&store);
+            async move {
+                let owner = caller(&cx).map_err(|_| ReaderError::new("no caller"))?;
+                let notes = store.search(owner, &args.topic, 50);
+                let listed: String = notes.iter().map(|n| format!("- {}: {}\n", n.title, n.body)).collect();
+                let text = format!("Summarize my notes about {}:\n{listed}", args.topic);
+                Ok(PromptOutput { description: None, messages: vec![PromptMessage::new(Role::User, ContentBlock::text(text))] })
+            }
+        },
+    )
+}
+
+/// The notes server over `store`.
+pub fn server(store: &Arc<Store>) -> Result<Server, BuildError> {
+    Server::builder(Listing::new())
+        .server_name("notes")
+        .server_version(env!("CARGO_PKG_VERSION"))
+        .tools(tools(store))
+        .resources(resources(store))
+        .prompts(prompts(store))
+        .build()
+}

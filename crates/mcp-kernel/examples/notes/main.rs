@@ -1,0 +1,87 @@
+//! notes: a small MCP host, written the way the README teaches (typed tools, each name written once).
+//!
+//! `cargo run --example notes` serves stdio, where every call is the one local user.
+//! `NOTES_TOKENS=alice=a-secret,bob=b-secret cargo run --example notes -- --http 127.0.0.1:4000` serves
+//! HTTP at `/mcp`, where a bearer token names the caller: each note belongs to who added it.
+
+mod host;
+mod store;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use mcp_kernel::Server;
+use mcp_kernel::http::{AllowedOrigins, LegacyClients, McpHttp, Refused};
+use mcp_kernel::stdio::StdioOptions;
+use sha2::{Digest, Sha256};
+
+use host::Caller;
+
+/// The callers `NOTES_TOKENS` names (`name=token,…`), keyed by the SHA-256 of their token, so that
+/// looking a presented token up compares digests, never the secret itself.
+fn callers(spec: &str) -> Result<HashMap<[u8; 32], Caller>, String> {
+    let mut callers = HashMap::new();
+    for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((name, token)) = pair.split_once('=') else {
+            return Err("NOTES_TOKENS holds name=token pairs, separated by commas".into());
+        };
+        if name.is_empty() || token.is_empty() {
+            return Err("NOTES_TOKENS: a name or a token is empty".into());
+        }
+        callers.insert(Sha256::digest(token).into(), Caller(name.to_owned()));
+    }
+    if callers.is_empty() {
+        return Err("set NOTES_TOKENS=name=token,… to serve HTTP: a bearer token names each caller".into());
+    }
+    Ok(callers)
+}
+
+/// The caller a request's `Authorization: Bearer …` names; anything else is refused, unread.
+fn authorize(callers: &HashMap<[u8; 32], Caller>, parts: &http::request::Parts) -> Result<Caller, Refused> {
+    let header = parts.headers.get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+    let token = header.and_then(|v| v.strip_prefix("Bearer ")).ok_or_else(|| Refused::because("no bearer token"))?;
+    let digest: [u8; 32] = Sha256::digest(token.trim()).into();
+    callers.get(&digest).cloned().ok_or_else(|| Refused::because("unknown bearer token"))
+}
+
+/// Serves `/mcp` on `addr` until Ctrl-C, to `2026-07-28` and `2025-11-25` clients alike.
+async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let callers = callers(&std::env::var("NOTES_TOKENS").unwrap_or_default())?;
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let port = listener.local_addr()?.port();
+    let service = McpHttp::builder(server)
+        .allowed_origins(AllowedOrigins::list([
+            "http://localhost".to_owned(),
+            "http://127.0.0.1".to_owned(),
+            format!("http://localhost:{port}"),
+            format!("http://127.0.0.1:{port}"),
+        ]))
+        .authorize(move |parts| authorize(&callers, parts))
+        .legacy_clients(LegacyClients::Stateless)
+        .build();
+    let app = axum::Router::new().route_service("/mcp", service);
+    tracing::info!("serving http://{}/mcp", listener.local_addr()?);
+    mcp_kernel::http::serve(listener, app, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter("info").init();
+    let server = host::server(&Arc::new(store::Store::default()))?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [] => {
+            let local = StdioOptions::default().principal(Caller("local".to_owned()));
+            mcp_kernel::stdio::serve_with(server, local).await?;
+        }
+        [flag, addr] if flag == "--http" => serve_http(server, addr).await?,
+        _ => return Err("usage: notes [--http ADDR]".into()),
+    }
+    Ok(())
+}

@@ -1,0 +1,164 @@
+//! The notes host's unit tests, through the in-process test client: no process, no socket, the real
+//! router and wire format.
+
+use std::sync::Arc;
+
+use mcp_kernel::wire::ProtocolVersion;
+use mcp_kernel::wire::types::{ContentBlock, ResourceContents};
+use mcp_kernel::{Server, TestClient};
+use serde_json::{Value, json};
+
+use crate::host::{self, Caller};
+use crate::store::Store;
+
+fn notes() -> Server {
+    host::server(&Arc::new(Store::default())).expect("the notes catalog builds")
+}
+
+fn client(server: &Server, who: &str) -> TestClient {
+    TestClient::new(server.clone()).principal(Caller(who.to_owned()))
+}
+
+async fn add(client: &TestClient, title: &str, body: &str) -> u64 {
+    let added = client.call_tool("add_note", json!({"title": title, "body": body})).await.expect("answered");
+    assert_eq!(added.result.is_error, Some(false), "{:?}", added.result);
+    let id = added.result.structured_content.as_ref().and_then(|s| s["id"].as_u64());
+    id.expect("structured {id}")
+}
+
+fn text_of(contents: &[ResourceContents]) -> String {
+    contents
+        .iter()
+        .map(|c| match c {
+            ResourceContents::Text(text) => text.text.clone(),
+            other => panic!("not text: {other:?}"),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn tools_are_listed_with_derived_input_and_output_schemas() {
+    let tools = client(&notes(), "alice").list_tools().await.expect("listed");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["add_note", "search_notes", "delete_note"]);
+    let add = &tools[0];
+    assert_eq!(add.input_schema["required"], json!(["title", "body"]));
+    assert_eq!(add.output_schema.as_ref().map(|s| &s["properties"]["id"]["type"]), Some(&json!("integer")));
+    let delete = tools[2].annotations.as_ref().expect("annotations");
+    assert_eq!(delete.destructive_hint, Some(true));
+    assert_eq!(tools[0].annotations.as_ref().and_then(|a| a.destructive_hint), Some(false));
+}
+
+#[tokio::test]
+async fn add_note_returns_its_id_as_structured_output() {
+    let server = notes();
+    let alice = client(&server, "alice");
+    assert_eq!(add(&alice, "Rust", "ownership").await, 1);
+    assert_eq!(add(&alice, "Go", "goroutines").await, 2);
+}
+
+#[tokio::test]
+async fn search_shows_only_the_callers_notes_and_honours_the_limit() {
+    let server = notes();
+    let (alice, bob) = (client(&server, "alice"), client(&server, "bob"));
+    add(&alice, "Rust", "ownership").await;
+    add(&alice, "Rust again", "borrowing").await;
+    add(&bob, "Rust for bob", "lifetimes").await;
+    let found = alice.call_tool("search_notes", json!({"query": "rust", "limit": 1})).await.expect("answered");
+    let notes = &found.result.structured_content.expect("structured")["notes"];
+    assert_eq!(notes.as_array().map(Vec::len), Some(1));
+    assert_eq!(notes[0]["title"], "Rust");
+    let found = bob.call_tool("search_notes", json!({"query": "rust"})).await.expect("answered");
+    let titles: Vec<Value> = found.result.structured_content.expect("structured")["notes"]
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|n| n["title"].clone())
+        .collect();
+    assert_eq!(titles, [json!("Rust for bob")]);
+}
+
+#[tokio::test]
+async fn a_limit_outside_1_to_50_is_refused_by_the_schema() {
+    let alice = client(&notes(), "alice");
+    for limit in [0, 51] {
+        let refused = alice.call_tool("search_notes", json!({"query": "x", "limit": limit})).await.expect("a result");
+        assert_eq!(refused.result.is_error, Some(true), "limit {limit}");
+        assert!(refused.result.structured_content.is_none(), "a tool with an output schema sends none on error");
+    }
+}
+
+#[tokio::test]
+async fn deleting_another_callers_note_is_a_tool_error() {
+    let server = notes();
+    let (alice, bob) = (client(&server, "alice"), client(&server, "bob"));
+    let id = add(&alice, "mine", "keep out").await;
+    let refused = bob.call_tool("delete_note", json!({"id": id})).await.expect("a result");
+    assert_eq!(refused.result.is_error, Some(true));
+    assert_eq!(refused.result.content, [ContentBlock::text("that note belongs to someone else")]);
+    let deleted = alice.call_tool("delete_note", json!({"id": id})).await.expect("a result");
+    assert_eq!(deleted.result.structured_content, Some(json!({"id": id})));
+    let gone = alice.call_tool("delete_note", json!({"id": id})).await.expect("a result");
+    assert_eq!(gone.result.content, [ContentBlock::text("there is no such note")]);
+}
+
+#[tokio::test]
+async fn the_index_lists_the_callers_notes_one_per_line() {
+    let server = notes();
+    let (alice, bob) = (client(&server, "alice"), client(&server, "bob"));
+    add(&alice, "Rust", "ownership").await;
+    add(&bob, "Go", "goroutines").await;
+    add(&alice, "Zig", "comptime").await;
+    let index = alice.read_resource("notes://index").await.expect("read");
+    assert_eq!(text_of(&index.result.contents), "1\tRust\n3\tZig\n");
+}
+
+#[tokio::test]
+async fn a_note_is_read_through_its_template_with_the_id_percent_decoded() {
+    let server = notes();
+    let alice = client(&server, "alice");
+    for n in 0..42 {
+        add(&alice, &format!("note {}", n + 1), "text").await;
+    }
+    let read = alice.read_resource("notes://note/%34%32").await.expect("read");
+    assert!(text_of(&read.result.contents).starts_with("# note 42\n"), "{:?}", read.result.contents);
+}
+
+#[tokio::test]
+async fn a_non_numeric_unknown_or_foreign_id_is_not_found_with_a_reason() {
+    let server = notes();
+    let (alice, bob) = (client(&server, "alice"), client(&server, "bob"));
+    let id = add(&alice, "mine", "text").await;
+    for (reader, uri, reason) in [
+        (&alice, "notes://note/abc".to_owned(), "the uri's id is not a valid u64"),
+        (&alice, "notes://note/999".to_owned(), "there is no such note"),
+        (&bob, format!("notes://note/{id}"), "there is no such note"),
+    ] {
+        let error = reader.read_resource(&uri).await.expect_err("not found");
+        let error = error.rpc().expect("a JSON-RPC error").clone();
+        assert_eq!(error.code, -32602, "2026-07-28's not-found code for {uri}");
+        assert_eq!(error.data.as_ref().map(|d| &d["reason"]), Some(&json!(reason)), "{uri}");
+    }
+}
+
+#[tokio::test]
+async fn summarize_renders_the_callers_notes_on_the_topic() {
+    let server = notes();
+    let alice = client(&server, "alice");
+    add(&alice, "Rust", "ownership").await;
+    let prompts = alice.list_prompts().await.expect("listed");
+    assert_eq!(prompts[0].arguments.as_ref().map(|a| (a[0].name.as_str(), a[0].required)), Some(("topic", Some(true))));
+    let got = alice.get_prompt("summarize", json!({"topic": "rust"})).await.expect("rendered");
+    let text = serde_json::to_string(&got.result.messages).expect("json");
+    assert!(text.contains("Summarize my notes about rust") && text.contains("Rust: ownership"), "{text}");
+}
+
+#[tokio::test]
+async fn legacy_clients_are_served_the_same_notes() {
+    let server = notes();
+    let modern = client(&server, "alice");
+    add(&modern, "Rust", "ownership").await;
+    let legacy = client(&server, "alice").era(ProtocolVersion::V2025_11_25);
+    let found = legacy.call_tool("search_notes", json!({"query": "rust"})).await.expect("answered");
+    assert_eq!(found.result.structured_content.expect("structured")["notes"][0]["id"], 1);
+}
