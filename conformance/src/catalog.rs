@@ -12,8 +12,8 @@ use mcp_kernel::wire::types::{
     TextResourceContents,
 };
 use mcp_kernel::{
-    Listing, GetPrompt, LogLevel, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource,
-    ReaderError, ResourceSpec, ResourceTemplateSpec, ToolCall, ToolError, ToolOutput, ToolSpec,
+    GetPrompt, Listing, LogLevel, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
+    ResourceSpec, ResourceTemplateSpec, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::{Value, json};
 

@@ -5,7 +5,7 @@ use mcp_kernel_router::wire::types::{
     ContentBlock, PromptMessage, ResourceContents, Role, TextResourceContents,
 };
 use mcp_kernel_router::{
-    Listing, GetPrompt, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
+    GetPrompt, Listing, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
     ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::json;

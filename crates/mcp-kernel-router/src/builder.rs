@@ -16,13 +16,13 @@ use crate::host::{Completer, Dispatch, PromptReader, ResourceReader};
 use crate::log::LogLevel;
 use crate::observe::DispatchObserver;
 use crate::options::{CacheHints, ServerOptions};
+use crate::registry::{Prompts, Resources, Tools};
 use crate::sealer::StateSealer;
 use crate::server::{Parts, Server};
-use crate::registry::{Prompts, Resources, Tools};
 use crate::snapshot::{Registered, Snapshot};
-use crate::visibility::Visibility;
-use crate::spec::{Listing, Catalog};
+use crate::spec::{Catalog, Listing};
 use crate::state::{Clock, DEFAULT_REQUEST_STATE_TTL, Sealing};
+use crate::visibility::Visibility;
 
 /// A fault in the catalog or the options, found when the server is built.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -60,7 +60,7 @@ pub enum BuildError {
         reason: String,
     },
     /// A tool's input schema cannot be enforced.
-    #[error("tool {tool}: {error}")]
+    #[error("tool {tool}: input {error}")]
     ToolSchema {
         /// The tool.
         tool: String,
@@ -71,7 +71,7 @@ pub enum BuildError {
     #[error("tool {0}: the input schema's root must declare \"type\": \"object\"")]
     ToolSchemaNotObject(String),
     /// A tool's output schema cannot be enforced.
-    #[error("tool {tool}: output schema: {error}")]
+    #[error("tool {tool}: output {error}")]
     OutputSchema {
         /// The tool.
         tool: String,
@@ -376,7 +376,10 @@ pub(crate) fn compile_tool_schema(
 
 /// Compiles a tool's output schema, naming the tool in any fault; its root must be an object schema
 /// (`2025-11-25` allows nothing else, and one catalog serves both revisions).
-pub(crate) fn compile_output_schema(tool: &str, schema: &serde_json::Value) -> Result<CompiledSchema, BuildError> {
+pub(crate) fn compile_output_schema(
+    tool: &str,
+    schema: &serde_json::Value,
+) -> Result<CompiledSchema, BuildError> {
     if schema.get("type").and_then(serde_json::Value::as_str) != Some("object") {
         return Err(BuildError::OutputSchemaNotObject(tool.to_owned()));
     }

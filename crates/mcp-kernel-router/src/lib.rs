@@ -72,14 +72,14 @@ pub use arguments::Arguments;
 pub use builder::{BuildError, ServerBuilder};
 pub use client::{Called, ClientError, TestClient};
 pub use extensions::Extensions;
-pub use inbound::{Inbound, Revisions};
-pub use live::LiveServer;
 pub use host::{
     BoxFuture, Completer, Completion, CompletionArgument, CompletionRef, CompletionRequest, Dispatch, Era,
     GetPrompt, PromptOutput, PromptReader, ReadResource, ReaderError, RequestContext, ResourceReader,
     ToolCall, ToolError, ToolOutput,
 };
+pub use inbound::{Inbound, Revisions};
 pub use input::{InputRequired, RetryInput};
+pub use live::LiveServer;
 pub use log::LogLevel;
 pub use observe::{DispatchEvent, DispatchObserver, DispatchOutcome};
 pub use options::{
@@ -90,8 +90,8 @@ pub use registry::{IntoToolOutput, Json, Prompts, Resources, Tools};
 pub use sealer::{HmacSealer, KeyTooShort, StateSealer};
 pub use server::{Control, Handled, Server, ToolHeaders};
 pub use spec::{
-    Listing, Catalog, Mode, PromptArgument, PromptSpec, ResourceEntry, ResourceSpec,
-    ResourceTemplateSpec, ToolSpec,
+    Catalog, Listing, Mode, PromptArgument, PromptSpec, ResourceEntry, ResourceSpec, ResourceTemplateSpec,
+    ToolSpec,
 };
 pub use state::{Clock, DEFAULT_REQUEST_STATE_TTL};
 pub use template::TemplateMatch;

@@ -18,6 +18,7 @@ use std::time::Duration;
 
 /// How a dispatched call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum DispatchOutcome {
     /// The tool returned a result.
     Ok,
@@ -25,6 +26,9 @@ pub enum DispatchOutcome {
     Error,
     /// The tool panicked (answered -32603); the attempt still counts.
     Panic,
+    /// The tool returned a result that breaks its declared output schema, or no structured content
+    /// although it declares one (a host fault, answered -32603).
+    Fault,
     /// The call's future was dropped before dispatch finished (nothing was answered).
     Cancelled,
 }
@@ -36,6 +40,7 @@ impl DispatchOutcome {
             DispatchOutcome::Ok => "ok",
             DispatchOutcome::Error => "error",
             DispatchOutcome::Panic => "panic",
+            DispatchOutcome::Fault => "fault",
             DispatchOutcome::Cancelled => "cancelled",
         }
     }

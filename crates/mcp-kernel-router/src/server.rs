@@ -17,9 +17,9 @@ use mcp_kernel_wire::{ErrorObject, ProtocolVersion, Response};
 
 use crate::builder::ServerBuilder;
 use crate::host::{Completer, Dispatch, Era, PromptReader, RequestContext, ResourceReader};
+use crate::inbound::{Inbound, Served};
 use crate::log::{LogLevel, parse_level, requested_level};
 use crate::observe::DispatchObserver;
-use crate::inbound::{Inbound, Served};
 use crate::options::{CacheHints, ServerOptions};
 use crate::progress::{CloseOnDrop, NotificationSink, Progress, progress_token};
 use crate::snapshot::Snapshot;
@@ -160,16 +160,7 @@ impl Server {
             capabilities["logging"] = json!({});
         }
         let result_meta = json!({ META_SERVER_INFO: server_info.clone() });
-        Self {
-            inner: Arc::new(Inner {
-                snapshot,
-                options,
-                parts,
-                server_info,
-                result_meta,
-                capabilities,
-            }),
-        }
+        Self { inner: Arc::new(Inner { snapshot, options, parts, server_info, result_meta, capabilities }) }
     }
 
     /// The revisions a message handled with `inbound` may be served in.

@@ -264,13 +264,19 @@ mod tests {
 
     #[test]
     fn simple_variables_are_percent_decoded() {
-        assert_eq!(captured("notes://note/{id}", "notes://note/%34%32"), Some(vec![("id".into(), "42".into())]));
+        assert_eq!(
+            captured("notes://note/{id}", "notes://note/%34%32"),
+            Some(vec![("id".into(), "42".into())])
+        );
         assert_eq!(captured("a/{x}", "a/caf%C3%A9%20bar"), Some(vec![("x".into(), "café bar".into())]));
     }
 
     #[test]
     fn reserved_variables_keep_slashes_and_triplets_verbatim() {
-        assert_eq!(captured("file:///{+path}", "file:///a/b%2Fc"), Some(vec![("path".into(), "a/b%2Fc".into())]));
+        assert_eq!(
+            captured("file:///{+path}", "file:///a/b%2Fc"),
+            Some(vec![("path".into(), "a/b%2Fc".into())])
+        );
     }
 
     #[test]

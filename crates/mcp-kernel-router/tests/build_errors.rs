@@ -2,8 +2,8 @@
 
 use mcp_kernel_router::wire::types::ResourceContents;
 use mcp_kernel_router::{
-    BuildError, Listing, Catalog, Mode, PromptArgument, PromptSpec, ReadResource, ReaderError,
-    ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
+    BuildError, Catalog, Listing, Mode, PromptArgument, PromptSpec, ReadResource, ReaderError, ResourceSpec,
+    ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::json;
 
@@ -57,10 +57,7 @@ fn refuses_repeated_uris_templates_prompts_and_prompt_arguments() {
 #[test]
 fn refuses_unclaimed_template_expressions() {
     for bad in ["x://{?q}", "x://{a,b}", "x://{", "x://}"] {
-        let c = Listing {
-            resources: vec![ResourceTemplateSpec::new(bad, "n").into()],
-            ..Default::default()
-        };
+        let c = Listing { resources: vec![ResourceTemplateSpec::new(bad, "n").into()], ..Default::default() };
         assert!(matches!(build(c).unwrap_err(), BuildError::InvalidTemplate { .. }), "{bad}");
     }
 }

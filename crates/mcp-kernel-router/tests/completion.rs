@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use mcp_kernel_router::wire::ProtocolVersion;
 use mcp_kernel_router::{
-    Listing, Completer, Completion, CompletionRef, CompletionRequest, PACKAGE_VERSION, PromptArgument,
+    Completer, Completion, CompletionRef, CompletionRequest, Listing, PACKAGE_VERSION, PromptArgument,
     PromptSpec, ReaderError, ResourceTemplateSpec, Server,
 };
 use serde_json::{Value, json};

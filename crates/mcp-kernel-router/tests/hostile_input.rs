@@ -6,8 +6,8 @@ mod support;
 
 use base64::Engine;
 use base64::engine::general_purpose::{URL_SAFE, URL_SAFE_NO_PAD};
-use mcp_kernel_router::fuzzing::{self as cursor, CursorError, CursorKind};
 use mcp_kernel_router::fuzzing::UriTemplate;
+use mcp_kernel_router::fuzzing::{self as cursor, CursorError, CursorKind};
 use mcp_kernel_router::wire::reader::{MAX_DEPTH, ReadError, read_message, read_value};
 use serde_json::{Map, Value, json};
 use support::*;

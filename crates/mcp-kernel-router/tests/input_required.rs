@@ -14,9 +14,9 @@ use mcp_kernel_router::wire::types::{
     ResourceContents, Role, SamplingMessage, TextResourceContents,
 };
 use mcp_kernel_router::{
-    Listing, CompletionRequest, GetPrompt, HmacSealer, InputRequired, Mode, PromptArgument,
-    PromptOutput, PromptSpec, ReadResource, ReaderError, ResourceSpec, Server, StateSealer, ToolCall,
-    ToolError, ToolOutput, ToolSpec,
+    CompletionRequest, GetPrompt, HmacSealer, InputRequired, Listing, Mode, PromptArgument, PromptOutput,
+    PromptSpec, ReadResource, ReaderError, ResourceSpec, Server, StateSealer, ToolCall, ToolError,
+    ToolOutput, ToolSpec,
 };
 use serde_json::{Value, json};
 use support::official::assert_response;
@@ -118,7 +118,8 @@ async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
 }
 
 async fn read(request: ReadResource) -> Result<Vec<ResourceContents>, ReaderError> {
-    let pin = request.context.retry_input().and_then(|i| i.accepted("pin")).and_then(|c| c.get("pin")).cloned();
+    let pin =
+        request.context.retry_input().and_then(|i| i.accepted("pin")).and_then(|c| c.get("pin")).cloned();
     match pin {
         Some(_) => Ok(vec![TextResourceContents::new(&request.uri, "unlocked").into()]),
         None => Err(ReaderError::input_required(InputRequired::new().elicit(

@@ -33,8 +33,7 @@ async fn speak(call: ToolCall) -> Result<ToolOutput, ToolError> {
 }
 
 fn server(opt_in: Option<LogLevel>) -> Server {
-    let catalog =
-        Listing { tools: vec![ToolSpec::new("speak", Mode::ReadOnly)], ..Listing::default() };
+    let catalog = Listing { tools: vec![ToolSpec::new("speak", Mode::ReadOnly)], ..Listing::default() };
     let builder = Server::builder(catalog).dispatch(speak);
     let builder = match opt_in {
         Some(minimum) => builder.log_notifications(minimum),

@@ -131,7 +131,37 @@ async fn a_result_breaking_the_output_schema_is_logged_with_the_tool_and_the_rea
     assert!(text.contains("breaks its declared output schema"), "{text}");
     assert!(text.contains("tool=breaks"), "{text}");
     assert!(text.contains("celsius"), "the reason names where the result breaks the schema: {text}");
+    assert!(text.contains("structuredContent.celsius"), "the path is written from the result: {text}");
     assert!(!text.contains("secret-reading"), "the log names the rule, not the value: {text}");
+}
+
+#[tokio::test]
+async fn a_result_breaking_the_output_schema_is_observed_as_a_fault_not_a_success() {
+    use mcp_kernel_router::{DispatchEvent, DispatchObserver, DispatchOutcome};
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Seen(Arc<Mutex<Vec<(String, DispatchOutcome)>>>);
+    impl DispatchObserver for Seen {
+        fn dispatched(&self, event: &DispatchEvent<'_>) {
+            self.0.lock().unwrap().push((event.tool.to_owned(), event.outcome));
+        }
+    }
+    let seen = Seen::default();
+    let server =
+        Server::builder(catalog()).dispatch(dispatch).observe_dispatch(seen.clone()).build().unwrap();
+    for name in ["matches", "breaks", "text_only"] {
+        send(&server, call(name)).await;
+    }
+    let outcomes = seen.0.lock().unwrap().clone();
+    assert_eq!(
+        outcomes,
+        [
+            ("matches".to_owned(), DispatchOutcome::Ok),
+            ("breaks".to_owned(), DispatchOutcome::Fault),
+            ("text_only".to_owned(), DispatchOutcome::Fault)
+        ]
+    );
 }
 
 #[tokio::test]
@@ -241,7 +271,7 @@ fn an_output_schema_the_validator_cannot_enforce_is_refused() {
         matches!(&err, BuildError::OutputSchema { tool, error: SchemaError::RemoteReference { .. } } if tool == "t"),
         "{err:?}"
     );
-    assert!(err.to_string().starts_with("tool t: output schema: "), "{err}");
+    assert!(err.to_string().starts_with("tool t: output schema references "), "{err}");
     let lookahead = json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "(?=a)b"}}});
     assert!(matches!(
         build_with_output(lookahead).unwrap_err(),

@@ -19,8 +19,7 @@ async fn count(call: ToolCall) -> Result<ToolOutput, ToolError> {
 }
 
 fn server() -> Server {
-    let catalog =
-        Listing { tools: vec![ToolSpec::new("count", Mode::ReadOnly)], ..Listing::default() };
+    let catalog = Listing { tools: vec![ToolSpec::new("count", Mode::ReadOnly)], ..Listing::default() };
     Server::builder(catalog).dispatch(count).build().expect("builds")
 }
 

@@ -158,17 +158,15 @@ async fn a_required_client_capability_is_checked_before_dispatch() {
 #[tokio::test]
 async fn dispatch_sees_the_declared_client_capabilities() {
     use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
-    let server = Server::builder(Listing {
-        tools: vec![ToolSpec::new("caps", Mode::ReadOnly)],
-        ..Default::default()
-    })
-    .dispatch(|call: ToolCall| async move {
-        Ok::<_, ToolError>(ToolOutput::Json(
-            call.context.client_capabilities.as_deref().cloned().unwrap_or(serde_json::Value::Null),
-        ))
-    })
-    .build()
-    .unwrap();
+    let server =
+        Server::builder(Listing { tools: vec![ToolSpec::new("caps", Mode::ReadOnly)], ..Default::default() })
+            .dispatch(|call: ToolCall| async move {
+                Ok::<_, ToolError>(ToolOutput::Json(
+                    call.context.client_capabilities.as_deref().cloned().unwrap_or(serde_json::Value::Null),
+                ))
+            })
+            .build()
+            .unwrap();
     let mut req = modern(1, "tools/call", json!({"name":"caps"}));
     req["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"roots":{}});
     assert_eq!(send(&server, req).await["result"]["structuredContent"], json!({"roots":{}}));

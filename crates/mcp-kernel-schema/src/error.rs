@@ -1,4 +1,4 @@
-//! Compile-time refusals: why a tool's input schema cannot be served.
+//! Compile-time refusals: why a schema (a tool's input or output schema) cannot be served.
 
 use std::fmt;
 
@@ -46,31 +46,27 @@ impl fmt::Display for SchemaError {
         match self {
             Self::RemoteReference { reference } => write!(
                 f,
-                "input schema references {:?}, which is not inside the schema document; \
+                "schema references {:?}, which is not inside the schema document; \
                  remote references are refused",
                 clip(reference, DISPLAY_LIMIT)
             ),
             Self::UnsupportedDialect { dialect } => write!(
                 f,
-                "input schema declares $schema {:?}; only JSON Schema draft 2020-12 \
+                "schema declares $schema {:?}; only JSON Schema draft 2020-12 \
                  (https://json-schema.org/draft/2020-12/schema) is supported",
                 clip(dialect, DISPLAY_LIMIT)
             ),
             Self::UnsupportedPattern { pattern, reason } => {
-                write!(f, "input schema pattern {:?} is refused: {reason}", clip(pattern, DISPLAY_LIMIT))
+                write!(f, "schema pattern {:?} is refused: {reason}", clip(pattern, DISPLAY_LIMIT))
             }
             Self::HeaderAnnotation { property_path, reason } => {
                 if property_path.is_empty() {
-                    write!(f, "input schema x-mcp-header at the schema root: {reason}")
+                    write!(f, "schema x-mcp-header at the schema root: {reason}")
                 } else {
-                    write!(
-                        f,
-                        "input schema x-mcp-header at {:?}: {reason}",
-                        clip(property_path, DISPLAY_LIMIT)
-                    )
+                    write!(f, "schema x-mcp-header at {:?}: {reason}", clip(property_path, DISPLAY_LIMIT))
                 }
             }
-            Self::Invalid { reason } => write!(f, "invalid input schema: {reason}"),
+            Self::Invalid { reason } => write!(f, "schema is not valid JSON Schema 2020-12: {reason}"),
         }
     }
 }

@@ -231,7 +231,7 @@ fn linear_time_patterns_are_admitted() {
 fn invalid_schema_is_refused() {
     let error = compile(&json!({ "type": 12 })).unwrap_err();
     assert!(matches!(error, SchemaError::Invalid { .. }), "{error:?}");
-    assert!(error.to_string().starts_with("invalid input schema"), "{error}");
+    assert!(error.to_string().starts_with("schema is not valid JSON Schema 2020-12"), "{error}");
 }
 
 #[test]
@@ -258,8 +258,10 @@ fn invalid_reason_is_bounded() {
 }
 
 #[test]
-fn display_reads_after_a_tool_name() {
+fn display_reads_after_the_name_of_what_the_schema_is() {
     let error = compile(&json!({ "$ref": "https://example.com/x" })).unwrap_err();
-    let line = format!("tool weather: {error}");
+    let line = format!("tool weather: input {error}");
     assert!(line.starts_with("tool weather: input schema references"), "{line}");
+    let line = format!("tool weather: output {error}");
+    assert!(line.starts_with("tool weather: output schema references"), "{line}");
 }

@@ -39,15 +39,16 @@ pub use mcp_kernel_stdio as stdio;
 pub use mcp_kernel_wire as wire;
 
 pub use mcp_kernel_router::{
-    Arguments, BoxFuture, BuildError, CacheHints, Called, Catalog, ClientError, Clock, Completer, Completion, CompletionArgument,
-    CompletionRef, CompletionRequest, Control, DEFAULT_PAGE_SIZE, DEFAULT_REQUEST_STATE_TTL,
-    DEFAULT_SERVER_NAME, Dispatch, DispatchEvent, DispatchObserver, DispatchOutcome, Era, Extensions,
-    GetPrompt, Handled, HmacSealer, HostIdentity, Inbound, InputRequired, IntoToolOutput, Json, KeyTooShort,
-    Listed, Listing, LiveServer, LogLevel, MAX_PROGRESS_TOKEN_BYTES, Mode, NotificationSink, PACKAGE_VERSION,
-    Progress, PromptArgument, PromptOutput, PromptReader, PromptSpec, Prompts, ReadResource, ReaderError,
-    RequestContext, ResourceEntry, ResourceReader, ResourceSpec, ResourceTemplateSpec, Resources, RetryInput,
-    Revisions, Server, ServerBuilder, ServerOptions, StateSealer, TemplateMatch, TestClient, ToolCall, ToolError,
-    ToolHeaders, ToolOutput, ToolSpec, Tools, Visibility, host_identity,
+    Arguments, BoxFuture, BuildError, CacheHints, Called, Catalog, ClientError, Clock, Completer, Completion,
+    CompletionArgument, CompletionRef, CompletionRequest, Control, DEFAULT_PAGE_SIZE,
+    DEFAULT_REQUEST_STATE_TTL, DEFAULT_SERVER_NAME, Dispatch, DispatchEvent, DispatchObserver,
+    DispatchOutcome, Era, Extensions, GetPrompt, Handled, HmacSealer, HostIdentity, Inbound, InputRequired,
+    IntoToolOutput, Json, KeyTooShort, Listed, Listing, LiveServer, LogLevel, MAX_PROGRESS_TOKEN_BYTES, Mode,
+    NotificationSink, PACKAGE_VERSION, Progress, PromptArgument, PromptOutput, PromptReader, PromptSpec,
+    Prompts, ReadResource, ReaderError, RequestContext, ResourceEntry, ResourceReader, ResourceSpec,
+    ResourceTemplateSpec, Resources, RetryInput, Revisions, Server, ServerBuilder, ServerOptions,
+    StateSealer, TemplateMatch, TestClient, ToolCall, ToolError, ToolHeaders, ToolOutput, ToolSpec, Tools,
+    Visibility, host_identity,
 };
 pub use mcp_kernel_wire::ProtocolVersion;
 

@@ -13,10 +13,12 @@
 //! The binary is `target/<profile>/examples/weather`, which `cargo test -p mcp-kernel` and `cargo xtask
 //! ci` build (`cargo test --all-targets` alone builds examples only as test harnesses, and a run
 //! narrowed with `--test stdio_wiring` builds none), so build it first when in doubt
-//! (`cargo build -p mcp-kernel --example weather`): every row fails when a crate's `src/` or the example
-//! holds a file newer than the binary, rather than test a stale one.
+//! (`cargo build -p mcp-kernel --example weather`): every row fails when a source the binary is built
+//! from is newer than it, rather than test a stale one.
 #![cfg(target_os = "linux")]
 #![forbid(unsafe_code)]
+
+mod support;
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -85,63 +87,10 @@ impl Out {
     }
 }
 
-/// The `weather` example `cargo test` builds: `target/<profile>/examples/weather`, refused when a source
-/// it is built from is newer (a run narrowed with `--test` does not rebuild examples).
+/// The `weather` example `cargo test` builds, refused when a source it is built from (as cargo's
+/// dep-info lists them) is newer: a run narrowed with `--test` does not rebuild examples.
 fn weather() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    // The test binary is `target/<profile>/deps/stdio_wiring-<hash>`.
-    let path = exe.parent().and_then(Path::parent).map(|profile| profile.join("examples").join("weather"));
-    let Some(path) = path.filter(|path| path.is_file()) else {
-        panic!(
-            "the weather example is missing next to {}: build it with `cargo build -p mcp-kernel --example \
-             weather` (`cargo test -p mcp-kernel` and `cargo xtask ci` build it too)",
-            exe.display()
-        )
-    };
-    let built = std::fs::metadata(&path).and_then(|m| m.modified()).expect("the example's mtime");
-    // What the binary is built from: every crate's `src/` and the example itself (not the tests).
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let crates = manifest.parent().expect("the crates directory");
-    let mut sources: Vec<PathBuf> = std::fs::read_dir(crates)
-        .expect("the crates directory")
-        .flatten()
-        .map(|entry| entry.path().join("src"))
-        .collect();
-    sources.push(manifest.join("examples"));
-    let newest = sources.iter().filter_map(|dir| newest_source(dir)).max();
-    if let Some((_, newer)) = newest.filter(|(changed, _)| *changed > built) {
-        panic!(
-            "{} is older than {}: rebuild it with `cargo build -p mcp-kernel --example weather`",
-            path.display(),
-            newer.display()
-        );
-    }
-    path
-}
-
-/// The most recently changed `.rs` file under `dir` (a bounded walk: at most 10,000 entries).
-fn newest_source(dir: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
-    let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
-    let mut pending = vec![dir.to_path_buf()];
-    let mut seen = 0;
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            seen += 1;
-            if seen > 10_000 {
-                return newest;
-            }
-            let path = entry.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|ext| ext == "rs")
-                && let Ok(changed) = entry.metadata().and_then(|m| m.modified())
-                && newest.as_ref().is_none_or(|(time, _)| changed > *time)
-            {
-                newest = Some((changed, path));
-            }
-        }
-    }
-    newest
+    support::example("weather")
 }
 
 /// An empty directory of this test's own under `CARGO_TARGET_TMPDIR`.

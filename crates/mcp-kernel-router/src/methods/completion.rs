@@ -134,7 +134,8 @@ impl Server {
         let filter = self.inner.parts.visibility.as_deref();
         let (reference, declared) = match wire_ref {
             WireRef::Prompt(name) => {
-                let prompt = snapshot.prompt(&name).filter(|p| shown(filter, Listed::Prompt(&p.name), &context));
+                let prompt =
+                    snapshot.prompt(&name).filter(|p| shown(filter, Listed::Prompt(&p.name), &context));
                 let prompt = prompt.ok_or_else(|| ErrorObject::invalid_params(UNKNOWN_PROMPT))?;
                 (CompletionRef::Prompt { name: prompt.name.clone() }, prompt.schema.declared_keys())
             }

@@ -52,7 +52,8 @@ impl Server {
             return Err(ErrorObject::invalid_params("prompts/get requires a string name"));
         };
         let filter = self.inner.parts.visibility.as_deref();
-        let prompt = self.inner.snapshot.prompt(name).filter(|p| shown(filter, Listed::Prompt(&p.name), &context));
+        let prompt =
+            self.inner.snapshot.prompt(name).filter(|p| shown(filter, Listed::Prompt(&p.name), &context));
         let Some(prompt) = prompt else {
             let data = PromptErrorData { name: name.clone(), reason: None };
             return Err(ErrorObject::prompt_error("unknown prompt", data));

@@ -35,19 +35,22 @@ fn error_text(reason: &Value) -> String {
 }
 
 /// "Advertised = enforced", turned around: a tool with an output schema must return structured
-/// content that the schema admits (MCP: servers MUST). Anything else is a host fault, logged with the
-/// tool and the reason and answered -32603 with nothing more.
-fn check_output(tool: &CompiledTool, structured: Option<&Value>, span: &tracing::Span) -> Result<(), ErrorObject> {
-    let Some(schema) = &tool.output else { return Ok(()) };
-    let reason = match structured {
-        None => "it returned no structured content".to_owned(),
-        Some(value) => match schema.validate_value(value) {
-            Ok(()) => return Ok(()),
-            Err(violation) => format!("its structured content breaks the output schema: {violation}"),
-        },
+/// content that the schema admits (MCP: servers MUST). Anything else is a host fault: the reason, for
+/// the log; the caller gets -32603 and nothing more.
+fn output_fault(tool: &CompiledTool, outcome: &ToolOutput) -> Option<String> {
+    let schema = tool.output.as_ref()?;
+    let structured = match outcome {
+        ToolOutput::Json(value) => Some(value),
+        ToolOutput::Content { structured, .. } => structured.as_ref(),
+        ToolOutput::InputRequired(_) => return None,
     };
-    tracing::error!(parent: span, tool = %tool.name, %reason, "the tool's result breaks its declared output schema; answered -32603");
-    Err(ErrorObject::internal())
+    let Some(value) = structured else { return Some("it returned no structured content".to_owned()) };
+    let violation = schema.validate_value(value).err()?;
+    // The validator writes its paths from `arguments`; here the instance is the structured content.
+    let reason = violation.to_string();
+    let reason =
+        reason.strip_prefix("arguments").map_or(reason.clone(), |rest| format!("structuredContent{rest}"));
+    Some(format!("its structured content breaks the output schema: {reason}"))
 }
 
 /// A `CallToolResult` body; legacy results carry structured content only when it is an object.
@@ -93,7 +96,8 @@ impl Server {
             Some(filter) => {
                 let items = snapshot.tools_list.as_array().map(Vec::as_slice).unwrap_or_default();
                 let visible = snapshot.tools.iter().zip(items);
-                let visible = visible.filter(|(tool, _)| shown(Some(filter), Listed::Tool(&tool.name), context));
+                let visible =
+                    visible.filter(|(tool, _)| shown(Some(filter), Listed::Tool(&tool.name), context));
                 Value::Array(visible.map(|(_, item)| item.clone()).collect())
             }
         };
@@ -167,23 +171,30 @@ impl Server {
             span.clone(),
         );
         let outcome = guarded(|| dispatch.call(call)).instrument(span.clone()).await;
-        pending.finish(match &outcome {
-            Ok(Ok(_)) => DispatchOutcome::Ok,
-            Ok(Err(_)) => DispatchOutcome::Error,
-            Err(_) => DispatchOutcome::Panic,
+        let fault = match &outcome {
+            Ok(Ok(output)) => output_fault(tool, output),
+            _ => None,
+        };
+        pending.finish(match (&outcome, &fault) {
+            (Ok(Ok(_)), Some(_)) => DispatchOutcome::Fault,
+            (Ok(Ok(_)), None) => DispatchOutcome::Ok,
+            (Ok(Err(_)), _) => DispatchOutcome::Error,
+            (Err(_), _) => DispatchOutcome::Panic,
         });
+        if let Some(reason) = fault {
+            tracing::error!(parent: &span, tool = %tool.name, %reason, "the tool's result breaks its declared output schema; answered -32603");
+            return Err(ErrorObject::internal());
+        }
         match outcome {
             Err(_) => {
                 tracing::error!(parent: &span, "dispatch panicked; answered -32603");
                 Err(ErrorObject::internal())
             }
             Ok(Ok(ToolOutput::Json(value))) => {
-                check_output(tool, Some(&value), &span)?;
                 let text = serde_json::to_string(&value).map_err(|_| ErrorObject::internal())?;
                 Ok(call_result(vec![text_block(text)], Some(value), false, era))
             }
             Ok(Ok(ToolOutput::Content { blocks, structured })) => {
-                check_output(tool, structured.as_ref(), &span)?;
                 Ok(call_result(encode_blocks(blocks)?, structured, false, era))
             }
             Ok(Ok(ToolOutput::InputRequired(required))) => input_required(round.as_ref(), required),

@@ -7,9 +7,9 @@
 //! top-level argument (always a key the host's schema declares), or serde's "missing field" (a name
 //! from the host's type); serde's other messages can quote the caller's value and are not passed on.
 
+use crate::arguments::Arguments;
 use serde::de::DeserializeOwned;
 use serde::de::value::MapDeserializer;
-use crate::arguments::Arguments;
 
 /// Reads `arguments` as `T` for `reader` ("tool", "prompt"); the error is a sentence fit for the caller.
 pub(crate) fn arguments_as<T: DeserializeOwned>(arguments: &Arguments, reader: &str) -> Result<T, String> {
@@ -55,7 +55,8 @@ mod tests {
 
     #[test]
     fn a_type_mismatch_names_the_argument_and_never_the_value() {
-        let error = arguments_as::<Search>(&args(json!({"query": "q", "limit": "secret-value"})), "tool").unwrap_err();
+        let error = arguments_as::<Search>(&args(json!({"query": "q", "limit": "secret-value"})), "tool")
+            .unwrap_err();
         assert_eq!(error, "argument limit does not have the form the tool reads");
     }
 

@@ -77,7 +77,9 @@ pub(crate) fn prompt_arguments_of<A: JsonSchema>() -> Result<Vec<PromptArgument>
         .iter()
         .map(|(name, property)| {
             if !is_string_schema(property) {
-                return Err(format!("prompt argument {name} must be a string (prompt arguments are strings)"));
+                return Err(format!(
+                    "prompt argument {name} must be a string (prompt arguments are strings)"
+                ));
             }
             let mut argument = PromptArgument::new(name.clone()).required(required.contains(&name.as_str()));
             if let Some(description) = property.get("description").and_then(Value::as_str) {
@@ -103,7 +105,9 @@ fn is_string_schema(property: &Value) -> bool {
 }
 
 /// The spec with `A`'s arguments in place of any it declared.
-pub(crate) fn with_derived_arguments<A: JsonSchema>(spec: PromptSpec) -> Result<PromptSpec, (String, String)> {
+pub(crate) fn with_derived_arguments<A: JsonSchema>(
+    spec: PromptSpec,
+) -> Result<PromptSpec, (String, String)> {
     let name = spec.name().to_owned();
     let arguments = prompt_arguments_of::<A>().map_err(|reason| (name, reason))?;
     Ok(spec.replace_arguments(arguments))

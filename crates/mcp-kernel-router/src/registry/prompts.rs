@@ -45,7 +45,9 @@ where
     fn get(&self, request: GetPrompt) -> BoxFuture<'static, Result<PromptOutput, ReaderError>> {
         match arguments_as::<A>(&request.arguments, "prompt") {
             Ok(arguments) => Box::pin((self.render)(arguments, request.context)),
-            Err(reason) => Box::pin(std::future::ready(Err(ReaderError::new(format!("invalid arguments: {reason}"))))),
+            Err(reason) => {
+                Box::pin(std::future::ready(Err(ReaderError::new(format!("invalid arguments: {reason}")))))
+            }
         }
     }
 }

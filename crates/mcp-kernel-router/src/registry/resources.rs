@@ -64,7 +64,8 @@ where
 {
     fn read(&self, request: ReadResource) -> BoxFuture<'static, Result<Vec<ResourceContents>, ReaderError>> {
         let ReadResource { uri, template, context } = request;
-        let found = template.unwrap_or_else(|| TemplateMatch::new(uri.as_str(), Vec::<(String, String)>::new()));
+        let found =
+            template.unwrap_or_else(|| TemplateMatch::new(uri.as_str(), Vec::<(String, String)>::new()));
         Box::pin((self.0)(found.with_uri(uri), context))
     }
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use mcp_kernel::wire::types::{ContentBlock, PromptMessage, ResourceContents, Role};
 use mcp_kernel::{
-    BuildError, Listing, Mode, PromptOutput, PromptSpec, Prompts, ReaderError, RequestContext, Resources,
-    ResourceSpec, ResourceTemplateSpec, Server, TemplateMatch, ToolError, ToolSpec, Tools,
+    BuildError, Listing, Mode, PromptOutput, PromptSpec, Prompts, ReaderError, RequestContext, ResourceSpec,
+    ResourceTemplateSpec, Resources, Server, TemplateMatch, ToolError, ToolSpec, Tools,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -102,7 +102,9 @@ fn tools(store: &Arc<Store>) -> Tools {
                     match store.delete(caller(&cx)?, args.id) {
                         Ok(()) => Ok(Deleted { id: args.id }),
                         Err(DeleteRefused::Unknown) => Err(ToolError::new("there is no such note")),
-                        Err(DeleteRefused::NotYours) => Err(ToolError::new("that note belongs to someone else")),
+                        Err(DeleteRefused::NotYours) => {
+                            Err(ToolError::new("that note belongs to someone else"))
+                        }
                     }
                 }
             },
@@ -116,9 +118,12 @@ fn resources(store: &Arc<Store>) -> Resources {
             let store = Arc::clone(&indexing);
             async move {
                 let owner = caller(&cx).map_err(|_| ReaderError::new("no caller"))?;
-                let lines: String =
-                    store.owned_by(owner).iter().map(|note| format!("{}\t{}\n", note.id, note.title)).collect();
-                Ok(vec![ResourceContents::text("notes://index", lines)])
+                let lines: String = store
+                    .owned_by(owner)
+                    .iter()
+                    .map(|note| format!("{}\t{}\n", note.id, note.title))
+                    .collect();
+                Ok(vec![ResourceContents::text("notes://index", lines).with_mime_type("text/plain")])
             }
         })
         .template(
@@ -128,9 +133,11 @@ fn resources(store: &Arc<Store>) -> Resources {
                 async move {
                     let owner = caller(&cx).map_err(|_| ReaderError::new("no caller"))?;
                     let id: u64 = found.parse("id")?;
-                    let note = store.get(owner, id).ok_or_else(|| ReaderError::new("there is no such note"))?;
-                    let text = format!("# {}\n\n{}\n\ntags: {}\n", note.title, note.body, note.tags.join(", "));
-                    Ok(vec![ResourceContents::text(found.uri(), text)])
+                    let note =
+                        store.get(owner, id).ok_or_else(|| ReaderError::new("there is no such note"))?;
+                    let text =
+                        format!("# {}\n\n{}\n\ntags: {}\n", note.title, note.body, note.tags.join(", "));
+                    Ok(vec![ResourceContents::text(found.uri(), text).with_mime_type("text/plain")])
                 }
             },
         )
@@ -147,7 +154,10 @@ fn prompts(store: &Arc<Store>) -> Prompts {
                 let notes = store.search(owner, &args.topic, 50);
                 let listed: String = notes.iter().map(|n| format!("- {}: {}\n", n.title, n.body)).collect();
                 let text = format!("Summarize my notes about {}:\n{listed}", args.topic);
-                Ok(PromptOutput { description: None, messages: vec![PromptMessage::new(Role::User, ContentBlock::text(text))] })
+                Ok(PromptOutput {
+                    description: None,
+                    messages: vec![PromptMessage::new(Role::User, ContentBlock::text(text))],
+                })
             }
         },
     )

@@ -30,7 +30,9 @@ fn callers(spec: &str) -> Result<HashMap<[u8; 32], Caller>, String> {
         if name.is_empty() || token.is_empty() {
             return Err("NOTES_TOKENS: a name or a token is empty".into());
         }
-        callers.insert(Sha256::digest(token).into(), Caller(name.to_owned()));
+        if callers.insert(Sha256::digest(token).into(), Caller(name.to_owned())).is_some() {
+            return Err("NOTES_TOKENS: two callers share a token".into());
+        }
     }
     if callers.is_empty() {
         return Err("set NOTES_TOKENS=name=token,… to serve HTTP: a bearer token names each caller".into());
@@ -41,8 +43,13 @@ fn callers(spec: &str) -> Result<HashMap<[u8; 32], Caller>, String> {
 /// The caller a request's `Authorization: Bearer …` names; anything else is refused, unread.
 fn authorize(callers: &HashMap<[u8; 32], Caller>, parts: &http::request::Parts) -> Result<Caller, Refused> {
     let header = parts.headers.get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
-    let token = header.and_then(|v| v.strip_prefix("Bearer ")).ok_or_else(|| Refused::because("no bearer token"))?;
-    let digest: [u8; 32] = Sha256::digest(token.trim()).into();
+    // The scheme name is case-insensitive (RFC 9110, 11.1).
+    let token = header
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
+        .ok_or_else(|| Refused::because("no bearer token"))?;
+    let digest: [u8; 32] = Sha256::digest(token).into();
     callers.get(&digest).cloned().ok_or_else(|| Refused::because("unknown bearer token"))
 }
 
@@ -72,7 +79,8 @@ async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter("info").init();
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(ansi).with_env_filter("info").init();
     let server = host::server(&Arc::new(store::Store::default()))?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {

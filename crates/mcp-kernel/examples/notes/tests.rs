@@ -64,7 +64,8 @@ async fn search_shows_only_the_callers_notes_and_honours_the_limit() {
     add(&alice, "Rust", "ownership").await;
     add(&alice, "Rust again", "borrowing").await;
     add(&bob, "Rust for bob", "lifetimes").await;
-    let found = alice.call_tool("search_notes", json!({"query": "rust", "limit": 1})).await.expect("answered");
+    let found =
+        alice.call_tool("search_notes", json!({"query": "rust", "limit": 1})).await.expect("answered");
     let notes = &found.result.structured_content.expect("structured")["notes"];
     assert_eq!(notes.as_array().map(Vec::len), Some(1));
     assert_eq!(notes[0]["title"], "Rust");
@@ -82,9 +83,13 @@ async fn search_shows_only_the_callers_notes_and_honours_the_limit() {
 async fn a_limit_outside_1_to_50_is_refused_by_the_schema() {
     let alice = client(&notes(), "alice");
     for limit in [0, 51] {
-        let refused = alice.call_tool("search_notes", json!({"query": "x", "limit": limit})).await.expect("a result");
+        let refused =
+            alice.call_tool("search_notes", json!({"query": "x", "limit": limit})).await.expect("a result");
         assert_eq!(refused.result.is_error, Some(true), "limit {limit}");
-        assert!(refused.result.structured_content.is_none(), "a tool with an output schema sends none on error");
+        assert!(
+            refused.result.structured_content.is_none(),
+            "a tool with an output schema sends none on error"
+        );
     }
 }
 
@@ -147,7 +152,10 @@ async fn summarize_renders_the_callers_notes_on_the_topic() {
     let alice = client(&server, "alice");
     add(&alice, "Rust", "ownership").await;
     let prompts = alice.list_prompts().await.expect("listed");
-    assert_eq!(prompts[0].arguments.as_ref().map(|a| (a[0].name.as_str(), a[0].required)), Some(("topic", Some(true))));
+    assert_eq!(
+        prompts[0].arguments.as_ref().map(|a| (a[0].name.as_str(), a[0].required)),
+        Some(("topic", Some(true)))
+    );
     let got = alice.get_prompt("summarize", json!({"topic": "rust"})).await.expect("rendered");
     let text = serde_json::to_string(&got.result.messages).expect("json");
     assert!(text.contains("Summarize my notes about rust") && text.contains("Rust: ownership"), "{text}");

@@ -10,7 +10,7 @@ use mcp_kernel::connectome::observe::Collector;
 use mcp_kernel::connectome::{self, Surface};
 use mcp_kernel::wire::types::{ContentBlock, PromptMessage, ResourceContents, Role};
 use mcp_kernel::{
-    Listing, GetPrompt, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
+    GetPrompt, Listing, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
     ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::json;
