@@ -284,7 +284,8 @@ fn param_headers(
     let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
         return Ok(());
     };
-    let mirrored = match server.tool_headers_for(tool, extensions) {
+    let context = server.context_for(params, extensions);
+    let mirrored = match server.tool_headers_for(tool, &context) {
         ToolHeaders::UnknownTool => return Ok(()),
         ToolHeaders::Params(mirrored) => mirrored,
         ToolHeaders::Fault(fault) => {

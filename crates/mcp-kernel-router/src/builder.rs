@@ -81,7 +81,8 @@ pub enum BuildError {
     /// A tool's output schema does not declare `"type": "object"` at its root.
     #[error("tool {0}: the output schema's root must declare \"type\": \"object\"")]
     OutputSchemaNotObject(String),
-    /// A tool's `_meta` or a typed registration's derived schema is not what MCP allows.
+    /// A tool's `_meta` is not what MCP allows, or a typed tool's input type reads keys its derived
+    /// schema does not declare.
     #[error("tool {tool}: {reason}")]
     InvalidTool {
         /// The tool.
@@ -166,7 +167,9 @@ impl ServerBuilder {
     /// Adds typed tools: each is listed after the catalog's tools and served by its own handler (no
     /// dispatch function is needed for them).
     pub fn tools(mut self, tools: Tools) -> Self {
-        self.registered.tools.extend(tools.into_entries());
+        let (entries, faults) = tools.into_parts();
+        self.registered.tools.extend(entries);
+        self.registered.faults.extend(faults);
         self
     }
 
@@ -185,7 +188,8 @@ impl ServerBuilder {
     }
 
     /// Filters the lists per request (per principal): see [`Visibility`]. A hidden item is answered
-    /// as one that is not listed.
+    /// as one that is not listed. With a filter, every result's `cacheScope` is `"private"`, whatever
+    /// the cache hints say: a list that varies per principal is never for a shared cache.
     pub fn visibility(mut self, filter: impl Visibility) -> Self {
         self.visibility = Some(Arc::new(filter));
         self
@@ -329,6 +333,13 @@ impl ServerBuilder {
             return Err(BuildError::MissingPromptReader);
         }
         let snapshot = Snapshot::compile(listing, self.registered, self.options.defer_header_faults)?;
+        let mut options = self.options;
+        if self.visibility.is_some() {
+            // Lists (and reads) that vary per principal are never for a shared cache, whatever was asked.
+            for hints in [&mut options.tools_cache, &mut options.resources_cache, &mut options.prompts_cache] {
+                hints.scope = mcp_kernel_wire::types::CacheScope::Private;
+            }
+        }
         let sealing = self.sealer.map(|sealer| Sealing {
             sealer,
             ttl: self.state_ttl,
@@ -344,7 +355,7 @@ impl ServerBuilder {
             log_level: self.log_level,
             visibility: self.visibility,
         };
-        Ok(Server::from_parts(snapshot, self.options, parts))
+        Ok(Server::from_parts(snapshot, options, parts))
     }
 }
 

@@ -54,6 +54,7 @@ mod inbound;
 mod input;
 mod live;
 mod log;
+mod meta_keys;
 mod methods;
 mod observe;
 mod options;

@@ -184,17 +184,29 @@ impl Server {
         }
     }
 
-    /// What a transport must mirror for a call to `tool` by the caller `extensions` describe: a tool
-    /// the host's [`crate::Visibility`] filter hides from them is [`ToolHeaders::UnknownTool`], so a
-    /// hidden tool is refused exactly as one that is not listed, headers included. The filter sees a
-    /// `2026-07-28` context with the extensions and no client capabilities.
-    pub fn tool_headers_for(&self, tool: &str, extensions: &crate::Extensions) -> ToolHeaders<'_> {
-        if let Some(filter) = self.inner.parts.visibility.as_deref() {
-            let era = Era::Declared(ProtocolVersion::V2026_07_28);
-            let context = RequestContext::new(era, None).with_extensions(extensions.clone());
-            if !crate::visibility::shown(Some(filter), crate::Listed::Tool(tool), &context) {
-                return ToolHeaders::UnknownTool;
-            }
+    /// The context the core gives a request with these `params` and `extensions`: its era and client
+    /// capabilities as `params._meta` declares them (read leniently: a request whose `_meta` the core
+    /// would refuse gets a bare context here, and is refused by the core whatever this says).
+    pub fn context_for(&self, params: Option<&Map<String, Value>>, extensions: &crate::Extensions) -> RequestContext {
+        let meta = params.and_then(|p| p.get("_meta")).and_then(Value::as_object);
+        let version = meta.and_then(|m| m.get(META_PROTOCOL_VERSION)).and_then(Value::as_str);
+        let era = match version.and_then(ProtocolVersion::parse) {
+            Some(version) => Era::Declared(version),
+            None => Era::Bare,
+        };
+        let capabilities = meta.and_then(|m| m.get(META_CLIENT_CAPABILITIES)).filter(|c| c.is_object()).cloned();
+        RequestContext::new(era, capabilities.map(Arc::new)).with_extensions(extensions.clone())
+    }
+
+    /// What a transport must mirror for a call to `tool` by the request `context` describes (see
+    /// [`Server::context_for`]): a tool the host's [`crate::Visibility`] filter hides from it is
+    /// [`ToolHeaders::UnknownTool`], so a hidden tool is refused exactly as one that is not listed,
+    /// headers included. The filter runs only for a listed tool, as in the core.
+    pub fn tool_headers_for(&self, tool: &str, context: &RequestContext) -> ToolHeaders<'_> {
+        let Some(listed) = self.inner.snapshot.tool(tool) else { return ToolHeaders::UnknownTool };
+        let filter = self.inner.parts.visibility.as_deref();
+        if !crate::visibility::shown(filter, crate::Listed::Tool(&listed.name), context) {
+            return ToolHeaders::UnknownTool;
         }
         self.tool_headers(tool)
     }

@@ -209,6 +209,13 @@ impl Snapshot {
                 Some(schema) => Some(compile_output_schema(&spec.name, schema)?),
                 None => None,
             };
+            if let Some((key, why)) =
+                spec.meta.iter().flatten().find_map(|(key, _)| crate::meta_keys::fault(key).map(|why| (key, why)))
+            {
+                let key: String = key.chars().take(64).collect();
+                let reason = format!("_meta key {key:?}: {why}");
+                return Err(BuildError::InvalidTool { tool: spec.name.clone(), reason });
+            }
             if let Some(caps) = &spec.required_client_capabilities
                 && !caps.is_object()
             {

@@ -1,6 +1,6 @@
 //! Uri templates: the two RFC 6570 expressions this package claims, `{var}` and `{+var}`.
 //!
-//! `{var}` matches one non-empty path segment (no `/`), `{+var}` one or more of any character; every
+//! `{var}` matches one non-empty path segment (no literal `/`), `{+var}` one or more of any character; every
 //! other character is literal and the whole uri must match. Any other expression, or a bare brace, is
 //! refused when the server is built. Matching runs on the linear-time `regex` engine, so a long uri
 //! against a template with several `{+var}` costs time linear in the uri.
@@ -11,6 +11,15 @@
 //! and percent-encoded triplets through) is taken verbatim, so `/` and `%2F` stay as sent. A `{var}`
 //! segment that no expansion could produce (a malformed `%` triplet, bytes that are not UTF-8 once
 //! decoded) does not match, and a variable repeated in the template must match the same text each time.
+//!
+//! **A decoded `{var}` may hold any character**, `/`, `..`, NUL and line breaks included:
+//! `notes://note/..%2F..%2Fetc` gives `id = "../../etc"`, because that is the value whose expansion it
+//! is. A host that turns a variable into a path, a query or a log line must check it as it would any
+//! caller input (`TemplateMatch::parse` into a number or an enum does).
+//!
+//! The matcher takes one split of the uri (the regex engine's leftmost-first choice); with a variable
+//! repeated in the template (`{x}-{x}`), a uri another split would have matched can be answered "not
+//! found". Templates that repeat a variable are rare; avoid them where a value may hold the separator.
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -62,7 +71,8 @@ impl TemplateMatch {
         &self.uri
     }
 
-    /// The decoded value of the variable `name`.
+    /// The decoded value of the variable `name`: caller input, which may hold `/`, `..` or control
+    /// characters once decoded (see the module docs); check it before using it as a path.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.variables.iter().find(|(k, _)| k.as_ref() == name).map(|(_, v)| v.as_str())
     }
@@ -101,7 +111,8 @@ fn percent_decode(text: &str) -> Option<String> {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3)?;
+            // Two hex digits, nothing else (`from_str_radix` alone would take `%+1`).
+            let hex = bytes.get(i + 1..i + 3).filter(|pair| pair.iter().all(u8::is_ascii_hexdigit))?;
             let hex = std::str::from_utf8(hex).ok()?;
             out.push(u8::from_str_radix(hex, 16).ok()?);
             i += 3;
@@ -281,7 +292,7 @@ mod tests {
 
     #[test]
     fn a_segment_no_expansion_produces_does_not_match() {
-        for uri in ["a/%zz", "a/%4", "a/%FF", "a/%"] {
+        for uri in ["a/%zz", "a/%4", "a/%FF", "a/%", "a/%+1", "a/%-1", "a/% 1"] {
             assert_eq!(captured("a/{x}", uri), None, "{uri}");
             assert!(!UriTemplate::parse("a/{x}").unwrap().matches(uri), "{uri}");
         }

@@ -20,9 +20,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use support::*;
 
-/// What schemars itself writes for `T` (draft 2020-12), as compact JSON.
+/// What schemars itself writes for `T` as an input (draft 2020-12, what serde reads), as compact JSON.
 fn generated<T: JsonSchema>() -> String {
-    let schema = SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<T>();
+    let schema =
+        SchemaSettings::draft2020_12().for_deserialize().into_generator().into_root_schema_for::<T>();
+    serde_json::to_string(&schema).unwrap()
+}
+
+/// What schemars writes for `T` as an output (what serde writes), as compact JSON.
+fn generated_output<T: JsonSchema>() -> String {
+    let schema = SchemaSettings::draft2020_12().for_serialize().into_generator().into_root_schema_for::<T>();
     serde_json::to_string(&schema).unwrap()
 }
 
@@ -114,8 +121,8 @@ async fn derived_schemas_are_advertised_byte_for_byte_as_schemars_writes_them() 
         let tools = list["result"]["tools"].as_array().unwrap();
         let compact = |value: &Value| serde_json::to_string(value).unwrap();
         assert_eq!(compact(&tools[0]["inputSchema"]), generated::<Search>());
-        assert_eq!(compact(&tools[0]["outputSchema"]), generated::<Hits>());
-        assert_eq!(compact(&tools[1]["outputSchema"]), generated::<Seen>());
+        assert_eq!(compact(&tools[0]["outputSchema"]), generated_output::<Hits>());
+        assert_eq!(compact(&tools[1]["outputSchema"]), generated_output::<Seen>());
         assert_eq!(compact(&tools[2]["inputSchema"]), generated::<Search>());
         assert!(tools[2].get("outputSchema").is_none(), "add_derived_input derives no output schema");
     }
@@ -136,7 +143,7 @@ async fn add_derived_replaces_the_schemas_the_spec_set() {
     let list = send(&server_of(tools), modern(1, "tools/list", json!({}))).await;
     let tool = &list["result"]["tools"][0];
     assert_eq!(serde_json::to_string(&tool["inputSchema"]).unwrap(), generated::<Search>());
-    assert_eq!(serde_json::to_string(&tool["outputSchema"]).unwrap(), generated::<Hits>());
+    assert_eq!(serde_json::to_string(&tool["outputSchema"]).unwrap(), generated_output::<Hits>());
 }
 
 #[tokio::test]
@@ -403,4 +410,60 @@ fn a_derived_prompt_field_that_is_not_a_string_is_invalid_prompt() {
         assert!(err.to_string().starts_with("prompt p: "), "{err}");
     }
     assert!(matches!(prompt_build_error::<String>(), BuildError::InvalidPrompt { .. }), "not a struct");
+}
+
+#[tokio::test]
+async fn a_derived_output_schema_describes_what_serde_writes_so_skipped_fields_are_optional() {
+    #[derive(Deserialize, JsonSchema)]
+    struct Add {
+        tags: Vec<String>,
+    }
+    #[derive(Serialize, JsonSchema)]
+    struct Added {
+        id: u64,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tags: Vec<String>,
+    }
+    let tools = Tools::new()
+        .add_derived(ToolSpec::new("add", Mode::Proposal), |args: Add, _cx: RequestContext| async move {
+            Ok::<_, ToolError>(Added { id: 1, tags: args.tags })
+        });
+    let server = Server::builder(Listing::new()).tools(tools).build().unwrap();
+    let listed = send(&server, modern(1, "tools/list", json!({}))).await;
+    let output = &listed["result"]["tools"][0]["outputSchema"];
+    assert_eq!(output["required"], json!(["id"]), "a field serde may skip is not required: {output}");
+    for tags in [json!([]), json!(["a"])] {
+        let answer =
+            send(&server, modern(2, "tools/call", json!({"name": "add", "arguments": {"tags": tags}}))).await;
+        assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+        assert_eq!(answer["result"]["structuredContent"]["id"], json!(1), "{answer}");
+    }
+}
+
+#[test]
+fn a_derived_input_that_reads_undeclared_keys_is_refused_when_built() {
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Open {
+        name: String,
+        #[serde(flatten)]
+        rest: std::collections::HashMap<String, Value>,
+    }
+    let tools = Tools::new().add_derived_input(
+        ToolSpec::new("open", Mode::ReadOnly),
+        |_: Open, _cx: RequestContext| async move { Ok::<_, ToolError>("never") },
+    );
+    let error = Server::builder(Listing::new()).tools(tools).build().unwrap_err();
+    assert!(matches!(&error, BuildError::InvalidTool { tool, .. } if tool == "open"), "{error:?}");
+    assert!(error.to_string().contains("declared properties only"), "{error}");
+    let map = Tools::new().add_derived_input(
+        ToolSpec::new("map", Mode::ReadOnly),
+        |_: std::collections::HashMap<String, String>, _cx: RequestContext| async move {
+            Ok::<_, ToolError>("never")
+        },
+    );
+    assert!(matches!(
+        Server::builder(Listing::new()).tools(map).build(),
+        Err(BuildError::InvalidTool { .. })
+    ));
 }

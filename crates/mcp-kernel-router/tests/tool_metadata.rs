@@ -156,3 +156,29 @@ async fn the_annotations_title_is_separate_from_the_tools_title() {
     assert_eq!(tools[1]["title"], "Shown as title");
     assert!(tools[1]["annotations"].get("title").is_none(), "{}", tools[1]);
 }
+
+#[test]
+fn a_meta_key_outside_the_mcp_key_format_or_in_a_reserved_prefix_is_refused() {
+    use mcp_kernel_router::BuildError;
+    for (key, why) in [
+        ("io.modelcontextprotocol/ui", "reserved"),
+        ("dev.mcp/x", "reserved"),
+        ("1com.example/x", "prefix"),
+        ("com.example/-x", "name"),
+    ] {
+        let mut meta = serde_json::Map::new();
+        meta.insert(key.to_owned(), serde_json::json!(true));
+        let listing =
+            Listing { tools: vec![ToolSpec::new("t", Mode::ReadOnly).meta(meta)], ..Listing::default() };
+        let error = Server::builder(listing)
+            .dispatch(|_call: mcp_kernel_router::ToolCall| async {
+                Ok::<_, mcp_kernel_router::ToolError>(mcp_kernel_router::ToolOutput::text(""))
+            })
+            .build()
+            .unwrap_err();
+        assert!(
+            matches!(&error, BuildError::InvalidTool { tool, reason } if tool == "t" && reason.contains(why)),
+            "{key}: {error:?}"
+        );
+    }
+}

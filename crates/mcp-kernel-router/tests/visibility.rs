@@ -434,12 +434,49 @@ async fn a_hidden_tool_mirrors_no_headers() {
     let as_principal = |name: &str| {
         let mut extensions = Extensions::new();
         extensions.insert(name.to_owned());
-        extensions
+        server.context_for(None, &extensions)
     };
     assert!(matches!(server.tool_headers_for("secret_tool", &as_principal("bob")), ToolHeaders::UnknownTool));
     assert!(matches!(server.tool_headers_for("boom_tool", &as_principal("admin")), ToolHeaders::UnknownTool));
     assert!(matches!(server.tool_headers_for("secret_tool", &as_principal("admin")), ToolHeaders::Params(_)));
-    assert!(matches!(server.tool_headers_for("public", &Extensions::new()), ToolHeaders::Params(_)));
+    let nobody = server.context_for(None, &Extensions::new());
+    assert!(matches!(server.tool_headers_for("public", &nobody), ToolHeaders::Params(_)));
+}
+
+#[tokio::test]
+async fn the_header_view_asks_the_filter_with_the_requests_own_era_and_capabilities() {
+    use mcp_kernel_router::Era;
+    use mcp_kernel_router::wire::ProtocolVersion;
+
+    let asked: Arc<Mutex<Vec<(String, Era, bool)>>> = Arc::default();
+    let seen = Arc::clone(&asked);
+    let listing = Listing { tools: vec![ToolSpec::new("t", Mode::ReadOnly)], ..Listing::default() };
+    let server = Server::builder(listing)
+        .dispatch(|_call: mcp_kernel_router::ToolCall| async {
+            Ok::<_, mcp_kernel_router::ToolError>(mcp_kernel_router::ToolOutput::text(""))
+        })
+        .visibility(move |item: Listed<'_>, cx: &RequestContext| {
+            if let Listed::Tool(name) = item {
+                seen.lock().unwrap().push((name.to_owned(), cx.era, cx.client_capabilities.is_some()));
+            }
+            true
+        })
+        .build()
+        .unwrap();
+    let modern = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}});
+    let context = server.context_for(modern.as_object(), &Extensions::new());
+    assert!(matches!(server.tool_headers_for("t", &context), ToolHeaders::Params(_)));
+    let legacy = server.context_for(None, &Extensions::new());
+    server.tool_headers_for("t", &legacy);
+    server.tool_headers_for("not_listed", &legacy);
+    assert_eq!(
+        asked.lock().unwrap().clone(),
+        [
+            ("t".to_owned(), Era::Declared(ProtocolVersion::V2026_07_28), true),
+            ("t".to_owned(), Era::Bare, false)
+        ],
+        "the request's own era and capabilities, and never a name that is not listed"
+    );
 }
 
 fn signed_in(_: Listed<'_>, context: &RequestContext) -> bool {
@@ -459,4 +496,34 @@ async fn the_principal_reaches_the_filter_and_the_handlers() {
     assert_eq!(first_text(&r), "Some(\"carol\")");
     let r = send_as(&server, None, modern(1, "tools/call", json!({"name": "whoami"}))).await;
     assert_eq!(code(&r), -32602, "no principal: the filter hides it");
+}
+
+#[tokio::test]
+async fn with_a_filter_every_result_is_private_whatever_the_cache_hints_say() {
+    use mcp_kernel_router::CacheHints;
+    use mcp_kernel_router::wire::types::CacheScope;
+    let public = CacheHints { ttl_ms: 60_000, scope: CacheScope::Public };
+    let listing = Listing { tools: vec![ToolSpec::new("t", Mode::ReadOnly)], ..Listing::default() };
+    let build = |filtered: bool| {
+        let builder = Server::builder(listing.clone())
+            .dispatch(|_call: mcp_kernel_router::ToolCall| async {
+                Ok::<_, mcp_kernel_router::ToolError>(mcp_kernel_router::ToolOutput::text(""))
+            })
+            .tools_cache(public)
+            .resources_cache(public)
+            .prompts_cache(public);
+        if filtered { builder.visibility(|_: Listed<'_>, _: &RequestContext| true) } else { builder }
+            .build()
+            .unwrap()
+    };
+    for method in ["tools/list", "resources/list", "resources/templates/list", "prompts/list"] {
+        let unfiltered = send(&build(false), modern(1, method, json!({}))).await;
+        assert_eq!(
+            unfiltered["result"]["cacheScope"], "public",
+            "{method}: the host's hint without a filter"
+        );
+        let filtered = send(&build(true), modern(1, method, json!({}))).await;
+        assert_eq!(filtered["result"]["cacheScope"], "private", "{method}");
+        assert_eq!(filtered["result"]["ttlMs"], 60_000, "{method}: only the scope changes");
+    }
 }

@@ -16,21 +16,52 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::builder::BuildError;
 use crate::host::{RequestContext, ToolError};
 use crate::registry::tools::{IntoToolOutput, Json, Tools};
 use crate::spec::{PromptArgument, PromptSpec, ToolSpec};
 
+/// Which side of serde a derived schema describes.
+#[derive(Clone, Copy)]
+pub(crate) enum Contract {
+    /// What the handler reads (arguments): a field with a default is optional.
+    Reads,
+    /// What the handler writes (results): a field serde may skip (`skip_serializing_if`) is optional,
+    /// one it always skips is absent, so every value the type serializes to passes the schema.
+    Writes,
+}
+
 /// The draft 2020-12 schema of `T`, as schemars serializes it (its keyword order: `$schema`, `title`,
 /// `description`, then the rest; `Schema::to_value` would keep the order the keywords were inserted).
-pub(crate) fn schema_of<T: JsonSchema>() -> Value {
-    let schema = SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<T>();
+pub(crate) fn schema_of<T: JsonSchema>(contract: Contract) -> Value {
+    let settings = SchemaSettings::draft2020_12();
+    let settings = match contract {
+        Contract::Reads => settings.for_deserialize(),
+        Contract::Writes => settings.for_serialize(),
+    };
+    let schema = settings.into_generator().into_root_schema_for::<T>();
     serde_json::to_value(&schema).unwrap_or_else(|_| schema.to_value())
 }
 
+/// A derived input schema's fault: a type that reads keys its schema does not declare (a map, or a
+/// `#[serde(flatten)]` map) would never receive them, since a handler is given the declared keys only.
+pub(crate) fn input_fault(schema: &Value) -> Option<String> {
+    match schema.get("additionalProperties") {
+        None | Some(Value::Bool(false)) => None,
+        Some(_) => Some(
+            "the input type reads keys its schema does not declare (a map or a #[serde(flatten)] map); \
+             a typed handler receives the declared properties only"
+                .to_owned(),
+        ),
+    }
+}
+
 impl Tools {
-    /// A tool whose input schema is derived from `In` and whose output schema from `Out`: the
-    /// handler's success is sent as `structuredContent` and checked against the derived schema.
-    /// Schemas the spec already set are replaced.
+    /// A tool whose input schema is derived from `In` (what serde reads) and whose output schema from
+    /// `Out` (what serde writes): the handler's success is sent as `structuredContent` and checked
+    /// against the derived schema. Schemas the spec already set are replaced. An `In` that reads keys
+    /// its schema does not declare (a map, a `#[serde(flatten)]` map) is a [`BuildError::InvalidTool`]
+    /// when the server is built: a typed handler receives the declared properties only.
     pub fn add_derived<In, Out, F, Fut>(self, spec: ToolSpec, handler: F) -> Self
     where
         F: Fn(In, RequestContext) -> Fut + Send + Sync + 'static,
@@ -38,7 +69,11 @@ impl Tools {
         In: DeserializeOwned + JsonSchema + 'static,
         Out: Serialize + JsonSchema + Send + 'static,
     {
-        let spec = spec.input_schema(schema_of::<In>()).output_schema(schema_of::<Out>());
+        let input = schema_of::<In>(Contract::Reads);
+        if let Some(reason) = input_fault(&input) {
+            return self.refuse(BuildError::InvalidTool { tool: spec.name().to_owned(), reason });
+        }
+        let spec = spec.input_schema(input).output_schema(schema_of::<Out>(Contract::Writes));
         self.add(spec, move |input: In, cx| {
             let running = handler(input, cx);
             async move { running.await.map(Json) }
@@ -46,7 +81,7 @@ impl Tools {
     }
 
     /// A tool whose input schema is derived from `In`; its output is whatever the handler returns
-    /// (text, content blocks), with no output schema.
+    /// (text, content blocks). An output schema the spec set by hand stays, and is enforced.
     pub fn add_derived_input<In, Out, F, Fut>(self, spec: ToolSpec, handler: F) -> Self
     where
         F: Fn(In, RequestContext) -> Fut + Send + Sync + 'static,
@@ -54,14 +89,18 @@ impl Tools {
         In: DeserializeOwned + JsonSchema + 'static,
         Out: IntoToolOutput + 'static,
     {
-        self.add(spec.input_schema(schema_of::<In>()), handler)
+        let input = schema_of::<In>(Contract::Reads);
+        if let Some(reason) = input_fault(&input) {
+            return self.refuse(BuildError::InvalidTool { tool: spec.name().to_owned(), reason });
+        }
+        self.add(spec.input_schema(input), handler)
     }
 }
 
 /// The prompt arguments `A`'s schema declares: each property a string (or an optional one), in the
 /// schema's order, required as the schema says. A property of another type is refused by name.
 pub(crate) fn prompt_arguments_of<A: JsonSchema>() -> Result<Vec<PromptArgument>, String> {
-    let schema = schema_of::<A>();
+    let schema = schema_of::<A>(Contract::Reads);
     let required: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)

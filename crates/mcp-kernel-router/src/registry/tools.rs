@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
+use crate::builder::BuildError;
 use crate::host::{BoxFuture, Dispatch, RequestContext, ToolCall, ToolError, ToolOutput};
 use crate::registry::decode::arguments_as;
 use crate::spec::ToolSpec;
@@ -67,7 +68,11 @@ impl<T: Serialize> IntoToolOutput for Json<T> {
 #[derive(Default)]
 pub struct Tools {
     entries: Vec<(ToolSpec, Arc<dyn Dispatch>)>,
+    faults: Vec<BuildError>,
 }
+
+/// One registered tool with its handler.
+type Registered = (ToolSpec, Arc<dyn Dispatch>);
 
 impl std::fmt::Debug for Tools {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -136,7 +141,14 @@ impl Tools {
         self.entries.iter().map(|(spec, _)| spec)
     }
 
-    pub(crate) fn into_entries(self) -> Vec<(ToolSpec, Arc<dyn Dispatch>)> {
-        self.entries
+    /// Records a registration fault, returned by `build`.
+    #[cfg_attr(not(feature = "schemars"), allow(dead_code))]
+    pub(crate) fn refuse(mut self, fault: BuildError) -> Self {
+        self.faults.push(fault);
+        self
+    }
+
+    pub(crate) fn into_parts(self) -> (Vec<Registered>, Vec<BuildError>) {
+        (self.entries, self.faults)
     }
 }
