@@ -68,13 +68,30 @@ const NO_BODY_VALUE: &str = "header was sent, but the body carries no such value
 /// D-19: follows the header's name when the body has a value and the header is absent.
 const VALUE_UNMIRRORED: &str = "header is required: the body carries a value to mirror";
 
-/// Runs the header rules of `protocol.md` D-13 to D-19, in order, on a decoded message, for the caller
-/// `extensions` describe (a tool hidden from them mirrors nothing, exactly like an unknown tool).
+/// The host's visibility filter's answer for a `tools/call`'s tool, asked once per request: `None` for
+/// any other message, or a name no tool is listed under. The core is handed the same answer
+/// ([`mcp_kernel_router::Inbound::tool_visibility`]), so the headers and the call never disagree.
+pub(crate) fn tool_decision(
+    message: &Map<String, Value>,
+    server: &Server,
+    extensions: &Extensions,
+) -> Option<(String, bool)> {
+    if message.get("method").and_then(Value::as_str) != Some("tools/call") {
+        return None;
+    }
+    let params = message.get("params").and_then(Value::as_object);
+    let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str)?;
+    let shown = server.tool_shown(tool, &server.context_for(params, extensions))?;
+    Some((tool.to_owned(), shown))
+}
+
+/// Runs the header rules of `protocol.md` D-13 to D-19, in order, on a decoded message; `decision` is
+/// [`tool_decision`]'s (a tool hidden from the caller mirrors nothing, exactly like an unknown tool).
 pub(crate) fn check(
     headers: &HeaderMap,
     message: &Map<String, Value>,
     server: &Server,
-    extensions: &Extensions,
+    decision: Option<&(String, bool)>,
 ) -> Result<(), Refusal> {
     let id = crate::refusal::echoable_id(message);
     let is_request = message.contains_key("id");
@@ -95,7 +112,7 @@ pub(crate) fn check(
     mcp_method(headers, method, is_request, &id)?;
     mcp_name(headers, method, params, Mirror::Required, &id)?;
     if method == Some("tools/call") {
-        param_headers(headers, params, server, extensions, Mirror::Required, &id)?;
+        param_headers(headers, params, server, decision, Mirror::Required, &id)?;
     }
     Ok(())
 }
@@ -116,7 +133,7 @@ pub(crate) fn check_sent(
     headers: &HeaderMap,
     message: &Map<String, Value>,
     server: &Server,
-    extensions: &Extensions,
+    decision: Option<&(String, bool)>,
 ) -> Result<(), Refusal> {
     let id = crate::refusal::echoable_id(message);
     let params = message.get("params").and_then(Value::as_object);
@@ -124,7 +141,7 @@ pub(crate) fn check_sent(
     mcp_method(headers, method, false, &id)?;
     mcp_name(headers, method, params, Mirror::IfSent, &id)?;
     if method == Some("tools/call") {
-        param_headers(headers, params, server, extensions, Mirror::IfSent, &id)?;
+        param_headers(headers, params, server, decision, Mirror::IfSent, &id)?;
     }
     Ok(())
 }
@@ -277,15 +294,18 @@ fn param_headers(
     headers: &HeaderMap,
     params: Option<&Map<String, Value>>,
     server: &Server,
-    extensions: &Extensions,
+    decision: Option<&(String, bool)>,
     mirror: Mirror,
     id: &Value,
 ) -> Result<(), Refusal> {
     let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
         return Ok(());
     };
-    let context = server.context_for(params, extensions);
-    let mirrored = match server.tool_headers_for(tool, &context) {
+    // Hidden from this caller, or not listed: nothing to mirror, and nothing that could tell the two apart.
+    if !decision.is_some_and(|(asked, shown)| asked == tool && *shown) {
+        return Ok(());
+    }
+    let mirrored = match server.tool_headers(tool) {
         ToolHeaders::UnknownTool => return Ok(()),
         ToolHeaders::Params(mirrored) => mirrored,
         ToolHeaders::Fault(fault) => {
@@ -362,6 +382,26 @@ fn mismatch(detail: &str, id: &Value) -> Refusal {
 mod tests {
     use super::*;
 
+    /// [`check`] with the decision the service takes for `extensions`.
+    fn check_as(
+        h: &HeaderMap,
+        m: &Map<String, Value>,
+        server: &Server,
+        extensions: &Extensions,
+    ) -> Result<(), Refusal> {
+        check(h, m, server, tool_decision(m, server, extensions).as_ref())
+    }
+
+    /// [`check_sent`] with the decision the service takes for `extensions`.
+    fn check_sent_as(
+        h: &HeaderMap,
+        m: &Map<String, Value>,
+        server: &Server,
+        extensions: &Extensions,
+    ) -> Result<(), Refusal> {
+        check_sent(h, m, server, tool_decision(m, server, extensions).as_ref())
+    }
+
     use http::{HeaderName, HeaderValue};
     use mcp_kernel_router::{Listing, Mode, ToolCall, ToolError, ToolOutput, ToolSpec};
     use mcp_kernel_wire::code;
@@ -391,7 +431,7 @@ mod tests {
 
     /// [`check`] against [`server`].
     fn run(headers: &HeaderMap, message: &Map<String, Value>) -> Result<(), Refusal> {
-        check(headers, message, &server(), &Extensions::new())
+        check_as(headers, message, &server(), &Extensions::new())
     }
 
     /// A modern request (id 7): `params._meta` declares 2026-07-28 and empty client capabilities.
@@ -523,8 +563,8 @@ mod tests {
         let server = server();
         let message =
             json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}});
-        let refusal =
-            check(&HeaderMap::new(), message.as_object().unwrap(), &server, &Extensions::new()).unwrap_err();
+        let refusal = check_as(&HeaderMap::new(), message.as_object().unwrap(), &server, &Extensions::new())
+            .unwrap_err();
         assert_eq!(refusal.status, StatusCode::BAD_REQUEST);
         assert_eq!(refusal.error.code, -32022);
         assert_eq!(refusal.error.data, Some(json!({"supported":["2026-07-28"],"requested":"2025-11-25"})));
@@ -816,7 +856,7 @@ mod tests {
         let subscriber =
             tracing_subscriber::fmt().with_ansi(false).with_writer(move || Log(Arc::clone(&writer))).finish();
         let result = tracing::subscriber::with_default(subscriber, || {
-            check(&standard("tools/call", &[(NAME, b"bad")]), &m, &server, &Extensions::new())
+            check_as(&standard("tools/call", &[(NAME, b"bad")]), &m, &server, &Extensions::new())
         });
         let r = result.expect_err("a refusal");
         let log = String::from_utf8(log.lock().unwrap().clone()).unwrap();
@@ -826,7 +866,7 @@ mod tests {
             (StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal(), json!(7))
         );
         // Other methods are unaffected.
-        assert_eq!(check(&standard("tools/list", &[]), &list(), &server, &Extensions::new()), Ok(()));
+        assert_eq!(check_as(&standard("tools/list", &[]), &list(), &server, &Extensions::new()), Ok(()));
     }
 
     #[test]
@@ -855,20 +895,20 @@ mod tests {
         // A value the body carries, no header mirroring it; and a header with no body value.
         let unmirrored = request("tools/call", json!({"name": "search", "arguments": {"q": "eu"}}));
         let headers = standard("tools/call", &[(NAME, b"search")]);
-        assert!(check(&headers, &unmirrored, &server, &admin).is_err(), "visible: refused");
-        assert_eq!(check(&headers, &unmirrored, &server, &nobody), Ok(()), "hidden: left to the core");
+        assert!(check_as(&headers, &unmirrored, &server, &admin).is_err(), "visible: refused");
+        assert_eq!(check_as(&headers, &unmirrored, &server, &nobody), Ok(()), "hidden: left to the core");
         let unbacked = request("tools/call", json!({"name": "search", "arguments": {}}));
         let headers = standard("tools/call", &[(NAME, b"search"), ("mcp-param-query", b"eu")]);
-        assert!(check(&headers, &unbacked, &server, &admin).is_err());
-        assert_eq!(check(&headers, &unbacked, &server, &nobody), Ok(()));
+        assert!(check_as(&headers, &unbacked, &server, &admin).is_err());
+        assert_eq!(check_as(&headers, &unbacked, &server, &nobody), Ok(()));
         // A fault in a hidden tool's annotations is not revealed either.
         let bad = request("tools/call", json!({"name": "bad", "arguments": {}}));
         let headers = standard("tools/call", &[(NAME, b"bad")]);
         assert_eq!(
-            check(&headers, &bad, &server, &admin).map_err(|r| r.status),
+            check_as(&headers, &bad, &server, &admin).map_err(|r| r.status),
             Err(StatusCode::INTERNAL_SERVER_ERROR)
         );
-        assert_eq!(check(&headers, &bad, &server, &nobody), Ok(()));
-        assert_eq!(check_sent(&headers, &bad, &server, &nobody), Ok(()));
+        assert_eq!(check_as(&headers, &bad, &server, &nobody), Ok(()));
+        assert_eq!(check_sent_as(&headers, &bad, &server, &nobody), Ok(()));
     }
 }

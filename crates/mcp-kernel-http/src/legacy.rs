@@ -104,9 +104,10 @@ pub(crate) async fn serve(
     if is_response(&message) {
         return protocol_version(headers, &id).map_or_else(refuse, |()| accepted());
     }
+    let decision = headers::tool_decision(&message, server, &extensions);
     let checked = jsonrpc_shape(&message)
         .and_then(|()| protocol_version(headers, &id))
-        .and_then(|()| headers::check_sent(headers, &message, server, &extensions));
+        .and_then(|()| headers::check_sent(headers, &message, server, decision.as_ref()));
     if let Err(refusal) = checked {
         return refuse(refusal);
     }
@@ -126,7 +127,10 @@ pub(crate) async fn serve(
             _ => {}
         }
     }
-    let inbound = Inbound::new().extensions(extensions).revisions(Revisions::Legacy);
+    let mut inbound = Inbound::new().extensions(extensions).revisions(Revisions::Legacy);
+    if let Some((tool, shown)) = decision {
+        inbound = inbound.tool_visibility(tool, shown);
+    }
     let outcome = match sse::run(server, message, version, inbound, strip_cache_hints).await {
         Outcome::Streaming(stream) => return stream,
         Outcome::Done(outcome) => outcome,

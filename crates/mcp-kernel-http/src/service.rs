@@ -240,7 +240,8 @@ async fn answer(
     if let Err(refusal) = jsonrpc_shape(&message) {
         return refuse(refusal);
     }
-    if let Err(refusal) = headers::check(&parts.headers, &message, server, &extensions) {
+    let decision = headers::tool_decision(&message, server, &extensions);
+    if let Err(refusal) = headers::check(&parts.headers, &message, server, decision.as_ref()) {
         return refuse(refusal);
     }
     drop(parts);
@@ -254,7 +255,10 @@ async fn answer(
             }
         };
     }
-    let inbound = Inbound::new().extensions(extensions).revisions(Revisions::Stateless);
+    let mut inbound = Inbound::new().extensions(extensions).revisions(Revisions::Stateless);
+    if let Some((tool, shown)) = decision {
+        inbound = inbound.tool_visibility(tool, shown);
+    }
     dispatch(server, message, version, inbound).await
 }
 

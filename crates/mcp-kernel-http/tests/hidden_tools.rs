@@ -170,3 +170,50 @@ async fn a_tool_hidden_from_a_legacy_caller_is_answered_exactly_as_an_unknown_to
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_filter_decides_once_per_call_so_the_headers_and_the_call_never_disagree() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    bounded(async {
+        // A filter whose answer flips on every question (a feature flag that changes, a cache that
+        // fails on first use): asked twice for one call, it would skip the header check and then run
+        // the tool.
+        let asked = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&asked);
+        let server = Server::builder(catalog())
+            .dispatch(dispatch)
+            .resource_reader(read_resource)
+            .prompt_reader(get_prompt)
+            .defer_header_annotation_faults(true)
+            .visibility(move |item: Listed<'_>, _: &RequestContext| match item {
+                Listed::Tool("search") => counter.fetch_add(1, Ordering::SeqCst) % 2 == 1,
+                _ => true,
+            })
+            .build()
+            .expect("the fixture catalog builds");
+        let service = McpHttp::builder(server)
+            .allowed_origins(AllowedOrigins::list([ALLOWED_ORIGIN]))
+            .authorize(|_: &Parts| Ok(()))
+            .build();
+        let running = serve(service).await;
+        let message = call("search", json!({"region": "eu", "limit": 3}));
+        let disagreeing =
+            with(with(headers_for(&message), "mcp-param-region", b"us"), "mcp-param-limit", b"3");
+        for proto in BOTH {
+            let before = asked.load(Ordering::SeqCst);
+            let reply = post(running.addr, proto, disagreeing.clone(), bytes(&message)).await;
+            assert_eq!(asked.load(Ordering::SeqCst) - before, 1, "asked once for one call over {proto:?}");
+            // Hidden: an unknown tool. Shown: refused for its headers. Never run with them.
+            let second = post(running.addr, proto, disagreeing.clone(), bytes(&message)).await;
+            for answer in [&reply, &second] {
+                assert!(answer.body.get("result").is_none(), "the tool never runs: {answer:?}");
+            }
+            let mut codes = [reply.body["error"]["code"].clone(), second.body["error"]["code"].clone()];
+            codes.sort_by_key(|c| c.as_i64());
+            assert_eq!(codes, [json!(-32602), json!(-32020)], "one unknown tool, one header refusal");
+        }
+    })
+    .await;
+}

@@ -336,7 +336,8 @@ impl ServerBuilder {
         let mut options = self.options;
         if self.visibility.is_some() {
             // Lists (and reads) that vary per principal are never for a shared cache, whatever was asked.
-            for hints in [&mut options.tools_cache, &mut options.resources_cache, &mut options.prompts_cache] {
+            for hints in [&mut options.tools_cache, &mut options.resources_cache, &mut options.prompts_cache]
+            {
                 hints.scope = mcp_kernel_wire::types::CacheScope::Private;
             }
         }

@@ -1,6 +1,8 @@
 //! What a transport hands the core beside the message: the request's extensions, where its
 //! notifications go, and which revisions this transport serves.
 
+use std::sync::Arc;
+
 use mcp_kernel_wire::ProtocolVersion;
 
 use crate::extensions::Extensions;
@@ -34,6 +36,8 @@ pub struct Inbound {
     pub(crate) extensions: Extensions,
     pub(crate) sink: Option<NotificationSink>,
     pub(crate) revisions: Option<Revisions>,
+    /// The host's filter's answer for this request's tool, when the transport already asked.
+    pub(crate) tool_shown: Option<(Arc<str>, bool)>,
 }
 
 impl std::fmt::Debug for Inbound {
@@ -42,6 +46,7 @@ impl std::fmt::Debug for Inbound {
             .field("extensions", &self.extensions)
             .field("notifications", &self.sink.is_some())
             .field("revisions", &self.revisions)
+            .field("tool_shown", &self.tool_shown)
             .finish()
     }
 }
@@ -63,6 +68,15 @@ impl Inbound {
     /// [`crate::Server::handle_with_notifications`]).
     pub fn notifications(mut self, sink: NotificationSink) -> Self {
         self.sink = Some(sink);
+        self
+    }
+
+    /// The [`crate::Visibility`] filter's answer for `tool`, which the transport asked already for this
+    /// request (to check the tool's mirrored headers, [`crate::Server::tool_shown`]): the core uses it
+    /// instead of asking again, so the filter decides once per request and a filter whose answer
+    /// changes between two calls cannot let the headers and the call disagree.
+    pub fn tool_visibility(mut self, tool: impl Into<Arc<str>>, shown: bool) -> Self {
+        self.tool_shown = Some((tool.into(), shown));
         self
     }
 

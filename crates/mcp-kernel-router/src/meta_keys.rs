@@ -63,14 +63,26 @@ mod tests {
 
     #[test]
     fn refuses_the_prefixes_mcp_reserves() {
-        for key in ["io.modelcontextprotocol/x", "dev.mcp/x", "org.modelcontextprotocol.api/x", "com.mcp.tools/x"] {
+        for key in
+            ["io.modelcontextprotocol/x", "dev.mcp/x", "org.modelcontextprotocol.api/x", "com.mcp.tools/x"]
+        {
             assert!(fault(key).is_some_and(|why| why.contains("reserved")), "{key}");
         }
     }
 
     #[test]
     fn refuses_malformed_labels_and_names() {
-        for key in ["1com.example/x", "com.-example/x", "com.example-/x", "com..example/x", "/x", "-x", "x_", "a b", "é"] {
+        for key in [
+            "1com.example/x",
+            "com.-example/x",
+            "com.example-/x",
+            "com..example/x",
+            "/x",
+            "-x",
+            "x_",
+            "a b",
+            "é",
+        ] {
             assert!(fault(key).is_some(), "{key}");
         }
     }

@@ -75,6 +75,8 @@ pub(crate) struct Request<'a> {
     pub(crate) method: &'a str,
     pub(crate) params: Option<Value>,
     pub(crate) context: RequestContext,
+    /// The filter's answer for the called tool, when the transport asked already.
+    pub(crate) tool_shown: Option<(Arc<str>, bool)>,
 }
 
 pub(crate) struct Inner {
@@ -187,28 +189,40 @@ impl Server {
     /// The context the core gives a request with these `params` and `extensions`: its era and client
     /// capabilities as `params._meta` declares them (read leniently: a request whose `_meta` the core
     /// would refuse gets a bare context here, and is refused by the core whatever this says).
-    pub fn context_for(&self, params: Option<&Map<String, Value>>, extensions: &crate::Extensions) -> RequestContext {
+    pub fn context_for(
+        &self,
+        params: Option<&Map<String, Value>>,
+        extensions: &crate::Extensions,
+    ) -> RequestContext {
         let meta = params.and_then(|p| p.get("_meta")).and_then(Value::as_object);
         let version = meta.and_then(|m| m.get(META_PROTOCOL_VERSION)).and_then(Value::as_str);
         let era = match version.and_then(ProtocolVersion::parse) {
             Some(version) => Era::Declared(version),
             None => Era::Bare,
         };
-        let capabilities = meta.and_then(|m| m.get(META_CLIENT_CAPABILITIES)).filter(|c| c.is_object()).cloned();
+        let capabilities =
+            meta.and_then(|m| m.get(META_CLIENT_CAPABILITIES)).filter(|c| c.is_object()).cloned();
         RequestContext::new(era, capabilities.map(Arc::new)).with_extensions(extensions.clone())
     }
 
-    /// What a transport must mirror for a call to `tool` by the request `context` describes (see
-    /// [`Server::context_for`]): a tool the host's [`crate::Visibility`] filter hides from it is
-    /// [`ToolHeaders::UnknownTool`], so a hidden tool is refused exactly as one that is not listed,
-    /// headers included. The filter runs only for a listed tool, as in the core.
-    pub fn tool_headers_for(&self, tool: &str, context: &RequestContext) -> ToolHeaders<'_> {
-        let Some(listed) = self.inner.snapshot.tool(tool) else { return ToolHeaders::UnknownTool };
+    /// Whether the host's [`crate::Visibility`] filter shows the listed tool `tool` to the request
+    /// `context` describes (see [`Server::context_for`]); `None` when no tool of that name is listed (the
+    /// filter is not asked). A transport that asks hands the answer to the core with
+    /// [`Inbound::tool_visibility`], so that the filter decides once per request.
+    pub fn tool_shown(&self, tool: &str, context: &RequestContext) -> Option<bool> {
+        let listed = self.inner.snapshot.tool(tool)?;
         let filter = self.inner.parts.visibility.as_deref();
-        if !crate::visibility::shown(filter, crate::Listed::Tool(&listed.name), context) {
-            return ToolHeaders::UnknownTool;
+        Some(crate::visibility::shown(filter, crate::Listed::Tool(&listed.name), context))
+    }
+
+    /// What a transport must mirror for a call to `tool` by the request `context` describes: a tool the
+    /// filter hides from it is [`ToolHeaders::UnknownTool`], so a hidden tool is refused exactly as one
+    /// that is not listed, headers included.
+    pub fn tool_headers_for(&self, tool: &str, context: &RequestContext) -> ToolHeaders<'_> {
+        match self.tool_shown(tool, context) {
+            Some(true) => self.tool_headers(tool),
+            _ => ToolHeaders::UnknownTool,
         }
-        self.tool_headers(tool)
     }
 
     /// The same server serving only `versions` (the catalog and the host's functions are shared).
@@ -242,7 +256,7 @@ impl Server {
     /// the revisions this transport serves.
     pub async fn handle_inbound(&self, message: Value, inbound: Inbound) -> Handled {
         let served = self.served(&inbound);
-        let Inbound { extensions, sink, .. } = inbound;
+        let Inbound { extensions, sink, tool_shown, .. } = inbound;
         let mut message = match message {
             Value::Object(map) => map,
             Value::Array(_) => return Handled::reply(Response::error(Value::Null, ErrorObject::batch())),
@@ -311,7 +325,7 @@ impl Server {
         context.log = self.logger(sink.as_ref(), era.is_modern(), log_level);
         // Closed when answered or dropped (cancelled): no notification ever follows the response.
         let closer = (CloseOnDrop(progress), CloseOnDrop(context.log.clone()));
-        let request = Request { method: &method, params, context };
+        let request = Request { method: &method, params, context, tool_shown };
         let control = if method == "shutdown" { Control::Shutdown } else { Control::Continue };
         let answer = self.route(request).await;
         drop(closer);

@@ -82,6 +82,9 @@ pub(crate) struct Snapshot {
     pub(crate) resources: Vec<CompiledResource>,
     /// Sorted by uri template, bytewise.
     pub(crate) templates: Vec<CompiledTemplate>,
+    /// The order templates are tried in for a read: most specific first (`UriTemplate::specificity`),
+    /// then bytewise.
+    pub(crate) match_order: Vec<usize>,
     /// Sorted by name, bytewise.
     pub(crate) prompts: Vec<CompiledPrompt>,
 }
@@ -209,8 +212,11 @@ impl Snapshot {
                 Some(schema) => Some(compile_output_schema(&spec.name, schema)?),
                 None => None,
             };
-            if let Some((key, why)) =
-                spec.meta.iter().flatten().find_map(|(key, _)| crate::meta_keys::fault(key).map(|why| (key, why)))
+            if let Some((key, why)) = spec
+                .meta
+                .iter()
+                .flatten()
+                .find_map(|(key, _)| crate::meta_keys::fault(key).map(|why| (key, why)))
             {
                 let key: String = key.chars().take(64).collect();
                 let reason = format!("_meta key {key:?}: {why}");
@@ -285,7 +291,17 @@ impl Snapshot {
             return Err(BuildError::DuplicatePrompt(pair[0].name.to_string()));
         }
 
-        Ok(Self { tools, tool_index, tools_list: Value::Array(items), resources, templates, prompts })
+        let mut match_order: Vec<usize> = (0..templates.len()).collect();
+        match_order.sort_by_key(|&i| templates[i].matcher.specificity());
+        Ok(Self {
+            tools,
+            tool_index,
+            tools_list: Value::Array(items),
+            resources,
+            templates,
+            match_order,
+            prompts,
+        })
     }
 
     /// The compiled tool named `name`.
@@ -309,16 +325,16 @@ impl Snapshot {
             .map(|i| &self.templates[i])
     }
 
-    /// The listed resource `uri` names, or the first listed template (in uri-template order) that
-    /// matches it, with its variables; only items `shown` admits are considered, so a uri a hidden
-    /// item would take is located as if that item were not listed.
+    /// The listed resource `uri` names, or the most specific listed template that matches it (fewest
+    /// `{+var}`, then most literal text, then bytewise), with its variables; only items `shown` admits
+    /// are considered, so a uri a hidden item would take is located as if that item were not listed.
     pub(crate) fn locate(&self, uri: &str, shown: impl Fn(Listed<'_>) -> bool) -> Option<Located<'_>> {
         if let Ok(i) = self.resources.binary_search_by(|r| r.uri.as_bytes().cmp(uri.as_bytes()))
             && shown(Listed::Resource(&self.resources[i].uri))
         {
             return Some(Located::Resource(&self.resources[i]));
         }
-        self.templates.iter().find_map(|t| {
+        self.match_order.iter().map(|&i| &self.templates[i]).find_map(|t| {
             let variables = t.matcher.captures(uri)?;
             if !shown(Listed::Template(&t.uri_template)) {
                 return None;

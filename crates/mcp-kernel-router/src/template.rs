@@ -1,9 +1,15 @@
 //! Uri templates: the two RFC 6570 expressions this package claims, `{var}` and `{+var}`.
 //!
-//! `{var}` matches one non-empty path segment (no literal `/`), `{+var}` one or more of any character; every
-//! other character is literal and the whole uri must match. Any other expression, or a bare brace, is
-//! refused when the server is built. Matching runs on the linear-time `regex` engine, so a long uri
-//! against a template with several `{+var}` costs time linear in the uri.
+//! `{var}` matches one non-empty path segment (no literal `/`), `{+var}` one or more of any character;
+//! every other character is literal and the whole uri must match. Any other expression, a bare brace,
+//! or more than [`MAX_RESERVED_EXPRESSIONS`] `{+var}` in one template is refused when the server is
+//! built. Matching runs on the linear-time `regex` engine, whose cost with capture groups is the uri's
+//! length times the template's size: bounded by the `{+var}` cap and by trying only uris of at most
+//! [`MAX_TEMPLATE_URI_BYTES`] against templates (a longer uri matches none).
+//!
+//! When several listed templates match one uri, the most specific is read: the one with the fewest
+//! `{+var}`, then the most literal text, then the first bytewise (`notes://note/{id}` before
+//! `notes://{x}` before `notes://{+rest}`).
 //!
 //! A matched uri's variables are recovered as the inverse of RFC 6570 expansion: `{var}` (simple
 //! expansion percent-encodes everything outside the unreserved set) is percent-decoded, so
@@ -28,6 +34,14 @@ use regex::Regex;
 
 use crate::host::ReaderError;
 
+/// The most `{+var}` expressions one template may hold: matching costs time in the uri's length times
+/// their number, so the bound keeps a read linear in the uri.
+pub const MAX_RESERVED_EXPRESSIONS: usize = 8;
+
+/// The longest uri tried against the templates, in bytes: a longer one matches no template (it may
+/// still name a listed resource), so that no uri costs more than this to match.
+pub const MAX_TEMPLATE_URI_BYTES: usize = 64 * 1024;
+
 /// A compiled template.
 #[derive(Debug, Clone)]
 pub struct UriTemplate {
@@ -35,6 +49,8 @@ pub struct UriTemplate {
     variables: Vec<Arc<str>>,
     /// For each capture group, in order: the variable's index and whether it is `{+var}`.
     groups: Vec<(usize, bool)>,
+    /// The bytes of literal text (outside the expressions).
+    literal_bytes: usize,
 }
 
 /// The listed template a `resources/read` uri matched, with the template's variables decoded.
@@ -165,8 +181,10 @@ impl UriTemplate {
         let mut rest = template;
         let mut variables: Vec<Arc<str>> = Vec::new();
         let mut groups = Vec::new();
+        let mut literal_bytes = 0;
         while let Some(open) = rest.find(['{', '}']) {
             pattern.push_str(&regex::escape(&rest[..open]));
+            literal_bytes += open;
             if rest.as_bytes()[open] == b'}' {
                 return Err(TemplateError("a closing brace with no expression".into()));
             }
@@ -195,9 +213,22 @@ impl UriTemplate {
             rest = &after[close + 1..];
         }
         pattern.push_str(&regex::escape(rest));
+        literal_bytes += rest.len();
         pattern.push_str("\\z");
+        if groups.iter().filter(|(_, reserved)| *reserved).count() > MAX_RESERVED_EXPRESSIONS {
+            return Err(TemplateError(format!(
+                "more than {MAX_RESERVED_EXPRESSIONS} {{+var}} expressions (matching cost grows with each)"
+            )));
+        }
         let matcher = Regex::new(&pattern).map_err(|e| TemplateError(format!("cannot be compiled: {e}")))?;
-        Ok(Self { matcher, variables, groups })
+        Ok(Self { matcher, variables, groups, literal_bytes })
+    }
+
+    /// How specific the template is, for choosing among templates that match the same uri: fewer
+    /// `{+var}` first, then more literal text (a smaller key sorts first).
+    pub fn specificity(&self) -> (usize, std::cmp::Reverse<usize>) {
+        let reserved = self.groups.iter().filter(|(_, reserved)| *reserved).count();
+        (reserved, std::cmp::Reverse(self.literal_bytes))
     }
 
     /// The template's variable names, in order of first appearance, each once.
@@ -213,6 +244,9 @@ impl UriTemplate {
 
     /// The decoded variables of `uri`, when it is one of the template's uris.
     pub fn captures(&self, uri: &str) -> Option<Vec<(Arc<str>, String)>> {
+        if uri.len() > MAX_TEMPLATE_URI_BYTES {
+            return None;
+        }
         let found = self.matcher.captures(uri)?;
         let mut values: Vec<Option<String>> = vec![None; self.variables.len()];
         for (group, &(index, reserved)) in self.groups.iter().enumerate() {
@@ -311,6 +345,26 @@ mod tests {
         assert_eq!(error.reason(), &serde_json::json!("the uri's id is not a valid u64"));
         assert_eq!(TemplateMatch::new("t/{id}", [("id", "42")]).parse::<u64>("id"), Ok(42));
         assert!(found.parse::<u64>("other").is_err());
+    }
+
+    #[test]
+    fn more_than_eight_reserved_expressions_are_refused_and_long_uris_match_nothing() {
+        let eight: String = (0..8).map(|i| format!("{{+v{i}}}/")).collect();
+        assert!(UriTemplate::parse(&format!("x://{eight}")).is_ok());
+        let nine = format!("x://{eight}{{+v8}}");
+        assert!(UriTemplate::parse(&nine).unwrap_err().0.contains("more than 8"));
+        let any = UriTemplate::parse("x://{+p}").unwrap();
+        let at_cap = format!("x://{}", "a".repeat(MAX_TEMPLATE_URI_BYTES - 4));
+        assert!(any.captures(&at_cap).is_some());
+        assert!(any.captures(&format!("{at_cap}a")).is_none());
+    }
+
+    #[test]
+    fn fewer_reserved_expressions_then_more_literal_text_is_more_specific() {
+        let key = |t: &str| UriTemplate::parse(t).unwrap().specificity();
+        assert!(key("a://{x}") < key("a://{+y}"));
+        assert!(key("a://note/{id}") < key("a://{x}"));
+        assert!(key("a://n{z}") < key("a://{x}"));
     }
 
     #[test]

@@ -6,8 +6,8 @@ mod support;
 
 use base64::Engine;
 use base64::engine::general_purpose::{URL_SAFE, URL_SAFE_NO_PAD};
-use mcp_kernel_router::fuzzing::UriTemplate;
 use mcp_kernel_router::fuzzing::{self as cursor, CursorError, CursorKind};
+use mcp_kernel_router::fuzzing::{MAX_TEMPLATE_URI_BYTES, UriTemplate};
 use mcp_kernel_router::wire::reader::{MAX_DEPTH, ReadError, read_message, read_value};
 use serde_json::{Map, Value, json};
 use support::*;
@@ -356,17 +356,21 @@ fn every_truncation_of_a_valid_cursor_is_refused() {
 // ---------------------------------------------------------------------------------------------------
 
 #[test]
-fn a_four_mebibyte_uri_is_matched_against_many_reserved_expressions_correctly() {
+fn a_uri_at_the_template_cap_is_matched_against_many_reserved_expressions_correctly() {
     let many = UriTemplate::parse("x://{+a}/{+b}/{+c}/{+d}/{+e}/{+f}/{+g}/{+h}").unwrap();
-    let slashes = format!("x://{}", "/".repeat(4 * MIB));
+    let body = MAX_TEMPLATE_URI_BYTES - "x://".len();
+    let slashes = format!("x://{}", "/".repeat(body));
     assert!(many.matches(&slashes));
-    let no_slash = format!("x://{}", "a".repeat(4 * MIB));
+    let no_slash = format!("x://{}", "a".repeat(body));
     assert!(!many.matches(&no_slash));
     let mixed = UriTemplate::parse("x://{+a}{b}{+c}{d}{+e}/z").unwrap();
-    assert!(!mixed.matches(&format!("{slashes}!")));
-    assert!(mixed.matches(&format!("x://{}/z", "\u{e9}\n".repeat(MIB))));
+    assert!(!mixed.matches(&format!("{}!", &slashes[..MAX_TEMPLATE_URI_BYTES - 1])));
+    assert!(mixed.matches(&format!("x://{}/z", "\u{e9}\n".repeat(body / 4))));
     let segment = UriTemplate::parse("x://{a}{b}{c}{d}").unwrap();
-    assert!(!segment.matches(&format!("x://{}/", "a".repeat(4 * MIB))));
+    assert!(!segment.matches(&format!("x://{}/", "a".repeat(body - 1))));
+    // Past the cap no template is tried at all, however many mebibytes the uri holds.
+    assert!(!many.matches(&format!("x://{}", "/".repeat(4 * MIB))));
+    assert!(!UriTemplate::parse("x://{+a}").unwrap().matches(&format!("x://{}", "a".repeat(body + 1))));
 }
 
 #[test]
@@ -379,11 +383,15 @@ fn a_template_too_large_to_compile_is_refused_not_panicked() {
 }
 
 #[tokio::test]
-async fn a_one_mebibyte_uri_under_a_reserved_template_is_read() {
+async fn a_uri_at_the_template_cap_is_read_and_a_longer_one_is_not_found() {
     let server = server();
-    let uri = format!("test://files/{}", "a/".repeat(MIB / 2));
+    let prefix = "test://files/";
+    let uri = format!("{prefix}{}", "a/".repeat((MAX_TEMPLATE_URI_BYTES - prefix.len()) / 2));
     let r = send(&server, request("resources/read", json!({"uri": uri}))).await;
     assert_eq!(r["result"]["contents"][0]["uri"], uri.as_str());
+    let longer = format!("{prefix}{}", "a/".repeat(MIB / 2));
+    let r = send(&server, request("resources/read", json!({"uri": longer}))).await;
+    assert!(r.get("error").is_some(), "a mebibyte uri matches no template: {:.200}", r.to_string());
 }
 
 #[tokio::test]

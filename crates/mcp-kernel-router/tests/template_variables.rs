@@ -225,3 +225,56 @@ fn typed_and_catalog_resources_share_the_uri_and_template_key_spaces() {
         .build();
     assert_eq!(err.map(drop), Err(BuildError::MissingResourceReader));
 }
+
+#[tokio::test]
+async fn the_most_specific_matching_template_reads_the_uri() {
+    let echo = |found: TemplateMatch, _cx: RequestContext| async move {
+        Ok::<_, ReaderError>(vec![ResourceContents::text(found.uri(), found.template().to_owned())])
+    };
+    let resources = Resources::new()
+        .template(ResourceTemplateSpec::new("a://{+rest}", "rest"), echo)
+        .template(ResourceTemplateSpec::new("a://{x}", "any"), echo)
+        .template(ResourceTemplateSpec::new("a://note/{id}", "note"), echo)
+        .template(ResourceTemplateSpec::new("a://n{z}", "n"), echo);
+    let server = Server::builder(Listing::new()).resources(resources).build().unwrap();
+    for (uri, template) in [
+        ("a://note/7", "a://note/{id}"),
+        ("a://nine", "a://n{z}"),
+        ("a://zed", "a://{x}"),
+        ("a://deep/er/path", "a://{+rest}"),
+    ] {
+        assert_eq!(text(&send(&server, read(uri)).await), template, "{uri}");
+    }
+}
+
+#[tokio::test]
+async fn a_uri_longer_than_the_template_cap_matches_no_template() {
+    let reads = Arc::new(AtomicUsize::new(0));
+    let server = server(&reads);
+    let long = format!("files://{}", "a/".repeat(40_000));
+    let answer = send(&server, read(&long)).await;
+    assert_eq!(
+        answer["error"]["code"],
+        json!(-32602),
+        "not found (2026-07-28's code): {}",
+        &answer.to_string()[..200]
+    );
+    let short = format!("files://{}", "a/".repeat(100));
+    assert!(text(&send(&server, read(&short)).await).starts_with("files://{+path}"));
+}
+
+#[test]
+fn a_template_with_more_than_eight_reserved_expressions_is_refused() {
+    let nine: String = (0..9).map(|i| format!("{{+v{i}}}/")).collect();
+    let resources = Resources::new().template(
+        ResourceTemplateSpec::new(format!("x://{nine}"), "nine"),
+        |found: TemplateMatch, _cx: RequestContext| async move {
+            Ok::<_, ReaderError>(vec![ResourceContents::text(found.uri(), "")])
+        },
+    );
+    let error = Server::builder(Listing::new()).resources(resources).build().unwrap_err();
+    assert!(
+        matches!(&error, BuildError::InvalidTemplate { reason, .. } if reason.contains("more than 8")),
+        "{error:?}"
+    );
+}

@@ -172,3 +172,27 @@ fn a_typed_prompt_named_like_another_is_a_duplicate_and_catalog_prompts_still_ne
         Server::builder(Listing::new()).prompts(Prompts::new().add(repeated, render)).build().unwrap_err();
     assert!(matches!(err, BuildError::DuplicatePromptArgument { .. }), "{err:?}");
 }
+
+#[tokio::test]
+async fn an_undeclared_prompt_argument_is_refused_without_repeating_its_name() {
+    let count = Arc::new(AtomicUsize::new(0));
+    let server = server(&count);
+    let hostile = "<script>alert(1)</script>SECRET";
+    for (sent, expected) in [
+        (
+            json!({"topic": "x", hostile: "v"}),
+            "invalid arguments: one argument is not one the prompt declares",
+        ),
+        (
+            json!({"topic": "x", hostile: "v", "other": "w"}),
+            "invalid arguments: 2 arguments are not ones the prompt declares",
+        ),
+    ] {
+        let answer = send(&server, get("summarize", sent)).await;
+        let text = answer.to_string();
+        assert!(!text.contains("SECRET") && !text.contains("other"), "{text}");
+        assert_eq!(answer["error"]["message"], json!(format!("Invalid params: {expected}")));
+        assert_eq!(answer["error"]["data"]["reason"], json!(expected));
+    }
+    assert_eq!(count.load(Ordering::SeqCst), 0, "the renderer never ran");
+}

@@ -527,3 +527,32 @@ async fn with_a_filter_every_result_is_private_whatever_the_cache_hints_say() {
         assert_eq!(filtered["result"]["ttlMs"], 60_000, "{method}: only the scope changes");
     }
 }
+
+#[tokio::test]
+async fn a_filter_that_panics_on_every_item_is_asked_at_most_eight_times_per_request() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&asked);
+    let prompts: Vec<PromptSpec> = (0..200).map(|i| PromptSpec::new(format!("p{i:03}"))).collect();
+    let server = Server::builder(Listing { prompts, ..Listing::default() })
+        .prompt_reader(|_get: mcp_kernel_router::GetPrompt| async {
+            Ok::<_, mcp_kernel_router::ReaderError>(mcp_kernel_router::PromptOutput::default())
+        })
+        .page_size(NonZeroUsize::new(500).unwrap())
+        .visibility(move |_: Listed<'_>, cx: &RequestContext| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            // A plausible bug: a request without a principal.
+            cx.principal::<String>().is_some() || panic!("no principal")
+        })
+        .build()
+        .unwrap();
+    let listed = send(&server, modern(1, "prompts/list", json!({}))).await;
+    assert_eq!(listed["result"]["prompts"], json!([]), "fail closed");
+    assert_eq!(asked.load(Ordering::SeqCst), 8, "at most eight panics per request, not one per item");
+    let listed = send_as(&server, Some("alice"), modern(2, "prompts/list", json!({}))).await;
+    assert_eq!(
+        listed["result"]["prompts"].as_array().map(Vec::len),
+        Some(200),
+        "the next request is asked afresh"
+    );
+}

@@ -15,7 +15,7 @@ use crate::methods::{cursor_position, owned_params};
 use crate::server::{Answer, Request, Server, cache_fields};
 use crate::snapshot::CompiledPrompt;
 use crate::state::Binding;
-use crate::visibility::{Listed, shown};
+use crate::visibility::{Listed, Sieve, shown};
 
 impl Server {
     pub(crate) fn list_prompts(&self, params: Option<&Value>, context: &RequestContext) -> Answer {
@@ -31,7 +31,8 @@ impl Server {
                 (items, next) = (page.iter().map(|p| p.item.clone()).collect(), after);
             }
             Some(filter) => {
-                let visible = |p: &CompiledPrompt| shown(Some(filter), Listed::Prompt(&p.name), context);
+                let sieve = Sieve::new(Some(filter), context);
+                let visible = |p: &CompiledPrompt| sieve.shows(Listed::Prompt(&p.name));
                 let (page, after) = page_where(sorted, |p| &p.name, visible, kind, after.as_deref(), size);
                 (items, next) = (page.into_iter().map(|p| p.item.clone()).collect(), after);
             }
@@ -65,8 +66,21 @@ impl Server {
             None => None,
         };
         drop(params);
-        if let Err(violation) = prompt.schema.validate(&arguments) {
-            let reason = format!("invalid arguments: {violation}");
+        // An argument the prompt does not declare is refused without naming it: a prompt error's body
+        // carries the prompt's name and nothing else the caller wrote.
+        let declared = prompt.schema.declared_keys();
+        let undeclared = arguments.as_object().map_or(0, |sent| {
+            sent.keys().filter(|key| !declared.iter().any(|d| d.as_ref() == key.as_str())).count()
+        });
+        let check = match undeclared {
+            0 => prompt
+                .schema
+                .validate(&arguments)
+                .map_err(|violation| format!("invalid arguments: {violation}")),
+            1 => Err("invalid arguments: one argument is not one the prompt declares".to_owned()),
+            n => Err(format!("invalid arguments: {n} arguments are not ones the prompt declares")),
+        };
+        if let Err(reason) = check {
             let data = PromptErrorData {
                 name: prompt.name.to_string(),
                 reason: Some(Value::String(reason.clone())),

@@ -15,7 +15,7 @@ use crate::options::CacheHints;
 use crate::server::{Answer, Request, Server, cache_fields};
 use crate::snapshot::Located;
 use crate::state::Binding;
-use crate::visibility::{Listed, shown};
+use crate::visibility::{Listed, Sieve};
 
 /// Resource not found, with the code of the request's era: -32602 under 2026-07-28, -32002 otherwise.
 fn not_found(era: Era, uri: &str, reason: Option<Value>) -> ErrorObject {
@@ -47,7 +47,8 @@ impl Server {
                 (items.iter().map(|i| item_of(i).clone()).collect(), next)
             }
             Some(filter) => {
-                let visible = |item: &T| shown(Some(filter), listed(item), context);
+                let sieve = Sieve::new(Some(filter), context);
+                let visible = |item: &T| sieve.shows(listed(item));
                 let (items, next) = page_where(sorted, &key_of, visible, kind, after.as_deref(), size);
                 (items.into_iter().map(|i| item_of(i).clone()).collect(), next)
             }
@@ -97,12 +98,12 @@ impl Server {
         };
         let filter = self.inner.parts.visibility.as_deref();
         // A hidden item is skipped, not refused: the uri is read as if it were not listed.
-        let (own_reader, template) =
-            match self.inner.snapshot.locate(&uri, |item| shown(filter, item, &context)) {
-                Some(Located::Resource(r)) => (&r.reader, None),
-                Some(Located::Template(t, found)) => (&t.reader, Some(found)),
-                None => return Err(not_found(context.era, &uri, None)),
-            };
+        let sieve = Sieve::new(filter, &context);
+        let (own_reader, template) = match self.inner.snapshot.locate(&uri, |item| sieve.shows(item)) {
+            Some(Located::Resource(r)) => (&r.reader, None),
+            Some(Located::Template(t, found)) => (&t.reader, Some(found)),
+            None => return Err(not_found(context.era, &uri, None)),
+        };
         let reader = match (own_reader, &self.inner.parts.resources) {
             (Some(reader), _) | (None, Some(reader)) => reader,
             (None, None) => return Err(ErrorObject::internal()),

@@ -16,7 +16,7 @@ use crate::observe::{DispatchOutcome, PendingDispatch};
 use crate::server::{Answer, Request, Server, cache_fields};
 use crate::snapshot::CompiledTool;
 use crate::state::Binding;
-use crate::visibility::{Listed, shown};
+use crate::visibility::{Listed, Sieve, shown};
 
 /// The text of a tool error: a string as is, an object as `k: v, …`, anything else as JSON.
 fn error_text(reason: &Value) -> String {
@@ -95,9 +95,9 @@ impl Server {
             None => snapshot.tools_list.clone(),
             Some(filter) => {
                 let items = snapshot.tools_list.as_array().map(Vec::as_slice).unwrap_or_default();
+                let sieve = Sieve::new(Some(filter), context);
                 let visible = snapshot.tools.iter().zip(items);
-                let visible =
-                    visible.filter(|(tool, _)| shown(Some(filter), Listed::Tool(&tool.name), context));
+                let visible = visible.filter(|(tool, _)| sieve.shows(Listed::Tool(&tool.name)));
                 Value::Array(visible.map(|(_, item)| item.clone()).collect())
             }
         };
@@ -107,14 +107,19 @@ impl Server {
     }
 
     pub(crate) async fn call_tool(&self, request: Request<'_>) -> Answer {
-        let Request { params, context, .. } = request;
+        let Request { params, context, tool_shown, .. } = request;
         let mut params = owned_params(params);
         let Some(Value::String(name)) = params.get("name") else {
             return Err(ErrorObject::invalid_params("tools/call requires a string name"));
         };
         let tool = self.inner.snapshot.tool(name);
         let visibility = self.inner.parts.visibility.as_deref();
-        let Some(tool) = tool.filter(|t| shown(visibility, Listed::Tool(&t.name), &context)) else {
+        // The filter decides once per request: a transport that asked already (for the headers) says so.
+        let visible = |t: &CompiledTool| match &tool_shown {
+            Some((asked, answer)) if **asked == *t.name => *answer,
+            _ => shown(visibility, Listed::Tool(&t.name), &context),
+        };
+        let Some(tool) = tool.filter(|t| visible(t)) else {
             return Err(ErrorObject::unknown_tool());
         };
         if let Some(required) = &tool.required_capabilities {

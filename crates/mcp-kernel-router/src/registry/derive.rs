@@ -101,6 +101,11 @@ impl Tools {
 /// schema's order, required as the schema says. A property of another type is refused by name.
 pub(crate) fn prompt_arguments_of<A: JsonSchema>() -> Result<Vec<PromptArgument>, String> {
     let schema = schema_of::<A>(Contract::Reads);
+    if input_fault(&schema).is_some() {
+        return Err(
+            "the arguments type reads keys it does not declare (a map or a #[serde(flatten)] map)".to_owned()
+        );
+    }
     let required: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)
@@ -120,6 +125,13 @@ pub(crate) fn prompt_arguments_of<A: JsonSchema>() -> Result<Vec<PromptArgument>
                     "prompt argument {name} must be a string (prompt arguments are strings)"
                 ));
             }
+            let rules = property.as_object().into_iter().flat_map(|p| p.keys());
+            if let Some(rule) = rules.into_iter().find(|k| !ANNOTATIONS.contains(&k.as_str())) {
+                return Err(format!(
+                    "prompt argument {name} carries the rule {rule}, which a prompt's arguments cannot advertise \
+                     (they are names, descriptions and required flags); check it in the renderer"
+                ));
+            }
             let mut argument = PromptArgument::new(name.clone()).required(required.contains(&name.as_str()));
             if let Some(description) = property.get("description").and_then(Value::as_str) {
                 argument = argument.description(description);
@@ -131,6 +143,11 @@ pub(crate) fn prompt_arguments_of<A: JsonSchema>() -> Result<Vec<PromptArgument>
         })
         .collect()
 }
+
+/// The keywords a derived prompt argument may carry: its type and annotations. Anything else (`enum`,
+/// `pattern`, `minLength`, …) is a rule the prompt would enforce without advertising it.
+const ANNOTATIONS: [&str; 9] =
+    ["type", "description", "title", "default", "examples", "deprecated", "format", "$comment", "readOnly"];
 
 /// `"type": "string"` or `"type": ["string", "null"]`.
 fn is_string_schema(property: &Value) -> bool {
@@ -176,6 +193,29 @@ mod tests {
         let names: Vec<(&str, bool)> = arguments.iter().map(|a| (a.name.as_str(), a.required)).collect();
         assert_eq!(names, [("topic", true), ("style", false)]);
         assert_eq!(arguments[0].description.as_deref(), Some("What to summarize."));
+    }
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Ruled {
+        #[schemars(length(max = 3))]
+        short: String,
+    }
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Flattened {
+        topic: String,
+        #[serde(flatten)]
+        rest: std::collections::HashMap<String, String>,
+    }
+
+    #[test]
+    fn a_prompt_argument_with_a_rule_it_cannot_advertise_is_refused_by_name() {
+        let reason = prompt_arguments_of::<Ruled>().unwrap_err();
+        assert!(reason.contains("short") && reason.contains("maxLength"), "{reason}");
+        let reason = prompt_arguments_of::<Flattened>().unwrap_err();
+        assert!(reason.contains("does not declare"), "{reason}");
     }
 
     #[test]

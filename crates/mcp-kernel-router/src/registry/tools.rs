@@ -116,7 +116,10 @@ impl Tools {
     }
 
     /// A tool whose handler takes its arguments as `In` (deserialized after they pass the spec's
-    /// input schema) and the request's context. The schema is the spec's, written by hand; with the
+    /// input schema) and the request's context. `In` is read from the keys the schema's `properties`
+    /// declare, and only those: a key the schema admits without declaring it (through
+    /// `additionalProperties`, or with no input schema at all) never reaches the handler, so a map or a
+    /// `#[serde(flatten)]` map in `In` stays empty. The schema is the spec's, written by hand; with the
     /// `schemars` feature, `Tools::add_derived` derives it from `In`.
     pub fn add<In, Out, F, Fut>(mut self, spec: ToolSpec, handler: F) -> Self
     where
