@@ -166,22 +166,22 @@ impl ServerBuilder {
 
     /// Adds typed tools: each is listed after the catalog's tools and served by its own handler (no
     /// dispatch function is needed for them).
-    pub fn tools(mut self, tools: Tools) -> Self {
-        let (entries, faults) = tools.into_parts();
+    pub fn tools(mut self, tools: impl Into<Tools>) -> Self {
+        let (entries, faults) = tools.into().into_parts();
         self.registered.tools.extend(entries);
         self.registered.faults.extend(faults);
         self
     }
 
     /// Adds typed resources and templates, each read by its own reader.
-    pub fn resources(mut self, resources: Resources) -> Self {
-        self.registered.resources.extend(resources.into_entries());
+    pub fn resources(mut self, resources: impl Into<Resources>) -> Self {
+        self.registered.resources.extend(resources.into().into_entries());
         self
     }
 
     /// Adds typed prompts, each rendered by its own function.
-    pub fn prompts(mut self, prompts: Prompts) -> Self {
-        let (entries, faults) = prompts.into_parts();
+    pub fn prompts(mut self, prompts: impl Into<Prompts>) -> Self {
+        let (entries, faults) = prompts.into().into_parts();
         self.registered.prompts.extend(entries);
         self.registered.faults.extend(faults);
         self

@@ -87,7 +87,7 @@ pub use options::{
     CacheHints, DEFAULT_PAGE_SIZE, DEFAULT_SERVER_NAME, HostIdentity, PACKAGE_VERSION, ServerOptions,
 };
 pub use progress::{MAX_PROGRESS_TOKEN_BYTES, NotificationSink, Progress, progress_token};
-pub use registry::{IntoToolOutput, Json, Prompts, Resources, Tools};
+pub use registry::{IntoToolOutput, Json, Prompts, PromptsWith, Resources, ResourcesWith, Tools, ToolsWith};
 pub use sealer::{HmacSealer, KeyTooShort, StateSealer};
 pub use server::{Control, Handled, Server, ToolHeaders};
 pub use spec::{

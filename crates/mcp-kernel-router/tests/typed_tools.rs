@@ -346,3 +346,63 @@ async fn a_typed_tools_required_capabilities_are_checked_before_its_handler() {
     request["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {}});
     assert_eq!(first_text(&send(&server, request).await), "asked");
 }
+
+#[tokio::test]
+async fn registries_with_state_hand_every_handler_the_hosts_state() {
+    use mcp_kernel_router::wire::types::ResourceContents;
+    use mcp_kernel_router::{
+        PromptOutput, PromptSpec, Prompts, ReaderError, ResourceSpec, ResourceTemplateSpec, Resources,
+        TemplateMatch,
+    };
+
+    #[derive(Deserialize)]
+    struct Topic {
+        topic: String,
+    }
+    let calls = Arc::new(AtomicUsize::new(0));
+    let tools = Tools::with_state(Arc::clone(&calls)).add(
+        ToolSpec::new("count", Mode::Proposal),
+        |calls: Arc<AtomicUsize>, _args: Value, _cx: RequestContext| async move {
+            Ok::<_, ToolError>(format!("call {}", calls.fetch_add(1, Ordering::SeqCst) + 1))
+        },
+    );
+    let resources = Resources::with_state(Arc::clone(&calls))
+        .add(
+            ResourceSpec::new("c://total", "total"),
+            |calls: Arc<AtomicUsize>, _cx: RequestContext| async move {
+                Ok::<_, ReaderError>(vec![ResourceContents::text(
+                    "c://total",
+                    calls.load(Ordering::SeqCst).to_string(),
+                )])
+            },
+        )
+        .template(
+            ResourceTemplateSpec::new("c://plus/{n}", "plus"),
+            |calls: Arc<AtomicUsize>, found: TemplateMatch, _cx: RequestContext| async move {
+                let n: usize = found.parse("n")?;
+                let total = calls.load(Ordering::SeqCst) + n;
+                Ok(vec![ResourceContents::text(found.uri(), total.to_string())])
+            },
+        );
+    let prompts = Prompts::with_state(Arc::clone(&calls)).add(
+        PromptSpec::new("say").argument(mcp_kernel_router::PromptArgument::new("topic").required(true)),
+        |calls: Arc<AtomicUsize>, args: Topic, _cx: RequestContext| async move {
+            let text = format!("{} after {} calls", args.topic, calls.load(Ordering::SeqCst));
+            Ok::<_, ReaderError>(PromptOutput { description: Some(text), messages: Vec::new() })
+        },
+    );
+    let server =
+        Server::builder(Listing::new()).tools(tools).resources(resources).prompts(prompts).build().unwrap();
+    for n in 1..=2 {
+        let answer = send(&server, modern(n, "tools/call", json!({"name": "count"}))).await;
+        assert_eq!(answer["result"]["content"][0]["text"], format!("call {n}"));
+    }
+    let total = send(&server, modern(3, "resources/read", json!({"uri": "c://total"}))).await;
+    assert_eq!(total["result"]["contents"][0]["text"], "2");
+    let plus = send(&server, modern(4, "resources/read", json!({"uri": "c://plus/5"}))).await;
+    assert_eq!(plus["result"]["contents"][0]["text"], "7");
+    let said =
+        send(&server, modern(5, "prompts/get", json!({"name": "say", "arguments": {"topic": "notes"}})))
+            .await;
+    assert_eq!(said["result"]["description"], "notes after 2 calls");
+}

@@ -45,10 +45,10 @@ pub use mcp_kernel_router::{
     DispatchOutcome, Era, Extensions, GetPrompt, Handled, HmacSealer, HostIdentity, Inbound, InputRequired,
     IntoToolOutput, Json, KeyTooShort, Listed, Listing, LiveServer, LogLevel, MAX_PROGRESS_TOKEN_BYTES, Mode,
     NotificationSink, PACKAGE_VERSION, Progress, PromptArgument, PromptOutput, PromptReader, PromptSpec,
-    Prompts, ReadResource, ReaderError, RequestContext, ResourceEntry, ResourceReader, ResourceSpec,
-    ResourceTemplateSpec, Resources, RetryInput, Revisions, Server, ServerBuilder, ServerOptions,
-    StateSealer, TemplateMatch, TestClient, ToolCall, ToolError, ToolHeaders, ToolOutput, ToolSpec, Tools,
-    Visibility, host_identity,
+    Prompts, PromptsWith, ReadResource, ReaderError, RequestContext, ResourceEntry, ResourceReader,
+    ResourceSpec, ResourceTemplateSpec, Resources, ResourcesWith, RetryInput, Revisions, Server,
+    ServerBuilder, ServerOptions, StateSealer, TemplateMatch, TestClient, ToolCall, ToolError, ToolHeaders,
+    ToolOutput, ToolSpec, Tools, ToolsWith, Visibility, host_identity,
 };
 pub use mcp_kernel_wire::ProtocolVersion;
 

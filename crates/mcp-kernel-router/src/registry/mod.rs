@@ -14,8 +14,10 @@ mod decode;
 mod derive;
 mod prompts;
 mod resources;
+mod state;
 mod tools;
 
 pub use prompts::Prompts;
 pub use resources::Resources;
+pub use state::{PromptsWith, ResourcesWith, ToolsWith};
 pub use tools::{IntoToolOutput, Json, Tools};

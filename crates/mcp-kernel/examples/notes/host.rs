@@ -72,95 +72,78 @@ struct Summarize {
 }
 
 fn tools(store: &Arc<Store>) -> Tools {
-    let (adding, searching, deleting) = (Arc::clone(store), Arc::clone(store), Arc::clone(store));
-    Tools::new()
+    Tools::with_state(Arc::clone(store))
         .add_derived(
             ToolSpec::new("add_note", Mode::Proposal).description("Add a note.").destructive_hint(false),
-            move |args: AddNote, cx| {
-                let store = Arc::clone(&adding);
-                async move {
-                    let id = store.add(caller(&cx)?, args.title, args.body, args.tags.unwrap_or_default());
-                    Ok(Added { id })
-                }
+            |store: Arc<Store>, args: AddNote, cx| async move {
+                let id = store.add(caller(&cx)?, args.title, args.body, args.tags.unwrap_or_default());
+                Ok(Added { id })
             },
         )
         .add_derived(
             ToolSpec::new("search_notes", Mode::ReadOnly).description("Find your notes that mention a text."),
-            move |args: SearchNotes, cx| {
-                let store = Arc::clone(&searching);
-                async move {
-                    let limit = usize::from(args.limit.unwrap_or(10));
-                    Ok(Found { notes: store.search(caller(&cx)?, &args.query, limit) })
-                }
+            |store: Arc<Store>, args: SearchNotes, cx| async move {
+                let limit = usize::from(args.limit.unwrap_or(10));
+                Ok(Found { notes: store.search(caller(&cx)?, &args.query, limit) })
             },
         )
         .add_derived(
             ToolSpec::new("delete_note", Mode::Proposal).description("Delete one of your notes."),
-            move |args: DeleteNote, cx| {
-                let store = Arc::clone(&deleting);
-                async move {
-                    match store.delete(caller(&cx)?, args.id) {
-                        Ok(()) => Ok(Deleted { id: args.id }),
-                        Err(DeleteRefused::Unknown) => Err(ToolError::new("there is no such note")),
-                        Err(DeleteRefused::NotYours) => {
-                            Err(ToolError::new("that note belongs to someone else"))
-                        }
-                    }
+            |store: Arc<Store>, args: DeleteNote, cx| async move {
+                match store.delete(caller(&cx)?, args.id) {
+                    Ok(()) => Ok(Deleted { id: args.id }),
+                    Err(DeleteRefused::Unknown) => Err(ToolError::new("there is no such note")),
+                    Err(DeleteRefused::NotYours) => Err(ToolError::new("that note belongs to someone else")),
                 }
             },
         )
+        .into()
+}
+
+/// The caller, for a reader (whose refusals are `ReaderError`s).
+fn reader(cx: &RequestContext) -> Result<&str, ReaderError> {
+    caller(cx).map_err(|_| ReaderError::new("no caller"))
 }
 
 fn resources(store: &Arc<Store>) -> Resources {
-    let (indexing, reading) = (Arc::clone(store), Arc::clone(store));
-    Resources::new()
-        .add(ResourceSpec::new("notes://index", "index").mime_type("text/plain"), move |cx| {
-            let store = Arc::clone(&indexing);
-            async move {
-                let owner = caller(&cx).map_err(|_| ReaderError::new("no caller"))?;
+    Resources::with_state(Arc::clone(store))
+        .add(
+            ResourceSpec::new("notes://index", "index").mime_type("text/plain"),
+            |store: Arc<Store>, cx| async move {
                 let lines: String = store
-                    .owned_by(owner)
+                    .owned_by(reader(&cx)?)
                     .iter()
                     .map(|note| format!("{}\t{}\n", note.id, note.title))
                     .collect();
                 Ok(vec![ResourceContents::text("notes://index", lines).with_mime_type("text/plain")])
-            }
-        })
-        .template(
-            ResourceTemplateSpec::new("notes://note/{id}", "note").mime_type("text/plain"),
-            move |found: TemplateMatch, cx| {
-                let store = Arc::clone(&reading);
-                async move {
-                    let owner = caller(&cx).map_err(|_| ReaderError::new("no caller"))?;
-                    let id: u64 = found.parse("id")?;
-                    let note =
-                        store.get(owner, id).ok_or_else(|| ReaderError::new("there is no such note"))?;
-                    let text =
-                        format!("# {}\n\n{}\n\ntags: {}\n", note.title, note.body, note.tags.join(", "));
-                    Ok(vec![ResourceContents::text(found.uri(), text).with_mime_type("text/plain")])
-                }
             },
         )
+        .template(
+            ResourceTemplateSpec::new("notes://note/{id}", "note").mime_type("text/plain"),
+            |store: Arc<Store>, found: TemplateMatch, cx| async move {
+                let id: u64 = found.parse("id")?;
+                let note =
+                    store.get(reader(&cx)?, id).ok_or_else(|| ReaderError::new("there is no such note"))?;
+                let text = format!("# {}\n\n{}\n\ntags: {}\n", note.title, note.body, note.tags.join(", "));
+                Ok(vec![ResourceContents::text(found.uri(), text).with_mime_type("text/plain")])
+            },
+        )
+        .into()
 }
 
 fn prompts(store: &Arc<Store>) -> Prompts {
-    let store = Arc::clone(store);
-    Prompts::new().add_derived(
-        PromptSpec::new("summarize").description("Summarize your notes about a topic."),
-        move |args: Summarize, cx| {
-            let store = Arc::clone(&store);
-            async move {
-                let owner = caller(&cx).map_err(|_| ReaderError::new("no caller"))?;
-                let notes = store.search(owner, &args.topic, 50);
+    Prompts::with_state(Arc::clone(store))
+        .add_derived(
+            PromptSpec::new("summarize").description("Summarize your notes about a topic."),
+            |store: Arc<Store>, args: Summarize, cx| async move {
+                let notes = store.search(reader(&cx)?, &args.topic, 50);
                 let listed: String = notes.iter().map(|n| format!("- {}: {}\n", n.title, n.body)).collect();
                 let text = format!("Summarize my notes about {}:\n{listed}", args.topic);
-                Ok(PromptOutput {
-                    description: None,
-                    messages: vec![PromptMessage::new(Role::User, ContentBlock::text(text))],
-                })
-            }
-        },
-    )
+                let message = PromptMessage::new(Role::User, ContentBlock::text(text));
+                Ok(PromptOutput { description: None, messages: vec![message] })
+            },
+        )
+        .into()
 }
 
 /// The notes server over `store`.
