@@ -42,6 +42,8 @@ const CI: &[Step] = &[
     Step { what: "examples", args: &["build", "--workspace", "--examples", "--locked"] },
     Step { what: "tests", args: &["test", "--workspace", "--all-targets", "--locked"] },
     Step { what: "doc tests", args: &["test", "--workspace", "--doc", "--locked"] },
+    // Every doc link resolves (the workspace denies `rustdoc::broken_intra_doc_links`).
+    Step { what: "docs", args: &["doc", "--workspace", "--no-deps", "--locked"] },
     // The fuzz targets are their own workspace (`fuzz/`); checking them on stable keeps them building
     // as the checks they call change, without libFuzzer's nightly flags (see docs/fuzzing.md).
     Step {

@@ -58,7 +58,7 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
 /// How deep arrays and objects may nest in the bytes written, counted in the document: a record's
 /// top-level object is level 1, a node's labels object level 4. It is the deepest
 /// nesting `serde_json` parses (127: its recursion limit of 128 refuses the 128th level), so that
-/// [`verify`](crate::verify) can read back every document the writer produces; and the writer recurses
+/// [`verify`](fn@crate::verify) can read back every document the writer produces; and the writer recurses
 /// once per level, so an unbounded depth built in code could exhaust the stack instead of being refused.
 pub const MAX_LABEL_DEPTH: usize = 127;
 

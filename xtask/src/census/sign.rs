@@ -5,7 +5,7 @@
 //!   (however qualified: `Sign::Deny`, `<Sign>::Deny`, `Sign::r#Deny`, `S::Deny` after `use Sign as S`,
 //!   a bare `Deny` after a glob import), or importing the variants with `Sign::*` / `Sign::{`, is a
 //!   finding unless it is in [`NAMED`] or declares a variant inside `pub enum Sign { … }` of the model.
-//! - `sign-filter`: a *statement* ([`statements`]: lines joined where rustfmt splits them) holding a
+//! - `sign-filter`: a *statement* ([`statements`](fn@statements): lines joined where rustfmt splits them) holding a
 //!   *sign token* (a word one of whose `_`- or CamelCase-separated parts is `sign` or `signs`, e.g.
 //!   `sign`, `declared_sign`, `Sign`, `SignChange`) together with a *selecting form* (a keyword in
 //!   [`statements::SELECTING_KEYWORDS`], `matches!`, or a call in [`statements::SELECTING_CALLS`]), or
