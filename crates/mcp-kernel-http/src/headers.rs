@@ -68,15 +68,17 @@ const NO_BODY_VALUE: &str = "header was sent, but the body carries no such value
 /// D-19: follows the header's name when the body has a value and the header is absent.
 const VALUE_UNMIRRORED: &str = "header is required: the body carries a value to mirror";
 
-/// The host's visibility filter's answer for a `tools/call`'s tool, asked once per request: `None` for
-/// any other message, or a name no tool is listed under. The core is handed the same answer
+/// The host's visibility filter's answer for a `tools/call`'s tool, asked once per request: `None`
+/// without a filter (every listed tool is shown; nothing is built or asked), for any other message, or
+/// for a name no tool is listed under. The core is handed the same answer
 /// ([`mcp_kernel_router::Inbound::tool_visibility`]), so the headers and the call never disagree.
 pub(crate) fn tool_decision(
     message: &Map<String, Value>,
     server: &Server,
     extensions: &Extensions,
 ) -> Option<(String, bool)> {
-    if message.get("method").and_then(Value::as_str) != Some("tools/call") {
+    if !server.has_visibility_filter() || message.get("method").and_then(Value::as_str) != Some("tools/call")
+    {
         return None;
     }
     let params = message.get("params").and_then(Value::as_object);
@@ -301,8 +303,8 @@ fn param_headers(
     let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
         return Ok(());
     };
-    // Hidden from this caller, or not listed: nothing to mirror, and nothing that could tell the two apart.
-    if !decision.is_some_and(|(asked, shown)| asked == tool && *shown) {
+    // Hidden from this caller: nothing to mirror, exactly as for a tool that is not listed.
+    if decision.is_some_and(|(asked, shown)| asked == tool && !*shown) {
         return Ok(());
     }
     let mirrored = match server.tool_headers(tool) {

@@ -33,6 +33,19 @@ impl AllowedOrigins {
     }
 }
 
+impl AllowedOrigins {
+    /// The origins of pages served from this machine on `port`, and from its default port:
+    /// `http://localhost`, `http://127.0.0.1`, `http://localhost:{port}` and `http://127.0.0.1:{port}`.
+    pub fn loopback(port: u16) -> Self {
+        AllowedOrigins::List(vec![
+            "http://localhost".to_owned(),
+            "http://127.0.0.1".to_owned(),
+            format!("http://localhost:{port}"),
+            format!("http://127.0.0.1:{port}"),
+        ])
+    }
+}
+
 /// Why an `Origin` was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum OriginRefusal {
@@ -58,6 +71,26 @@ pub(crate) fn check(allowed: &AllowedOrigins, headers: &HeaderMap) -> Result<(),
 mod tests {
     use super::*;
     use http::HeaderValue;
+
+    #[test]
+    fn loopback_admits_this_machines_pages_on_the_port_and_the_default_port_only() {
+        let origins = AllowedOrigins::loopback(4000);
+        let with = |origin: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(ORIGIN, HeaderValue::from_static(origin));
+            check(&origins, &headers)
+        };
+        for admitted in
+            ["http://localhost", "http://127.0.0.1", "http://localhost:4000", "http://127.0.0.1:4000"]
+        {
+            assert_eq!(with(admitted), Ok(()), "{admitted}");
+        }
+        for refused in
+            ["http://localhost:4001", "https://localhost:4000", "http://evil.example", "http://[::1]:4000"]
+        {
+            assert_eq!(with(refused), Err(OriginRefusal::NotAllowed), "{refused}");
+        }
+    }
 
     fn headers(values: &[&[u8]]) -> HeaderMap {
         let mut h = HeaderMap::new();

@@ -3,54 +3,14 @@
 //! polled once with no runtime: what is measured is the package's own work.
 #![allow(missing_docs)] // criterion's macros generate undocumented public functions
 
+mod support;
+
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
-use futures_util::FutureExt;
-use mcp_kernel_router::{
-    Listing, Mode, RequestContext, Server, ToolCall, ToolError, ToolOutput, ToolSpec, Tools,
-};
 use serde_json::json;
+use support::{MODERN_CALL, echo_schema, one_call, plain_server as server, typed_server};
 
-fn echo_schema() -> serde_json::Value {
-    json!({"type":"object","properties":{"message":{"type":"string"}},"required":["message"],"additionalProperties":false})
-}
-
-fn server() -> Server {
-    Server::builder(Listing {
-        tools: vec![ToolSpec::new("echo", Mode::ReadOnly).input_schema(echo_schema())],
-        ..Default::default()
-    })
-    .dispatch(|call: ToolCall| {
-        let text = call.arguments.get_str("message").unwrap_or_default().to_owned();
-        std::future::ready(Ok::<_, ToolError>(ToolOutput::text(text)))
-    })
-    .build()
-    .expect("bench catalog")
-}
-
-/// The same tool registered typed: its arguments deserialized into a struct, the name written once.
-fn typed_server() -> Server {
-    #[derive(serde::Deserialize)]
-    struct Echo {
-        message: String,
-    }
-    let tools = Tools::new().add(
-        ToolSpec::new("echo", Mode::ReadOnly).input_schema(echo_schema()),
-        |args: Echo, _cx: RequestContext| {
-            std::future::ready(Ok::<_, ToolError>(ToolOutput::text(args.message)))
-        },
-    );
-    Server::builder(Listing::new()).tools(tools).build().expect("bench catalog")
-}
-
-const MODERN_CALL: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"echo","arguments":{"message":"hello"}}}"#;
 const BARE_CALL: &[u8] =
     br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}}"#;
-
-fn one_call(server: &Server, bytes: &[u8]) -> Vec<u8> {
-    let message = mcp_kernel_router::wire::read_message(bytes).expect("valid request");
-    let handled = server.handle(serde_json::Value::Object(message)).now_or_never().expect("ready");
-    handled.response.expect("a response").to_bytes()
-}
 
 fn bench_core(c: &mut Criterion) {
     let server = server();

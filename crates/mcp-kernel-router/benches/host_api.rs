@@ -5,53 +5,16 @@
 //! typed / plain. `cargo bench -p mcp-kernel-router --bench host_api`.
 #![allow(missing_docs)]
 
+mod support;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use futures_util::FutureExt;
-use mcp_kernel_router::{
-    Listing, Mode, RequestContext, Server, ToolCall, ToolError, ToolOutput, ToolSpec, Tools,
-};
-use serde_json::json;
-
-const CALL: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"echo","arguments":{"message":"hello"}}}"#;
-
-fn schema() -> serde_json::Value {
-    json!({"type":"object","properties":{"message":{"type":"string"}},"required":["message"],"additionalProperties":false})
-}
-
-fn plain() -> Server {
-    let listing = Listing {
-        tools: vec![ToolSpec::new("echo", Mode::ReadOnly).input_schema(schema())],
-        ..Listing::default()
-    };
-    Server::builder(listing)
-        .dispatch(|call: ToolCall| {
-            let text = call.arguments.get_str("message").unwrap_or_default().to_owned();
-            std::future::ready(Ok::<_, ToolError>(ToolOutput::text(text)))
-        })
-        .build()
-        .expect("the plain catalog")
-}
-
-fn typed() -> Server {
-    #[derive(serde::Deserialize)]
-    struct Echo {
-        message: String,
-    }
-    let tools = Tools::new().add(
-        ToolSpec::new("echo", Mode::ReadOnly).input_schema(schema()),
-        |args: Echo, _cx: RequestContext| {
-            std::future::ready(Ok::<_, ToolError>(ToolOutput::text(args.message)))
-        },
-    );
-    Server::builder(Listing::new()).tools(tools).build().expect("the typed catalog")
-}
+use mcp_kernel_router::Server;
+use support::{MODERN_CALL, plain_server as plain, typed_server as typed};
 
 fn one_call(server: &Server) -> Vec<u8> {
-    let message = mcp_kernel_router::wire::read_message(black_box(CALL)).expect("a valid request");
-    let handled = server.handle(serde_json::Value::Object(message)).now_or_never().expect("ready");
-    handled.response.expect("a response").to_bytes()
+    support::one_call(server, black_box(MODERN_CALL))
 }
 
 /// The time per call of `calls` calls.

@@ -205,6 +205,12 @@ impl Server {
         RequestContext::new(era, capabilities.map(Arc::new)).with_extensions(extensions.clone())
     }
 
+    /// Whether the host gave a [`crate::Visibility`] filter: without one every listed item is shown to
+    /// every request, and a transport need not build a context to ask.
+    pub fn has_visibility_filter(&self) -> bool {
+        self.inner.parts.visibility.is_some()
+    }
+
     /// Whether the host's [`crate::Visibility`] filter shows the listed tool `tool` to the request
     /// `context` describes (see [`Server::context_for`]); `None` when no tool of that name is listed (the
     /// filter is not asked). A transport that asks hands the answer to the core with

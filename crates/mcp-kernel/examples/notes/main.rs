@@ -59,12 +59,7 @@ async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let port = listener.local_addr()?.port();
     let service = McpHttp::builder(server)
-        .allowed_origins(AllowedOrigins::list([
-            "http://localhost".to_owned(),
-            "http://127.0.0.1".to_owned(),
-            format!("http://localhost:{port}"),
-            format!("http://127.0.0.1:{port}"),
-        ]))
+        .allowed_origins(AllowedOrigins::loopback(port))
         .authorize(move |parts| authorize(&callers, parts))
         .legacy_clients(LegacyClients::Stateless)
         .build();
