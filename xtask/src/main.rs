@@ -4,6 +4,8 @@
 //!   -D warnings`, the examples (the stdio wiring tests spawn `weather`), every test of the workspace, a check that the fuzz targets build, the dependency
 //!   boundary, the census, then the README exchange.
 //! - `conformance [--write]`: the official MCP conformance suite against the harness, and the README rows.
+//! - `edge [oauth|browser]`: the ignored tests that need outside programs — rmcp's OAuth client against a
+//!   real authorization server (Node 22, `oidc-provider`), and a real browser (Chromium).
 //! - `boundary`: the dependency direction of the design, read from `cargo metadata`.
 //! - `census`: line censuses over the library code — signs, no authority, no client, no hidden source,
 //!   one digest and one id site,
@@ -21,6 +23,8 @@ mod boundary;
 mod census;
 mod conformance;
 mod connectome_facts;
+mod edge;
+mod node;
 mod readme;
 
 use std::process::{Command, ExitCode};
@@ -83,7 +87,7 @@ fn readme(print: bool) -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, fuzz targets build, boundary, census,\n                     the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart,\n                     a stdio host free of HTTP, hash/MAC crates in two crates only\n  census             signs, no authority, no client, no hidden source, one digest and id site,\n                     named tests, the README split\n  readme [--print]   run the README exchange and compare (or print) its output\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] [--hold | --drip N]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare*.json\n  connectome facts --crate <package>… [--out <file>|-]\n                     call facts from the crates' LLVM IR; writes target/connectome/facts.json"
+        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, fuzz targets build, boundary, census,\n                     the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  edge [oauth|browser]  the ignored edge tests: rmcp OAuth against oidc-provider (Node 22), a\n                     real browser (Chromium)\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart,\n                     a stdio host free of HTTP, hash/MAC crates in two crates only\n  census             signs, no authority, no client, no hidden source, one digest and id site,\n                     named tests, the README split\n  readme [--print]   run the README exchange and compare (or print) its output\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] [--hold | --drip N]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare*.json\n  connectome facts --crate <package>… [--out <file>|-]\n                     call facts from the crates' LLVM IR; writes target/connectome/facts.json"
     );
     ExitCode::from(2)
 }
@@ -123,6 +127,13 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("xtask: {error}");
+                ExitCode::FAILURE
+            }
+        },
+        Some("edge") => match edge::run(&args[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("xtask: edge: {error}");
                 ExitCode::FAILURE
             }
         },

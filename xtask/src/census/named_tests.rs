@@ -7,7 +7,8 @@
 //! `fn function(` or `fn function<` (optionally `pub`, `async`) with a test attribute — exactly
 //! `#[test]`, or a path ending in `::test` such as `#[tokio::test]` or `#[tokio::test(…)]` — among the
 //! attributes right above it, none of them `#[ignore]` or a `#[cfg]`/`#[cfg_attr]` other than
-//! `#[cfg(test)]`, and no enclosing module switched off by such a `#[cfg]`. The will-not-implement document holds exactly twelve entries, `H-1` to `H-12`
+//! `#[cfg(test)]`, and no enclosing module switched off by such a `#[cfg]` — except that an
+//! `#[ignore]` counts as run in the files whose ignored tests `cargo xtask edge` runs (CI runs it). The will-not-implement document holds exactly twelve entries, `H-1` to `H-12`
 //! in order.
 
 use super::lines::{lexed_lines, words};
@@ -97,6 +98,12 @@ fn is_disabling(attribute: &str) -> bool {
     name == "ignore" || ((name == "cfg" || name == "cfg_attr") && inner.replace(' ', "") != "cfg(test)")
 }
 
+/// Whether an attribute is `#[ignore]`, with or without a reason.
+fn is_ignore(attribute: &str) -> bool {
+    let inner = attribute.trim_start_matches("#[").trim_end_matches(']').trim();
+    inner.split(['(', '=', ' ']).next() == Some("ignore")
+}
+
 /// Whether the code after the attributes declares `fn function` (`pub`, `async`, `const` allowed).
 fn declares_fn(rest: &str, function: &str) -> bool {
     let found = words(rest);
@@ -112,7 +119,14 @@ fn declares_fn(rest: &str, function: &str) -> bool {
 /// Whether `text` declares the test `function`: a `fn function(` / `fn function<` of code (not in a
 /// comment or a string) with a test attribute among the attributes right above it, no `#[ignore]` and
 /// no disabling `#[cfg]` there nor on an enclosing module.
-pub fn declares_test(text: &str, function: &str) -> bool {
+#[cfg(test)]
+fn declares_test(text: &str, function: &str) -> bool {
+    declares_test_in(text, function, false)
+}
+
+/// Whether `text` declares the test `function` (as `declares_test` says), with `#[ignore]` not
+/// disabling when `ignored_run` (the file's ignored tests are run by `cargo xtask edge`).
+fn declares_test_in(text: &str, function: &str, ignored_run: bool) -> bool {
     let lines = lexed_lines(text);
     // The brace depth at which each disabled module's body opened.
     let mut disabled: Vec<i64> = Vec::new();
@@ -125,7 +139,7 @@ pub fn declares_test(text: &str, function: &str) -> bool {
             continue;
         }
         let attrs = std::mem::take(&mut pending);
-        let switched_off = attrs.iter().any(|a| is_disabling(a));
+        let switched_off = attrs.iter().any(|a| is_disabling(a) && !(ignored_run && is_ignore(a)));
         if disabled.is_empty()
             && declares_fn(rest, function)
             && !switched_off
@@ -156,7 +170,7 @@ fn problem(path: &str, function: &str, file: &dyn Fn(&str) -> Option<String>) ->
     }
     match file(path) {
         None => Some(format!("`{path}` does not exist")),
-        Some(text) if !declares_test(&text, function) => {
+        Some(text) if !declares_test_in(&text, function, crate::edge::runs_ignored_tests_of(path)) => {
             Some(format!("`{path}` has no test `fn {function}(`"))
         }
         Some(_) => None,
@@ -261,6 +275,8 @@ mod tests {
         assert!(declares_test(GHOSTS, "runs"));
         assert!(declares_test(GHOSTS, "runs_too"));
         assert!(declares_test(GHOSTS, "g9_not"));
+        assert!(declares_test_in(GHOSTS, "g7", true), "an ignored test counts where xtask edge runs it");
+        assert!(!declares_test_in(GHOSTS, "g1", true), "a cfg still switches it off");
         let file = |_: &str| Some(GHOSTS.to_owned());
         let threats = "| G-1 | `crates/a/tests/t.rs::g3`, `crates/a/tests/t.rs::runs` |\n";
         let findings = check(threats, &will_not("runs"), &file).findings;
