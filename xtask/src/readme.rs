@@ -13,6 +13,9 @@ const OUTPUT_MARK: &str = "<!-- readme-exchange:output -->";
 const HTTP_SERVER_MARK: &str = "<!-- readme-http:server -->";
 const HTTP_INPUT_MARK: &str = "<!-- readme-http:input -->";
 const HTTP_OUTPUT_MARK: &str = "<!-- readme-http:output -->";
+const OAUTH_SERVER_MARK: &str = "<!-- readme-oauth:server -->";
+const OAUTH_INPUT_MARK: &str = "<!-- readme-oauth:input -->";
+const OAUTH_OUTPUT_MARK: &str = "<!-- readme-oauth:output -->";
 const HTTP_ADDR: &str = "127.0.0.1:4000";
 const DEADLINE: Duration = Duration::from_secs(600);
 
@@ -82,7 +85,9 @@ fn start_http_server(command: &str) -> Result<Background, String> {
     }
     let child = Command::new("bash")
         .arg("-c")
-        .arg(format!("exec {}", command.trim()))
+        // Not `exec`: a command may start with `NAME=value` assignments. The whole process group is
+        // stopped on drop.
+        .arg(command.trim())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -119,10 +124,36 @@ fn compare(name: &str, text: &str, input: &str, output_mark: &str, print: bool) 
     Ok(())
 }
 
+/// Compares (or prints) an exchange whose requests run one after another, line for line: its output
+/// mixes statuses and headers with JSON.
+fn compare_lines(name: &str, text: &str, input: &str, output_mark: &str, print: bool) -> Result<(), String> {
+    let output = run_shell(block_after(text, input)?)?;
+    if print {
+        println!("--- {name}");
+        print!("{output}");
+        return Ok(());
+    }
+    let lines = |t: &str| {
+        t.lines().map(str::trim_end).filter(|l| !l.is_empty()).map(str::to_owned).collect::<Vec<_>>()
+    };
+    let expected = lines(block_after(text, output_mark)?);
+    if expected != lines(&output) {
+        return Err(format!(
+            "the README's {name} exchange printed something else; run `cargo xtask readme --print`.\nprinted:\n{output}"
+        ));
+    }
+    eprintln!("xtask: the README's {name} exchange prints what the README shows ({} lines)", expected.len());
+    Ok(())
+}
+
 /// Runs the checks; with `print`, prints the commands' output instead of comparing.
 pub fn check(print: bool) -> Result<(), String> {
     let text = std::fs::read_to_string("README.md").map_err(|e| format!("README.md: {e}"))?;
     compare("stdio", &text, INPUT_MARK, OUTPUT_MARK, print)?;
-    let _server = start_http_server(block_after(&text, HTTP_SERVER_MARK)?)?;
-    compare("HTTP", &text, HTTP_INPUT_MARK, HTTP_OUTPUT_MARK, print)
+    {
+        let _server = start_http_server(block_after(&text, HTTP_SERVER_MARK)?)?;
+        compare("HTTP", &text, HTTP_INPUT_MARK, HTTP_OUTPUT_MARK, print)?;
+    }
+    let _server = start_http_server(block_after(&text, OAUTH_SERVER_MARK)?)?;
+    compare_lines("OAuth", &text, OAUTH_INPUT_MARK, OAUTH_OUTPUT_MARK, print)
 }

@@ -2,7 +2,7 @@
 //! `Mcp-Param-*` against the body, the `=?base64?…?=` sentinel) through the tower service `McpService`.
 //!
 //! Input: a first line naming the HTTP method (`POST`, … ; a second word `legacy` serves with legacy
-//! clients admitted), then `name: value` header lines (a trailing `\r` is dropped; a line that is not a
+//! clients admitted), then `name: value` header lines (`host: localhost:4000` unless one is given) (a trailing `\r` is dropped; a line that is not a
 //! valid header is skipped), a blank line, and the body. Laws: the service answers every request, in
 //! bounded time, with a status from the documented set and never 500 (the fixture never faults); a JSON
 //! answer is one JSON value and an event stream carries JSON data lines; a header value is never echoed
@@ -24,8 +24,9 @@ use tower_service::Service;
 
 use crate::runtime::block_on_bounded;
 
-/// The statuses the transport documents (D-20 to D-22); 500 is a host fault, which the fixture never has.
-const STATUSES: [u16; 11] = [200, 202, 400, 401, 403, 404, 405, 406, 408, 411, 413];
+/// The statuses the transport documents (D-20 to D-22, a CORS preflight's 204, a foreign `Host`'s
+/// 421); 500 is a host fault, which the fixture never has.
+const STATUSES: [u16; 13] = [200, 202, 204, 400, 401, 403, 404, 405, 406, 408, 411, 413, 421];
 /// Header values shorter than this are not checked for echoes (they occur in any answer by chance).
 const MIN_ECHO_LEN: usize = 8;
 /// The most header lines read from one input.
@@ -149,6 +150,11 @@ fn exchange(legacy: bool, method: &Method, headers: &HeaderMap, body: &Bytes) ->
     let mut request = Request::builder().method(method.clone()).uri("/mcp").body(Full::new(body.clone()));
     if let Ok(request) = &mut request {
         *request.headers_mut() = headers.clone();
+        // The name the fixture answers to, unless the input names one: without it every input would
+        // stop at the Host check.
+        if !headers.contains_key(http::header::HOST) {
+            request.headers_mut().insert(http::header::HOST, HeaderValue::from_static("localhost:4000"));
+        }
     }
     let request = request.expect("a request with a fixed uri builds");
     block_on_bounded("an HTTP exchange", LIMIT, async move {

@@ -76,8 +76,10 @@ use mcp_kernel_router::LiveServer;
 
 use crate::budget::{BodyBudget, DEFAULT_BODY_BYTES_IN_FLIGHT};
 use crate::hooks::{AuthorizeAsyncFn, AuthorizeBodyFn, AuthorizeFn, AuthorizeHook, Refused, principal};
+use crate::host::AllowedHosts;
 use crate::legacy::LegacyClients;
 use crate::origin::AllowedOrigins;
+use crate::resource::ProtectedResource;
 use crate::service::{McpService, Shared};
 
 /// The largest body admitted: 1 MiB. An MCP request is one JSON message; a larger one is refused (413).
@@ -100,6 +102,8 @@ impl McpHttp {
             origins: NoOrigins,
             authorize: NoAuthorize,
             authorize_body: None,
+            hosts: None,
+            resource: None,
             legacy: LegacyClients::Refused,
             read_timeout: DEFAULT_READ_TIMEOUT,
             max_body_bytes: MAX_BODY_BYTES,
@@ -131,6 +135,8 @@ pub struct Builder<O, A> {
     origins: O,
     authorize: A,
     authorize_body: Option<AuthorizeBodyFn>,
+    hosts: Option<AllowedHosts>,
+    resource: Option<ProtectedResource>,
     legacy: LegacyClients,
     read_timeout: Duration,
     max_body_bytes: usize,
@@ -142,6 +148,8 @@ impl<O: std::fmt::Debug, A: std::fmt::Debug> std::fmt::Debug for Builder<O, A> {
         f.debug_struct("Builder")
             .field("origins", &self.origins)
             .field("authorize", &self.authorize)
+            .field("hosts", &self.hosts)
+            .field("protected_resource", &self.resource)
             .field("legacy_clients", &self.legacy)
             .field("read_timeout", &self.read_timeout)
             .field("max_body_bytes", &self.max_body_bytes)
@@ -158,6 +166,8 @@ impl<A> Builder<NoOrigins, A> {
             origins,
             authorize: self.authorize,
             authorize_body: self.authorize_body,
+            hosts: self.hosts,
+            resource: self.resource,
             legacy: self.legacy,
             read_timeout: self.read_timeout,
             max_body_bytes: self.max_body_bytes,
@@ -205,6 +215,8 @@ impl<O> Builder<O, NoAuthorize> {
             origins: self.origins,
             authorize: Authorize(hook),
             authorize_body: self.authorize_body,
+            hosts: self.hosts,
+            resource: self.resource,
             legacy: self.legacy,
             read_timeout: self.read_timeout,
             max_body_bytes: self.max_body_bytes,
@@ -226,6 +238,26 @@ impl<O, A> Builder<O, A> {
         let hook: AuthorizeBodyFn =
             Arc::new(move |parts: &Parts, body: &Bytes| hook(parts, body).map(principal));
         self.authorize_body = Some(hook);
+        self
+    }
+
+    /// The names (`Host`, `:authority`) the endpoint answers to. Checked first, with `Origin`: a name
+    /// not allowed is refused 421, a missing or malformed one 400. A server reachable under another
+    /// name lists it; with [`AllowedOrigins::any`] this check is the only DNS-rebinding defence.
+    ///
+    /// The default is the [`ProtectedResource`]'s own `host[:port]` when one is given (its clients
+    /// must address it by exactly that name: the metadata document's `resource` must match the URL
+    /// they used), else [`AllowedHosts::Loopback`]: `localhost`, `127.0.0.1`, `[::1]`, any port.
+    pub fn allowed_hosts(mut self, hosts: AllowedHosts) -> Self {
+        self.hosts = Some(hosts);
+        self
+    }
+
+    /// Describes the endpoint as an OAuth protected resource (RFC 9728): every challenge a hook's
+    /// [`Refused`] carries then names its metadata document (`resource_metadata="…"`), which the host
+    /// serves with [`ProtectedResource::metadata_service`] at [`ProtectedResource::metadata_path`].
+    pub fn protected_resource(mut self, resource: ProtectedResource) -> Self {
+        self.resource = Some(resource);
         self
     }
 
@@ -265,10 +297,18 @@ impl Builder<AllowedOrigins, Authorize> {
         // Over HTTP there is no era probe: the stateless revision alone is advertised and served to
         // modern requests; legacy ones, when served, are served the legacy revision alone. Each
         // request narrows the server current when it arrived (`Inbound::revisions`).
+        if let Some(hosts) = &self.hosts {
+            hosts.warn_unusable();
+        }
         McpService::new(Shared {
             live: self.server,
             legacy: self.legacy,
+            hosts: self.hosts.unwrap_or_else(|| match &self.resource {
+                Some(resource) => AllowedHosts::List(vec![resource.authority().to_owned()]),
+                None => AllowedHosts::Loopback,
+            }),
             origins: self.origins,
+            metadata_url: self.resource.map(|r| r.metadata_url().to_owned()),
             authorize: self.authorize.0,
             authorize_body: self.authorize_body,
             read_timeout: self.read_timeout,

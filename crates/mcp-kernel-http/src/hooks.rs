@@ -27,27 +27,99 @@ use http::request::Parts;
 use mcp_kernel_router::{BoxFuture, Extensions};
 use tokio::time::Instant;
 
-/// A hook's refusal. The reason goes to the log (tracing, at `info`), never to the caller.
+use crate::challenge::Denial;
+
+/// A hook's refusal: its kind, which decides the status and the `WWW-Authenticate` challenge (the
+/// table is in [`ProtectedResource`](crate::ProtectedResource)'s docs), and a reason for the log
+/// (tracing, at `info`), never sent to the caller.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Refused {
     reason: String,
+    denial: Denial,
 }
 
 impl Refused {
-    /// A refusal with a reason for the log.
+    /// 403 Forbidden, without a challenge: the caller may not do this. The reason is for the log.
     pub fn because(reason: impl Into<String>) -> Self {
-        Self { reason: reason.into() }
+        Self { reason: reason.into(), denial: Denial::Forbidden }
+    }
+
+    /// 401 Unauthorized: the request carries no credential the host accepts. The challenge is
+    /// `WWW-Authenticate: Bearer resource_metadata="…"` (the service's [`ProtectedResource`]), without
+    /// an error code (RFC 6750 §3.1): the client signs in and retries.
+    ///
+    /// [`ProtectedResource`]: crate::ProtectedResource
+    pub fn unauthenticated(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+            denial: Denial::Unauthenticated { invalid_token: false, scope: Vec::new() },
+        }
+    }
+
+    /// 401 Unauthorized with `error="invalid_token"`: the token is expired, revoked, malformed, or
+    /// issued for another resource (the MCP rule against token passthrough).
+    pub fn invalid_token(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+            denial: Denial::Unauthenticated { invalid_token: true, scope: Vec::new() },
+        }
+    }
+
+    /// 403 Forbidden with `error="insufficient_scope"` and `scope="…"`: the token is good but does
+    /// not carry `scopes`, every scope the request needs (so the client asks for all of them at once).
+    pub fn insufficient_scope<I, S>(scopes: I, reason: impl Into<String>) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let scope = scopes.into_iter().map(Into::into).collect();
+        Self { reason: reason.into(), denial: Denial::InsufficientScope { scope } }
+    }
+
+    /// 400 Bad Request with `error="invalid_request"`: the credential is malformed (sent twice, or
+    /// in the query string).
+    pub fn invalid_request(reason: impl Into<String>) -> Self {
+        Self { reason: reason.into(), denial: Denial::InvalidRequest }
+    }
+
+    /// 503 Service Unavailable with `retry-after: 1`, without a challenge: the check could not be
+    /// made (the introspection endpoint or the key server is unreachable), so the client should retry
+    /// rather than sign in again.
+    pub fn unavailable(reason: impl Into<String>) -> Self {
+        Self { reason: reason.into(), denial: Denial::Unavailable }
+    }
+
+    /// Names the scopes a 401's challenge asks the client to request (`scope="…"`, RFC 6750 §3);
+    /// replaces those of an insufficient-scope refusal; ignored by the others. A value that is not
+    /// an RFC 6749 scope token is left out of the header (and logged).
+    pub fn with_scope<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        if let Some(scope) = self.denial.scope_mut() {
+            *scope = scopes.into_iter().map(Into::into).collect();
+        }
+        self
     }
 
     /// The reason.
     pub fn reason(&self) -> &str {
         &self.reason
     }
+
+    /// The HTTP status this refusal is answered with: 401, 403, 400 or 503.
+    pub fn status(&self) -> http::StatusCode {
+        self.denial.status()
+    }
 }
 
 impl fmt::Debug for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Refused").field(&self.reason).finish()
+        f.debug_struct("Refused")
+            .field("status", &self.status().as_u16())
+            .field("reason", &self.reason)
+            .finish()
     }
 }
 
@@ -91,8 +163,8 @@ pub(crate) fn principal<P: Clone + Send + Sync + 'static>(principal: P) -> Exten
 pub(crate) enum HookOutcome<T> {
     /// Admitted, with what the hook returned.
     Admitted(T),
-    /// Refused (403).
-    Refused,
+    /// Refused: 401, 403 or 400, as the refusal's kind says.
+    Refused(Denial),
     /// Panicked (500).
     Panicked,
     /// An asynchronous hook not done by the request's deadline (503, `retry-after: 1`).
@@ -104,8 +176,9 @@ fn admitted<T>(name: &'static str, answer: Result<T, Refused>) -> HookOutcome<T>
     match answer {
         Ok(value) => HookOutcome::Admitted(value),
         Err(refused) => {
-            tracing::info!(hook = name, reason = %refused.reason(), "request refused by the host's hook");
-            HookOutcome::Refused
+            let status = refused.status().as_u16();
+            tracing::info!(hook = name, status, reason = %refused.reason(), "request refused by the host's hook");
+            HookOutcome::Refused(refused.denial)
         }
     }
 }
@@ -160,7 +233,10 @@ mod tests {
     #[test]
     fn a_panicking_hook_is_caught() {
         assert_eq!(run_hook::<()>("authorize", || panic!("bug")), HookOutcome::Panicked);
-        assert_eq!(run_hook::<()>("authorize", || Err(Refused::because("no token"))), HookOutcome::Refused);
+        assert_eq!(
+            run_hook::<()>("authorize", || Err(Refused::because("no token"))),
+            HookOutcome::Refused(Denial::Forbidden)
+        );
         assert_eq!(run_hook("authorize", || Ok(())), HookOutcome::Admitted(()));
     }
 
@@ -198,6 +274,6 @@ mod tests {
         let refusing: AuthorizeAsyncFn =
             Arc::new(|_: &Parts| Box::pin(async { Err(Refused::because("no token")) }));
         let outcome = run_authorize(&AuthorizeHook::Async(refusing), &parts(), far()).await;
-        assert!(matches!(outcome, HookOutcome::Refused));
+        assert!(matches!(outcome, HookOutcome::Refused(Denial::Forbidden)));
     }
 }

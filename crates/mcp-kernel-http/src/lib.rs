@@ -10,7 +10,17 @@
 //! The client is trusted for nothing; the host (the catalog, dispatch, the hooks) for everything. Each
 //! refusal runs before anything more expensive than it (the table is in [`McpService`]'s module):
 //!
-//! * **DNS rebinding**: every `Origin` value must be allowed ([`AllowedOrigins`]); there is no default.
+//! * **DNS rebinding**: the request's name (`Host`, `:authority`) must be allowed ([`AllowedHosts`],
+//!   checked first; the default admits only the loopback names, so a server bound to loopback refuses a
+//!   rebound name with 421 unconfigured), and every `Origin` value must be allowed ([`AllowedOrigins`];
+//!   there is no default).
+//! * **Browser pages**: CORS is granted only to a listed origin, from the same list, with the MCP
+//!   headers and no credentials mode; [`AllowedOrigins::any`] grants no browser access.
+//! * **Signing in** (OAuth, as a resource server): a hook's [`Refused`] says what the client should do
+//!   — 401 with `WWW-Authenticate: Bearer resource_metadata="…"` naming the [`ProtectedResource`]
+//!   document, 403 `insufficient_scope` naming the scopes — and [`bearer_token`] refuses a token in
+//!   the query string or a repeated credential. The package verifies no token and holds no key:
+//!   the hook decides, [`ProtectedResource::is_audience`] refusing tokens issued for another resource.
 //! * **Unauthenticated callers**: `authorize` (or `authorize_async`) runs before the body is read and,
 //!   by its type, cannot read it; a refused caller's body is never drained (`connection: close` over
 //!   HTTP/1.x). An async hook's time counts against the request's one deadline (`read_timeout`, from
@@ -52,32 +62,42 @@
 //! `Mcp-Session-Id` is ignored and never sent).
 #![forbid(unsafe_code)]
 
+mod bearer;
 mod body;
 mod budget;
 mod builder;
+mod challenge;
+mod cors;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 mod header_value;
 mod headers;
 mod hooks;
+mod host;
 mod legacy;
+mod metadata;
 mod origin;
 mod read;
 mod refusal;
+mod resource;
 mod serve;
 mod service;
 mod sse;
 mod status;
 
+pub use bearer::{BearerError, bearer_token};
 pub use body::ResponseBody;
 pub use budget::DEFAULT_BODY_BYTES_IN_FLIGHT;
 pub use builder::{
     Authorize, Builder, DEFAULT_READ_TIMEOUT, MAX_BODY_BYTES, McpHttp, NoAuthorize, NoOrigins,
 };
 pub use hooks::Refused;
+pub use host::AllowedHosts;
 pub use legacy::LegacyClients;
+pub use metadata::MetadataService;
 pub use origin::AllowedOrigins;
+pub use resource::{InvalidResource, ProtectedResource};
 pub use serve::{
     DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER,
     FIRST_BYTES_TIMEOUT, HEADER_READ_TIMEOUT, HTTP1_READ_BUFFER, HTTP2_KEEP_ALIVE, IDLE_TIMEOUT, PeerAddr,

@@ -48,6 +48,11 @@ pub(crate) fn declares_more_than(headers: &HeaderMap, cap: usize) -> bool {
     })
 }
 
+/// True when the head declares a body: a `transfer-encoding`, or a `Content-Length` other than 0.
+pub(crate) fn declares_body(headers: &HeaderMap) -> bool {
+    headers.contains_key(http::header::TRANSFER_ENCODING) || declares_more_than(headers, 0)
+}
+
 /// The most bytes `body` can hold, at most `cap`: what it declares (hyper's exact length for a
 /// `Content-Length`, zero for an HTTP/1.1 request with no length and no `transfer-encoding`), or its
 /// upper bound, or `cap` when nothing bounds it (an HTTP/2 request without `content-length`).

@@ -5,13 +5,14 @@
 //! body; never over HTTP/2, where the header is malformed (a stream ends with its response), and never
 //! after the body was read, when the connection is clean (`protocol.md` D-23, K-4).
 
-use http::header::{ALLOW, CONNECTION, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
+use http::header::{ALLOW, CONNECTION, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{Response, StatusCode, Version};
 use serde_json::Value;
 
 use mcp_kernel_wire::{ErrorObject, Response as JsonRpcResponse};
 
 use crate::body::ResponseBody;
+use crate::challenge::Denial;
 
 /// Whether the request body had been read when the refusal was issued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,17 +32,34 @@ pub(crate) struct Refusal {
     pub(crate) stage: Stage,
     /// `Retry-After`, in seconds (a 503).
     pub(crate) retry_after: Option<u32>,
+    /// `WWW-Authenticate` (a host's 401, or a 403 or 400 with a Bearer error code).
+    pub(crate) challenge: Option<HeaderValue>,
 }
 
 impl Refusal {
     /// A refusal issued before the body was read (the id is unknown).
     pub(crate) fn pre_body(status: StatusCode, error: ErrorObject) -> Self {
-        Self { status, error, id: Value::Null, stage: Stage::PreBody, retry_after: None }
+        Self { status, error, id: Value::Null, stage: Stage::PreBody, retry_after: None, challenge: None }
     }
 
     /// A refusal issued after the body was read, echoing the request's id when it is known.
     pub(crate) fn post_body(status: StatusCode, error: ErrorObject, id: Value) -> Self {
-        Self { status, error, id, stage: Stage::PostBody, retry_after: None }
+        Self { status, error, id, stage: Stage::PostBody, retry_after: None, challenge: None }
+    }
+
+    /// A host hook's refusal of kind `denial`, at `stage`: its status, a fixed message, and its
+    /// challenge pointing at `metadata_url` (the service's protected resource, if any).
+    pub(crate) fn denied(denial: &Denial, metadata_url: Option<&str>, stage: Stage) -> Self {
+        let error = ErrorObject::refused(denial.message());
+        let mut refusal = match stage {
+            Stage::PreBody => Self::pre_body(denial.status(), error),
+            Stage::PostBody => Self::post_body(denial.status(), error, Value::Null),
+        };
+        refusal.challenge = denial.challenge(metadata_url);
+        if *denial == Denial::Unavailable {
+            refusal.retry_after = Some(1);
+        }
+        refusal
     }
 
     /// The same refusal, telling the client when to try again.
@@ -69,6 +87,9 @@ impl Refusal {
         }
         if let Some(seconds) = self.retry_after {
             response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        if let Some(challenge) = self.challenge {
+            response.headers_mut().insert(WWW_AUTHENTICATE, challenge);
         }
         response
     }
@@ -130,6 +151,26 @@ mod tests {
         let response = r.into_response(Version::HTTP_11);
         assert!(response.headers().get(CONNECTION).is_none());
         assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    }
+
+    #[test]
+    fn a_401_carries_its_challenge_and_closes_http1_before_the_body() {
+        let denial = Denial::Unauthenticated { invalid_token: false, scope: vec![] };
+        let r = Refusal::denied(
+            &denial,
+            Some("https://a.example/.well-known/oauth-protected-resource"),
+            Stage::PreBody,
+        );
+        let h1 = r.clone().into_response(Version::HTTP_11);
+        assert_eq!(h1.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            h1.headers()[WWW_AUTHENTICATE],
+            "Bearer resource_metadata=\"https://a.example/.well-known/oauth-protected-resource\""
+        );
+        assert_eq!(h1.headers()[CONNECTION], "close");
+        let after = Refusal::denied(&denial, None, Stage::PostBody).into_response(Version::HTTP_11);
+        assert!(after.headers().get(CONNECTION).is_none());
+        assert_eq!(after.headers()[WWW_AUTHENTICATE], "Bearer realm=\"mcp\"");
     }
 
     #[test]

@@ -3,14 +3,16 @@
 //! | step | check | refusal | connection |
 //! |---|---|---|---|
 //! | 0 | the server current when the request arrived (`LiveServer::current`), read once: every later step and the core use it | — | — |
-//! | 1 | `Origin`, every value | 403 (400 if not UTF-8) | closed (HTTP/1.x) |
+//! | 1 | `Host` / `:authority` in the allowed hosts (`host.rs`; default: the protected resource's name, else the loopback names) | 421; 400 if missing, repeated, malformed or disagreeing; 403 instead when the `Origin` is not allowed either | closed (HTTP/1.x) |
+//! | 1a | `Origin`, every value | 403 | closed |
+//! | 1b | a CORS preflight from a listed origin (`cors.rs`) | 204 with the grant | kept |
 //! | 2 | method is POST | 405, `allow: POST` | closed |
 //! | 3 | no `transfer-encoding` | 411 | closed |
-//! | 4 | `authorize(&Parts)` or `authorize_async(&Parts)`, admitting with the caller's principal (into the request's `Extensions`); the async hook is awaited within the request's one deadline (`read_timeout`, from arrival), which the body read then shares | 403; 500 if it panics; 503, `retry-after: 1`, if the async hook is not done by the deadline | closed |
+//! | 4 | `authorize(&Parts)` or `authorize_async(&Parts)`, admitting with the caller's principal (into the request's `Extensions`); the async hook is awaited within the request's one deadline (`read_timeout`, from arrival), which the body read then shares | the refusal's kind: 401 / 403 / 400 with its `WWW-Authenticate` (`challenge.rs`); 500 if it panics; 503, `retry-after: 1`, if the async hook is not done by the deadline | closed |
 //! | 5 | declared `Content-Length` within the cap | 413 | closed |
 //! | 5a | the body's first 64 KiB (all of it if it declares less) fit the body budget (`budget.rs`) | 503, `retry-after: 1` | closed |
 //! | 6 | the body, within the cap, one deadline and the budget (reserved as it arrives) | 413 / 408 / 503 / 400 | closed |
-//! | 7 | `authorize_body(&Parts, &Bytes)`, whose principal joins the extensions (replacing one of the same type) | 403, or 500 | kept |
+//! | 7 | `authorize_body(&Parts, &Bytes)`, whose principal joins the extensions (replacing one of the same type) | 401 / 403 / 400 as in step 4, or 500 | kept |
 //! | 8 | bounded decode: depth, duplicate keys, an object | 400 | kept |
 //! | 8a | with `LegacyClients::Stateless` only, a 2025-11-25 message is served by `legacy.rs` instead (the core with `Revisions::Legacy` and the same extensions) | 400 / 200 / 202 / 500 | kept |
 //! | 8b | a JSON-RPC request or notification (a POSTed response is refused) | 400 | kept |
@@ -18,6 +20,10 @@
 //! | 10 | removed methods (`initialize`, `notifications/initialized`, `ping`) | 404, or 202 without an id | kept |
 //! | 11 | the core (`handle_inbound`: the extensions, `Revisions::Stateless`) | 200 / 202 / 400 / 404 / 500 | kept |
 //! | 11a | `tools/call`, `resources/read` or `prompts/get` with `_meta.progressToken` (or a `logLevel` with log notifications on), and a notification sent before the answer: an SSE stream (`sse.rs`) | 200 | kept |
+//!
+//! Every answer after step 1a to a request from a listed origin carries the CORS grant (`cors.rs`),
+//! refusals included, so that a browser page can read a 401's challenge; with a list of origins,
+//! every answer after step 1a carries `vary: origin`.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -39,12 +45,13 @@ use mcp_kernel_wire::{ErrorObject, Response as JsonRpcResponse, read_message};
 use crate::body::ResponseBody;
 use crate::budget::{BodyBudget, UPFRONT_BYTES};
 use crate::hooks::{AuthorizeBodyFn, AuthorizeHook, HookOutcome, run_authorize, run_hook};
+use crate::host::{self, AllowedHosts, HostRefusal};
 use crate::legacy::LegacyClients;
-use crate::origin::{self, AllowedOrigins, OriginRefusal};
+use crate::origin::{self, AllowedOrigins};
 use crate::read::{ReadFailure, deadline_after, declares_more_than, most_bytes, read_bounded};
-use crate::refusal::{Refusal, accepted, echoable_id, json_response, jsonrpc_shape};
+use crate::refusal::{Refusal, Stage, accepted, echoable_id, json_response, jsonrpc_shape};
 use crate::sse::{self, Outcome};
-use crate::{headers, legacy, status};
+use crate::{cors, headers, legacy, status};
 
 /// Everything one service holds; shared by its clones.
 pub(crate) struct Shared {
@@ -52,7 +59,10 @@ pub(crate) struct Shared {
     pub(crate) live: LiveServer,
     /// Whether 2025-11-25 messages are served (`LegacyClients::Stateless`) or refused.
     pub(crate) legacy: LegacyClients,
+    pub(crate) hosts: AllowedHosts,
     pub(crate) origins: AllowedOrigins,
+    /// `resource_metadata` of every challenge: the protected resource's metadata URL.
+    pub(crate) metadata_url: Option<String>,
     pub(crate) authorize: AuthorizeHook,
     pub(crate) authorize_body: Option<AuthorizeBodyFn>,
     pub(crate) read_timeout: Duration,
@@ -69,7 +79,9 @@ pub struct McpService {
 impl std::fmt::Debug for McpService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpService")
+            .field("hosts", &self.shared.hosts)
             .field("origins", &self.shared.origins)
+            .field("metadata_url", &self.shared.metadata_url)
             .field("legacy_clients", &self.shared.legacy)
             .field("read_timeout", &self.shared.read_timeout)
             .field("max_body_bytes", &self.shared.max_body_bytes)
@@ -123,6 +135,7 @@ where
 /// Methods 2026-07-28 does not have: answered 404 with an id, 202 without one.
 const REMOVED_METHODS: [&str; 5] = ["initialize", "notifications/initialized", "ping", "shutdown", "exit"];
 
+/// Steps 0 to 1b, then the rest with the CORS grant added for a listed origin.
 async fn serve<B>(shared: Arc<Shared>, request: Request<B>) -> Response<ResponseBody>
 where
     B: Body + Send + 'static,
@@ -132,17 +145,64 @@ where
     // Read once: a replacement while this request runs never splits it between two servers.
     let server = shared.live.current();
     let (parts, body) = request.into_parts();
-    let version = parts.version;
-    let refuse = |refusal: Refusal| refusal.into_response(version);
+    let refuse = |refusal: Refusal| refusal.into_response(parts.version);
 
-    match origin::check(&shared.origins, &parts.headers) {
+    // The name and the origin first: header checks, before anything else reads the request. An
+    // invalid Origin is 403 whatever the name (MCP S-14), so a rebound name with a foreign page's
+    // Origin is 403 too; a rebound name alone, same-origin and maybe without any Origin, is 421.
+    let origin_refused = || {
+        let error = ErrorObject::refused("Origin not allowed");
+        Refusal::pre_body(StatusCode::FORBIDDEN, error)
+    };
+    let origin_ok = origin::check(&shared.origins, &parts.headers).is_ok();
+    match host::check(&shared.hosts, &parts) {
         Ok(()) => {}
-        // An Origin that is present and invalid — not UTF-8, or not allowed — is 403 (MCP S-14).
-        Err(OriginRefusal::NotUtf8 | OriginRefusal::NotAllowed) => {
-            let error = ErrorObject::refused("Origin not allowed");
-            return refuse(Refusal::pre_body(StatusCode::FORBIDDEN, error));
+        Err(_) if !origin_ok => return refuse(origin_refused()),
+        Err(HostRefusal::Malformed) => {
+            let error = ErrorObject::refused("Bad Request: missing or malformed Host");
+            return refuse(Refusal::pre_body(StatusCode::BAD_REQUEST, error));
+        }
+        Err(HostRefusal::NotAllowed) => {
+            let error =
+                ErrorObject::refused("Misdirected Request: this server does not answer for that host");
+            return refuse(Refusal::pre_body(StatusCode::MISDIRECTED_REQUEST, error));
         }
     }
+    if !origin_ok {
+        return refuse(origin_refused());
+    }
+    let listed = matches!(shared.origins, AllowedOrigins::List(_));
+    let Some(origin) = cors::granted_origin(&shared.origins, &parts.headers) else {
+        let mut response = admit(&shared, &server, parts, body, deadline).await;
+        if listed {
+            // The answer depends on the Origin (a listed one would have been granted): caches must
+            // not serve it to another.
+            cors::vary_origin(&mut response);
+        }
+        return response;
+    };
+    if cors::is_preflight(&parts) {
+        return cors::preflight(origin, &parts);
+    }
+    let mut response = admit(&shared, &server, parts, body, deadline).await;
+    cors::grant(&mut response, origin);
+    response
+}
+
+/// Steps 2 to 6: the checks on the head, the host's `authorize`, and the bounded read.
+async fn admit<B>(
+    shared: &Shared,
+    server: &Server,
+    parts: http::request::Parts,
+    body: B,
+    deadline: tokio::time::Instant,
+) -> Response<ResponseBody>
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+{
+    let version = parts.version;
+    let refuse = |refusal: Refusal| refusal.into_response(version);
     if parts.method != Method::POST {
         let error = ErrorObject::refused("Method not allowed; use POST");
         return refuse(Refusal::pre_body(StatusCode::METHOD_NOT_ALLOWED, error));
@@ -158,8 +218,8 @@ where
     };
     let extensions = match run_authorize(&shared.authorize, &parts, deadline).await {
         HookOutcome::Admitted(extensions) => extensions,
-        HookOutcome::Refused => {
-            return refuse(Refusal::pre_body(StatusCode::FORBIDDEN, ErrorObject::refused("Forbidden")));
+        HookOutcome::Refused(denial) => {
+            return refuse(Refusal::denied(&denial, shared.metadata_url.as_deref(), Stage::PreBody));
         }
         HookOutcome::Panicked => {
             return refuse(Refusal::pre_body(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal()));
@@ -199,7 +259,7 @@ where
         }
     };
     // The reservation goes with the answer: it is given back when the transport has taken it.
-    let mut response = answer(&shared, &server, parts, bytes, extensions).await;
+    let mut response = answer(shared, server, parts, bytes, extensions).await;
     response.body_mut().hold(reserved);
     response
 }
@@ -218,7 +278,9 @@ async fn answer(
         let post = |status, error| refuse(Refusal::post_body(status, error, Value::Null));
         match run_hook("authorize_body", || hook(&parts, &bytes)) {
             HookOutcome::Admitted(more) => extensions.extend(more),
-            HookOutcome::Refused => return post(StatusCode::FORBIDDEN, ErrorObject::refused("Forbidden")),
+            HookOutcome::Refused(denial) => {
+                return refuse(Refusal::denied(&denial, shared.metadata_url.as_deref(), Stage::PostBody));
+            }
             // Only the async pre-read hook has a deadline of its own.
             HookOutcome::Panicked | HookOutcome::TimedOut => {
                 return post(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal());

@@ -29,6 +29,10 @@ const ALICE: &str = "Bearer a-secret";
 /// bob's `Authorization`.
 const BOB: &str = "Bearer b-secret";
 
+/// The authorization server every HTTP server of these tests names (`NOTES_AUTH_SERVER`), not the
+/// default, so that the document is seen to come from the environment.
+const AUTH_SERVER: &str = "http://127.0.0.1:9999";
+
 /// The revision of the modern requests.
 const MODERN: &str = "2026-07-28";
 /// The legacy revision.
@@ -232,6 +236,7 @@ impl HttpServer {
                 .arg("--http")
                 .arg(addr.to_string())
                 .env("NOTES_TOKENS", TOKENS)
+                .env("NOTES_AUTH_SERVER", AUTH_SERVER)
                 .env("NO_COLOR", "1")
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
@@ -364,10 +369,16 @@ impl Reply {
         result_of(&self.json(), id)
     }
 
-    /// Asserts a 403 refusal as JSON-RPC that closes the connection.
-    fn assert_forbidden(&self) {
-        assert_eq!(self.status, 403, "{self:?} {}", String::from_utf8_lossy(&self.body));
+    /// Asserts a 401 refusal as JSON-RPC that closes the connection, whose challenge names the
+    /// metadata document of `addr`'s endpoint, the scope `notes`, and `error` (if any).
+    fn assert_unauthorized(&self, addr: &str, error: Option<&str>) {
+        assert_eq!(self.status, 401, "{self:?} {}", String::from_utf8_lossy(&self.body));
         assert_eq!(self.header("connection"), Some("close"), "{self:?}");
+        let metadata =
+            format!("resource_metadata=\"http://{addr}/.well-known/oauth-protected-resource/mcp\"");
+        let error = error.map(|e| format!(", error=\"{e}\"")).unwrap_or_default();
+        let expected = format!("Bearer {metadata}{error}, scope=\"notes\"");
+        assert_eq!(self.header("www-authenticate"), Some(expected.as_str()), "{self:?}");
         let body = self.json();
         assert_eq!(body["error"]["code"], -32600, "{body}");
         assert!(body.get("result").is_none(), "{body}");
@@ -511,22 +522,48 @@ fn refused_before_the_body(server: &HttpServer, authorization: Option<&str>) -> 
 }
 
 #[test]
-fn http_a_request_without_a_bearer_token_is_refused_403_before_its_body_is_read() {
+fn http_a_request_without_a_bearer_token_is_refused_401_before_its_body_is_read() {
     let server = HttpServer::start();
     let (reply, took) = refused_before_the_body(&server, None);
-    reply.assert_forbidden();
+    reply.assert_unauthorized(&server.addr.to_string(), None);
     assert!(took < PRE_BODY, "answered in {took:?}: the body was waited for");
+    // Another scheme is no bearer credential either.
+    let (reply, _) = refused_before_the_body(&server, Some("Basic YWxpY2U6YS1zZWNyZXQ="));
+    reply.assert_unauthorized(&server.addr.to_string(), None);
     server.stop();
 }
 
 #[test]
-fn http_an_unknown_bearer_token_is_refused_403_before_its_body_is_read() {
+fn http_an_unknown_bearer_token_is_refused_401_invalid_token_before_its_body_is_read() {
     let server = HttpServer::start();
-    for unknown in ["Bearer c-secret", "Bearer a-secret-but-longer", "Basic YWxpY2U6YS1zZWNyZXQ="] {
+    for unknown in ["Bearer c-secret", "Bearer a-secret-but-longer"] {
         let (reply, took) = refused_before_the_body(&server, Some(unknown));
-        reply.assert_forbidden();
+        reply.assert_unauthorized(&server.addr.to_string(), Some("invalid_token"));
         assert!(took < PRE_BODY, "{unknown}: answered in {took:?}: the body was waited for");
     }
+    server.stop();
+}
+
+#[test]
+fn http_the_metadata_document_names_the_authorization_server_and_the_scope() {
+    let server = HttpServer::start();
+    let mut stream = server.connect();
+    let head = format!(
+        "GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nhost: {}\r\nconnection: close\r\n\r\n",
+        server.addr
+    );
+    stream.write_all(head.as_bytes()).expect("write the request");
+    let reply = read_reply(&mut stream);
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert_eq!(
+        reply.json(),
+        json!({
+            "resource": format!("http://{}/mcp", server.addr),
+            "bearer_methods_supported": ["header"],
+            "authorization_servers": [AUTH_SERVER],
+            "scopes_supported": ["notes"]
+        })
+    );
     server.stop();
 }
 
@@ -566,7 +603,9 @@ fn http_a_foreign_origin_is_refused_403() {
     let server = HttpServer::start();
     let message = call(1, "search_notes", json!({"query": ""}));
     let reply = server.post(&message, &[("authorization", ALICE), ("origin", "http://evil.example")]);
-    reply.assert_forbidden();
+    assert_eq!(reply.status, 403, "{reply:?}");
+    assert_eq!(reply.header("connection"), Some("close"), "{reply:?}");
+    assert!(reply.header("www-authenticate").is_none(), "no challenge: signing in would not help");
     server.stop();
 }
 

@@ -2,7 +2,12 @@
 //!
 //! `cargo run --example notes` serves stdio, where every call is the one local user.
 //! `NOTES_TOKENS=alice=a-secret,bob=b-secret cargo run --example notes -- --http 127.0.0.1:4000` serves
-//! HTTP at `/mcp`, where a bearer token names the caller: each note belongs to who added it.
+//! HTTP at `/mcp`, where a bearer token names the caller: each note belongs to who added it. The
+//! endpoint is an OAuth protected resource: a request without a token is answered 401 with a
+//! challenge naming its metadata document (`/.well-known/oauth-protected-resource/mcp`), which names
+//! the authorization server `NOTES_AUTH_SERVER` (default `http://127.0.0.1:9000`) and the scope
+//! `notes`. The example verifies only its own static tokens; a host that accepts the authorization
+//! server's tokens verifies them in its hook (`tests-rmcp/tests/oauth.rs` does, by introspection).
 
 mod host;
 mod store;
@@ -13,7 +18,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_kernel::Server;
-use mcp_kernel::http::{AllowedOrigins, LegacyClients, McpHttp, Refused};
+use mcp_kernel::http::{AllowedOrigins, LegacyClients, McpHttp, ProtectedResource, Refused, bearer_token};
 use mcp_kernel::stdio::StdioOptions;
 use sha2::{Digest, Sha256};
 
@@ -40,31 +45,39 @@ fn callers(spec: &str) -> Result<HashMap<[u8; 32], Caller>, String> {
     Ok(callers)
 }
 
-/// The caller a request's `Authorization: Bearer …` names; anything else is refused, unread.
+/// The scope the endpoint's challenges and metadata name.
+const SCOPE: &str = "notes";
+
+/// The caller a request's one `Authorization: Bearer …` names. No credential is 401 (the client
+/// signs in: the challenge names the metadata document); a token nobody holds is 401
+/// `invalid_token`; a token in the query string or a repeated header is 400.
 fn authorize(callers: &HashMap<[u8; 32], Caller>, parts: &http::request::Parts) -> Result<Caller, Refused> {
-    let header = parts.headers.get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
-    // The scheme name is case-insensitive (RFC 9110, 11.1).
-    let token = header
-        .and_then(|v| v.split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, token)| token.trim())
-        .ok_or_else(|| Refused::because("no bearer token"))?;
+    let token = bearer_token(parts).map_err(|error| Refused::from(error).with_scope([SCOPE]))?;
     let digest: [u8; 32] = Sha256::digest(token).into();
-    callers.get(&digest).cloned().ok_or_else(|| Refused::because("unknown bearer token"))
+    let caller = callers.get(&digest).cloned();
+    caller.ok_or_else(|| Refused::invalid_token("unknown bearer token").with_scope([SCOPE]))
 }
 
-/// Serves `/mcp` on `addr` until Ctrl-C, to `2026-07-28` and `2025-11-25` clients alike.
+/// Serves `/mcp` and its metadata document on `addr` until Ctrl-C, to `2026-07-28` and `2025-11-25`
+/// clients alike.
 async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error::Error>> {
     let callers = callers(&std::env::var("NOTES_TOKENS").unwrap_or_default())?;
+    let auth_server =
+        std::env::var("NOTES_AUTH_SERVER").unwrap_or_else(|_| "http://127.0.0.1:9000".to_owned());
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    let port = listener.local_addr()?.port();
+    let local = listener.local_addr()?;
+    let resource =
+        ProtectedResource::new(&format!("http://{local}/mcp"), [auth_server])?.scopes_supported([SCOPE]);
     let service = McpHttp::builder(server)
-        .allowed_origins(AllowedOrigins::loopback(port))
+        .allowed_origins(AllowedOrigins::loopback(local.port()))
+        .protected_resource(resource.clone())
         .authorize(move |parts| authorize(&callers, parts))
         .legacy_clients(LegacyClients::Stateless)
         .build();
-    let app = axum::Router::new().route_service("/mcp", service);
-    tracing::info!("serving http://{}/mcp", listener.local_addr()?);
+    let app = axum::Router::new()
+        .route_service("/mcp", service)
+        .route_service(resource.metadata_path(), resource.metadata_service());
+    tracing::info!("serving {} (metadata at {})", resource.resource(), resource.metadata_url());
     mcp_kernel::http::serve(listener, app, async {
         let _ = tokio::signal::ctrl_c().await;
     })
