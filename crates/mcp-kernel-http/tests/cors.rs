@@ -51,6 +51,11 @@ async fn counting(origins: AllowedOrigins) -> (Running, Arc<AtomicUsize>) {
     (serve(service).await, calls)
 }
 
+/// One preflight from `origin` on a fresh connection.
+async fn preflight(addr: std::net::SocketAddr, proto: Proto, origin: &str) -> Reply {
+    send(addr, proto, Method::OPTIONS, preflight_headers(origin), Bytes::new()).await
+}
+
 fn header<'a>(reply: &'a Reply, name: &str) -> Option<&'a str> {
     reply.headers.get(name).and_then(|v| v.to_str().ok())
 }
@@ -60,7 +65,7 @@ async fn a_preflight_from_a_listed_origin_is_granted_the_mcp_headers() {
     bounded(async {
         let (server, calls) = counting(AllowedOrigins::list([ALLOWED_ORIGIN])).await;
         for proto in BOTH {
-            let reply = send(server.addr, proto, Method::OPTIONS, preflight_headers(ALLOWED_ORIGIN), Bytes::new()).await;
+            let reply = preflight(server.addr, proto, ALLOWED_ORIGIN).await;
             assert_eq!(reply.status, 204, "{reply:?}");
             assert_eq!(header(&reply, "access-control-allow-origin"), Some(ALLOWED_ORIGIN));
             assert_eq!(header(&reply, "access-control-allow-methods"), Some("POST"));
@@ -82,14 +87,7 @@ async fn a_preflight_from_a_foreign_origin_gets_no_grant() {
     bounded(async {
         let (server, _) = counting(AllowedOrigins::list([ALLOWED_ORIGIN])).await;
         for proto in BOTH {
-            let reply = send(
-                server.addr,
-                proto,
-                Method::OPTIONS,
-                preflight_headers("http://evil.example"),
-                Bytes::new(),
-            )
-            .await;
+            let reply = preflight(server.addr, proto, "http://evil.example").await;
             reply.assert_error(403, -32600, &Value::Null);
             assert!(header(&reply, "access-control-allow-origin").is_none(), "{reply:?}");
             assert!(header(&reply, "access-control-allow-headers").is_none(), "{reply:?}");
@@ -103,14 +101,7 @@ async fn any_origin_admits_requests_but_grants_no_browser_access() {
     bounded(async {
         let (server, _) = counting(AllowedOrigins::any()).await;
         for proto in BOTH {
-            let preflight = send(
-                server.addr,
-                proto,
-                Method::OPTIONS,
-                preflight_headers("http://evil.example"),
-                Bytes::new(),
-            )
-            .await;
+            let preflight = preflight(server.addr, proto, "http://evil.example").await;
             assert_eq!(preflight.status, 405, "{preflight:?}");
             assert!(header(&preflight, "access-control-allow-origin").is_none());
             let headers = with(call_headers(), "origin", b"http://evil.example");
