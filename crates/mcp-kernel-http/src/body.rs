@@ -8,7 +8,7 @@ use http_body::{Body, Frame, SizeHint};
 use http_body_util::Full;
 
 use crate::budget::Reserved;
-use crate::sse::SseStream;
+use crate::event_stream::SseStream;
 
 /// The body of every response the service writes: one JSON message, nothing (202), or an SSE stream
 /// (a request with a progress token whose call reported progress).

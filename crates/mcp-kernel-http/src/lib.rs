@@ -67,7 +67,9 @@ mod body;
 mod budget;
 mod builder;
 mod challenge;
+mod core;
 mod cors;
+mod event_stream;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;

@@ -344,22 +344,3 @@ async fn dispatch(
         }
     }
 }
-
-/// Runs the core on one message with what the transport attached: its response, if any, or (`Err`)
-/// the 500 answering a panic in it.
-pub(crate) async fn run_core(
-    server: &Server,
-    message: serde_json::Map<String, Value>,
-    version: http::Version,
-    inbound: Inbound,
-) -> Result<Option<JsonRpcResponse>, Response<ResponseBody>> {
-    let id = echoable_id(&message);
-    let handled =
-        AssertUnwindSafe(server.handle_inbound(Value::Object(message), inbound)).catch_unwind().await;
-    let Ok(handled) = handled else {
-        tracing::error!("the core panicked; answered 500");
-        return Err(Refusal::post_body(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal(), id)
-            .into_response(version));
-    };
-    Ok(handled.response)
-}

@@ -20,13 +20,10 @@
 //! * **A flooding tool.** At most [`QUEUED_NOTIFICATIONS`] notifications wait for a slow reader; further
 //!   notifications are dropped (progress and logs are advisory; the response is never dropped).
 
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::Poll;
 
-use bytes::Bytes;
 use futures_util::FutureExt;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use http::{HeaderValue, Response, StatusCode};
@@ -37,17 +34,15 @@ use mcp_kernel_router::{Inbound, NotificationSink, Server};
 use mcp_kernel_wire::{ErrorObject, Response as JsonRpcResponse};
 
 use crate::body::ResponseBody;
+use crate::core::{CoreOutcome, run_core};
+use crate::event_stream::{CoreFuture, SseStream};
 use crate::refusal::echoable_id;
-use crate::service::run_core;
 
 /// How many notifications may wait for a slow reader before further reports are dropped.
 pub(crate) const QUEUED_NOTIFICATIONS: usize = 64;
 
 /// The methods whose host code may report progress or log.
 const STREAMABLE: [&str; 3] = ["tools/call", "resources/read", "prompts/get"];
-
-/// The core's answer: a response, none, or (`Err`) the 500 answering a panic.
-pub(crate) type CoreOutcome = Result<Option<JsonRpcResponse>, Response<ResponseBody>>;
 
 /// How one message was answered.
 pub(crate) enum Outcome {
@@ -132,79 +127,4 @@ fn sse_response(stream: SseStream) -> Response<ResponseBody> {
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
-}
-
-type CoreFuture = Pin<Box<dyn Future<Output = Option<JsonRpcResponse>> + Send>>;
-
-/// One request's stream: queued notifications, the dispatch still running, then the response.
-pub(crate) struct SseStream {
-    queued: std::collections::VecDeque<Value>,
-    notifications: mpsc::Receiver<Value>,
-    core: Option<CoreFuture>,
-    response: Option<JsonRpcResponse>,
-    finish: fn(&mut JsonRpcResponse),
-    done: bool,
-}
-
-/// One `data:` event holding one JSON-RPC message.
-fn event(message: &[u8]) -> Bytes {
-    let mut bytes = Vec::with_capacity(message.len() + 24);
-    bytes.extend_from_slice(b"event: message\ndata: ");
-    bytes.extend_from_slice(message);
-    bytes.extend_from_slice(b"\n\n");
-    Bytes::from(bytes)
-}
-
-impl SseStream {
-    fn new(
-        queued: Vec<Value>,
-        notifications: mpsc::Receiver<Value>,
-        core: Option<CoreFuture>,
-        response: Option<JsonRpcResponse>,
-        finish: fn(&mut JsonRpcResponse),
-    ) -> Self {
-        Self { queued: queued.into(), notifications, core, response, finish, done: false }
-    }
-
-    /// Whether the stream has ended.
-    pub(crate) fn is_done(&self) -> bool {
-        self.done
-    }
-
-    /// The next event: a queued notification, then (dispatch done) the rest, then the response.
-    pub(crate) fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
-        if let Some(notification) = self.queued.pop_front() {
-            return Poll::Ready(Some(event(&serde_json::to_vec(&notification).unwrap_or_default())));
-        }
-        if let Some(core) = &mut self.core {
-            match core.as_mut().poll(cx) {
-                Poll::Ready(response) => {
-                    self.core = None;
-                    self.response = response;
-                }
-                Poll::Pending => {
-                    return match self.notifications.poll_recv(cx) {
-                        Poll::Ready(Some(n)) => {
-                            Poll::Ready(Some(event(&serde_json::to_vec(&n).unwrap_or_default())))
-                        }
-                        _ => Poll::Pending,
-                    };
-                }
-            }
-        }
-        // The dispatch is done: every notification it sent is already queued in the channel.
-        if let Ok(n) = self.notifications.try_recv() {
-            return Poll::Ready(Some(event(&serde_json::to_vec(&n).unwrap_or_default())));
-        }
-        match self.response.take() {
-            Some(mut response) => {
-                (self.finish)(&mut response);
-                Poll::Ready(Some(event(&response.to_bytes())))
-            }
-            None => {
-                self.done = true;
-                Poll::Ready(None)
-            }
-        }
-    }
 }

@@ -38,11 +38,13 @@
 //! # let _ = server;
 //! ```
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod arguments;
 mod builder;
 mod capability;
 mod client;
+mod compile;
 mod cursor;
 mod extensions;
 #[cfg(feature = "fuzzing")]
@@ -59,6 +61,7 @@ mod methods;
 mod observe;
 mod options;
 mod progress;
+mod reader_error;
 mod registry;
 mod responses;
 mod sealer;
@@ -70,8 +73,9 @@ mod template;
 mod visibility;
 
 pub use arguments::Arguments;
-pub use builder::{BuildError, ServerBuilder};
+pub use builder::ServerBuilder;
 pub use client::{Called, ClientError, TestClient};
+pub use compile::BuildError;
 pub use extensions::Extensions;
 pub use host::{
     BoxFuture, Completer, Completion, CompletionArgument, CompletionRef, CompletionRequest, Dispatch, Era,

@@ -15,7 +15,6 @@ use mcp_kernel_wire::version::{
 };
 use mcp_kernel_wire::{ErrorObject, ProtocolVersion, Response};
 
-use crate::builder::ServerBuilder;
 use crate::host::{Completer, Dispatch, Era, PromptReader, RequestContext, ResourceReader};
 use crate::inbound::{Inbound, Served};
 use crate::log::{LogLevel, parse_level, requested_level};
@@ -23,7 +22,6 @@ use crate::observe::DispatchObserver;
 use crate::options::{CacheHints, ServerOptions};
 use crate::progress::{CloseOnDrop, NotificationSink, Progress, progress_token};
 use crate::snapshot::Snapshot;
-use crate::spec::Catalog;
 use crate::state::Sealing;
 use crate::visibility::Visibility;
 
@@ -139,11 +137,6 @@ pub(crate) fn cache_fields(result: &mut Map<String, Value>, hints: CacheHints) {
 }
 
 impl Server {
-    /// Starts building a server over `catalog`.
-    pub fn builder<C: Catalog>(catalog: C) -> ServerBuilder {
-        ServerBuilder::new(catalog)
-    }
-
     pub(crate) fn from_parts(snapshot: Snapshot, options: ServerOptions, parts: Parts) -> Self {
         Self::assemble(Arc::new(snapshot), options, parts)
     }
@@ -240,7 +233,7 @@ impl Server {
     ) -> Result<Server, crate::BuildError> {
         let mut options = self.inner.options.clone();
         options.supported_versions = versions.into_iter().collect();
-        crate::builder::check_versions(&options.supported_versions)?;
+        crate::compile::check_versions(&options.supported_versions)?;
         Ok(Self::assemble(Arc::clone(&self.inner.snapshot), options, self.inner.parts.clone()))
     }
 

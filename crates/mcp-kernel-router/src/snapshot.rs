@@ -11,7 +11,7 @@ use mcp_kernel_wire::types::{
     Prompt, PromptArgument as WirePromptArgument, Resource, ResourceTemplate, Tool,
 };
 
-use crate::builder::{BuildError, compile_output_schema, compile_prompt_schema, compile_tool_schema};
+use crate::compile::{BuildError, compile_output_schema, compile_prompt_schema, compile_tool_schema};
 use crate::host::{Dispatch, PromptReader, ResourceReader};
 use crate::spec::{Listing, PromptSpec, ResourceEntry, ResourceSpec, ResourceTemplateSpec, ToolSpec};
 use crate::template::{TemplateMatch, UriTemplate};

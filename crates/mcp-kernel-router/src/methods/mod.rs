@@ -1,6 +1,7 @@
 //! The method handlers, one file per primitive.
 
 mod completion;
+mod logging;
 mod prompts;
 mod resources;
 mod round_trip;

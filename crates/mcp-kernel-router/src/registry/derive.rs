@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::builder::BuildError;
+use crate::compile::BuildError;
 use crate::host::{RequestContext, ToolError};
 use crate::registry::tools::{IntoToolOutput, Json, Tools};
 use crate::spec::{PromptArgument, PromptSpec, ToolSpec};
@@ -62,6 +62,7 @@ impl Tools {
     /// against the derived schema. Schemas the spec already set are replaced. An `In` that reads keys
     /// its schema does not declare (a map, a `#[serde(flatten)]` map) is a [`BuildError::InvalidTool`]
     /// when the server is built: a typed handler receives the declared properties only.
+    #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
     pub fn add_derived<In, Out, F, Fut>(self, spec: ToolSpec, handler: F) -> Self
     where
         F: Fn(In, RequestContext) -> Fut + Send + Sync + 'static,
@@ -82,6 +83,7 @@ impl Tools {
 
     /// A tool whose input schema is derived from `In`; its output is whatever the handler returns
     /// (text, content blocks). An output schema the spec set by hand stays, and is enforced.
+    #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
     pub fn add_derived_input<In, Out, F, Fut>(self, spec: ToolSpec, handler: F) -> Self
     where
         F: Fn(In, RequestContext) -> Fut + Send + Sync + 'static,

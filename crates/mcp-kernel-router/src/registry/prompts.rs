@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 
-use crate::builder::BuildError;
+use crate::compile::BuildError;
 use crate::host::{BoxFuture, GetPrompt, PromptOutput, PromptReader, ReaderError, RequestContext};
 use crate::registry::decode::arguments_as;
 use crate::spec::PromptSpec;
@@ -80,6 +80,7 @@ impl Prompts {
     /// `Option<String>` for an optional one; doc comments become descriptions). A field of another
     /// type is a [`BuildError::InvalidPrompt`] when the server is built.
     #[cfg(feature = "schemars")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
     pub fn add_derived<A, F, Fut>(mut self, spec: PromptSpec, render: F) -> Self
     where
         F: Fn(A, RequestContext) -> Fut + Send + Sync + 'static,

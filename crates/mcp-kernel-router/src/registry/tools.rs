@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use crate::builder::BuildError;
+use crate::compile::BuildError;
 use crate::host::{BoxFuture, Dispatch, RequestContext, ToolCall, ToolError, ToolOutput};
 use crate::registry::decode::arguments_as;
 use crate::spec::ToolSpec;

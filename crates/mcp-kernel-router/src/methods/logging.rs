@@ -1,0 +1,59 @@
+//! The logging methods of the server: whether a request may be sent notifications, the logger a
+//! request gets, and `logging/setLevel` (2025-11-25, with the host's opt-in). The logger itself is
+//! `log.rs`.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use mcp_kernel_wire::ErrorObject;
+use mcp_kernel_wire::version::{META_LOG_LEVEL, META_PROTOCOL_VERSION};
+
+use crate::log::{LogLevel, Logger, parse_level};
+use crate::progress::{NotificationSink, progress_token};
+use crate::server::{Answer, Server};
+
+impl Server {
+    /// Whether a request with these `params` may be sent notifications while it runs: it carries a
+    /// progress token, or the host opted in to log notifications and the request may receive them (a
+    /// 2025-11-25 request, or one that set `io.modelcontextprotocol/logLevel`). A transport passes a
+    /// sink ([`Server::handle_with_notifications`]) only then.
+    pub fn may_notify(&self, params: Option<&Value>) -> bool {
+        if progress_token(params).is_some() {
+            return true;
+        }
+        if self.inner.parts.log_level.is_none() {
+            return false;
+        }
+        let meta = params.and_then(|p| p.get("_meta"));
+        let modern = meta.is_some_and(|m| m.get(META_PROTOCOL_VERSION).is_some());
+        !modern || meta.is_some_and(|m| m.get(META_LOG_LEVEL).is_some())
+    }
+
+    /// The logger of a request in `era`: live only with the host's opt-in and a sink; on `2026-07-28`
+    /// at the stricter of the request's own level and the host's minimum (none requested: no logs), on
+    /// 2025-11-25 at the host's minimum.
+    pub(crate) fn logger(
+        &self,
+        sink: Option<&NotificationSink>,
+        modern: bool,
+        requested: Option<LogLevel>,
+    ) -> Logger {
+        let (Some(sink), Some(minimum)) = (sink, self.inner.parts.log_level) else {
+            return Logger::default();
+        };
+        let threshold = if modern { requested.map(|level| level.max(minimum)) } else { Some(minimum) };
+        threshold.map_or_else(Logger::default, |level| Logger::to(level, Arc::clone(sink)))
+    }
+
+    /// `logging/setLevel` on 2025-11-25 with the opt-in: a valid level is answered `{}`; the level in
+    /// force stays the host's minimum (a stateless server keeps no per-client level).
+    pub(crate) fn set_level(&self, params: Option<&Value>) -> Answer {
+        match params.and_then(|p| p.get("level")).and_then(parse_level) {
+            Some(_) => Ok(json!({})),
+            None => {
+                Err(ErrorObject::invalid_params("logging/setLevel requires params.level, a logging level"))
+            }
+        }
+    }
+}
