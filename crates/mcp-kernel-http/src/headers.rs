@@ -21,9 +21,12 @@ use serde_json::{Map, Value};
 
 use mcp_kernel_router::schema::{HeaderParam, HeaderParamKind};
 use mcp_kernel_router::{Extensions, Server, ToolHeaders};
-use mcp_kernel_wire::ErrorObject;
 use mcp_kernel_wire::error::UnsupportedVersionData;
+use mcp_kernel_wire::error::detail::{
+    META_CAPABILITIES_MISSING, META_CAPABILITIES_NOT_OBJECT, META_NOT_OBJECT, TOP_LEVEL_META,
+};
 use mcp_kernel_wire::version::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, MODERN};
+use mcp_kernel_wire::{ErrorObject, Method};
 
 use crate::header_value::{decoded, integer_matches, is_malformed_sentinel, values};
 use crate::refusal::Refusal;
@@ -35,20 +38,9 @@ const METHOD: &str = "mcp-method";
 /// The name header (base64 sentinel honoured).
 const NAME: &str = "mcp-name";
 
-/// D-13: the B-3.2 message for a top-level `_meta`.
-const TOP_LEVEL_META: &str =
-    "_meta belongs in params._meta (2026-07-28 RequestParams), not at the top level of the request";
-/// D-14: `params._meta` is not an object.
-const META_NOT_OBJECT: &str = "params._meta must be an object";
 /// D-15: a request without a declared protocol version.
 const META_VERSION_MISSING: &str =
     "params._meta with io.modelcontextprotocol/protocolVersion is required on every request";
-/// D-15: the B-3.6 message for missing client capabilities.
-const META_CAPABILITIES_MISSING: &str = "params._meta lacks io.modelcontextprotocol/clientCapabilities, \
-                                         which 2026-07-28 requires on every request";
-/// D-15: client capabilities that are not an object.
-const META_CAPABILITIES_NOT_OBJECT: &str =
-    "params._meta io.modelcontextprotocol/clientCapabilities must be an object";
 
 /// D-14: no version header.
 const VERSION_MISSING: &str = "Missing mcp-protocol-version header; it is required on every POST";
@@ -267,10 +259,8 @@ fn mcp_name(
     mirror: Mirror,
     id: &Value,
 ) -> Result<(), Refusal> {
-    let field = match method {
-        Some("tools/call" | "prompts/get") => "name",
-        Some("resources/read") => "uri",
-        _ => return Ok(()),
+    let Some(field) = method.and_then(Method::known).and_then(|method| method.name_param()) else {
+        return Ok(());
     };
     let sent = read_mirrored(headers, NAME, NAME, id)?;
     let body = params.and_then(|p| p.get(field)).and_then(Value::as_str);

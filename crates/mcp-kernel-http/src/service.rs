@@ -40,7 +40,7 @@ use http_body::Body;
 use serde_json::Value;
 
 use mcp_kernel_router::{Extensions, Inbound, LiveServer, Revisions, Server};
-use mcp_kernel_wire::{ErrorObject, Response as JsonRpcResponse, read_message};
+use mcp_kernel_wire::{ErrorObject, Method as McpMethod, Response as JsonRpcResponse, read_message};
 
 use crate::body::ResponseBody;
 use crate::budget::{BodyBudget, UPFRONT_BYTES};
@@ -131,9 +131,6 @@ where
         })
     }
 }
-
-/// Methods 2026-07-28 does not have: answered 404 with an id, 202 without one.
-const REMOVED_METHODS: [&str; 5] = ["initialize", "notifications/initialized", "ping", "shutdown", "exit"];
 
 /// Steps 0 to 1b, then the rest with the CORS grant added for a listed origin.
 async fn serve<B>(shared: Arc<Shared>, request: Request<B>) -> Response<ResponseBody>
@@ -307,8 +304,9 @@ async fn answer(
         return refuse(refusal);
     }
     drop(parts);
-    let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
-    if REMOVED_METHODS.contains(&method) {
+    // A method 2026-07-28 does not have: 404 with an id, 202 without one.
+    let method = message.get("method").and_then(Value::as_str).and_then(McpMethod::known);
+    if method.is_some_and(|method| method.is_removed_in_stateless()) {
         return match message.get("id") {
             None => accepted(),
             Some(_) => {

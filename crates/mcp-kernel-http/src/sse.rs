@@ -31,7 +31,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use mcp_kernel_router::{Inbound, NotificationSink, Server};
-use mcp_kernel_wire::{ErrorObject, Response as JsonRpcResponse};
+use mcp_kernel_wire::{ErrorObject, Method, Response as JsonRpcResponse};
 
 use crate::body::ResponseBody;
 use crate::core::{CoreOutcome, run_core};
@@ -40,9 +40,6 @@ use crate::refusal::echoable_id;
 
 /// How many notifications may wait for a slow reader before further reports are dropped.
 pub(crate) const QUEUED_NOTIFICATIONS: usize = 64;
-
-/// The methods whose host code may report progress or log.
-const STREAMABLE: [&str; 3] = ["tools/call", "resources/read", "prompts/get"];
 
 /// How one message was answered.
 pub(crate) enum Outcome {
@@ -55,7 +52,11 @@ pub(crate) enum Outcome {
 /// Whether a message may be streamed: a request to a streamable method that may be sent notifications.
 fn wants_stream(server: &Server, message: &Map<String, Value>) -> bool {
     message.contains_key("id")
-        && message.get("method").and_then(Value::as_str).is_some_and(|m| STREAMABLE.contains(&m))
+        && message
+            .get("method")
+            .and_then(Value::as_str)
+            .and_then(Method::known)
+            .is_some_and(|m| m.may_stream())
         && server.may_notify(message.get("params"))
 }
 

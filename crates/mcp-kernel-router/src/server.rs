@@ -9,11 +9,14 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+use mcp_kernel_wire::error::detail::{
+    META_CAPABILITIES_MISSING, META_CAPABILITIES_NOT_OBJECT, META_NOT_OBJECT, TOP_LEVEL_META,
+};
 use mcp_kernel_wire::types::CacheScope;
 use mcp_kernel_wire::version::{
     META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO,
 };
-use mcp_kernel_wire::{ErrorObject, ProtocolVersion, Response};
+use mcp_kernel_wire::{ErrorObject, Method, ProtocolVersion, Response};
 
 use crate::host::{Completer, Dispatch, Era, PromptReader, RequestContext, ResourceReader};
 use crate::inbound::{Inbound, Served};
@@ -70,7 +73,7 @@ pub(crate) type Answer = Result<Value, ErrorObject>;
 
 /// A request whose era is settled, as the method handlers see it.
 pub(crate) struct Request<'a> {
-    pub(crate) method: &'a str,
+    pub(crate) method: &'a Method,
     pub(crate) params: Option<Value>,
     pub(crate) context: RequestContext,
     /// The filter's answer for the called tool, when the transport asked already.
@@ -117,9 +120,6 @@ impl std::fmt::Debug for Server {
         f.debug_struct("Server").field("options", &self.inner.options).finish_non_exhaustive()
     }
 }
-
-const TOP_LEVEL_META: &str =
-    "_meta belongs in params._meta (2026-07-28 RequestParams), not at the top level of the request";
 
 /// A request id is a string or an integer (never null: MCP S-1).
 fn is_valid_id(id: &Value) -> bool {
@@ -279,7 +279,9 @@ impl Server {
             return Handled::reply(Response::error(id, ErrorObject::invalid_params(TOP_LEVEL_META)));
         }
         let method = match message.remove("method") {
-            Some(Value::String(method)) if is_jsonrpc => method,
+            Some(Value::String(method)) if is_jsonrpc => {
+                Method::known(&method).unwrap_or(Method::Other(method))
+            }
             _ => return Handled::reply(Response::error(id, ErrorObject::invalid_request())),
         };
         let mut params = message.remove("params");
@@ -290,11 +292,11 @@ impl Server {
         };
         let logs = sink.is_some() && self.inner.parts.log_level.is_some();
         let log_level = if logs { requested_level(params.as_ref()) } else { None };
-        match method.as_str() {
-            "server/discover" => {
+        match method {
+            Method::Discover => {
                 return Handled::reply(Response::error_or_result(id, self.discover(served, params.as_mut())));
             }
-            "initialize" => {
+            Method::Initialize => {
                 let answer = self.initialize(served, params.as_ref());
                 return Handled::reply(Response::error_or_result(id, answer));
             }
@@ -304,10 +306,10 @@ impl Server {
             Ok(settled) => settled,
             Err(error) => return Handled::reply(Response::error(id, error)),
         };
-        match method.as_str() {
+        match method {
             // protocol.md B-3 step 9: sent with an id, it still gets no reply.
-            "notifications/initialized" => return Handled::silent(),
-            "exit" => return Handled { response: None, control: Control::Shutdown },
+            Method::NotificationInitialized => return Handled::silent(),
+            Method::Exit => return Handled { response: None, control: Control::Shutdown },
             _ => {}
         }
         // Whatever else the message held is released before any host code is awaited.
@@ -325,7 +327,7 @@ impl Server {
         // Closed when answered or dropped (cancelled): no notification ever follows the response.
         let closer = (CloseOnDrop(progress), CloseOnDrop(context.log.clone()));
         let request = Request { method: &method, params, context, tool_shown };
-        let control = if method == "shutdown" { Control::Shutdown } else { Control::Continue };
+        let control = if method == Method::Shutdown { Control::Shutdown } else { Control::Continue };
         let answer = self.route(request).await;
         drop(closer);
         let answer = if era.is_modern() { answer.map(|result| self.modernise(result)) } else { answer };
@@ -335,8 +337,8 @@ impl Server {
     fn handle_notification(&self, mut message: Map<String, Value>, is_jsonrpc: bool) -> Handled {
         // A notification never gets a reply; a top-level `_meta` on one is dropped (B-3.3).
         message.remove("_meta");
-        let method = message.get("method").and_then(Value::as_str);
-        if is_jsonrpc && method == Some("exit") {
+        let method = message.get("method").and_then(Value::as_str).and_then(Method::known);
+        if is_jsonrpc && method == Some(Method::Exit) {
             return Handled { response: None, control: Control::Shutdown };
         }
         Handled::silent()
@@ -357,7 +359,7 @@ impl Server {
     fn settle_era(
         &self,
         served: Served<'_>,
-        method: &str,
+        method: &Method,
         params: Option<&mut Value>,
     ) -> Result<(Era, Option<Arc<Value>>), ErrorObject> {
         let meta = match params {
@@ -366,7 +368,7 @@ impl Server {
         };
         let Some(meta) = meta else { return Self::undeclared(served) };
         let Value::Object(meta) = meta else {
-            return Err(ErrorObject::invalid_params("params._meta must be an object"));
+            return Err(ErrorObject::invalid_params(META_NOT_OBJECT));
         };
         let Some(requested) = meta.get(META_PROTOCOL_VERSION) else {
             // A 2025-11-25 request may carry a `_meta` of its own (a progress token): it is undeclared,
@@ -391,15 +393,11 @@ impl Server {
         if version.is_modern() {
             match capabilities {
                 None => {
-                    return Err(ErrorObject::invalid_params(
-                        "params._meta lacks io.modelcontextprotocol/clientCapabilities, which 2026-07-28 requires on every request",
-                    ));
+                    return Err(ErrorObject::invalid_params(META_CAPABILITIES_MISSING));
                 }
                 Some(Value::Object(_)) => {}
                 Some(_) => {
-                    return Err(ErrorObject::invalid_params(
-                        "params._meta io.modelcontextprotocol/clientCapabilities must be an object",
-                    ));
+                    return Err(ErrorObject::invalid_params(META_CAPABILITIES_NOT_OBJECT));
                 }
             }
             if let Some(level) = meta.get(META_LOG_LEVEL)
@@ -409,7 +407,7 @@ impl Server {
                     "params._meta io.modelcontextprotocol/logLevel is not a logging level",
                 ));
             }
-            if method == "ping" {
+            if *method == Method::Ping {
                 return Err(ErrorObject::method_not_found());
             }
         }
@@ -419,20 +417,22 @@ impl Server {
 
     async fn route(&self, request: Request<'_>) -> Answer {
         match request.method {
-            "tools/list" => Ok(self.list_tools(&request.context)),
-            "tools/call" => self.call_tool(request).await,
-            "resources/list" => self.list_resources(request.params.as_ref(), &request.context),
-            "resources/templates/list" => self.list_templates(request.params.as_ref(), &request.context),
-            "resources/read" => self.read_resource(request).await,
-            "prompts/list" => self.list_prompts(request.params.as_ref(), &request.context),
-            "prompts/get" => self.get_prompt(request).await,
-            "completion/complete" if self.inner.parts.completer.is_some() => self.complete(request).await,
-            "logging/setLevel"
+            Method::ToolsList => Ok(self.list_tools(&request.context)),
+            Method::ToolsCall => self.call_tool(request).await,
+            Method::ResourcesList => self.list_resources(request.params.as_ref(), &request.context),
+            Method::ResourcesTemplatesList => self.list_templates(request.params.as_ref(), &request.context),
+            Method::ResourcesRead => self.read_resource(request).await,
+            Method::PromptsList => self.list_prompts(request.params.as_ref(), &request.context),
+            Method::PromptsGet => self.get_prompt(request).await,
+            Method::CompletionComplete if self.inner.parts.completer.is_some() => {
+                self.complete(request).await
+            }
+            Method::LoggingSetLevel
                 if self.inner.parts.log_level.is_some() && !request.context.era.is_modern() =>
             {
                 self.set_level(request.params.as_ref())
             }
-            "ping" | "shutdown" => Ok(json!({})),
+            Method::Ping | Method::Shutdown => Ok(json!({})),
             _ => Err(ErrorObject::method_not_found()),
         }
     }
@@ -472,7 +472,7 @@ impl Server {
             return Err(ErrorObject::method_not_found());
         }
         if params.as_ref().is_some_and(|p| p.get("_meta").is_some()) {
-            self.settle_era(served, "server/discover", params)?;
+            self.settle_era(served, &Method::Discover, params)?;
         }
         let mut result = Map::new();
         result.insert("supportedVersions".into(), json!(served.names()));

@@ -246,6 +246,22 @@ impl ErrorObject {
     }
 }
 
+/// The details of the `_meta` refusals both transports and the core give (-32602 "Invalid params:
+/// …"), written once.
+pub mod detail {
+    /// A request with `_meta` at its top level instead of in `params`.
+    pub const TOP_LEVEL_META: &str =
+        "_meta belongs in params._meta (2026-07-28 RequestParams), not at the top level of the request";
+    /// `params._meta` that is not an object.
+    pub const META_NOT_OBJECT: &str = "params._meta must be an object";
+    /// A 2026-07-28 request without client capabilities.
+    pub const META_CAPABILITIES_MISSING: &str = "params._meta lacks io.modelcontextprotocol/clientCapabilities, \
+                                                 which 2026-07-28 requires on every request";
+    /// Client capabilities that are not an object.
+    pub const META_CAPABILITIES_NOT_OBJECT: &str =
+        "params._meta io.modelcontextprotocol/clientCapabilities must be an object";
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,4 +13,5 @@ pub mod version;
 pub use error::{ErrorObject, code};
 pub use jsonrpc::{JSONRPC_VERSION, Response};
 pub use reader::{MAX_DEPTH, ReadError, read_message};
+pub use types::method::Method;
 pub use version::ProtocolVersion;

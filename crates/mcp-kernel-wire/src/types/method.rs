@@ -58,3 +58,191 @@ pub const NOTIFICATION_PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_
 pub const NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 /// `notifications/roots/list_changed` (2025-11-25, client to server).
 pub const NOTIFICATION_ROOTS_LIST_CHANGED: &str = "notifications/roots/list_changed";
+
+/// A request's or notification's method, parsed once: every method either revision defines, the
+/// stdio lifecycle's `shutdown` and `exit` (the design this package re-implements; neither revision
+/// has them), and any other name kept as sent. Transports ask it what a method is (removed in the
+/// stateless revision, able to stream, mirrored by `Mcp-Name`) instead of keeping their own tables.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Method {
+    /// `server/discover`.
+    Discover,
+    /// `initialize`.
+    Initialize,
+    /// `ping`.
+    Ping,
+    /// `tools/list`.
+    ToolsList,
+    /// `tools/call`.
+    ToolsCall,
+    /// `resources/list`.
+    ResourcesList,
+    /// `resources/templates/list`.
+    ResourcesTemplatesList,
+    /// `resources/read`.
+    ResourcesRead,
+    /// `resources/subscribe`.
+    ResourcesSubscribe,
+    /// `resources/unsubscribe`.
+    ResourcesUnsubscribe,
+    /// `prompts/list`.
+    PromptsList,
+    /// `prompts/get`.
+    PromptsGet,
+    /// `completion/complete`.
+    CompletionComplete,
+    /// `logging/setLevel`.
+    LoggingSetLevel,
+    /// `subscriptions/listen`.
+    SubscriptionsListen,
+    /// `notifications/initialized`.
+    NotificationInitialized,
+    /// `notifications/cancelled`.
+    NotificationCancelled,
+    /// `notifications/progress`.
+    NotificationProgress,
+    /// `notifications/roots/list_changed`.
+    NotificationRootsListChanged,
+    /// `shutdown` (the stdio lifecycle; not an MCP method).
+    Shutdown,
+    /// `exit` (the stdio lifecycle; not an MCP method).
+    Exit,
+    /// Any other name, as sent.
+    Other(String),
+}
+
+/// The names of the known methods, in the enum's order (`Method::known` is the same table as a
+/// `match`, which its test holds to this one).
+const KNOWN: [(&str, Method); 21] = [
+    (DISCOVER, Method::Discover),
+    (INITIALIZE, Method::Initialize),
+    (PING, Method::Ping),
+    (TOOLS_LIST, Method::ToolsList),
+    (TOOLS_CALL, Method::ToolsCall),
+    (RESOURCES_LIST, Method::ResourcesList),
+    (RESOURCES_TEMPLATES_LIST, Method::ResourcesTemplatesList),
+    (RESOURCES_READ, Method::ResourcesRead),
+    (RESOURCES_SUBSCRIBE, Method::ResourcesSubscribe),
+    (RESOURCES_UNSUBSCRIBE, Method::ResourcesUnsubscribe),
+    (PROMPTS_LIST, Method::PromptsList),
+    (PROMPTS_GET, Method::PromptsGet),
+    (COMPLETION_COMPLETE, Method::CompletionComplete),
+    (LOGGING_SET_LEVEL, Method::LoggingSetLevel),
+    (SUBSCRIPTIONS_LISTEN, Method::SubscriptionsListen),
+    (NOTIFICATION_INITIALIZED, Method::NotificationInitialized),
+    (NOTIFICATION_CANCELLED, Method::NotificationCancelled),
+    (NOTIFICATION_PROGRESS, Method::NotificationProgress),
+    (NOTIFICATION_ROOTS_LIST_CHANGED, Method::NotificationRootsListChanged),
+    ("shutdown", Method::Shutdown),
+    ("exit", Method::Exit),
+];
+
+impl Method {
+    /// The method named `name` (exact, case-sensitive); an unknown name is [`Method::Other`].
+    pub fn parse(name: &str) -> Method {
+        match Self::known(name) {
+            Some(method) => method,
+            None => Method::Other(name.to_owned()),
+        }
+    }
+
+    /// The known method named `name`, without allocating for an unknown one.
+    pub fn known(name: &str) -> Option<Method> {
+        Some(match name {
+            DISCOVER => Method::Discover,
+            INITIALIZE => Method::Initialize,
+            PING => Method::Ping,
+            TOOLS_LIST => Method::ToolsList,
+            TOOLS_CALL => Method::ToolsCall,
+            RESOURCES_LIST => Method::ResourcesList,
+            RESOURCES_TEMPLATES_LIST => Method::ResourcesTemplatesList,
+            RESOURCES_READ => Method::ResourcesRead,
+            RESOURCES_SUBSCRIBE => Method::ResourcesSubscribe,
+            RESOURCES_UNSUBSCRIBE => Method::ResourcesUnsubscribe,
+            PROMPTS_LIST => Method::PromptsList,
+            PROMPTS_GET => Method::PromptsGet,
+            COMPLETION_COMPLETE => Method::CompletionComplete,
+            LOGGING_SET_LEVEL => Method::LoggingSetLevel,
+            SUBSCRIPTIONS_LISTEN => Method::SubscriptionsListen,
+            NOTIFICATION_INITIALIZED => Method::NotificationInitialized,
+            NOTIFICATION_CANCELLED => Method::NotificationCancelled,
+            NOTIFICATION_PROGRESS => Method::NotificationProgress,
+            NOTIFICATION_ROOTS_LIST_CHANGED => Method::NotificationRootsListChanged,
+            "shutdown" => Method::Shutdown,
+            "exit" => Method::Exit,
+            _ => return None,
+        })
+    }
+
+    /// The method's name on the wire.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Method::Other(name) => name,
+            known => KNOWN.iter().find(|(_, m)| m == known).map_or("", |(name, _)| name),
+        }
+    }
+
+    /// Whether the stateless revision (`2026-07-28`) has no such method while the legacy one (or the
+    /// stdio lifecycle) does: `initialize`, `notifications/initialized`, `ping`, `shutdown`, `exit`.
+    pub fn is_removed_in_stateless(&self) -> bool {
+        matches!(
+            self,
+            Method::Initialize
+                | Method::NotificationInitialized
+                | Method::Ping
+                | Method::Shutdown
+                | Method::Exit
+        )
+    }
+
+    /// Whether the host code serving it may report progress or log while it runs, so that a transport
+    /// may answer it as a stream: `tools/call`, `resources/read`, `prompts/get`.
+    pub fn may_stream(&self) -> bool {
+        matches!(self, Method::ToolsCall | Method::ResourcesRead | Method::PromptsGet)
+    }
+
+    /// The `params` member the `Mcp-Name` header mirrors: `name` for `tools/call` and `prompts/get`,
+    /// `uri` for `resources/read`; `None` for every other method.
+    pub fn name_param(&self) -> Option<&'static str> {
+        match self {
+            Method::ToolsCall | Method::PromptsGet => Some("name"),
+            Method::ResourcesRead => Some("uri"),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_known_name_parses_to_its_method_and_back() {
+        for (name, method) in &KNOWN {
+            assert_eq!(&Method::parse(name), method);
+            assert_eq!(method.as_str(), *name);
+        }
+        assert_eq!(Method::parse("tools/Call"), Method::Other("tools/Call".into()));
+        assert_eq!(Method::parse("x/y").as_str(), "x/y");
+        assert_eq!(Method::known("x/y"), None);
+    }
+
+    #[test]
+    fn the_transport_questions_are_answered_by_the_method() {
+        let removed: Vec<_> =
+            KNOWN.iter().filter(|(_, m)| m.is_removed_in_stateless()).map(|(n, _)| *n).collect();
+        assert_eq!(removed, ["initialize", "ping", "notifications/initialized", "shutdown", "exit"]);
+        let streams: Vec<_> = KNOWN.iter().filter(|(_, m)| m.may_stream()).map(|(n, _)| *n).collect();
+        assert_eq!(streams, ["tools/call", "resources/read", "prompts/get"]);
+        assert_eq!(Method::ToolsCall.name_param(), Some("name"));
+        assert_eq!(Method::ResourcesRead.name_param(), Some("uri"));
+        assert_eq!(Method::ToolsList.name_param(), None);
+    }
+}
