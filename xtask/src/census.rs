@@ -5,9 +5,12 @@
 //! ([`boundary::LIBRARIES`]; test-support crates, in [`boundary::NOT_LIBRARIES`], play the host's part),
 //! with comments and `#[cfg(test)]` modules removed ([`lines`]). A directory under `crates/` in neither
 //! list, or a library without `crates/<name>/src`, fails the census. Each check is a pure function over file paths and texts,
-//! so its tests can plant a violation; [`run`] reads the real files.
+//! so its tests can plant a violation; [`run`] reads the real files. One check, `citations`, reads more
+//! than the library: every source and document of the workspace ([`CITED_DIRS`], [`CITED_FILES`]), for
+//! the rule identifiers and document paths they cite.
 
 mod authority;
+mod citations;
 mod client;
 mod hidden;
 mod items;
@@ -118,7 +121,19 @@ pub struct Inputs {
     pub threat_model: String,
     /// `docs/will-not-implement.md`.
     pub will_not_implement: String,
+    /// Every source and document read for citations ([`CITED_DIRS`], [`CITED_FILES`]): path and text.
+    pub cited: Vec<(String, String)>,
 }
+
+/// The directories whose sources and documents are read for citations (the `citations` check).
+pub const CITED_DIRS: &[&str] =
+    &["benches", "conformance", "crates", "docs", "fixtures", "fuzz", "tests-rmcp", "xtask"];
+/// The files at the root read for citations.
+pub const CITED_FILES: &[&str] = &["CHANGELOG.md", "README.md"];
+/// The extensions of the files read for citations.
+const CITED_EXTENSIONS: &[&str] = &["md", "rs", "toml", "yaml", "yml"];
+/// Directories never read for citations: build output, installed packages, hidden folders.
+const NOT_CITED: &[&str] = &["node_modules", "target"];
 
 /// Runs every check over `inputs`; `file` reads a workspace-relative file for the named-test check.
 pub fn census(inputs: &Inputs, file: &dyn Fn(&str) -> Option<String>) -> Vec<Outcome> {
@@ -130,6 +145,7 @@ pub fn census(inputs: &Inputs, file: &dyn Fn(&str) -> Option<String>) -> Vec<Out
         sites::check(&inputs.library, sites::CRYPTO_SITES),
         named_tests::check(&inputs.threat_model, &inputs.will_not_implement, file),
         readme_split::check(&inputs.readme, &items::Index::build(&inputs.library)),
+        citations::check(&inputs.cited, file),
     ]
 }
 
@@ -145,6 +161,23 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         if path.is_dir() {
             rust_files(&path, out)?;
         } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Every file under `dir` with one of [`CITED_EXTENSIONS`], recursively, skipping [`NOT_CITED`] and
+/// hidden directories.
+fn cited_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if path.is_dir() {
+            if !name.starts_with('.') && !NOT_CITED.contains(&name.as_str()) {
+                cited_files(&path, out)?;
+            }
+        } else if path.extension().is_some_and(|e| CITED_EXTENSIONS.iter().any(|x| e == *x)) {
             out.push(path);
         }
     }
@@ -205,11 +238,22 @@ fn read_inputs(root: &Path) -> Result<Inputs, String> {
         let rel = file.strip_prefix(root).unwrap_or(&file).to_string_lossy().replace('\\', "/");
         library.push(Library::parse(&rel, &read(&rel)?));
     }
+    let mut paths: Vec<PathBuf> = CITED_FILES.iter().map(|f| root.join(f)).collect();
+    for dir in CITED_DIRS {
+        cited_files(&root.join(dir), &mut paths).map_err(|e| format!("{dir}/: {e}"))?;
+    }
+    paths.sort();
+    let mut cited = Vec::new();
+    for path in paths {
+        let rel = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().replace('\\', "/");
+        cited.push((rel.clone(), read(&rel)?));
+    }
     Ok(Inputs {
         library,
         readme: read("README.md")?,
         threat_model: read("docs/threat-model.md")?,
         will_not_implement: read("docs/will-not-implement.md")?,
+        cited,
     })
 }
 
@@ -293,6 +337,10 @@ mod tests {
                 readme: text.to_owned(),
                 threat_model: format!("| G-1 | `a.rs::id` {text}"),
                 will_not_implement: format!("| H-1 | `a.rs::id` {text}"),
+                cited: vec![
+                    (["docs/a", ".md"].concat(), text.to_owned()),
+                    ("crates/a/src/b.rs".to_owned(), text.to_owned()),
+                ],
             };
             let _ = census(&inputs, &|_| Some(text.to_owned()));
         }

@@ -1,5 +1,5 @@
 //! `cargo xtask connectome facts --crate <name>… [--out <file>|-]`: call facts read from the LLVM IR
-//! rustc emits for the crates in scope (spec/connectome.md K-6; docs/connectome-facts.md).
+//! rustc emits for the crates in scope (docs/connectome.md K-6; docs/connectome-facts.md).
 //!
 //! Each named workspace package's library is built alone with `cargo rustc -p <pkg> --lib` into
 //! `target/connectome-ir`, at opt-level 0 with `--emit=llvm-ir,link -C codegen-units=1`, every crate of

@@ -1,16 +1,17 @@
 //! Project tasks, run as `cargo xtask <task>`.
 //!
 //! - `ci`: the gate a submission must pass — `cargo fmt --check`, `cargo clippy --all-targets
-//!   -D warnings`, the examples (the stdio wiring tests spawn `weather`), every test of the workspace, a check that the fuzz targets build, the dependency
-//!   boundary, the census, then the README exchange.
+//!   -D warnings`, the examples (the stdio wiring tests spawn `weather`), every test of the workspace, the
+//!   docs (`cargo doc` with `RUSTDOCFLAGS="-D warnings"`), a check that the fuzz targets build, the
+//!   dependency boundary, the census, then the README exchange.
 //! - `conformance [--write]`: the official MCP conformance suite against the harness, and the README rows.
 //! - `edge [oauth|browser]`: the ignored tests that need outside programs — rmcp's OAuth client against a
 //!   real authorization server (Node 22, `oidc-provider`), and a real browser (Chromium).
 //! - `boundary`: the dependency direction of the design, read from `cargo metadata`.
 //! - `census`: line censuses over the library code — signs, no authority, no client, no hidden source,
 //!   one digest and one id site,
-//!   the tests the threat model and `docs/will-not-implement.md` name, the README split (see
-//!   `docs/census.md`).
+//!   the tests the threat model and `docs/will-not-implement.md` name, the README split, and that
+//!   every cited rule identifier and docs path resolves (see `docs/census.md`).
 //! - `readme [--print]`: runs the README's copy-paste exchange as written and compares the output.
 //! - `bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--hold | --drip N]`: mcp-kernel
 //!   against rmcp and a floor server, interleaved and pinned (see `docs/performance.md`).
@@ -29,38 +30,47 @@ mod readme;
 
 use std::process::{Command, ExitCode};
 
-/// One step of a task: a cargo invocation and what it is for.
+/// One step of a task: a cargo invocation, the environment it adds, and what it is for.
 struct Step {
     what: &'static str,
     args: &'static [&'static str],
+    env: &'static [(&'static str, &'static str)],
 }
 
 const CI: &[Step] = &[
-    Step { what: "formatting", args: &["fmt", "--all", "--check"] },
+    Step { what: "formatting", args: &["fmt", "--all", "--check"], env: &[] },
     Step {
         what: "lints",
         args: &["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"],
+        env: &[],
     },
     // `cargo test --all-targets` builds examples with the test harness only; the stdio wiring tests
     // spawn the real `weather` binary, so the examples are built as programs first.
-    Step { what: "examples", args: &["build", "--workspace", "--examples", "--locked"] },
-    Step { what: "tests", args: &["test", "--workspace", "--all-targets", "--locked"] },
-    Step { what: "doc tests", args: &["test", "--workspace", "--doc", "--locked"] },
-    // Every doc link resolves (the workspace denies `rustdoc::broken_intra_doc_links`).
-    Step { what: "docs", args: &["doc", "--workspace", "--no-deps", "--locked"] },
+    Step { what: "examples", args: &["build", "--workspace", "--examples", "--locked"], env: &[] },
+    Step { what: "tests", args: &["test", "--workspace", "--all-targets", "--locked"], env: &[] },
+    Step { what: "doc tests", args: &["test", "--workspace", "--doc", "--locked"], env: &[] },
+    // Every doc link resolves (the workspace denies `rustdoc::broken_intra_doc_links`), and no other
+    // rustdoc warning is let through (an HTML-looking `<name>` in `docs/*.md`, which the manual includes).
+    Step {
+        what: "docs",
+        args: &["doc", "--workspace", "--no-deps", "--locked"],
+        env: &[("RUSTDOCFLAGS", "-D warnings")],
+    },
     // The fuzz targets are their own workspace (`fuzz/`); checking them on stable keeps them building
     // as the checks they call change, without libFuzzer's nightly flags (see docs/fuzzing.md).
     Step {
         what: "fuzz targets",
         args: &["check", "--manifest-path", "fuzz/Cargo.toml", "--locked", "--bins"],
+        env: &[],
     },
 ];
 
 fn run(steps: &[Step]) -> ExitCode {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     for step in steps {
-        eprintln!("xtask: {} — cargo {}", step.what, step.args.join(" "));
-        match Command::new(&cargo).args(step.args).status() {
+        let env: String = step.env.iter().map(|(name, value)| format!("{name}={value:?} ")).collect();
+        eprintln!("xtask: {} — {env}cargo {}", step.what, step.args.join(" "));
+        match Command::new(&cargo).args(step.args).envs(step.env.iter().copied()).status() {
             Ok(status) if status.success() => {}
             Ok(status) => {
                 eprintln!("xtask: {} failed ({status})", step.what);
@@ -87,7 +97,7 @@ fn readme(print: bool) -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, fuzz targets build, boundary, census,\n                     the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  edge [oauth|browser]  the ignored edge tests: rmcp OAuth against oidc-provider (Node 22), a\n                     real browser (Chromium)\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart,\n                     a stdio host free of HTTP, hash/MAC crates in two crates only\n  census             signs, no authority, no client, no hidden source, one digest and id site,\n                     named tests, the README split\n  readme [--print]   run the README exchange and compare (or print) its output\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] [--hold | --drip N]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare*.json\n  connectome facts --crate <package>… [--out <file>|-]\n                     call facts from the crates' LLVM IR; writes target/connectome/facts.json"
+        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, fuzz targets build, boundary, census,\n                     the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  edge [oauth|browser]  the ignored edge tests: rmcp OAuth against oidc-provider (Node 22), a\n                     real browser (Chromium)\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart,\n                     a stdio host free of HTTP, hash/MAC crates in two crates only\n  census             signs, no authority, no client, no hidden source, one digest and id site,\n                     named tests, the README split, the cited rules and paths\n  readme [--print]   run the README exchange and compare (or print) its output\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] [--hold | --drip N]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare*.json\n  connectome facts --crate <package>… [--out <file>|-]\n                     call facts from the crates' LLVM IR; writes target/connectome/facts.json"
     );
     ExitCode::from(2)
 }

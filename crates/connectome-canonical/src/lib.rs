@@ -1,4 +1,4 @@
-//! Canonical bytes of the connectome graph, `schema_version` 3 (spec/connectome.md §C).
+//! Canonical bytes of the connectome graph, `schema_version` 3 (docs/connectome.md §C).
 //!
 //! The document is the contract: two graphs are the same exactly when their bytes are, and the hash is
 //! the digest the bytes name, over exactly those bytes.

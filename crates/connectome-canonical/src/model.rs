@@ -10,7 +10,7 @@ use std::fmt;
 
 use crate::error::Uncanonical;
 
-/// The graph `schema_version` this crate writes (spec/connectome.md V-1).
+/// The graph `schema_version` this crate writes (docs/connectome.md V-1).
 pub const SCHEMA_VERSION: u8 = 3;
 
 /// Node kind; written as its lowercase name (C-5).

@@ -1,4 +1,4 @@
-//! Test vectors of spec/connectome.md §C, byte for byte and hash for hash: C-15, C-16, C-17, plus the
+//! Test vectors of docs/connectome.md §C, byte for byte and hash for hash: C-15, C-16, C-17, plus the
 //! C-4…C-14 cases, the C-11 float placement and the C-13 verifier.
 
 use std::collections::BTreeMap;

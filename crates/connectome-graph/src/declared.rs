@@ -1,4 +1,4 @@
-//! The declared builder (spec/connectome.md D-1…D-9 mapped to Rust, K-6…K-9): what *can* happen in a
+//! The declared builder (docs/connectome.md D-1…D-9 mapped to Rust, K-6…K-9): what *can* happen in a
 //! composed server, read from the catalog, host declarations and the offline call facts.
 //!
 //! # Input

@@ -1,4 +1,4 @@
-//! The diff of a declared and an observed graph (spec/connectome.md §F, B-7).
+//! The diff of a declared and an observed graph (docs/connectome.md §F, B-7).
 //!
 //! An edge's **label** is `(from, to, kind)` after NFC (F-1). The diff is a set difference over labels —
 //! deliberately not an isomorphism check — and puts every label of either graph in exactly one of four

@@ -1,5 +1,5 @@
 //! Call facts: what the compiled code says about calls, read offline from the LLVM IR rustc emits for
-//! the crates in scope (spec/connectome.md D-5, D-7, K-6, K-9), and embedded or loaded by the host.
+//! the crates in scope (docs/connectome.md D-5, D-7, K-6, K-9), and embedded or loaded by the host.
 //!
 //! The facts file is JSON, produced by `cargo xtask connectome facts` and read by
 //! [`CallFacts::from_json`]. Paths are demangled Rust paths with closures, async bodies and generic

@@ -1,4 +1,4 @@
-//! The connectome graph model (spec/connectome.md §A–B, K-1…K-3): nodes, edges, identities, the graph
+//! The connectome graph model (docs/connectome.md §A–B, K-1…K-3): nodes, edges, identities, the graph
 //! and its exports.
 //!
 //! - **Nodes (B-1)** are built only by [`Node::new`] (or [`Node::from_identity`]) from an [`Identity`];

@@ -1,4 +1,4 @@
-//! Reachability and dominance queries over a [`Graph`] (spec/connectome.md §G, K-5).
+//! Reachability and dominance queries over a [`Graph`] (docs/connectome.md §G, K-5).
 //!
 //! # Queries and results (G-1)
 //!

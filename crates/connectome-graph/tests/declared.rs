@@ -1,4 +1,4 @@
-//! Rules of spec/connectome.md D-1…D-9 (mapped to Rust by K-6…K-9) through `connectome_graph::declared`:
+//! Rules of docs/connectome.md D-1…D-9 (mapped to Rust by K-6…K-9) through `connectome_graph::declared`:
 //! the module-level fixture of D-9, the catalog of D-3, the fn and boundary levels of D-6, the refusals
 //! (D-1) and determinism under shuffling (D-2). The bound (D-7, K-9) is in `declared_bound.rs`.
 

@@ -1,4 +1,4 @@
-//! The bound of spec/connectome.md D-7 (mapped to Rust by K-6…K-9) through `connectome_graph::declared`:
+//! The bound of docs/connectome.md D-7 (mapped to Rust by K-6…K-9) through `connectome_graph::declared`:
 //! its JSON form, `tools_without_module`, the scope, `sources_used` per input combination (K-9), the
 //! dynamic allowlist (D-1, D-9), compile-time code (D-5, K-6), and the refusals that keep the bound and
 //! the graph honest: facts that hide an in-scope call, and names equal after NFC (C-6).

@@ -1,4 +1,4 @@
-//! The diff of spec/connectome.md §F and its record (B-7): the F-7 worked example byte for byte, the
+//! The diff of docs/connectome.md §F and its record (B-7): the F-7 worked example byte for byte, the
 //! classes, the ten counts, NFC labels and the refusal order of F-2.
 
 use connectome_graph::{

@@ -1,4 +1,4 @@
-//! Rules of spec/connectome.md, B-1…B-3 and K-1/K-2 through the graph API, and C-15/C-16
+//! Rules of docs/connectome.md, B-1…B-3 and K-1/K-2 through the graph API, and C-15/C-16
 //! reproduced byte for byte and hash for hash.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! Rules of spec/connectome.md §G (Reach) and K-5 through the public API: the G-7 example, the options,
+//! Rules of docs/connectome.md §G (Reach) and K-5 through the public API: the G-7 example, the options,
 //! the witness tie-break, the dominance semantics and every refusal by name, in the G-5 order.
 
 use std::collections::BTreeSet;

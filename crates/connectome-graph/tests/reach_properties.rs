@@ -1,4 +1,4 @@
-//! Property tests of spec/connectome.md G-2, G-3, G-6 and K-5 on random graphs (up to 12 nodes and 30
+//! Property tests of docs/connectome.md G-2, G-3, G-6 and K-5 on random graphs (up to 12 nodes and 30
 //! edges of random kinds and provenances, self-loops and parallel edges included), each held against an
 //! oracle written here independently of the crate: Floyd–Warshall distances over `Graph::edges`.
 

@@ -1,4 +1,4 @@
-//! The observed side of the connectome (spec/connectome.md §E, K-10, K-11): what did happen.
+//! The observed side of the connectome (docs/connectome.md §E, K-10, K-11): what did happen.
 //!
 //! - [`Collector`]: one row per distinct edge `(from identity, to identity, kind)` with a call count, a
 //!   latency sum and a maximum. It implements the router's [`DispatchObserver`], so

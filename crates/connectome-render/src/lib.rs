@@ -1,4 +1,4 @@
-//! Renders connectome JSON exports (spec/connectome.md §J, adapted to a command line) as Mermaid,
+//! Renders connectome JSON exports (docs/connectome.md §J, adapted to a command line) as Mermaid,
 //! DOT or one self-contained HTML page.
 //!
 //! - **Inputs** are only the bytes of the exports: the graph export (B-4, declared or observed),

@@ -36,7 +36,8 @@ pub enum ToolHeaders<'a> {
     /// The annotated parameters (possibly none).
     Params(&'a [mcp_kernel_schema::HeaderParam]),
     /// The tool's annotations break the MCP rules (kept by
-    /// [`ServerBuilder::defer_header_annotation_faults`]): every HTTP call to it is a host fault.
+    /// [`ServerBuilder::defer_header_annotation_faults`](crate::ServerBuilder::defer_header_annotation_faults)):
+    /// every HTTP call to it is a host fault.
     Fault(&'a mcp_kernel_schema::SchemaError),
 }
 

@@ -1,4 +1,4 @@
-//! The connectome on the wire (feature `connectome`; spec/connectome.md §H).
+//! The connectome on the wire (feature `connectome`; docs/connectome.md §H).
 //!
 //! The connectome is not an MCP capability and none is claimed: the package serves it only when the host
 //! lists it. A host that wants it

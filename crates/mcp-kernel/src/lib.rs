@@ -26,15 +26,23 @@
 //!
 //! The `weather` example (`cargo run --example weather`) is a complete host, over stdio or, with
 //! `-- --http 127.0.0.1:4000`, over HTTP at `/mcp`.
+//!
+//! The [`manual`] holds the user-facing documents: the architecture, the host contract, the protocol
+//! core, each transport, validation, the threat model, what will not be implemented, the connectome.
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "connectome")]
+#[cfg_attr(docsrs, doc(cfg(feature = "connectome")))]
 pub mod connectome;
+pub mod manual;
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use mcp_kernel_http as http;
 pub use mcp_kernel_router as router;
 pub use mcp_kernel_schema as schema;
 #[cfg(feature = "stdio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "stdio")))]
 pub use mcp_kernel_stdio as stdio;
 pub use mcp_kernel_wire as wire;
 

@@ -1,4 +1,4 @@
-//! The connectome surface (spec/connectome.md §H): reads answer the canonical bytes byte-identical to
+//! The connectome surface (docs/connectome.md §H): reads answer the canonical bytes byte-identical to
 //! the file exports, the tool answers them verbatim with their hash, neither changes the package's
 //! state, and adding the surface changes the five advertising methods by exactly the added entries.
 #![cfg(feature = "connectome")]

@@ -159,8 +159,8 @@ fn declares_test_in(text: &str, function: &str, ignored_run: bool) -> bool {
     false
 }
 
-/// The problem with one reference, if any.
-fn problem(path: &str, function: &str, file: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+/// The problem with one reference, if any (also used by the `citations` check for rule books).
+pub(super) fn problem(path: &str, function: &str, file: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     let valid_name = !function.is_empty() && function.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if !valid_name {
         return Some(format!("`{path}::{function}` does not name a function"));

@@ -1,4 +1,4 @@
-//! The graphs of spec/connectome.md C-15 and C-16 and the builders they are written with, shared by the
+//! The graphs of docs/connectome.md C-15 and C-16 and the builders they are written with, shared by the
 //! vector tests and the document test.
 #![allow(dead_code)] // each test file uses part of it
 

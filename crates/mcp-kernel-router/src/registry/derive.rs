@@ -56,12 +56,16 @@ pub(crate) fn input_fault(schema: &Value) -> Option<String> {
     }
 }
 
+// The module is already behind `schemars`; the `#[cfg]` on each method repeats it so that the docs of a
+// crate re-exporting `Tools` (the facade) show the feature too: a `cfg_attr(docsrs, …)` is expanded when
+// this crate is compiled, without `docsrs`, and only the `#[cfg]` reaches them.
 impl Tools {
     /// A tool whose input schema is derived from `In` (what serde reads) and whose output schema from
     /// `Out` (what serde writes): the handler's success is sent as `structuredContent` and checked
     /// against the derived schema. Schemas the spec already set are replaced. An `In` that reads keys
     /// its schema does not declare (a map, a `#[serde(flatten)]` map) is a [`BuildError::InvalidTool`]
     /// when the server is built: a typed handler receives the declared properties only.
+    #[cfg(feature = "schemars")]
     #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
     pub fn add_derived<In, Out, F, Fut>(self, spec: ToolSpec, handler: F) -> Self
     where
@@ -83,6 +87,7 @@ impl Tools {
 
     /// A tool whose input schema is derived from `In`; its output is whatever the handler returns
     /// (text, content blocks). An output schema the spec set by hand stays, and is enforced.
+    #[cfg(feature = "schemars")]
     #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
     pub fn add_derived_input<In, Out, F, Fut>(self, spec: ToolSpec, handler: F) -> Self
     where

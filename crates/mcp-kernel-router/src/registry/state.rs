@@ -75,6 +75,7 @@ impl<S: Clone + Send + Sync + 'static> ToolsWith<S> {
 
     /// [`Tools::add_derived`], the handler receiving the state first.
     #[cfg(feature = "schemars")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
     pub fn add_derived<In, Out, F, Fut>(mut self, spec: ToolSpec, handler: F) -> Self
     where
         F: Fn(S, In, RequestContext) -> Fut + Send + Sync + 'static,
@@ -89,6 +90,7 @@ impl<S: Clone + Send + Sync + 'static> ToolsWith<S> {
 
     /// [`Tools::add_derived_input`], the handler receiving the state first.
     #[cfg(feature = "schemars")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
     pub fn add_derived_input<In, Out, F, Fut>(mut self, spec: ToolSpec, handler: F) -> Self
     where
         F: Fn(S, In, RequestContext) -> Fut + Send + Sync + 'static,
@@ -141,6 +143,7 @@ impl<S: Clone + Send + Sync + 'static> PromptsWith<S> {
 
     /// [`Prompts::add_derived`], the renderer receiving the state first.
     #[cfg(feature = "schemars")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
     pub fn add_derived<A, F, Fut>(mut self, spec: PromptSpec, render: F) -> Self
     where
         F: Fn(S, A, RequestContext) -> Fut + Send + Sync + 'static,

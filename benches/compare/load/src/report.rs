@@ -1,0 +1,91 @@
+//! What a run reports: its errors (a count and the first few distinct messages), latency summaries,
+//! the generator's own CPU use, and the outcome of a mode (`Report`).
+
+use serde_json::Value;
+use tokio::time::Instant;
+
+/// How many distinct error messages a run keeps to show.
+const KEPT_ERRORS: usize = 5;
+
+/// Errors of a run: how many, and the first few distinct messages.
+#[derive(Default)]
+pub(crate) struct Errors {
+    pub(crate) count: u64,
+    pub(crate) kept: Vec<String>,
+}
+
+impl Errors {
+    pub(crate) fn add(&mut self, message: impl Into<String>) {
+        self.count += 1;
+        let message = message.into();
+        if self.kept.len() < KEPT_ERRORS && !self.kept.contains(&message) {
+            self.kept.push(message);
+        }
+    }
+
+    pub(crate) fn merge(&mut self, other: Errors) {
+        self.count += other.count;
+        for m in other.kept {
+            if self.kept.len() < KEPT_ERRORS && !self.kept.contains(&m) {
+                self.kept.push(m);
+            }
+        }
+    }
+}
+
+/// p50, p99, mean and max of latencies in µs.
+pub(crate) struct Summary {
+    pub(crate) p50: u64,
+    pub(crate) p99: u64,
+    pub(crate) mean: f64,
+    pub(crate) max: u64,
+}
+
+pub(crate) fn summarize(mut micros: Vec<u32>) -> Summary {
+    micros.sort_unstable();
+    let pick = |p: f64| -> u64 {
+        if micros.is_empty() {
+            return 0;
+        }
+        let rank = ((p / 100.0) * micros.len() as f64).ceil() as usize;
+        u64::from(micros[rank.clamp(1, micros.len()) - 1])
+    };
+    let mean = if micros.is_empty() {
+        0.0
+    } else {
+        micros.iter().map(|&m| m as f64).sum::<f64>() / micros.len() as f64
+    };
+    Summary { p50: pick(50.0), p99: pick(99.0), mean, max: micros.last().copied().map_or(0, u64::from) }
+}
+
+/// CPU time (user + system) this process has used so far, in seconds: from `/proc/self/stat`, in
+/// clock ticks of 1/100 s (the Linux default). Reported so that a run can tell when the generator,
+/// not the server, was the bottleneck.
+pub(crate) fn own_cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    // Fields 14 and 15 of the file (utime, stime) are 11 and 12 after the name.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// The generator's CPU use since `cpu0` over `wall` seconds, in percent of one core.
+pub(crate) fn cpu_percent(cpu0: f64, wall: f64) -> f64 {
+    if wall > 0.0 { (own_cpu_seconds() - cpu0) / wall * 100.0 } else { 0.0 }
+}
+
+pub(crate) fn micros_since(t: Instant) -> u32 {
+    u32::try_from(t.elapsed().as_micros()).unwrap_or(u32::MAX)
+}
+
+/// The outcome of a mode: its JSON line, a human line, and the error count.
+pub(crate) struct Report {
+    pub(crate) json: Value,
+    pub(crate) human: String,
+    pub(crate) errors: u64,
+}
+
+pub(crate) fn error_suffix(kept: &[String]) -> String {
+    if kept.is_empty() { String::new() } else { format!("; first errors: {}", kept.join(" | ")) }
+}

@@ -1,0 +1,102 @@
+//! The manual: the user-facing documents of `docs/`, one module each, so that they are read where the
+//! API is (on docs.rs) and their Rust examples are compiled and run as doctests.
+//!
+//! These modules hold no items. Their text is the repository's `docs/*.md`, included verbatim, so a
+//! link from one document to another (`[the HTTP transport](http.md)`) is relative to `docs/` and does
+//! not lead anywhere here: the document it names is the module of the same name (`host-contract.md` is
+//! [`host_contract`]), `mcp-2026-07-28.md` being [`mcp_rules`].
+//!
+//! | module | document |
+//! |---|---|
+//! | [`architecture`] | the crates and which depends on which, the path of a request, where each rule lives |
+//! | [`host_contract`] | the catalog, typed and plain registries, dispatch, readers, completions, input required |
+//! | [`protocol`] | revisions and eras, the order of the checks, results, errors, pagination |
+//! | [`http`] | the stateless Streamable HTTP transport: hooks, refusals, CORS, OAuth resource server |
+//! | [`stdio`] | the newline-delimited stdio transport |
+//! | [`validation`] | JSON Schema 2020-12 validation of tool and prompt arguments |
+//! | [`threat_model`] | who is trusted for what, and what each refusal protects |
+//! | [`will_not_implement`] | what the package will never do, each with its tests |
+//! | [`mcp_rules`] | the MCP rules the code cites (`S-n`), and where each is enforced and tested |
+//! | [`differences`] | where mcp-kernel differs from the reference design, and why |
+//! | [`performance`] | what is measured, with which command, and the results |
+//! | [`connectome`] | the connectome: the declared and observed graphs and their diff |
+//! | [`connectome_canonical`] | the canonical bytes of a connectome graph (`schema_version` 3) |
+//! | [`connectome_observe`] | the observed connectome: the dispatch collector and the span tracer |
+//! | [`connectome_render`] | rendering the connectome's exports: `connectome render` |
+
+// The paths are relative to this file: `crates/mcp-kernel/src/` → the workspace's `docs/`.
+
+/// The architecture: the crates and their dependencies, the path of one request, where each rule lives.
+///
+#[doc = include_str!("../../../docs/architecture.md")]
+pub mod architecture {}
+
+/// The host contract: the catalog, the typed and plain registries, dispatch, readers and completions.
+///
+#[doc = include_str!("../../../docs/host-contract.md")]
+pub mod host_contract {}
+
+/// The protocol core: one decoded JSON-RPC message in, at most one response out, on every transport.
+///
+#[doc = include_str!("../../../docs/protocol.md")]
+pub mod protocol {}
+
+/// The stateless Streamable HTTP transport (`mcp-kernel-http`, feature `http`).
+///
+#[doc = include_str!("../../../docs/http.md")]
+pub mod http {}
+
+/// The newline-delimited stdio transport (`mcp-kernel-stdio`, feature `stdio`).
+///
+#[doc = include_str!("../../../docs/stdio.md")]
+pub mod stdio {}
+
+/// Validation of tool and prompt arguments against JSON Schema draft 2020-12 (`mcp-kernel-schema`).
+///
+#[doc = include_str!("../../../docs/validation.md")]
+pub mod validation {}
+
+/// The threat model: who is trusted for what.
+///
+#[doc = include_str!("../../../docs/threat-model.md")]
+pub mod threat_model {}
+
+/// What the package will not implement, whatever is asked of it.
+///
+#[doc = include_str!("../../../docs/will-not-implement.md")]
+pub mod will_not_implement {}
+
+/// The MCP rules the code cites (`MCP S-14`), each with where mcp-kernel honours it.
+///
+#[doc = include_str!("../../../docs/mcp-2026-07-28.md")]
+pub mod mcp_rules {}
+
+/// Where mcp-kernel differs from the reference design, and why.
+///
+#[doc = include_str!("../../../docs/differences.md")]
+pub mod differences {}
+
+/// Performance: what is measured, with which command, and how to read the numbers.
+///
+#[doc = include_str!("../../../docs/performance.md")]
+pub mod performance {}
+
+/// The connectome: the declared and observed graphs of a composed MCP system, and their diff.
+///
+#[doc = include_str!("../../../docs/connectome.md")]
+pub mod connectome {}
+
+/// The canonical bytes of a connectome graph (`schema_version` 3): the contract an encoder follows.
+///
+#[doc = include_str!("../../../docs/connectome-canonical.md")]
+pub mod connectome_canonical {}
+
+/// The observed connectome (`connectome-observe`): the dispatch collector and the optional span tracer.
+///
+#[doc = include_str!("../../../docs/connectome-observe.md")]
+pub mod connectome_observe {}
+
+/// Rendering the connectome's JSON exports as Mermaid, DOT or one HTML page (`connectome render`).
+///
+#[doc = include_str!("../../../docs/connectome-render.md")]
+pub mod connectome_render {}

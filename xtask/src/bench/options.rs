@@ -1,0 +1,99 @@
+//! The command line of `cargo xtask bench compare`: the scenario (the comparison, `--hold` or
+//! `--drip N`), the rounds, their lengths and the servers.
+
+use super::SERVERS;
+
+pub(super) struct Options {
+    pub(super) quick: bool,
+    pub(super) rounds: u32,
+    pub(super) warmup_s: f64,
+    pub(super) duration_s: f64,
+    pub(super) only: Vec<&'static str>,
+    pub(super) build: bool,
+    pub(super) hold: bool,
+    /// `--drip N`: the number of drip connections.
+    pub(super) drip: Option<u32>,
+}
+
+/// Upper bound on `--drip` (bench-load's own).
+const MAX_DRIPS: u32 = 30_000;
+
+const USAGE: &str = "usage: cargo xtask bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] \
+                     [--hold | --drip N]";
+
+pub(super) fn parse(args: &[String]) -> Result<Options, String> {
+    let mut it = args.iter();
+    if it.next().map(String::as_str) != Some("compare") {
+        return Err(USAGE.into());
+    }
+    let mut quick = false;
+    let mut rounds = None;
+    let mut only: Vec<&'static str> = SERVERS.iter().map(|(name, _)| *name).collect();
+    let mut build = true;
+    let mut hold = false;
+    let mut drip = None;
+    let (mut warmup_s, mut duration_s) = (None, None);
+    while let Some(arg) = it.next() {
+        let mut value = || it.next().ok_or_else(|| format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--quick" => quick = true,
+            "--no-build" => build = false,
+            "--hold" => hold = true,
+            "--drip" => {
+                let v = value()?;
+                drip = Some(
+                    v.parse::<u32>()
+                        .ok()
+                        .filter(|n| (1..=MAX_DRIPS).contains(n))
+                        .ok_or_else(|| format!("--drip: 1 to {MAX_DRIPS}"))?,
+                );
+            }
+            "--rounds" => {
+                let v = value()?;
+                rounds =
+                    Some(v.parse::<u32>().ok().filter(|r| (1..=50).contains(r)).ok_or("--rounds: 1 to 50")?);
+            }
+            "--warmup" => warmup_s = Some(seconds(value()?)?),
+            "--duration" => duration_s = Some(seconds(value()?)?),
+            "--only" => {
+                let v = value()?;
+                only = Vec::new();
+                for name in v.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                    let known = SERVERS
+                        .iter()
+                        .find(|(n, _)| *n == name)
+                        .ok_or_else(|| format!("--only: unknown server {name:?} (kernel, rmcp, floor)"))?;
+                    if !only.contains(&known.0) {
+                        only.push(known.0);
+                    }
+                }
+                if only.is_empty() {
+                    return Err("--only names no server".into());
+                }
+                // Keep the fixed interleaving order whatever the order given.
+                only.sort_by_key(|n| SERVERS.iter().position(|(s, _)| s == n));
+            }
+            other => return Err(format!("unknown option {other}\n{USAGE}")),
+        }
+    }
+    if hold && drip.is_some() {
+        return Err("--hold and --drip are separate runs: give one of them".into());
+    }
+    Ok(Options {
+        quick,
+        rounds: rounds.unwrap_or(if quick { 3 } else { 5 }),
+        warmup_s: warmup_s.unwrap_or(if quick { 1.0 } else { 2.0 }),
+        duration_s: duration_s.unwrap_or(if quick { 2.0 } else { 5.0 }),
+        only,
+        build,
+        hold,
+        drip,
+    })
+}
+
+fn seconds(v: &str) -> Result<f64, String> {
+    v.parse::<f64>()
+        .ok()
+        .filter(|s| (0.0..=120.0).contains(s))
+        .ok_or_else(|| format!("{v}: 0 to 120 seconds"))
+}
