@@ -175,11 +175,32 @@ impl Method {
         })
     }
 
-    /// The method's name on the wire.
+    /// The method's name on the wire (an exhaustive `match`: a new variant does not compile without
+    /// its name).
     pub fn as_str(&self) -> &str {
         match self {
+            Method::Discover => DISCOVER,
+            Method::Initialize => INITIALIZE,
+            Method::Ping => PING,
+            Method::ToolsList => TOOLS_LIST,
+            Method::ToolsCall => TOOLS_CALL,
+            Method::ResourcesList => RESOURCES_LIST,
+            Method::ResourcesTemplatesList => RESOURCES_TEMPLATES_LIST,
+            Method::ResourcesRead => RESOURCES_READ,
+            Method::ResourcesSubscribe => RESOURCES_SUBSCRIBE,
+            Method::ResourcesUnsubscribe => RESOURCES_UNSUBSCRIBE,
+            Method::PromptsList => PROMPTS_LIST,
+            Method::PromptsGet => PROMPTS_GET,
+            Method::CompletionComplete => COMPLETION_COMPLETE,
+            Method::LoggingSetLevel => LOGGING_SET_LEVEL,
+            Method::SubscriptionsListen => SUBSCRIPTIONS_LISTEN,
+            Method::NotificationInitialized => NOTIFICATION_INITIALIZED,
+            Method::NotificationCancelled => NOTIFICATION_CANCELLED,
+            Method::NotificationProgress => NOTIFICATION_PROGRESS,
+            Method::NotificationRootsListChanged => NOTIFICATION_ROOTS_LIST_CHANGED,
+            Method::Shutdown => "shutdown",
+            Method::Exit => "exit",
             Method::Other(name) => name,
-            known => KNOWN.iter().find(|(_, m)| m == known).map_or("", |(name, _)| name),
         }
     }
 
@@ -228,6 +249,11 @@ mod tests {
         for (name, method) in &KNOWN {
             assert_eq!(&Method::parse(name), method);
             assert_eq!(method.as_str(), *name);
+        }
+        // Every variant but `Other` has a name (the table and the match agree both ways).
+        for (_, method) in &KNOWN {
+            assert!(!method.as_str().is_empty(), "{method:?}");
+            assert_eq!(Method::known(method.as_str()).as_ref(), Some(method));
         }
         assert_eq!(Method::parse("tools/Call"), Method::Other("tools/Call".into()));
         assert_eq!(Method::parse("x/y").as_str(), "x/y");
