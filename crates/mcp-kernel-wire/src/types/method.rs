@@ -112,8 +112,9 @@ pub enum Method {
     Other(String),
 }
 
-/// The names of the known methods, in the enum's order (`Method::known` is the same table as a
-/// `match`, which its test holds to this one).
+/// The names of the known methods, in the enum's order: the table the tests hold `Method::known` and
+/// `Method::as_str` (both `match`es) to.
+#[cfg(test)]
 const KNOWN: [(&str, Method); 21] = [
     (DISCOVER, Method::Discover),
     (INITIALIZE, Method::Initialize),
