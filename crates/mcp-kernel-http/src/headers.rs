@@ -22,11 +22,8 @@ use serde_json::{Map, Value};
 use mcp_kernel_router::schema::{HeaderParam, HeaderParamKind};
 use mcp_kernel_router::{Extensions, Server, ToolHeaders};
 use mcp_kernel_wire::error::UnsupportedVersionData;
-use mcp_kernel_wire::error::detail::{
-    META_CAPABILITIES_MISSING, META_CAPABILITIES_NOT_OBJECT, META_NOT_OBJECT, TOP_LEVEL_META,
-};
-use mcp_kernel_wire::version::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, MODERN};
-use mcp_kernel_wire::{ErrorObject, Method};
+use mcp_kernel_wire::version::MODERN;
+use mcp_kernel_wire::{Envelope, ErrorObject, Method, RequestMeta};
 
 use crate::header_value::{decoded, integer_matches, is_malformed_sentinel, values};
 use crate::refusal::Refusal;
@@ -65,17 +62,15 @@ const VALUE_UNMIRRORED: &str = "header is required: the body carries a value to 
 /// for a name no tool is listed under. The core is handed the same answer
 /// ([`mcp_kernel_router::Inbound::tool_visibility`]), so the headers and the call never disagree.
 pub(crate) fn tool_decision(
-    message: &Map<String, Value>,
+    message: &Envelope,
     server: &Server,
     extensions: &Extensions,
 ) -> Option<(String, bool)> {
-    if !server.has_visibility_filter() || message.get("method").and_then(Value::as_str) != Some("tools/call")
-    {
+    if !server.has_visibility_filter() || message.method() != Some(&Method::ToolsCall) {
         return None;
     }
-    let params = message.get("params").and_then(Value::as_object);
-    let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str)?;
-    let shown = server.tool_shown(tool, &server.context_for(params, extensions))?;
+    let tool = message.param_str("name")?;
+    let shown = server.tool_shown(tool, &server.envelope_context(message, extensions))?;
     Some((tool.to_owned(), shown))
 }
 
@@ -83,29 +78,28 @@ pub(crate) fn tool_decision(
 /// [`tool_decision`]'s (a tool hidden from the caller mirrors nothing, exactly like an unknown tool).
 pub(crate) fn check(
     headers: &HeaderMap,
-    message: &Map<String, Value>,
+    message: &Envelope,
     server: &Server,
     decision: Option<&(String, bool)>,
 ) -> Result<(), Refusal> {
-    let id = crate::refusal::echoable_id(message);
-    let is_request = message.contains_key("id");
-    let params = message.get("params").and_then(Value::as_object);
-    let method = message.get("method").and_then(Value::as_str);
+    let id = message.echoable_id();
+    let is_request = message.has_id();
+    let params = message.params_object();
+    let method = message.method();
 
-    if message.contains_key("_meta") {
-        return Err(invalid_params(TOP_LEVEL_META, id));
+    if let Err(error) = message.top_level_meta() {
+        return Err(refused(error, id));
     }
     // A legacy opener names a revision other than the one served; anything else gets the plain rule.
     // An `initialize` is a 2025-11-25 opener: its refusal names what is served (S-7, S-25).
-    let legacy_opener = (method == Some("initialize"))
-        .then(|| params.and_then(|p| p.get("protocolVersion")).and_then(Value::as_str));
-    let meta = protocol_version(headers, params, legacy_opener, &id)?;
+    let legacy_opener = (method == Some(&Method::Initialize)).then(|| message.param_str("protocolVersion"));
+    protocol_version(headers, message.meta(), legacy_opener, &id)?;
     if is_request {
-        meta_fields(meta, &id)?;
+        meta_fields(message.meta(), &id)?;
     }
     mcp_method(headers, method, is_request, &id)?;
     mcp_name(headers, method, params, Mirror::Required, &id)?;
-    if method == Some("tools/call") {
+    if method == Some(&Method::ToolsCall) {
         param_headers(headers, params, server, decision, Mirror::Required, &id)?;
     }
     Ok(())
@@ -125,16 +119,16 @@ enum Mirror {
 /// so that a gateway routing on it never sees another request than the one this server runs.
 pub(crate) fn check_sent(
     headers: &HeaderMap,
-    message: &Map<String, Value>,
+    message: &Envelope,
     server: &Server,
     decision: Option<&(String, bool)>,
 ) -> Result<(), Refusal> {
-    let id = crate::refusal::echoable_id(message);
-    let params = message.get("params").and_then(Value::as_object);
-    let method = message.get("method").and_then(Value::as_str);
+    let id = message.echoable_id();
+    let params = message.params_object();
+    let method = message.method();
     mcp_method(headers, method, false, &id)?;
     mcp_name(headers, method, params, Mirror::IfSent, &id)?;
-    if method == Some("tools/call") {
+    if method == Some(&Method::ToolsCall) {
         param_headers(headers, params, server, decision, Mirror::IfSent, &id)?;
     }
     Ok(())
@@ -170,19 +164,15 @@ fn read_mirrored<'h>(
 
 /// D-14: the version header is present, agrees with the body and names the one served revision.
 ///
-/// Returns `params._meta` (checked to be an object when present) for D-15.
-fn protocol_version<'m>(
+/// `params._meta`, when present, is first checked to be an object (the core's rule, B-3.6).
+fn protocol_version(
     headers: &HeaderMap,
-    params: Option<&'m Map<String, Value>>,
+    meta: &RequestMeta,
     legacy_opener: Option<Option<&str>>,
     id: &Value,
-) -> Result<Option<&'m Map<String, Value>>, Refusal> {
+) -> Result<(), Refusal> {
     let sent = read(headers, PROTOCOL_VERSION, PROTOCOL_VERSION, id)?;
-    let meta = match params.and_then(|p| p.get("_meta")) {
-        None => None,
-        Some(Value::Object(meta)) => Some(meta),
-        Some(_) => return Err(invalid_params(META_NOT_OBJECT, id.clone())),
-    };
+    meta.object().map_err(|error| refused(error, id.clone()))?;
     if sent.is_empty() {
         // A 2025-11-25 client opens with `initialize` and no header: name what is served (S-7, S-25),
         // so that it can tell this is a 2026-07-28 server rather than a broken one.
@@ -205,7 +195,7 @@ fn protocol_version<'m>(
         }
         return Err(mismatch(VERSION_MISSING, id));
     }
-    if let Some(body) = meta.and_then(|m| m.get(META_PROTOCOL_VERSION))
+    if let Some(body) = meta.protocol_version()
         && sent.iter().any(|value| body.as_str() != Some(*value))
     {
         return Err(mismatch(VERSION_DIFFERS, id));
@@ -219,25 +209,21 @@ fn protocol_version<'m>(
         let error = ErrorObject::unsupported_version(data);
         return Err(Refusal::post_body(StatusCode::BAD_REQUEST, error, id.clone()));
     }
-    Ok(meta)
+    Ok(())
 }
 
 /// D-15 (requests only): `params._meta` declares the revision and the client's capabilities.
-fn meta_fields(meta: Option<&Map<String, Value>>, id: &Value) -> Result<(), Refusal> {
-    let Some(meta) = meta.filter(|m| m.contains_key(META_PROTOCOL_VERSION)) else {
+fn meta_fields(meta: &RequestMeta, id: &Value) -> Result<(), Refusal> {
+    if meta.protocol_version().is_none() {
         return Err(invalid_params(META_VERSION_MISSING, id.clone()));
-    };
-    match meta.get(META_CLIENT_CAPABILITIES) {
-        None => Err(invalid_params(META_CAPABILITIES_MISSING, id.clone())),
-        Some(Value::Object(_)) => Ok(()),
-        Some(_) => Err(invalid_params(META_CAPABILITIES_NOT_OBJECT, id.clone())),
     }
+    meta.require_capabilities().map_err(|error| refused(error, id.clone()))
 }
 
 /// D-16: `Mcp-Method` is required on requests and, whenever sent, equals the body `method`.
 fn mcp_method(
     headers: &HeaderMap,
-    method: Option<&str>,
+    method: Option<&Method>,
     is_request: bool,
     id: &Value,
 ) -> Result<(), Refusal> {
@@ -245,7 +231,7 @@ fn mcp_method(
     if sent.is_empty() {
         return if is_request { Err(mismatch(&format!("Missing {METHOD} {REQUIRED}"), id)) } else { Ok(()) };
     }
-    if sent.iter().any(|value| method != Some(*value)) {
+    if sent.iter().any(|value| method.map(Method::as_str) != Some(*value)) {
         return Err(mismatch(&format!("{METHOD} {DIFFERS}"), id));
     }
     Ok(())
@@ -254,12 +240,12 @@ fn mcp_method(
 /// D-17: `Mcp-Name` mirrors `params.name` (`tools/call`, `prompts/get`) or `params.uri` (`resources/read`).
 fn mcp_name(
     headers: &HeaderMap,
-    method: Option<&str>,
+    method: Option<&Method>,
     params: Option<&Map<String, Value>>,
     mirror: Mirror,
     id: &Value,
 ) -> Result<(), Refusal> {
-    let Some(field) = method.and_then(Method::known).and_then(|method| method.name_param()) else {
+    let Some(field) = method.and_then(Method::name_param) else {
         return Ok(());
     };
     let sent = read_mirrored(headers, NAME, NAME, id)?;
@@ -362,7 +348,12 @@ fn param_matches(kind: HeaderParamKind, body: &Value, header: &str) -> bool {
 
 /// 400 -32602 "Invalid params: …".
 fn invalid_params(detail: &str, id: Value) -> Refusal {
-    Refusal::post_body(StatusCode::BAD_REQUEST, ErrorObject::invalid_params(detail), id)
+    refused(ErrorObject::invalid_params(detail), id)
+}
+
+/// 400 with one of the envelope's `_meta` refusals.
+fn refused(error: ErrorObject, id: Value) -> Refusal {
+    Refusal::post_body(StatusCode::BAD_REQUEST, error, id)
 }
 
 /// 400 -32020 "Header mismatch: …".

@@ -27,26 +27,26 @@
 //!
 //! Left out, because they need a delivery stream or a session: server-to-client requests (sampling,
 //! elicitation, roots), `resources/subscribe`, log messages outside a request, resumable SSE. Nothing
-//! advertises them; `logging/setLevel` is accepted as a no-op (S-64 item 7): the level in force stays
-//! the host's minimum.
+//! advertises them; `logging/setLevel` is accepted as a no-op (S-64 item 7) by the core, which is told
+//! the transport keeps no session (`Inbound::sessionless`): the level in force stays the host's
+//! minimum, and `shutdown` is -32601.
 #![allow(
     clippy::result_large_err,
     reason = "a refusal is built at most once per request and returned straight to the caller"
 )]
 
 use http::{HeaderMap, StatusCode};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use mcp_kernel_router::{Extensions, Inbound, Revisions, Server};
 use mcp_kernel_wire::error::UnsupportedVersionData;
-use mcp_kernel_wire::types::LoggingLevel;
-use mcp_kernel_wire::version::{META_PROTOCOL_VERSION, MODERN};
-use mcp_kernel_wire::{ErrorObject, ProtocolVersion, Response as JsonRpcResponse, code};
+use mcp_kernel_wire::version::MODERN;
+use mcp_kernel_wire::{Envelope, ErrorObject, Method, ProtocolVersion, Response as JsonRpcResponse, code};
 
 use crate::body::ResponseBody;
 use crate::header_value::values;
 use crate::headers;
-use crate::refusal::{Refusal, accepted, echoable_id, json_response, jsonrpc_shape};
+use crate::refusal::{Refusal, accepted, json_response, jsonrpc_shape};
 use crate::sse::{self, Outcome};
 
 /// What the endpoint does with MCP `2025-11-25` clients ([`Builder::legacy_clients`]).
@@ -73,18 +73,13 @@ fn is_legacy_revision(value: &str) -> bool {
 
 /// Whether a decoded message belongs to the 2025-11-25 wire: no `2026-07-28` header value, no modern
 /// `params._meta`, and either a version header or, without one, the method `initialize` (MCP S-64).
-pub(crate) fn claims(headers: &HeaderMap, message: &Map<String, Value>) -> bool {
-    let modern_meta = message
-        .get("params")
-        .and_then(|params| params.get("_meta"))
-        .and_then(Value::as_object)
-        .is_some_and(|meta| meta.contains_key(META_PROTOCOL_VERSION));
-    if modern_meta {
+pub(crate) fn claims(headers: &HeaderMap, message: &Envelope) -> bool {
+    if message.meta().protocol_version().is_some() {
         return false;
     }
     let mut sent = headers.get_all(PROTOCOL_VERSION).iter().peekable();
     if sent.peek().is_none() {
-        return message.get("method").and_then(Value::as_str) == Some("initialize");
+        return message.method() == Some(&Method::Initialize);
     }
     sent.all(|value| value.as_bytes() != MODERN.as_bytes())
 }
@@ -94,14 +89,14 @@ pub(crate) fn claims(headers: &HeaderMap, message: &Map<String, Value>) -> bool 
 pub(crate) async fn serve(
     server: &Server,
     headers: &HeaderMap,
-    message: Map<String, Value>,
+    message: Envelope,
     version: http::Version,
     extensions: Extensions,
 ) -> http::Response<ResponseBody> {
     let refuse = |refusal: Refusal| refusal.into_response(version);
-    let id = echoable_id(&message);
+    let id = message.echoable_id();
     // A response POSTed back (the server never asks, so it answers nothing): accepted (S-64 item 2).
-    if is_response(&message) {
+    if message.is_response() {
         return protocol_version(headers, &id).map_or_else(refuse, |()| accepted());
     }
     let decision = headers::tool_decision(&message, server, &extensions);
@@ -111,23 +106,9 @@ pub(crate) async fn serve(
     if let Err(refusal) = checked {
         return refuse(refusal);
     }
-    let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
-    let is_request = message.contains_key("id");
-    if is_request {
-        match method {
-            "logging/setLevel" => {
-                let response = match set_level(&message) {
-                    Ok(result) => JsonRpcResponse::result(id, result),
-                    Err(error) => JsonRpcResponse::error(id, error),
-                };
-                return answer(&response);
-            }
-            // Not a 2025-11-25 method; a stateless endpoint has nothing to shut down.
-            "shutdown" => return answer(&JsonRpcResponse::error(id, ErrorObject::method_not_found())),
-            _ => {}
-        }
-    }
-    let mut inbound = Inbound::new().extensions(extensions).revisions(Revisions::Legacy);
+    let is_request = message.has_id();
+    // Sessionless: `logging/setLevel` is a no-op answered `{}`, and there is no `shutdown`.
+    let mut inbound = Inbound::new().extensions(extensions).revisions(Revisions::Legacy).sessionless();
     if let Some((tool, shown)) = decision {
         inbound = inbound.tool_visibility(tool, shown);
     }
@@ -165,14 +146,6 @@ fn answer(response: &JsonRpcResponse) -> http::Response<ResponseBody> {
     json_response(status, response.to_bytes())
 }
 
-/// A JSON-RPC 2.0 response: an id, a `result` or an `error`, and no method.
-fn is_response(message: &Map<String, Value>) -> bool {
-    message.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
-        && !message.contains_key("method")
-        && message.contains_key("id")
-        && (message.contains_key("result") != message.contains_key("error"))
-}
-
 /// MCP S-63: every value of `MCP-Protocol-Version`, when sent, names a served legacy revision (400:
 /// -32020 for a value that is not UTF-8, -32022 naming both served revisions otherwise).
 fn protocol_version(headers: &HeaderMap, id: &Value) -> Result<(), Refusal> {
@@ -190,19 +163,12 @@ fn protocol_version(headers: &HeaderMap, id: &Value) -> Result<(), Refusal> {
     }
 }
 
-/// `logging/setLevel` (MCP S-64 item 7): a valid level is accepted as a no-op, answered `{}`; a
-/// stateless server keeps no per-client level (logs, when opted in, use the host's minimum).
-fn set_level(message: &Map<String, Value>) -> Result<Value, ErrorObject> {
-    let level = message.get("params").and_then(|params| params.get("level")).cloned();
-    match level.map(serde_json::from_value::<LoggingLevel>) {
-        Some(Ok(_)) => Ok(json!({})),
-        _ => Err(ErrorObject::invalid_params("logging/setLevel requires params.level, a logging level")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use mcp_kernel_wire::version::META_PROTOCOL_VERSION;
+    use serde_json::json;
 
     use http::HeaderValue;
 
@@ -214,8 +180,8 @@ mod tests {
         map
     }
 
-    fn message(value: Value) -> Map<String, Value> {
-        value.as_object().unwrap().clone()
+    fn message(value: Value) -> Envelope {
+        Envelope::from_value(value).unwrap()
     }
 
     #[test]
@@ -256,23 +222,11 @@ mod tests {
     }
 
     #[test]
-    fn set_level_accepts_the_eight_levels_only() {
-        for level in ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] {
-            let m = message(json!({"params": {"level": level}}));
-            assert_eq!(set_level(&m), Ok(json!({})));
-        }
-        for params in [json!({"level": "INFO"}), json!({}), json!("info"), json!({"level": 3})] {
-            let m = message(json!({"params": params}));
-            assert_eq!(set_level(&m).unwrap_err().code, code::INVALID_PARAMS);
-        }
-    }
-
-    #[test]
     fn a_response_is_an_id_with_exactly_one_of_result_or_error() {
-        assert!(is_response(&message(json!({"jsonrpc": "2.0", "id": 1, "result": {}}))));
-        assert!(is_response(&message(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 1}}))));
-        assert!(!is_response(&message(json!({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {}}))));
-        assert!(!is_response(&message(json!({"jsonrpc": "2.0", "result": {}}))));
-        assert!(!is_response(&message(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "result": {}}))));
+        assert!(message(json!({"jsonrpc": "2.0", "id": 1, "result": {}})).is_response());
+        assert!(message(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 1}})).is_response());
+        assert!(!message(json!({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {}})).is_response());
+        assert!(!message(json!({"jsonrpc": "2.0", "result": {}})).is_response());
+        assert!(!message(json!({"jsonrpc": "2.0", "id": 1, "method": "x", "result": {}})).is_response());
     }
 }

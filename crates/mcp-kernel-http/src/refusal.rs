@@ -9,7 +9,7 @@ use http::header::{ALLOW, CONNECTION, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WW
 use http::{Response, StatusCode, Version};
 use serde_json::Value;
 
-use mcp_kernel_wire::{ErrorObject, Response as JsonRpcResponse};
+use mcp_kernel_wire::{Envelope, ErrorObject, Response as JsonRpcResponse};
 
 use crate::body::ResponseBody;
 use crate::challenge::Denial;
@@ -95,25 +95,18 @@ impl Refusal {
     }
 }
 
-/// The request id a refusal may repeat: a string or an integer (MCP S-1); anything else is not echoed.
-pub(crate) fn echoable_id(message: &serde_json::Map<String, Value>) -> Value {
-    match message.get("id") {
-        Some(id) if id.is_string() || id.is_i64() || id.is_u64() => id.clone(),
-        _ => Value::Null,
-    }
-}
-
 /// Only requests and notifications are executed: a message without `jsonrpc: "2.0"` and a string
 /// method, or whose id is neither a string nor an integer, is refused (400, -32600).
 #[allow(clippy::result_large_err, reason = "built at most once per request, returned straight to the caller")]
-pub(crate) fn jsonrpc_shape(message: &serde_json::Map<String, Value>) -> Result<(), Refusal> {
-    let is_jsonrpc = message.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
-    let has_method = message.get("method").is_some_and(Value::is_string);
-    let id_ok = message.get("id").is_none_or(|id| id.is_string() || id.is_i64() || id.is_u64());
-    if is_jsonrpc && has_method && id_ok {
+pub(crate) fn jsonrpc_shape(message: &Envelope) -> Result<(), Refusal> {
+    if message.is_call() {
         Ok(())
     } else {
-        Err(Refusal::post_body(StatusCode::BAD_REQUEST, ErrorObject::invalid_request(), echoable_id(message)))
+        Err(Refusal::post_body(
+            StatusCode::BAD_REQUEST,
+            ErrorObject::invalid_request(),
+            message.echoable_id(),
+        ))
     }
 }
 

@@ -13,12 +13,12 @@
 //! | 5a | the body's first 64 KiB (all of it if it declares less) fit the body budget (`budget.rs`) | 503, `retry-after: 1` | closed |
 //! | 6 | the body, within the cap, one deadline and the budget (reserved as it arrives) | 413 / 408 / 503 / 400 | closed |
 //! | 7 | `authorize_body(&Parts, &Bytes)`, whose principal joins the extensions (replacing one of the same type) | 401 / 403 / 400 as in step 4, or 500 | kept |
-//! | 8 | bounded decode: depth, duplicate keys, an object | 400 | kept |
-//! | 8a | with `LegacyClients::Stateless` only, a 2025-11-25 message is served by `legacy.rs` instead (the core with `Revisions::Legacy` and the same extensions) | 400 / 200 / 202 / 500 | kept |
+//! | 8 | bounded decode: depth, duplicate keys, an object; read once into an `Envelope`, which every later step asks | 400 | kept |
+//! | 8a | with `LegacyClients::Stateless` only, a 2025-11-25 message is served by `legacy.rs` instead (the core with `Revisions::Legacy`, `sessionless` and the same extensions) | 400 / 200 / 202 / 500 | kept |
 //! | 8b | a JSON-RPC request or notification (a POSTed response is refused) | 400 | kept |
 //! | 9 | header rules: `_meta`, versions, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` (the tool's annotations as this caller may see them: a tool the host's `Visibility` hides from the caller mirrors nothing, like an unknown tool) | 400 (500 for a bad annotation) | kept |
 //! | 10 | removed methods (`initialize`, `notifications/initialized`, `ping`) | 404, or 202 without an id | kept |
-//! | 11 | the core (`handle_inbound`: the extensions, `Revisions::Stateless`) | 200 / 202 / 400 / 404 / 500 | kept |
+//! | 11 | the core (`handle_envelope`: the extensions, `Revisions::Stateless`, `sessionless`) | 200 / 202 / 400 / 404 / 500 | kept |
 //! | 11a | `tools/call`, `resources/read` or `prompts/get` with `_meta.progressToken` (or a `logLevel` with log notifications on), and a notification sent before the answer: an SSE stream (`sse.rs`) | 200 | kept |
 //!
 //! Every answer after step 1a to a request from a listed origin carries the CORS grant (`cors.rs`),
@@ -40,7 +40,9 @@ use http_body::Body;
 use serde_json::Value;
 
 use mcp_kernel_router::{Extensions, Inbound, LiveServer, Revisions, Server};
-use mcp_kernel_wire::{ErrorObject, Method as McpMethod, Response as JsonRpcResponse, read_message};
+use mcp_kernel_wire::{
+    Envelope, ErrorObject, Method as McpMethod, Response as JsonRpcResponse, read_message,
+};
 
 use crate::body::ResponseBody;
 use crate::budget::{BodyBudget, UPFRONT_BYTES};
@@ -49,7 +51,7 @@ use crate::host::{self, AllowedHosts, HostRefusal};
 use crate::legacy::LegacyClients;
 use crate::origin::{self, AllowedOrigins};
 use crate::read::{ReadFailure, deadline_after, declares_more_than, most_bytes, read_bounded};
-use crate::refusal::{Refusal, Stage, accepted, echoable_id, json_response, jsonrpc_shape};
+use crate::refusal::{Refusal, Stage, accepted, json_response, jsonrpc_shape};
 use crate::sse::{self, Outcome};
 use crate::{cors, headers, legacy, status};
 
@@ -285,7 +287,7 @@ async fn answer(
         }
     }
     let message = match read_message(&bytes) {
-        Ok(message) => message,
+        Ok(message) => Envelope::from_object(message),
         Err(error) => {
             let status = StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
             return refuse(Refusal::post_body(status, error.to_error_object(), Value::Null));
@@ -305,17 +307,14 @@ async fn answer(
     }
     drop(parts);
     // A method 2026-07-28 does not have: 404 with an id, 202 without one.
-    let method = message.get("method").and_then(Value::as_str).and_then(McpMethod::known);
-    if method.is_some_and(|method| method.is_removed_in_stateless()) {
-        return match message.get("id") {
-            None => accepted(),
-            Some(_) => {
-                let id = echoable_id(&message);
-                refuse(Refusal::post_body(StatusCode::NOT_FOUND, ErrorObject::method_not_found(), id))
-            }
-        };
+    if message.method().is_some_and(McpMethod::is_removed_in_stateless) {
+        if !message.has_id() {
+            return accepted();
+        }
+        let id = message.echoable_id();
+        return refuse(Refusal::post_body(StatusCode::NOT_FOUND, ErrorObject::method_not_found(), id));
     }
-    let mut inbound = Inbound::new().extensions(extensions).revisions(Revisions::Stateless);
+    let mut inbound = Inbound::new().extensions(extensions).revisions(Revisions::Stateless).sessionless();
     if let Some((tool, shown)) = decision {
         inbound = inbound.tool_visibility(tool, shown);
     }
@@ -325,7 +324,7 @@ async fn answer(
 /// Hands the message to the core and maps its answer to a status.
 async fn dispatch(
     server: &Server,
-    message: serde_json::Map<String, Value>,
+    message: Envelope,
     version: http::Version,
     inbound: Inbound,
 ) -> Response<ResponseBody> {

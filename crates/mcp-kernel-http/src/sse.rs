@@ -27,16 +27,15 @@ use std::task::Poll;
 use futures_util::FutureExt;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use http::{HeaderValue, Response, StatusCode};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use mcp_kernel_router::{Inbound, NotificationSink, Server};
-use mcp_kernel_wire::{ErrorObject, Method, Response as JsonRpcResponse};
+use mcp_kernel_wire::{Envelope, ErrorObject, Method, Response as JsonRpcResponse};
 
 use crate::body::ResponseBody;
 use crate::core::{CoreOutcome, run_core};
 use crate::event_stream::{CoreFuture, SseStream};
-use crate::refusal::echoable_id;
 
 /// How many notifications may wait for a slow reader before further reports are dropped.
 pub(crate) const QUEUED_NOTIFICATIONS: usize = 64;
@@ -50,14 +49,10 @@ pub(crate) enum Outcome {
 }
 
 /// Whether a message may be streamed: a request to a streamable method that may be sent notifications.
-fn wants_stream(server: &Server, message: &Map<String, Value>) -> bool {
-    message.contains_key("id")
-        && message
-            .get("method")
-            .and_then(Value::as_str)
-            .and_then(Method::known)
-            .is_some_and(|m| m.may_stream())
-        && server.may_notify(message.get("params"))
+fn wants_stream(server: &Server, message: &Envelope) -> bool {
+    message.has_id()
+        && message.method().is_some_and(Method::may_stream)
+        && server.envelope_may_notify(message)
 }
 
 /// Runs the core on one message with `inbound` (the request's extensions and served revisions); when
@@ -66,7 +61,7 @@ fn wants_stream(server: &Server, message: &Map<String, Value>) -> bool {
 /// adjusts the final response (the legacy path strips cache hints).
 pub(crate) async fn run(
     server: &Server,
-    message: Map<String, Value>,
+    message: Envelope,
     version: http::Version,
     inbound: Inbound,
     finish: fn(&mut JsonRpcResponse),
@@ -74,7 +69,7 @@ pub(crate) async fn run(
     if !wants_stream(server, &message) {
         return Outcome::Done(run_core(server, message, version, inbound).await);
     }
-    let id = echoable_id(&message);
+    let id = message.echoable_id();
     let (sender, mut notifications) = mpsc::channel(QUEUED_NOTIFICATIONS);
     let sink: NotificationSink = Arc::new(move |notification: Value| {
         if sender.try_send(notification).is_err() {
@@ -83,7 +78,7 @@ pub(crate) async fn run(
     });
     let server = server.clone();
     let mut core: CoreFuture = Box::pin(async move {
-        let handling = server.handle_inbound(Value::Object(message), inbound.notifications(sink));
+        let handling = server.handle_envelope(message, inbound.notifications(sink));
         match AssertUnwindSafe(handling).catch_unwind().await {
             Ok(handled) => handled.response,
             Err(_) => {

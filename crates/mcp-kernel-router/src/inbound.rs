@@ -38,6 +38,8 @@ pub struct Inbound {
     pub(crate) revisions: Option<Revisions>,
     /// The host's filter's answer for this request's tool, when the transport already asked.
     pub(crate) tool_shown: Option<(Arc<str>, bool)>,
+    /// The transport keeps no session (see [`Inbound::sessionless`]).
+    pub(crate) sessionless: bool,
 }
 
 impl std::fmt::Debug for Inbound {
@@ -47,6 +49,7 @@ impl std::fmt::Debug for Inbound {
             .field("notifications", &self.sink.is_some())
             .field("revisions", &self.revisions)
             .field("tool_shown", &self.tool_shown)
+            .field("sessionless", &self.sessionless)
             .finish()
     }
 }
@@ -83,6 +86,14 @@ impl Inbound {
     /// Serves only these of the server's revisions for this message.
     pub fn revisions(mut self, revisions: Revisions) -> Self {
         self.revisions = Some(revisions);
+        self
+    }
+
+    /// The transport keeps no session (HTTP): a 2025-11-25 `logging/setLevel` is accepted as a no-op
+    /// whether or not the host opted in to log notifications (MCP S-64 item 7; the level in force
+    /// stays the host's minimum), and `shutdown`, which ends a session, is not a method here.
+    pub fn sessionless(mut self) -> Self {
+        self.sessionless = true;
         self
     }
 }

@@ -14,7 +14,6 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use mcp_kernel_wire::types::LoggingLevel;
-use mcp_kernel_wire::version::META_LOG_LEVEL;
 
 use crate::progress::NotificationSink;
 
@@ -26,9 +25,9 @@ pub(crate) fn parse_level(value: &Value) -> Option<LogLevel> {
     LogLevel::deserialize(value).ok()
 }
 
-/// The request's `params._meta["io.modelcontextprotocol/logLevel"]`, when it names a level.
-pub(crate) fn requested_level(params: Option<&Value>) -> Option<LogLevel> {
-    parse_level(params?.get("_meta")?.get(META_LOG_LEVEL)?)
+/// The level a request's `params._meta` names (`io.modelcontextprotocol/logLevel`), if it names one.
+pub(crate) fn level_in(meta: &mcp_kernel_wire::RequestMeta) -> Option<LogLevel> {
+    parse_level(meta.log_level()?)
 }
 
 /// A request's logger (see [`crate::RequestContext::log`]). Cheap to clone.
@@ -108,6 +107,7 @@ impl crate::progress::Closable for Logger {
 mod tests {
     use super::*;
     use crate::progress::collecting;
+    use mcp_kernel_wire::version::META_LOG_LEVEL;
 
     #[test]
     fn only_messages_at_or_above_the_threshold_are_sent() {
@@ -156,7 +156,7 @@ mod tests {
         for bad in [json!("INFO"), json!("loud"), json!(3), json!(null)] {
             assert_eq!(parse_level(&bad), None);
         }
-        let params = json!({"_meta": {META_LOG_LEVEL: "notice"}});
-        assert_eq!(requested_level(Some(&params)), Some(LogLevel::Notice));
+        let meta = mcp_kernel_wire::RequestMeta::new(Some(json!({META_LOG_LEVEL: "notice"})));
+        assert_eq!(level_in(&meta), Some(LogLevel::Notice));
     }
 }

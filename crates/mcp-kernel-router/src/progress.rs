@@ -25,7 +25,18 @@ pub const MAX_PROGRESS_TOKEN_BYTES: usize = 256;
 /// The request's `params._meta.progressToken`, when it is an integer or a string of at most
 /// [`MAX_PROGRESS_TOKEN_BYTES`] (anything else is ignored: such a request gets no notifications).
 pub fn progress_token(params: Option<&Value>) -> Option<&Value> {
-    let token = params?.get("_meta")?.get("progressToken")?;
+    token_of(params?.get("_meta"))
+}
+
+/// [`progress_token`] of a request's `params._meta`, as an [`mcp_kernel_wire::Envelope`] holds it.
+pub(crate) fn progress_token_in(meta: &mcp_kernel_wire::RequestMeta) -> Option<&Value> {
+    token_of(meta.value())
+}
+
+/// The served progress token in a `_meta` value: an integer, or a string of at most
+/// [`MAX_PROGRESS_TOKEN_BYTES`].
+pub(crate) fn token_of(meta: Option<&Value>) -> Option<&Value> {
+    let token = meta?.get("progressToken")?;
     let served = match token {
         Value::String(text) => text.len() <= MAX_PROGRESS_TOKEN_BYTES,
         other => other.is_i64() || other.is_u64(),

@@ -9,21 +9,16 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use mcp_kernel_wire::error::detail::{
-    META_CAPABILITIES_MISSING, META_CAPABILITIES_NOT_OBJECT, META_NOT_OBJECT, TOP_LEVEL_META,
-};
 use mcp_kernel_wire::types::CacheScope;
-use mcp_kernel_wire::version::{
-    META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_PROTOCOL_VERSION, META_SERVER_INFO,
-};
-use mcp_kernel_wire::{ErrorObject, Method, ProtocolVersion, Response};
+use mcp_kernel_wire::version::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO};
+use mcp_kernel_wire::{Envelope, ErrorObject, Method, ProtocolVersion, RequestMeta, Response};
 
 use crate::host::{Completer, Dispatch, Era, PromptReader, RequestContext, ResourceReader};
 use crate::inbound::{Inbound, Served};
-use crate::log::{LogLevel, parse_level, requested_level};
+use crate::log::{LogLevel, level_in, parse_level};
 use crate::observe::DispatchObserver;
 use crate::options::{CacheHints, ServerOptions};
-use crate::progress::{CloseOnDrop, NotificationSink, Progress, progress_token};
+use crate::progress::{CloseOnDrop, NotificationSink, Progress, progress_token_in};
 use crate::snapshot::Snapshot;
 use crate::state::Sealing;
 use crate::visibility::Visibility;
@@ -79,6 +74,8 @@ pub(crate) struct Request<'a> {
     pub(crate) context: RequestContext,
     /// The filter's answer for the called tool, when the transport asked already.
     pub(crate) tool_shown: Option<(Arc<str>, bool)>,
+    /// The transport keeps no session ([`Inbound::sessionless`]).
+    pub(crate) sessionless: bool,
 }
 
 pub(crate) struct Inner {
@@ -120,11 +117,6 @@ impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server").field("options", &self.inner.options).finish_non_exhaustive()
     }
-}
-
-/// A request id is a string or an integer (never null: MCP S-1).
-fn is_valid_id(id: &Value) -> bool {
-    id.is_string() || id.is_i64() || id.is_u64()
 }
 
 /// Writes the cache hints into a result object.
@@ -189,6 +181,16 @@ impl Server {
         extensions: &crate::Extensions,
     ) -> RequestContext {
         let meta = params.and_then(|p| p.get("_meta")).and_then(Value::as_object);
+        Self::lenient_context(meta, extensions)
+    }
+
+    /// [`Server::context_for`] of a message already read into its [`Envelope`].
+    pub fn envelope_context(&self, envelope: &Envelope, extensions: &crate::Extensions) -> RequestContext {
+        Self::lenient_context(envelope.meta().object().ok().flatten(), extensions)
+    }
+
+    /// The era and capabilities a `_meta` object declares, read leniently.
+    fn lenient_context(meta: Option<&Map<String, Value>>, extensions: &crate::Extensions) -> RequestContext {
         let version = meta.and_then(|m| m.get(META_PROTOCOL_VERSION)).and_then(Value::as_str);
         let era = match version.and_then(ProtocolVersion::parse) {
             Some(version) => Era::Declared(version),
@@ -253,49 +255,46 @@ impl Server {
 
     /// Handles one message with what the transport attached: the request's extensions (the caller's
     /// principal, which reaches the host in [`RequestContext::extensions`]), a notification sink, and
-    /// the revisions this transport serves.
+    /// the revisions this transport serves. A transport that has read the message already hands its
+    /// [`Envelope`] to [`Server::handle_envelope`] instead.
     pub async fn handle_inbound(&self, message: Value, inbound: Inbound) -> Handled {
+        match Envelope::from_value(message) {
+            Ok(envelope) => self.handle_envelope(envelope, inbound).await,
+            Err(error) => Handled::reply(Response::error(Value::Null, error)),
+        }
+    }
+
+    /// Handles one message, already read into its [`Envelope`], with what the transport attached (see
+    /// [`Server::handle_inbound`]). The checks run in the order of `protocol.md` B-3.
+    pub async fn handle_envelope(&self, envelope: Envelope, inbound: Inbound) -> Handled {
         let served = self.served(&inbound);
-        let Inbound { extensions, sink, tool_shown, .. } = inbound;
-        let mut message = match message {
-            Value::Object(map) => map,
-            Value::Array(_) => return Handled::reply(Response::error(Value::Null, ErrorObject::batch())),
-            other => {
-                let kind = match other {
-                    Value::String(_) => "a string",
-                    Value::Number(_) => "a number",
-                    Value::Bool(_) => "a boolean",
-                    _ => "null",
-                };
-                return Handled::reply(Response::error(Value::Null, ErrorObject::not_an_object(kind)));
-            }
-        };
-        let id = message.remove("id");
-        let is_jsonrpc = message.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
-        let Some(id) = id else { return self.handle_notification(message, is_jsonrpc) };
-        if !is_valid_id(&id) {
+        let Inbound { extensions, sink, tool_shown, sessionless, .. } = inbound;
+        let is_jsonrpc = envelope.is_jsonrpc();
+        if !envelope.has_id() {
+            return Self::handle_notification(&envelope);
+        }
+        if !envelope.has_valid_id() {
             return Handled::reply(Response::error(Value::Null, ErrorObject::invalid_request()));
         }
-        if is_jsonrpc && message.contains_key("_meta") {
-            return Handled::reply(Response::error(id, ErrorObject::invalid_params(TOP_LEVEL_META)));
+        if is_jsonrpc && let Err(error) = envelope.top_level_meta() {
+            return Handled::reply(Response::error(envelope.echoable_id(), error));
         }
-        let method = match message.remove("method") {
-            Some(Value::String(method)) if is_jsonrpc => {
-                Method::known(&method).unwrap_or(Method::Other(method))
-            }
+        let (id, method, mut params, meta) = envelope.into_parts();
+        let id = id.unwrap_or(Value::Null);
+        let method = match method {
+            Some(method) if is_jsonrpc => method,
             _ => return Handled::reply(Response::error(id, ErrorObject::invalid_request())),
         };
-        let mut params = message.remove("params");
-        // Read before `settle_era` takes `_meta` away; only when a transport can deliver it.
-        let progress = match (&sink, progress_token(params.as_ref())) {
+        // Only when a transport can deliver them.
+        let progress = match (&sink, progress_token_in(&meta)) {
             (Some(sink), Some(token)) => Progress::to(token.clone(), Arc::clone(sink)),
             _ => Progress::default(),
         };
         let logs = sink.is_some() && self.inner.parts.log_level.is_some();
-        let log_level = if logs { requested_level(params.as_ref()) } else { None };
+        let log_level = if logs { level_in(&meta) } else { None };
         match method {
             Method::Discover => {
-                return Handled::reply(Response::error_or_result(id, self.discover(served, params.as_mut())));
+                return Handled::reply(Response::error_or_result(id, self.discover(served, &meta)));
             }
             Method::Initialize => {
                 let answer = self.initialize(served, params.as_ref());
@@ -303,7 +302,7 @@ impl Server {
             }
             _ => {}
         }
-        let (era, client_capabilities) = match self.settle_era(served, &method, params.as_mut()) {
+        let (era, client_capabilities) = match self.settle_era(served, &method, &meta) {
             Ok(settled) => settled,
             Err(error) => return Handled::reply(Response::error(id, error)),
         };
@@ -314,7 +313,7 @@ impl Server {
             _ => {}
         }
         // Whatever else the message held is released before any host code is awaited.
-        drop(message);
+        drop(meta);
         if params.as_ref().is_some_and(|p| !p.is_object()) {
             return Handled::reply(Response::error(
                 id,
@@ -327,19 +326,18 @@ impl Server {
         context.log = self.logger(sink.as_ref(), era.is_modern(), log_level);
         // Closed when answered or dropped (cancelled): no notification ever follows the response.
         let closer = (CloseOnDrop(progress), CloseOnDrop(context.log.clone()));
-        let request = Request { method: &method, params, context, tool_shown };
-        let control = if method == Method::Shutdown { Control::Shutdown } else { Control::Continue };
+        let request = Request { method: &method, params: params.take(), context, tool_shown, sessionless };
+        let ends = method == Method::Shutdown && !sessionless;
+        let control = if ends { Control::Shutdown } else { Control::Continue };
         let answer = self.route(request).await;
         drop(closer);
         let answer = if era.is_modern() { answer.map(|result| self.modernise(result)) } else { answer };
         Handled { response: Some(Response::error_or_result(id, answer)), control }
     }
 
-    fn handle_notification(&self, mut message: Map<String, Value>, is_jsonrpc: bool) -> Handled {
-        // A notification never gets a reply; a top-level `_meta` on one is dropped (B-3.3).
-        message.remove("_meta");
-        let method = message.get("method").and_then(Value::as_str).and_then(Method::known);
-        if is_jsonrpc && method == Some(Method::Exit) {
+    fn handle_notification(envelope: &Envelope) -> Handled {
+        // A notification never gets a reply; a top-level `_meta` on one is ignored (B-3.3).
+        if envelope.is_jsonrpc() && envelope.method() == Some(&Method::Exit) {
             return Handled { response: None, control: Control::Shutdown };
         }
         Handled::silent()
@@ -361,20 +359,13 @@ impl Server {
         &self,
         served: Served<'_>,
         method: &Method,
-        params: Option<&mut Value>,
+        meta: &RequestMeta,
     ) -> Result<(Era, Option<Arc<Value>>), ErrorObject> {
-        let meta = match params {
-            Some(Value::Object(params)) => params.remove("_meta"),
-            _ => None,
-        };
-        let Some(meta) = meta else { return Self::undeclared(served) };
-        let Value::Object(meta) = meta else {
-            return Err(ErrorObject::invalid_params(META_NOT_OBJECT));
-        };
-        let Some(requested) = meta.get(META_PROTOCOL_VERSION) else {
+        let Some(object) = meta.object()? else { return Self::undeclared(served) };
+        let Some(requested) = meta.protocol_version() else {
             // A 2025-11-25 request may carry a `_meta` of its own (a progress token): it is undeclared,
             // unless it carries client capabilities, which only 2026-07-28 sends there.
-            if !meta.contains_key(META_CLIENT_CAPABILITIES) && served.serves(false) {
+            if !object.contains_key(META_CLIENT_CAPABILITIES) && served.serves(false) {
                 return Ok((Era::Bare, None));
             }
             return Err(ErrorObject::invalid_params(
@@ -390,18 +381,9 @@ impl Server {
         let Some(version) = version else {
             return Err(Self::unsupported_version(served, Value::from(text)));
         };
-        let capabilities = meta.get(META_CLIENT_CAPABILITIES);
         if version.is_modern() {
-            match capabilities {
-                None => {
-                    return Err(ErrorObject::invalid_params(META_CAPABILITIES_MISSING));
-                }
-                Some(Value::Object(_)) => {}
-                Some(_) => {
-                    return Err(ErrorObject::invalid_params(META_CAPABILITIES_NOT_OBJECT));
-                }
-            }
-            if let Some(level) = meta.get(META_LOG_LEVEL)
+            meta.require_capabilities()?;
+            if let Some(level) = meta.log_level()
                 && parse_level(level).is_none()
             {
                 return Err(ErrorObject::invalid_params(
@@ -412,7 +394,7 @@ impl Server {
                 return Err(ErrorObject::method_not_found());
             }
         }
-        let capabilities = capabilities.filter(|c| c.is_object()).cloned().map(Arc::new);
+        let capabilities = meta.client_capabilities().filter(|c| c.is_object()).cloned().map(Arc::new);
         Ok((Era::Declared(version), capabilities))
     }
 
@@ -429,11 +411,13 @@ impl Server {
                 self.complete(request).await
             }
             Method::LoggingSetLevel
-                if self.inner.parts.log_level.is_some() && !request.context.era.is_modern() =>
+                if (self.inner.parts.log_level.is_some() || request.sessionless)
+                    && !request.context.era.is_modern() =>
             {
                 self.set_level(request.params.as_ref())
             }
-            Method::Ping | Method::Shutdown => Ok(json!({})),
+            Method::Ping => Ok(json!({})),
+            Method::Shutdown if !request.sessionless => Ok(json!({})),
             _ => Err(ErrorObject::method_not_found()),
         }
     }
@@ -468,12 +452,12 @@ impl Server {
     /// `server/discover`: the full, decorated result. A probe without `_meta` is answered whatever its
     /// era; a `_meta` that is present is checked like any request's. A server that does not serve
     /// 2026-07-28 does not implement the method, so a probing client falls back to `initialize`.
-    fn discover(&self, served: Served<'_>, params: Option<&mut Value>) -> Answer {
+    fn discover(&self, served: Served<'_>, meta: &RequestMeta) -> Answer {
         if !served.serves(true) {
             return Err(ErrorObject::method_not_found());
         }
-        if params.as_ref().is_some_and(|p| p.get("_meta").is_some()) {
-            self.settle_era(served, &Method::Discover, params)?;
+        if meta.is_present() {
+            self.settle_era(served, &Method::Discover, meta)?;
         }
         let mut result = Map::new();
         result.insert("supportedVersions".into(), json!(served.names()));

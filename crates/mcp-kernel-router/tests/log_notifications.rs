@@ -171,3 +171,41 @@ fn a_transport_passes_a_sink_only_where_a_notification_may_go() {
     assert!(off.may_notify(Some(&json!({"_meta": {"progressToken": "t"}}))), "progress as before");
     assert!(!off.may_notify(with.get("params")));
 }
+
+/// Answers `message` with what a sessionless transport (HTTP) attaches.
+async fn sessionless(server: &Server, message: Value) -> (Value, mcp_kernel_router::Control) {
+    let inbound = mcp_kernel_router::Inbound::new().sessionless();
+    let handled = server.handle_inbound(message, inbound).await;
+    (handled.response.map(|r| r.to_value()).unwrap_or(Value::Null), handled.control)
+}
+
+#[tokio::test]
+async fn set_level_accepts_the_eight_levels_only() {
+    for opt_in in [None, Some(LogLevel::Info)] {
+        let server = server(opt_in);
+        for level in LEVELS {
+            let (answer, _) = sessionless(&server, legacy("logging/setLevel", json!({"level": level}))).await;
+            assert_eq!(answer["result"], json!({}), "{level:?}, opt-in {opt_in:?}");
+        }
+        for params in [json!({"level": "INFO"}), json!({}), json!("info"), json!({"level": 3})] {
+            let (answer, _) = sessionless(&server, legacy("logging/setLevel", params)).await;
+            assert_eq!(answer["error"]["code"], json!(-32602));
+        }
+    }
+}
+
+#[tokio::test]
+async fn set_level_without_the_opt_in_is_no_method_where_a_session_is_kept() {
+    let answer = server(None).handle(legacy("logging/setLevel", json!({"level": "info"}))).await;
+    assert_eq!(answer.response.expect("an answer").to_value()["error"]["code"], json!(-32601));
+}
+
+#[tokio::test]
+async fn a_sessionless_transport_has_no_shutdown() {
+    let (answer, control) = sessionless(&server(None), legacy("shutdown", json!({}))).await;
+    assert_eq!(answer["error"]["code"], json!(-32601));
+    assert_eq!(control, mcp_kernel_router::Control::Continue);
+    let kept = server(None).handle(legacy("shutdown", json!({}))).await;
+    assert_eq!(kept.response.expect("an answer").to_value()["result"], json!({}));
+    assert_eq!(kept.control, mcp_kernel_router::Control::Shutdown);
+}

@@ -17,8 +17,8 @@ use std::task::Poll;
 
 use futures_util::FutureExt;
 use mcp_kernel_router::{Control, Extensions, Handled, Inbound, LiveServer, NotificationSink, Server};
-use mcp_kernel_wire::{ErrorObject, Response, read_message};
-use serde_json::{Map, Value};
+use mcp_kernel_wire::{Envelope, ErrorObject, Method, Response, read_message};
+use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::{AbortHandle, JoinError, JoinSet};
@@ -202,14 +202,14 @@ enum Kind {
 }
 
 impl Kind {
-    fn of(message: &Map<String, Value>) -> Self {
-        let is_request = message.contains_key("id");
-        match message.get("method").and_then(Value::as_str) {
-            Some("notifications/cancelled") if !is_request => {
-                Kind::Cancel(message.get("params").and_then(|params| params.get("requestId")).map(id_key))
+    fn of(message: &Envelope) -> Self {
+        let is_request = message.has_id();
+        match message.method() {
+            Some(Method::NotificationCancelled) if !is_request => {
+                Kind::Cancel(message.params_object().and_then(|params| params.get("requestId")).map(id_key))
             }
-            Some("exit") => Kind::Inline,
-            Some("shutdown") if is_request => Kind::Inline,
+            Some(Method::Exit) => Kind::Inline,
+            Some(Method::Shutdown) if is_request => Kind::Inline,
             _ => Kind::Spawn,
         }
     }
@@ -221,11 +221,8 @@ fn id_key(id: &Value) -> String {
 }
 
 /// The id an answer of this message carries: `None` for a notification, `null` for an id the core refuses.
-fn reply_id(message: &Map<String, Value>) -> Option<Value> {
-    let id = message.get("id")?;
-    let valid =
-        matches!(id, Value::String(_) | Value::Null) || id.as_i64().is_some() || id.as_u64().is_some();
-    Some(if valid { id.clone() } else { Value::Null })
+fn reply_id(message: &Envelope) -> Option<Value> {
+    message.has_id().then(|| message.echoable_id())
 }
 
 /// Awaits the core, catching a panic (defence in depth: the core already guards the host's code).
@@ -330,7 +327,7 @@ impl Session {
                 Ok(Frame::Message(bytes)) => bytes,
             };
             let message = match read_message(&bytes) {
-                Ok(message) => message,
+                Ok(message) => Envelope::from_object(message),
                 Err(refusal) => {
                     tracing::debug!(code = refusal.code(), "refused an unreadable message");
                     if !self.send(Response::error(Value::Null, refusal.to_error_object())).await {
@@ -349,7 +346,7 @@ impl Session {
                 Kind::Inline => {
                     let id = reply_id(&message);
                     let server = self.live.current();
-                    let handling = server.handle_inbound(Value::Object(message), self.inbound());
+                    let handling = server.handle_envelope(message, self.inbound());
                     let handled = answer(handling, id).await;
                     if let Some(response) = handled.response
                         && !self.send(response).await
@@ -366,7 +363,7 @@ impl Session {
                         // The semaphore is never closed; stop reading rather than serve unbounded.
                         return Ended::Eof;
                     };
-                    let key = message.get("id").map(id_key);
+                    let key = message.id().map(id_key);
                     let id = reply_id(&message);
                     // Read once: this message is served to its end by the server current now.
                     let server = self.live.current();
@@ -374,9 +371,8 @@ impl Session {
                         None => self.inbound(),
                         Some(sink) => self.inbound().notifications(sink),
                     };
-                    let message = Value::Object(message);
                     let mut handling: Handling =
-                        Box::pin(async move { answer(server.handle_inbound(message, inbound), id).await });
+                        Box::pin(async move { answer(server.handle_envelope(message, inbound), id).await });
                     // Polled once here: most requests (a listing, a quick tool) finish at once and are
                     // answered without a task of their own. One that waits gets its own task, so that it
                     // holds up nothing read after it.
@@ -400,8 +396,8 @@ impl Session {
     /// notifications): a sink queueing them on the writer's queue, ahead of its response (one queue, so
     /// a request's lines keep their order). A full queue drops a notification (progress and logs are
     /// advisory); the response is never dropped.
-    fn progress_sink(&self, server: &Server, message: &Map<String, Value>) -> Option<NotificationSink> {
-        if !message.contains_key("id") || !server.may_notify(message.get("params")) {
+    fn progress_sink(&self, server: &Server, message: &Envelope) -> Option<NotificationSink> {
+        if !message.has_id() || !server.envelope_may_notify(message) {
             return None;
         }
         let lines = self.lines.clone();
@@ -484,11 +480,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn object(value: Value) -> Map<String, Value> {
-        match value {
-            Value::Object(map) => map,
-            _ => unreachable!("tests pass objects"),
-        }
+    fn object(value: Value) -> Envelope {
+        Envelope::from_value(value).expect("tests pass objects")
     }
 
     #[test]

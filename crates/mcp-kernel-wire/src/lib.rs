@@ -6,12 +6,14 @@
 
 pub mod error;
 pub mod jsonrpc;
+pub mod message;
 pub mod reader;
 pub mod types;
 pub mod version;
 
 pub use error::{ErrorObject, code};
 pub use jsonrpc::{JSONRPC_VERSION, Response};
+pub use message::{Envelope, RequestMeta};
 pub use reader::{MAX_DEPTH, ReadError, read_message};
 pub use types::method::Method;
 pub use version::ProtocolVersion;

@@ -9,6 +9,7 @@ fn check_as(
     server: &Server,
     extensions: &Extensions,
 ) -> Result<(), Refusal> {
+    let m = &Envelope::from_object(m.clone());
     check(h, m, server, tool_decision(m, server, extensions).as_ref())
 }
 
@@ -19,12 +20,15 @@ fn check_sent_as(
     server: &Server,
     extensions: &Extensions,
 ) -> Result<(), Refusal> {
+    let m = &Envelope::from_object(m.clone());
     check_sent(h, m, server, tool_decision(m, server, extensions).as_ref())
 }
 
 use http::{HeaderName, HeaderValue};
 use mcp_kernel_router::{Listing, Mode, ToolCall, ToolError, ToolOutput, ToolSpec};
 use mcp_kernel_wire::code;
+use mcp_kernel_wire::error::detail::{META_CAPABILITIES_NOT_OBJECT, TOP_LEVEL_META};
+use mcp_kernel_wire::version::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 

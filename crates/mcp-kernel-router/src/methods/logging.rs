@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use mcp_kernel_wire::ErrorObject;
 use mcp_kernel_wire::version::{META_LOG_LEVEL, META_PROTOCOL_VERSION};
+use mcp_kernel_wire::{Envelope, ErrorObject};
 
 use crate::log::{LogLevel, Logger, parse_level};
-use crate::progress::{NotificationSink, progress_token};
+use crate::progress::{NotificationSink, token_of};
 use crate::server::{Answer, Server};
 
 impl Server {
@@ -19,13 +19,22 @@ impl Server {
     /// 2025-11-25 request, or one that set `io.modelcontextprotocol/logLevel`). A transport passes a
     /// sink ([`Server::handle_with_notifications`]) only then.
     pub fn may_notify(&self, params: Option<&Value>) -> bool {
-        if progress_token(params).is_some() {
+        self.notifies(params.and_then(|p| p.get("_meta")))
+    }
+
+    /// [`Server::may_notify`] of a message already read into its [`Envelope`].
+    pub fn envelope_may_notify(&self, envelope: &Envelope) -> bool {
+        self.notifies(envelope.meta().value())
+    }
+
+    /// Whether a request whose `params._meta` is `meta` may be sent notifications.
+    fn notifies(&self, meta: Option<&Value>) -> bool {
+        if token_of(meta).is_some() {
             return true;
         }
         if self.inner.parts.log_level.is_none() {
             return false;
         }
-        let meta = params.and_then(|p| p.get("_meta"));
         let modern = meta.is_some_and(|m| m.get(META_PROTOCOL_VERSION).is_some());
         !modern || meta.is_some_and(|m| m.get(META_LOG_LEVEL).is_some())
     }
