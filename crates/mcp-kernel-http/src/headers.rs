@@ -164,7 +164,7 @@ fn read_mirrored<'h>(
 
 /// D-14: the version header is present, agrees with the body and names the one served revision.
 ///
-/// `params._meta`, when present, is first checked to be an object (the core's rule, B-3.6).
+/// `params._meta`, when present, is first checked to be an object (the core's rule, B-3.8).
 fn protocol_version(
     headers: &HeaderMap,
     meta: &RequestMeta,

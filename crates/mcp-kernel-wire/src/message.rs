@@ -5,12 +5,13 @@
 //! which [`Method`] it names, its `params`, what its `params._meta` declares. The router dispatches on
 //! the same envelope, so a method name is matched once per message and the `_meta` shape rules are
 //! written once, here, for the core and the HTTP header checks alike (`protocol.md` B-3.2, B-3.6,
-//! B-3.7; HTTP D-15).
+//! B-3.8; HTTP D-13 to D-15).
 //!
 //! Building an envelope refuses nothing: a message with a bad id or no method is still an envelope,
 //! and the layer that owns the rule (the core, or a transport's shape check) refuses it, in its order.
-//! Members other than `jsonrpc`, `id`, `method`, `params`, `_meta`, `result` and `error` are dropped
-//! when the envelope is built.
+//! Only `id`, `method` and `params` are kept when the envelope is built; of `jsonrpc`, a top-level
+//! `_meta`, `result` and `error` the envelope keeps whether they were there, and every other member
+//! is dropped.
 
 use serde_json::{Map, Value};
 
@@ -186,7 +187,7 @@ impl RequestMeta {
         self.0.as_ref()?.as_object()?.get(key)
     }
 
-    /// `protocol.md` B-3.6: `params._meta`, when present, is an object (`-32602` otherwise); `Ok(None)`
+    /// `protocol.md` B-3.8: `params._meta`, when present, is an object (`-32602` otherwise); `Ok(None)`
     /// when absent.
     pub fn object(&self) -> Result<Option<&Map<String, Value>>, ErrorObject> {
         match &self.0 {
@@ -212,7 +213,7 @@ impl RequestMeta {
         self.get(META_CLIENT_CAPABILITIES)
     }
 
-    /// `protocol.md` B-3.7 and HTTP D-15: a `2026-07-28` request declares its client's capabilities,
+    /// `protocol.md` B-3.6 and HTTP D-15: a `2026-07-28` request declares its client's capabilities,
     /// as an object (`-32602` naming which is wrong otherwise).
     pub fn require_capabilities(&self) -> Result<(), ErrorObject> {
         match self.client_capabilities() {
