@@ -19,7 +19,7 @@ connectome render --declared D.json [--observed O.json] [--sidecar S.json] [--di
 Renders connectome JSON exports (schema_version 3). Output goes to stdout unless --out is given.
   mermaid  Markdown with one ```mermaid block per view; with --view, that bare `graph LR` diagram
   dot      one Graphviz `digraph` per view; with --view, only that one
-  html     one self-contained page (inline CSS and SVG, nothing fetched); --view does not apply
+  html     one self-contained page (inline CSS, SVG and script, nothing fetched); --view does not apply
 The sidecar weighs the observed export if given, else the declared one.
 Exit codes: 0 rendered, 2 refused (usage, unreadable or malformed input), 1 output not written.
 ";

@@ -61,6 +61,22 @@ pub fn dot(s: &str) -> String {
     out
 }
 
+/// JSON text for the body of a `<script type="application/json">` element: `<`, `>`, `&`, U+2028 and
+/// U+2029 become `\u` escapes, so no `</script>` or `<!--` can appear and the text still parses to the
+/// same value. Those characters only ever occur inside JSON strings, where the escape means the same.
+pub fn script_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// The longest excerpt of input an error message quotes, in characters.
 pub const EXCERPT_CHARS: usize = 32;
 
@@ -109,6 +125,14 @@ mod tests {
     #[test]
     fn dot_escapes_backslash_quote_and_controls() {
         assert_eq!(dot("a\\b\"c\nd"), "a\\\\b\\\"c\\\\u000ad");
+    }
+
+    #[test]
+    fn script_json_hides_markup_and_line_separators() {
+        let json = serde_json::json!(["</script><!--&\u{2028}\u{2029}"]).to_string();
+        let safe = script_json(&json);
+        assert_eq!(safe, "[\"\\u003c/script\\u003e\\u003c!--\\u0026\\u2028\\u2029\"]");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&safe).unwrap().to_string(), json);
     }
 
     #[test]

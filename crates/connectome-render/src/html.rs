@@ -1,6 +1,10 @@
-//! One self-contained HTML page: inline CSS and inline SVG only (no script, no external font,
-//! stylesheet or image). Sections: summary, declared graph, observed graph with weights, diff by
-//! class with a legend, coverage (ten counts, four ratios). Every text is HTML-escaped.
+//! One self-contained HTML page: inline CSS, inline SVG and one inline script, nothing fetched (no
+//! external script, font, stylesheet or image). Sections: summary, declared graph, observed graph
+//! with weights, diff by class with a legend, coverage (ten counts, four ratios). Each drawing sits in
+//! an explorer ([`explore`]: search, kind filter, pan and zoom, reach highlighting). Every text is
+//! HTML-escaped; the graph data for the script is escaped for its `<script>` element.
+
+pub mod explore;
 
 use std::fmt::Write as _;
 
@@ -9,7 +13,6 @@ use serde_json::Value;
 use crate::diff::{COUNTS, DiffRecord};
 use crate::escape::html;
 use crate::model::Graph;
-use crate::svg;
 use crate::view::{Inputs, View, ViewName};
 use crate::vocab::DiffClass;
 
@@ -17,7 +20,7 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2rem;color:#1d
 h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2.2rem;border-bottom:1px solid #ddd}\
 table{border-collapse:collapse;margin:.6rem 0}th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:left;vertical-align:top}\
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}code{font-size:.9em;word-break:break-all}\
-.scroll{overflow-x:auto;border:1px solid #eee;margin:.6rem 0}.note{color:#555}\
+.note{color:#555}\
 .swatch{display:inline-block;width:1.6rem;height:.35rem;vertical-align:middle;margin-right:.4rem}\
 .dashbox{display:inline-block;width:1.2rem;height:.8rem;border:1.5px dashed #333;vertical-align:middle;margin-right:.4rem}\
 svg.graph{font-family:system-ui,sans-serif;font-size:12px}\
@@ -28,13 +31,21 @@ svg.graph{font-family:system-ui,sans-serif;font-size:12px}\
 
 const KEY: &str = "<p class=\"note\">Node shape by kind: server double box, tool rounded, resource cylinder, \
 prompt flag, process and module plain box. Edge by kind: invoke solid, read dashed, message thick, \
-supervise with a circle head. Hover a node or an edge for every field the export carries.</p>\n";
+supervise with a circle head. Hover a node or an edge for every field the export carries. Search the \
+names, tick the kinds to show, drag to pan, wheel or <kbd>+</kbd>/<kbd>-</kbd> to zoom, <kbd>0</kbd> to fit; \
+click a node to light up what it reaches (<span class=\"hl-fwd\"></span>blue) and what reaches it \
+(<span class=\"hl-bwd\"></span>magenta), click the background or press <kbd>Esc</kbd> to clear.</p>\n";
 
 /// The whole page.
 pub fn render(inputs: &Inputs) -> String {
     let mut out = String::from("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
-    let _ = writeln!(out, "<title>Connectome</title>\n<style>{STYLE}</style>\n</head>\n<body>");
+    let _ = writeln!(
+        out,
+        "<title>Connectome</title>\n<style>{STYLE}\n{}</style>\n<noscript><style>{}</style></noscript>\n</head>\n<body>",
+        explore::STYLE,
+        explore::NOSCRIPT_STYLE
+    );
     out.push_str(
         "<h1>Connectome</h1>\n<p class=\"note\">Drawn from the JSON exports alone: nothing here is inferred \
 beyond what they carry.</p>\n",
@@ -44,7 +55,7 @@ beyond what they carry.</p>\n",
     graph_section(inputs, ViewName::Observed, inputs.observed.as_ref(), &mut out);
     diff_section(inputs, &mut out);
     coverage_section(inputs.diff.as_ref(), &mut out);
-    out.push_str("</body>\n</html>\n");
+    let _ = write!(out, "<script>\n{}</script>\n</body>\n</html>\n", explore::SCRIPT);
     out
 }
 
@@ -118,7 +129,7 @@ fn summary(inputs: &Inputs, out: &mut String) {
 }
 
 fn drawing(view: &View, out: &mut String) {
-    let _ = write!(out, "<div class=\"scroll\">\n{}</div>\n", svg::render(view, view.name.name()));
+    out.push_str(&explore::drawing(view));
 }
 
 fn graph_section(inputs: &Inputs, name: ViewName, graph: Option<&Graph>, out: &mut String) {

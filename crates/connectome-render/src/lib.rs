@@ -20,6 +20,8 @@ pub mod error;
 pub mod escape;
 pub mod html;
 mod json;
+pub mod label;
+pub mod layout;
 pub mod mermaid;
 pub mod model;
 pub mod svg;

@@ -1,127 +1,82 @@
-//! An inline SVG drawing of a view, laid out here (no script, no external reference): layers by
-//! breadth-first distance from the server nodes, left to right; within a layer, id order. All
-//! coordinates are integers, so the bytes are the same on every run and platform.
+//! An inline SVG drawing of a view, laid out here ([`crate::layout`], connectome J-6): layers left to
+//! right, the order within a layer by barycenter sweeps, a large layer dealt into several columns.
+//! Nodes show their human names ([`crate::label`]), their full ids on hover. All coordinates are
+//! integers, so the bytes are the same on every run and platform. Edges sit in one `<g class="edges">`
+//! and nodes in one `<g class="nodes">`, each child in view order, for the page's script.
 
-use std::collections::VecDeque;
 use std::fmt::Write as _;
 
 use crate::escape::html;
+use crate::label;
+use crate::layout::{self, Layers};
 use crate::view::View;
 use crate::vocab::{DiffClass, EdgeKind, NodeKind};
 
 const NODE_H: i64 = 34;
 const ROW: i64 = 56;
 const GAP: i64 = 120;
+const SUB_GAP: i64 = 56;
 const MARGIN: i64 = 24;
 const CHAR_W: i64 = 7;
-const MAX_CHARS: usize = 36;
 const NEUTRAL: &str = "#555555";
+/// From this many edges on, a drawing is marked `many` (its edges drawn fainter until highlighted).
+pub const MANY_EDGES: usize = 1500;
 
-/// The layer of every node: breadth-first distance from the server nodes along edges; each part
-/// not reached restarts at layer 0 from its smallest id with no incoming edge from the part (else
-/// its smallest id). Nodes with no edge in the view form the last layer.
+/// The layout of a view ([`layout::layered`]), the server nodes kept in the first layer.
+pub fn layout(view: &View) -> Layers {
+    let pairs: Vec<(usize, usize)> = view.edges.iter().map(|e| (e.from, e.to)).collect();
+    let roots: Vec<bool> = view.nodes.iter().map(|n| n.kind == Some(NodeKind::Server)).collect();
+    layout::layered(view.nodes.len(), &pairs, &roots)
+}
+
+/// The layer of every node (see [`layout()`]).
 pub fn layers(view: &View) -> Vec<usize> {
-    let n = view.nodes.len();
-    let mut out_adj = vec![Vec::new(); n];
-    for e in view.edges.iter().filter(|e| e.from != e.to) {
-        out_adj[e.from].push(e.to);
-    }
-    let mut linked = vec![false; n];
-    for e in &view.edges {
-        linked[e.from] = true;
-        linked[e.to] = true;
-    }
-    let mut layer = vec![usize::MAX; n];
-    let servers: Vec<usize> = (0..n).filter(|&i| view.nodes[i].kind == Some(NodeKind::Server)).collect();
-    bfs_from(&servers, &out_adj, &mut layer);
-    // What the servers do not reach starts again at layer 0: first from the nodes no unreached node
-    // points at, then (cycles) from the first unreached node left. Each search visits only unreached
-    // nodes, so the whole layout stays linear in the graph's size.
-    let mut pointed = vec![false; n];
-    for e in view.edges.iter().filter(|e| e.from != e.to && layer[e.from] == usize::MAX) {
-        pointed[e.to] = true;
-    }
-    for i in 0..n {
-        if linked[i] && layer[i] == usize::MAX && !pointed[i] {
-            bfs_from(&[i], &out_adj, &mut layer);
-        }
-    }
-    for i in 0..n {
-        if linked[i] && layer[i] == usize::MAX {
-            bfs_from(&[i], &out_adj, &mut layer);
-        }
-    }
-    let last = (0..n).filter(|&i| linked[i]).map(|i| layer[i] + 1).max().unwrap_or(0);
-    for i in (0..n).filter(|&i| !linked[i]) {
-        layer[i] = last;
-    }
-    layer
+    layout(view).layer
 }
 
-/// A breadth-first search from `roots` (at layer 0) giving every node it reaches for the first time the
-/// layer after its parent's.
-fn bfs_from(roots: &[usize], out_adj: &[Vec<usize>], layer: &mut [usize]) {
-    let mut queue = VecDeque::new();
-    for &r in roots {
-        if layer[r] == usize::MAX {
-            layer[r] = 0;
-            queue.push_back(r);
-        }
-    }
-    while let Some(u) = queue.pop_front() {
-        for &v in &out_adj[u] {
-            if layer[v] == usize::MAX {
-                layer[v] = layer[u] + 1;
-                queue.push_back(v);
-            }
-        }
-    }
-}
-
-fn display(id: &str) -> String {
-    if id.chars().count() <= MAX_CHARS {
-        id.to_owned()
-    } else {
-        id.chars().take(MAX_CHARS - 1).chain(['…']).collect()
-    }
+/// The name a drawing prints for a node: its human name, cut to [`label::MAX_CHARS`].
+pub fn shown_name(id: &str, kind: Option<NodeKind>) -> String {
+    label::short(&label::name(id, kind))
 }
 
 struct Placed {
     x: i64,
     y: i64,
     w: i64,
-    layer: usize,
+    column: usize,
 }
 
-struct Layout {
+struct Placement {
     placed: Vec<Placed>,
-    /// The lowest node bottom of each column.
-    col_bottom: Vec<i64>,
+    /// The lowest node bottom of the drawing.
+    bottom: i64,
     width: i64,
 }
 
-fn place(view: &View) -> Layout {
-    let layer = layers(view);
-    let columns = layer.iter().copied().max().map_or(0, |m| m + 1);
-    let widths: Vec<i64> =
-        view.nodes.iter().map(|n| (display(&n.id).chars().count() as i64 * CHAR_W + 28).max(64)).collect();
+fn place(view: &View, names: &[String]) -> Placement {
+    let l = layout(view);
+    let columns = l.column_layer.len();
+    let widths: Vec<i64> = names.iter().map(|s| (s.chars().count() as i64 * CHAR_W + 28).max(64)).collect();
     let mut col_w = vec![0; columns];
-    let mut rows = vec![0i64; columns];
-    for (i, &l) in layer.iter().enumerate() {
-        col_w[l] = col_w[l].max(widths[i]);
+    for (i, &c) in l.column.iter().enumerate() {
+        col_w[c] = col_w[c].max(widths[i]);
     }
     let mut col_x = vec![MARGIN; columns];
     for c in 1..columns {
-        col_x[c] = col_x[c - 1] + col_w[c - 1] + GAP;
+        let gap = if l.column_layer[c] == l.column_layer[c - 1] { SUB_GAP } else { GAP };
+        col_x[c] = col_x[c - 1] + col_w[c - 1] + gap;
     }
-    let mut placed = Vec::with_capacity(view.nodes.len());
-    for (i, &l) in layer.iter().enumerate() {
-        placed.push(Placed { x: col_x[l], y: MARGIN + rows[l] * ROW, w: widths[i], layer: l });
-        rows[l] += 1;
-    }
+    let tallest = l.rows.iter().copied().max().unwrap_or(0) as i64;
+    let offset: Vec<i64> = l.rows.iter().map(|&r| (tallest - r as i64) * ROW / 2).collect();
+    let placed = (0..view.nodes.len())
+        .map(|i| {
+            let c = l.column[i];
+            Placed { x: col_x[c], y: MARGIN + offset[c] + l.row[i] as i64 * ROW, w: widths[i], column: c }
+        })
+        .collect();
     let width = col_x.last().map_or(2 * MARGIN, |x| x + col_w[columns - 1] + MARGIN + 60);
-    let col_bottom = rows.iter().map(|r| MARGIN + r * ROW - (ROW - NODE_H)).collect();
-    Layout { placed, col_bottom, width }
+    let bottom = MARGIN + tallest * ROW - (ROW - NODE_H);
+    Placement { placed, bottom, width }
 }
 
 fn colour_index(class: Option<DiffClass>) -> usize {
@@ -172,12 +127,29 @@ fn node_shape(out: &mut String, kind: Option<NodeKind>, p: &Placed, class: &str)
     };
 }
 
+/// A drawn view: the SVG and its natural size in pixels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Drawing {
+    /// The `<svg>` element.
+    pub svg: String,
+    /// Its width.
+    pub width: i64,
+    /// Its height.
+    pub height: i64,
+}
+
 /// The SVG of a view. `prefix` keeps marker ids unique when one page holds several drawings.
 pub fn render(view: &View, prefix: &str) -> String {
-    let layout = place(view);
+    draw(view, prefix).svg
+}
+
+/// The SVG of a view with its size; `prefix` as for [`render`].
+pub fn draw(view: &View, prefix: &str) -> Drawing {
+    let names: Vec<String> = view.nodes.iter().map(|n| shown_name(&n.id, n.kind)).collect();
+    let layout = place(view, &names);
     let placed = &layout.placed;
-    let mut body = String::new();
-    let mut bottom = layout.col_bottom.iter().copied().max().unwrap_or(0);
+    let mut body = String::from("<g class=\"edges\">\n");
+    let mut bottom = layout.bottom;
     // How many edges between the same two nodes were drawn before this one (they bend apart).
     let mut pairs: std::collections::HashMap<(usize, usize), i64> = std::collections::HashMap::new();
     for e in &view.edges {
@@ -186,13 +158,13 @@ pub fn render(view: &View, prefix: &str) -> String {
         let k = *seen;
         *seen += 1;
         let bend = if k % 2 == 0 { k / 2 * 16 } else { -(k / 2 + 1) * 16 };
-        let path = edge_path(&layout, e.from, e.to, bend);
+        let path = edge_path(placed, e.from, e.to, bend);
         bottom = bottom.max(path.lowest);
         let ci = colour_index(e.class);
         let head = if e.kind == EdgeKind::Supervise { 'o' } else { 'a' };
         let _ = write!(
             body,
-            "<g><title>{}</title><path class=\"edge e-{}\" d=\"{}\" stroke=\"{}\" marker-end=\"url(#{prefix}-{head}{ci})\"/>",
+            "<g class=\"e\"><title>{}</title><path class=\"edge e-{}\" d=\"{}\" stroke=\"{}\" marker-end=\"url(#{prefix}-{head}{ci})\"/>",
             html(&e.detail.join("\n")),
             e.kind.name(),
             path.d,
@@ -209,9 +181,11 @@ pub fn render(view: &View, prefix: &str) -> String {
         }
         body.push_str("</g>\n");
     }
+    body.push_str("</g>\n");
     let (width, height) = (layout.width, bottom + MARGIN);
+    let many = if view.edges.len() >= MANY_EDGES { " many" } else { "" };
     let mut out = format!(
-        "<svg class=\"graph\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"{}\">\n<defs>",
+        "<svg class=\"graph{many}\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"{}\">\n<defs>",
         html(view.name.title())
     );
     for i in 0..=DiffClass::ALL.len() {
@@ -224,21 +198,22 @@ pub fn render(view: &View, prefix: &str) -> String {
     }
     out.push_str("</defs>\n");
     out.push_str(&body);
-    for (n, p) in view.nodes.iter().zip(placed) {
+    out.push_str("<g class=\"nodes\">\n");
+    for ((n, p), name) in view.nodes.iter().zip(placed).zip(&names) {
         let kind = n.kind.map_or("other", |k| k.name());
         let class = if n.one_side { format!("node k-{kind} oneside") } else { format!("node k-{kind}") };
-        let _ = write!(out, "<g><title>{}</title>", html(&n.detail.join("\n")));
+        let _ = write!(out, "<g class=\"n\"><title>{}</title>", html(&n.detail.join("\n")));
         node_shape(&mut out, n.kind, p, &class);
         let _ = writeln!(
             out,
             "<text class=\"nlabel\" x=\"{}\" y=\"{}\">{}</text></g>",
             p.x + p.w / 2,
             p.y + NODE_H / 2 + 4,
-            html(&display(&n.id))
+            html(name)
         );
     }
-    out.push_str("</svg>\n");
-    out
+    out.push_str("</g>\n</svg>\n");
+    Drawing { svg: out, width, height }
 }
 
 struct EdgePath {
@@ -248,22 +223,22 @@ struct EdgePath {
     lowest: i64,
 }
 
-/// The cubic path of an edge: forward right side to left side, within a column right side to right
-/// side, backwards left side to right side below the forward line, dipping; the label sits at the
+/// The cubic path of an edge: to a later column right side to left side, within a column right side
+/// to right side, backwards left side to right side below the forward line, dipping; the label sits at the
 /// curve's midpoint.
-fn edge_path(layout: &Layout, from: usize, to: usize, bend: i64) -> EdgePath {
-    let (a, b) = (&layout.placed[from], &layout.placed[to]);
+fn edge_path(placed: &[Placed], from: usize, to: usize, bend: i64) -> EdgePath {
+    let (a, b) = (&placed[from], &placed[to]);
     let mid = |p: &Placed| p.y + NODE_H / 2;
     if from == to {
         let (x, top, bottom) = (a.x + a.w - 14, a.y, a.y + NODE_H);
         let d = format!("M{x},{top} C{},{} {},{} {x},{bottom}", x + 56, top - 30, x + 56, bottom + 30);
         return EdgePath { d, label: (x + 44, mid(a) + 4), lowest: bottom + 30 };
     }
-    let (p0, p3, c1, c2) = if b.layer > a.layer {
+    let (p0, p3, c1, c2) = if b.column > a.column {
         let (x0, y0, x3, y3) = (a.x + a.w, mid(a), b.x, mid(b));
         let dx = ((x3 - x0) / 2).max(40);
         ((x0, y0), (x3, y3), (x0 + dx, y0 + bend), (x3 - dx, y3 + bend))
-    } else if b.layer == a.layer {
+    } else if b.column == a.column {
         let (x0, y0, x3, y3) = (a.x + a.w, mid(a), b.x + b.w, mid(b));
         let reach = x0.max(x3) + 48 + bend.abs();
         ((x0, y0), (x3, y3), (reach, y0), (reach, y3))

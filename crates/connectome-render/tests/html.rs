@@ -18,11 +18,18 @@ fn full_page() -> String {
 #[test]
 fn html_makes_no_network_reference() {
     for page in [full_page(), render(&sided_inputs(), Format::Html, None).unwrap()] {
-        assert!(!page.contains("<script"), "no script at all");
+        // One inline script (the explorer) and one JSON data element per drawing; nothing else runs.
+        let drawings = page.matches("<svg ").count();
+        assert_eq!(page.matches("<script>").count(), 1, "one inline script");
+        assert_eq!(page.matches("<script type=\"application/json\" class=\"graph-data\">").count(), drawings);
+        assert_eq!(page.matches("<script").count(), drawings + 1);
         assert!(!page.to_ascii_lowercase().contains("http"), "no http(s) reference, not even a namespace");
         assert!(!page.contains("<link"));
         assert!(!page.contains("@import"));
         assert!(!page.contains("src="));
+        for call in ["fetch(", "XMLHttpRequest", "WebSocket", "EventSource", "sendBeacon", "import("] {
+            assert!(!page.contains(call), "{call}");
+        }
     }
 }
 
@@ -54,7 +61,9 @@ fn html_escapes_hostile_id() {
     );
     let inputs = Inputs::new(Graph::from_json(Role::Declared, &bytes).unwrap(), None, None, None).unwrap();
     let page = render(&inputs, Format::Html, None).unwrap();
-    assert!(!page.contains("<script"));
+    // The page's own script and the drawing's data are the only script elements.
+    assert_eq!(page.matches("<script").count(), 2);
+    assert!(!page.contains("<script>alert"));
     assert!(!page.contains("alert(1)</"));
     assert!(page.contains("&lt;/svg&gt;&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert_eq!(page.matches("</svg>").count(), page.matches("<svg ").count());

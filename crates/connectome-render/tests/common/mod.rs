@@ -75,3 +75,69 @@ pub fn sided_inputs() -> Inputs {
     )
     .unwrap()
 }
+
+/// The ids of a generated host: one server, its tools, resources and prompts, then `modules`
+/// modules grouped in crates (every tenth one a function of the module before it).
+pub fn host_ids(modules: usize) -> (Vec<(String, &'static str)>, usize, usize) {
+    let tools = (modules / 50).clamp(2, 40);
+    let mut ids = vec![("big/server".to_owned(), "server")];
+    ids.extend((0..tools).map(|t| (format!("big/tool/tool_{t}"), "tool")));
+    ids.extend((0..tools / 2).map(|r| (format!("big/resource/big:%2F%2Fres%2F{r}"), "resource")));
+    ids.extend((0..3).map(|p| (format!("big/prompt/prompt_{p}"), "prompt")));
+    let first = ids.len();
+    for i in 0..modules {
+        let path = format!("crate_{}::area_{}::m{i}", i / 100, (i / 10) % 10);
+        if i % 10 == 9 {
+            let parent = format!("crate_{}::area_{}::m{}", (i - 1) / 100, ((i - 1) / 10) % 10, i - 1);
+            ids.push((format!("big/module/{parent}/run_{i}"), "module"));
+        } else {
+            ids.push((format!("big/module/{path}"), "module"));
+        }
+    }
+    (ids, first, tools)
+}
+
+/// A generated host graph export of `modules` modules and exactly `edges` edges (at least a few
+/// hundred): server → tools, tools → entry modules and resources, then module → module calls, mostly
+/// towards later modules (a deep call graph) with one in twenty-five going back (cycles), one in ten a
+/// message. Deterministic: a fixed linear congruential sequence.
+pub fn host_graph(modules: usize, edges: usize, provenance: &str) -> Vec<u8> {
+    let (ids, first, tools) = host_ids(modules);
+    let mut out: Vec<(usize, usize, &'static str)> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut add = |out: &mut Vec<(usize, usize, &'static str)>, a: usize, b: usize, kind: &'static str| {
+        if out.len() < edges && a != b && seen.insert((a, b, kind)) {
+            out.push((a, b, kind));
+        }
+    };
+    for t in 0..tools {
+        add(&mut out, 0, 1 + t, "invoke");
+        add(&mut out, 1 + t, first + t * modules / tools, "invoke");
+        add(&mut out, 1 + t, 1 + tools + t / 2, "read");
+    }
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = || {
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) as usize
+    };
+    while out.len() < edges {
+        let i = next() % modules;
+        let r = next();
+        let j = if r % 25 == 0 { next() % modules } else { i + 1 + r % 400 };
+        if j >= modules {
+            continue;
+        }
+        let kind = if r % 10 == 3 { "message" } else { "invoke" };
+        add(&mut out, first + i, first + j, kind);
+    }
+    let nodes: Vec<Value> = ids.iter().map(|(id, kind)| node(id, kind)).collect();
+    let edges: Vec<Value> =
+        out.iter().map(|&(a, b, kind)| edge(&ids[a].0, &ids[b].0, kind, provenance)).collect();
+    graph_bytes(nodes, edges)
+}
+
+/// The declared inputs of a generated host (see [`host_graph`]).
+pub fn host_inputs(modules: usize, edges: usize) -> Inputs {
+    let g = Graph::from_json(Role::Declared, &host_graph(modules, edges, "declared")).unwrap();
+    Inputs::new(g, None, None, None).unwrap()
+}
