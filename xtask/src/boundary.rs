@@ -5,10 +5,11 @@
 //! normal (non-dev) dependencies, directly or through another crate. No library crate may pull in an
 //! HTTP client, nor enable the client half of hyper or hyper-util in its normal build. A transport
 //! never depends on another transport. A stdio-only host (`mcp-kernel-router` with `mcp-kernel-stdio`)
-//! pulls in no HTTP stack. Only the two hash/MAC sites (`connectome-canonical`, `mcp-kernel-router`)
-//! depend directly on a hash, MAC or crypto crate. Every workspace crate is classified, as a library
-//! (publishable, and read by `cargo xtask census`) or as not one (`publish = false`), so a new crate
-//! cannot escape the rules by not being listed.
+//! pulls in no HTTP stack; the call-facts reader (`connectome-facts`, which runs the toolchain) pulls in
+//! neither an HTTP stack nor an async runtime. Only the two hash/MAC sites (`connectome-canonical`,
+//! `mcp-kernel-router`) depend directly on a hash, MAC or crypto crate. Every workspace crate is
+//! classified, as a library (publishable, and read by `cargo xtask census`) or as not one
+//! (`publish = false`), so a new crate cannot escape the rules by not being listed.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::process::Command;
@@ -57,6 +58,7 @@ pub const LIBRARIES: &[&str] = &[
     "connectome-graph",
     "connectome-observe",
     "connectome-render",
+    "connectome-facts",
 ];
 /// Workspace crates that are not libraries of the package: tasks, harnesses, test support, fixtures.
 /// Each must be `publish = false`.
@@ -105,6 +107,9 @@ const CRYPTO_CRATES: &[&str] = &[
 ];
 /// The crates holding the pinned hash/MAC sites (`cargo xtask census` pins their files).
 const CRYPTO_HOMES: &[&str] = &["connectome-canonical", "mcp-kernel-router"];
+/// Libraries that run the toolchain (cargo, rustc) and read what it writes: they reach no async runtime
+/// ([`RUNTIMES`]) and no HTTP stack ([`HTTP_STACK`]).
+const TOOLCHAIN_RUNNERS: &[&str] = &["connectome-facts"];
 /// Consumers of the exported bytes only: they never link a crate of the package.
 const BYTES_ONLY: &[&str] = &["connectome-render"];
 
@@ -230,6 +235,14 @@ pub fn violations(graph: &HashMap<String, BTreeSet<String>>) -> Vec<String> {
             found.push(format!("{krate} depends on the HTTP client {client}; the package is never a client"));
         }
     }
+    for runner in TOOLCHAIN_RUNNERS {
+        let banned = |d: &&String| RUNTIMES.contains(&d.as_str()) || HTTP_STACK.contains(&d.as_str());
+        for stack in closure(graph, runner).iter().filter(banned) {
+            found.push(format!(
+                "{runner} depends on {stack}; it runs the toolchain and reaches no runtime or HTTP stack"
+            ));
+        }
+    }
     for reader in BYTES_ONLY {
         let reach = closure(graph, reader);
         for linked in reach.iter().filter(|d| d.starts_with("mcp-kernel") || d.starts_with("connectome-")) {
@@ -312,11 +325,12 @@ pub fn classification_violations(members: &[Member]) -> Vec<String> {
             _ => {}
         }
     }
-    let lists: [(&str, &[&str]); 7] = [
+    let lists: [(&str, &[&str]); 8] = [
         ("LIBRARIES", LIBRARIES),
         ("NOT_LIBRARIES", NOT_LIBRARIES),
         ("SANS_IO", SANS_IO),
         ("TRANSPORTS", TRANSPORTS),
+        ("TOOLCHAIN_RUNNERS", TOOLCHAIN_RUNNERS),
         ("BYTES_ONLY", BYTES_ONLY),
         ("STDIO_HOST", STDIO_HOST),
         ("CRYPTO_HOMES", CRYPTO_HOMES),
@@ -326,9 +340,10 @@ pub fn classification_violations(members: &[Member]) -> Vec<String> {
             found.push(format!("{list} names {name}, which is not a workspace crate"));
         }
     }
-    let subsets: [(&str, &[&str]); 5] = [
+    let subsets: [(&str, &[&str]); 6] = [
         ("SANS_IO", SANS_IO),
         ("TRANSPORTS", TRANSPORTS),
+        ("TOOLCHAIN_RUNNERS", TOOLCHAIN_RUNNERS),
         ("BYTES_ONLY", BYTES_ONLY),
         ("STDIO_HOST", STDIO_HOST),
         ("CRYPTO_HOMES", CRYPTO_HOMES),
@@ -362,10 +377,11 @@ pub fn check() -> Result<(), String> {
     if found.is_empty() {
         eprintln!(
             "xtask: boundary holds ({} workspace crates classified, {} library crates checked, {} reaching hyper, \
-             stdio host free of HTTP, hash/MAC crates only in {})",
+             stdio host free of HTTP, {} free of HTTP and runtimes, hash/MAC crates only in {})",
             members.len(),
             LIBRARIES.len(),
             features.len(),
+            TOOLCHAIN_RUNNERS.join(" and "),
             CRYPTO_HOMES.join(" and ")
         );
         Ok(())
@@ -571,6 +587,16 @@ h2 v0.4.20|
         }
         let g = graph(&[("mcp-kernel-router", "http")]);
         assert!(violations(&g).iter().any(|m| m.contains("stdio-only host")));
+    }
+
+    /// A runtime or an HTTP stack reached by the call-facts reader, which runs the toolchain, is found.
+    #[test]
+    fn finds_a_runtime_or_an_http_stack_reached_by_a_toolchain_runner() {
+        for stack in RUNTIMES.iter().chain(HTTP_STACK) {
+            let v = violations(&graph(&[("connectome-facts", "glue"), ("glue", stack)]));
+            assert_eq!(v.len(), 1, "{stack}: {v:?}");
+            assert!(v[0].starts_with(&format!("connectome-facts depends on {stack}; it runs")), "{v:?}");
+        }
     }
 
     /// A direct hash, MAC or crypto dependency outside the two pinned sites is found.

@@ -1,92 +1,39 @@
-//! `cargo xtask connectome facts` on `fixtures/connectome-fixture`: the exact edges, the dynamic dispatch
-//! sites, std in the external callees, and byte-identical files from two runs.
+//! `cargo xtask connectome facts` is a thin call of `connectome_facts::extract` (docs/connectome.md
+//! K-13): on `fixtures/connectome-fixture`, with `--manifest-path` and `--target-dir`, the file the task
+//! writes is the bytes the library returns for the same request.
 //!
-//! Offline and bounded: the fixture has no dependencies, and its IR build goes to `target/connectome-ir`.
+//! Offline and bounded: the fixture has no dependencies. Its exact facts are pinned by
+//! `crates/connectome-facts/tests/fixture.rs`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
-use connectome_graph::{CallEdge, CallFacts, DynamicSite};
+use connectome_facts::{FactsRequest, extract};
 
-fn run_facts(out: &Path) -> Duration {
+#[test]
+fn k13_the_task_writes_the_bytes_the_library_extracts() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root");
-    let started = Instant::now();
+    let manifest = workspace.join("Cargo.toml");
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("connectome-facts");
+    let (out, ir) = (scratch.join("task.json"), scratch.join("ir"));
+    // Started elsewhere than the workspace: `--manifest-path` names it.
     let status = Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .current_dir(workspace)
+        .current_dir(std::env::temp_dir())
         .env("CARGO", env!("CARGO"))
-        .args(["connectome", "facts", "--crate", "connectome-fixture", "--out"])
-        .arg(out)
+        .args(["connectome", "facts", "--crate", "connectome-fixture", "--manifest-path"])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(&ir)
+        .arg("--out")
+        .arg(&out)
         .status()
         .expect("xtask runs");
     assert!(status.success(), "xtask connectome facts failed: {status}");
-    started.elapsed()
-}
+    let written = std::fs::read(&out).expect("the facts file");
 
-fn out_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("connectome-facts").join(name)
-}
-
-fn edge(caller: &str, callee: &str) -> CallEdge {
-    CallEdge {
-        caller: format!("connectome_fixture::{caller}"),
-        callee: format!("connectome_fixture::{callee}"),
-    }
-}
-
-fn site(caller: &str, site: u64) -> DynamicSite {
-    DynamicSite { caller: format!("connectome_fixture::{caller}"), site }
-}
-
-#[test]
-fn fixture_facts_are_exact_and_reproducible() {
-    let (first, second) = (out_path("first.json"), out_path("second.json"));
-    let took = run_facts(&first);
-    run_facts(&second);
-    let bytes = std::fs::read(&first).expect("first facts file");
-    assert_eq!(bytes, std::fs::read(&second).expect("second facts file"), "two runs differ");
-    assert!(took < Duration::from_secs(300), "extraction took {took:?}");
-
-    let facts = CallFacts::from_json(&bytes).expect("a valid facts file");
-    assert_eq!(facts.to_json(), bytes, "the file is the normalized form");
-    assert!(facts.rustc_version.starts_with("rustc "), "{}", facts.rustc_version);
+    let request = FactsRequest::new(["connectome-fixture"]).manifest_path(&manifest).target_dir(&ir);
+    let facts = extract(&request, &mut |_| {}).unwrap_or_else(|e| panic!("extract: {e}"));
+    assert_eq!(written, facts.to_json(), "the task and the library differ");
     assert_eq!(facts.crates, ["connectome_fixture"]);
-    assert_eq!(
-        facts.edges,
-        [
-            edge("alpha::countdown", "alpha::countdown"),
-            edge("alpha::run", "beta::step"),
-            edge("beta::English.greet", "beta::English.word"),
-            edge("beta::step", "alpha::leaf"),
-            edge("tools::handle", "alpha::run"),
-            edge("tools::leaves", "alpha::leaf"),
-            edge("tools::sum_leaves", "alpha::leaf"),
-        ]
-    );
-    assert_eq!(
-        facts.bound.dynamic_dispatch_sites,
-        [
-            site("tools::apply", 1),
-            site("tools::call_boxed", 1),
-            site("tools::call_boxed", 2),
-            site("tools::greet_with", 1),
-        ]
-    );
-    let external = &facts.bound.external_callees;
-    for (caller, callee) in [
-        ("beta::English.greet", "alloc::string::String.push_str"),
-        ("beta::English.greet", "alloc::vec::Vec.push"),
-        ("tools::call_boxed", "alloc::boxed::Box.call"),
-        ("tools::leaves", "core::iter::adapters::map::Map.collect"),
-    ] {
-        let want = CallEdge { caller: format!("connectome_fixture::{caller}"), callee: callee.to_owned() };
-        assert!(external.contains(&want), "{want:?} missing from {external:#?}");
-    }
-    assert!(
-        external.iter().all(|e| !e.callee.starts_with("connectome_fixture")),
-        "an in-scope callee is external: {external:#?}"
-    );
-    assert!(facts.bound.crates_without_ir.is_empty());
-    assert!(facts.bound.macro_expansion_crates.is_empty() && facts.bound.macro_expansion_calls.is_empty());
-    assert_eq!(facts.bound.sources_used, ["crate_map", "llvm_ir"]);
+    assert!(ir.join("debug").is_dir(), "the IR build went to --target-dir");
 }

@@ -16,19 +16,19 @@
 use std::collections::BTreeSet;
 
 /// The demangled name of `symbol` in the alternate form (no hashes), if it is a Rust symbol.
-pub(super) fn demangle(symbol: &str) -> Option<String> {
+pub(crate) fn demangle(symbol: &str) -> Option<String> {
     rustc_demangle::try_demangle(symbol).ok().map(|d| format!("{d:#}"))
 }
 
 /// The crate an item path belongs to: its first segment.
-pub(super) fn crate_of(path: &str) -> &str {
+pub(crate) fn crate_of(path: &str) -> &str {
     let end = path.find("::").unwrap_or(path.len());
     let head = &path[..end];
     head.find('.').map_or(head, |dot| &head[..dot])
 }
 
 /// The item a demangled name folds into, given the crates in scope.
-pub(super) fn item(demangled: &str, scope: &BTreeSet<String>) -> String {
+pub(crate) fn item(demangled: &str, scope: &BTreeSet<String>) -> String {
     let segments = split(demangled, "::");
     let mut out = String::new();
     let mut method_next = false;

@@ -12,11 +12,11 @@ use std::rc::Rc;
 
 use connectome_graph::{CallEdge, DynamicSite};
 
-use super::ir::{self, Call, Function};
-use super::names;
+use crate::ir::{self, Call, Function};
+use crate::names;
 
 /// Accumulates facts over the `.ll` files of the scope, read in crate-name order.
-pub(super) struct Reader {
+pub(crate) struct Reader {
     scope: BTreeSet<String>,
     /// Demangled names (generic arguments included) whose body was read: a body emitted in two crates'
     /// IR is counted once.

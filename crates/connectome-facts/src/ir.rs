@@ -8,7 +8,7 @@
 
 /// One function defined in the IR, with its calls in IR order.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct Function {
+pub(crate) struct Function {
     /// The symbol after `@`, unquoted and unescaped.
     pub symbol: String,
     /// The call instructions of the body, in IR order.
@@ -17,7 +17,7 @@ pub(super) struct Function {
 
 /// One call instruction.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) enum Call {
+pub(crate) enum Call {
     /// A call to `@symbol`.
     Direct(String),
     /// A call through a `%register`.
@@ -25,7 +25,7 @@ pub(super) enum Call {
 }
 
 /// The functions `text` defines, in the order it defines them.
-pub(super) fn functions(text: &str) -> Vec<Function> {
+pub(crate) fn functions(text: &str) -> Vec<Function> {
     let mut out = Vec::new();
     let mut current: Option<Function> = None;
     for line in text.lines() {
