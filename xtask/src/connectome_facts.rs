@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use connectome_facts::{FactsError, FactsRequest, Workspace};
+use connectome_facts::{ExtractError, FactsRequest, Workspace};
 
 /// The usage line of the task.
 pub const USAGE: &str = "connectome facts --crate <package> [--crate <package>…] [--out <file>|-] \
@@ -46,7 +46,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
 }
 
 /// The one-line message of `error`, then what cargo said, if it was a cargo run that failed.
-fn describe(error: &FactsError) -> String {
+fn describe(error: &ExtractError) -> String {
     match error.cargo_output() {
         Some(output) => format!("{error}:\n{output}"),
         None => error.to_string(),

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::FactsError;
+use crate::ExtractError;
 use crate::workspace::{Workspace, is_lib_kind};
 
 /// The rustc flags of a scope crate's build (after `cargo rustc … --`).
@@ -47,13 +47,13 @@ fn command(workspace: &Workspace, package: &str) -> Command {
 }
 
 /// Builds one package's library with IR; the `.ll` derived from its artifact message, if it exists.
-pub(crate) fn library(workspace: &Workspace, package: &str, id: &str) -> Result<Option<PathBuf>, FactsError> {
+pub(crate) fn library(workspace: &Workspace, package: &str, id: &str) -> Result<Option<PathBuf>, ExtractError> {
     let out = command(workspace, package)
         .output()
-        .map_err(|source| FactsError::Spawn { program: "cargo rustc", source })?;
+        .map_err(|source| ExtractError::Spawn { program: "cargo rustc", source })?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        return Err(FactsError::Build { package: package.to_owned(), status: out.status, stderr });
+        return Err(ExtractError::Build { package: package.to_owned(), status: out.status, stderr });
     }
     Ok(ll_of(&String::from_utf8_lossy(&out.stdout), id))
 }
@@ -91,14 +91,14 @@ fn ll_beside(artifact: &Path) -> Option<PathBuf> {
 }
 
 /// `rustc --version` of the toolchain the workspace pins (run in the workspace root).
-pub(crate) fn rustc_version(workspace: &Workspace) -> Result<String, FactsError> {
+pub(crate) fn rustc_version(workspace: &Workspace) -> Result<String, ExtractError> {
     let out = Command::new(workspace.request().rustc_program())
         .current_dir(workspace.root())
         .arg("--version")
         .output()
-        .map_err(|source| FactsError::Spawn { program: "rustc --version", source })?;
+        .map_err(|source| ExtractError::Spawn { program: "rustc --version", source })?;
     if !out.status.success() {
-        return Err(FactsError::RustcVersion { status: out.status });
+        return Err(ExtractError::RustcVersion { status: out.status });
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }

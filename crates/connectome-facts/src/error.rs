@@ -6,7 +6,7 @@ use std::process::ExitStatus;
 /// Why [`extract`](crate::extract) (or [`Workspace::read`](crate::Workspace::read)) failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum FactsError {
+pub enum ExtractError {
     /// The request names no package.
     #[error("no package named: the scope needs at least one")]
     NoPackages,
@@ -38,7 +38,7 @@ pub enum FactsError {
         /// Why it could not start.
         source: std::io::Error,
     },
-    /// `cargo metadata` failed; what cargo said is in [`FactsError::cargo_output`].
+    /// `cargo metadata` failed; what cargo said is in [`ExtractError::cargo_output`].
     #[error("cargo metadata failed ({status})")]
     Metadata {
         /// Its exit status.
@@ -52,7 +52,7 @@ pub enum FactsError {
         /// What was wrong with it.
         what: String,
     },
-    /// A package's IR build failed; what cargo said is in [`FactsError::cargo_output`].
+    /// A package's IR build failed; what cargo said is in [`ExtractError::cargo_output`].
     #[error("cargo rustc -p {package} failed ({status})")]
     Build {
         /// The package, as cargo names it.
@@ -78,11 +78,11 @@ pub enum FactsError {
     },
 }
 
-impl FactsError {
+impl ExtractError {
     /// What cargo wrote to stderr, for the failures of a cargo run: shown after the one-line message.
     pub fn cargo_output(&self) -> Option<&str> {
         match self {
-            FactsError::Metadata { stderr, .. } | FactsError::Build { stderr, .. } => Some(stderr),
+            ExtractError::Metadata { stderr, .. } | ExtractError::Build { stderr, .. } => Some(stderr),
             _ => None,
         }
     }
@@ -93,7 +93,7 @@ mod tests {
     use std::io::{Error, ErrorKind};
     use std::path::PathBuf;
 
-    use super::FactsError;
+    use super::ExtractError;
 
     #[test]
     fn k13_every_error_is_one_line_and_cargo_output_is_kept_apart() {
@@ -102,21 +102,21 @@ mod tests {
         let stderr = "error: one\nerror: two\n".to_owned();
         let io = || Error::new(ErrorKind::NotFound, "not found");
         let errors = [
-            FactsError::NoPackages,
-            FactsError::NoManifest { path: PathBuf::from("/w/Cargo.toml") },
-            FactsError::UnknownPackage { package: "ghost".to_owned() },
-            FactsError::Path { path: PathBuf::new(), source: io() },
-            FactsError::Spawn { program: "cargo metadata", source: io() },
-            FactsError::Metadata { status, stderr: stderr.clone() },
-            FactsError::MetadataUnreadable { what: "no workspace_root".to_owned() },
-            FactsError::Build { package: "my-lib".to_owned(), status, stderr: stderr.clone() },
-            FactsError::ReadIr { path: PathBuf::from("/t/deps/my_lib-0a1b.ll"), source: io() },
-            FactsError::RustcVersion { status },
+            ExtractError::NoPackages,
+            ExtractError::NoManifest { path: PathBuf::from("/w/Cargo.toml") },
+            ExtractError::UnknownPackage { package: "ghost".to_owned() },
+            ExtractError::Path { path: PathBuf::new(), source: io() },
+            ExtractError::Spawn { program: "cargo metadata", source: io() },
+            ExtractError::Metadata { status, stderr: stderr.clone() },
+            ExtractError::MetadataUnreadable { what: "no workspace_root".to_owned() },
+            ExtractError::Build { package: "my-lib".to_owned(), status, stderr: stderr.clone() },
+            ExtractError::ReadIr { path: PathBuf::from("/t/deps/my_lib-0a1b.ll"), source: io() },
+            ExtractError::RustcVersion { status },
         ];
         for error in &errors {
             let line = error.to_string();
             assert!(!line.is_empty() && !line.contains('\n'), "{line:?}");
-            let from_cargo = matches!(error, FactsError::Metadata { .. } | FactsError::Build { .. });
+            let from_cargo = matches!(error, ExtractError::Metadata { .. } | ExtractError::Build { .. });
             assert_eq!(error.cargo_output(), from_cargo.then_some(stderr.as_str()), "{line}");
         }
         assert_eq!(errors[7].to_string(), format!("cargo rustc -p my-lib failed ({status})"));

@@ -43,7 +43,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 pub use connectome_graph::{CallEdge, CallFacts, DynamicSite, FACTS_FORMAT, FactsBound};
-pub use error::FactsError;
+pub use error::ExtractError;
 pub use workspace::Workspace;
 
 use workspace::Plan;
@@ -151,13 +151,13 @@ impl fmt::Display for Progress {
 }
 
 /// Reads the workspace the request names, builds its scope and reads the facts from the IR.
-pub fn extract(request: &FactsRequest, progress: &mut dyn FnMut(Progress)) -> Result<CallFacts, FactsError> {
+pub fn extract(request: &FactsRequest, progress: &mut dyn FnMut(Progress)) -> Result<CallFacts, ExtractError> {
     Workspace::read(request)?.extract(progress)
 }
 
 impl Workspace {
     /// Builds every runtime library of the request's scope with IR and reads the facts from it.
-    pub fn extract(&self, progress: &mut dyn FnMut(Progress)) -> Result<CallFacts, FactsError> {
+    pub fn extract(&self, progress: &mut dyn FnMut(Progress)) -> Result<CallFacts, ExtractError> {
         let Plan { build: scope, mut without_ir, compile_time } = self.plan()?;
         let crates: BTreeSet<String> = scope.keys().cloned().chain(without_ir.iter().cloned()).collect();
         let mut reader = reader::Reader::new(crates.clone());
@@ -168,7 +168,7 @@ impl Workspace {
             match build::library(self, package, id)? {
                 Some(ll) => {
                     let text = std::fs::read_to_string(&ll)
-                        .map_err(|source| FactsError::ReadIr { path: ll.clone(), source })?;
+                        .map_err(|source| ExtractError::ReadIr { path: ll.clone(), source })?;
                     reader.read(&text);
                     read_any = true;
                 }

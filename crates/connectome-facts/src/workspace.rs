@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::{FactsError, FactsRequest};
+use crate::{ExtractError, FactsRequest};
 
 /// A workspace read for one request: its root, its target directories and its packages.
 #[derive(Debug, Clone)]
@@ -45,7 +45,7 @@ pub(crate) struct Plan {
 
 impl Workspace {
     /// Runs `cargo metadata --no-deps` for the request's manifest (in its directory) and reads it.
-    pub fn read(request: &FactsRequest) -> Result<Workspace, FactsError> {
+    pub fn read(request: &FactsRequest) -> Result<Workspace, ExtractError> {
         let cargo = request.cargo_program();
         let mut command = Command::new(&cargo);
         command.args(["metadata", "--format-version", "1", "--no-deps"]);
@@ -54,7 +54,7 @@ impl Workspace {
         }
         if let Some(manifest) = &request.manifest_path {
             if !manifest.is_file() {
-                return Err(FactsError::NoManifest { path: manifest.clone() });
+                return Err(ExtractError::NoManifest { path: manifest.clone() });
             }
             let manifest = absolute(manifest)?;
             if let Some(dir) = manifest.parent() {
@@ -63,13 +63,13 @@ impl Workspace {
             command.arg("--manifest-path").arg(manifest);
         }
         let out =
-            command.output().map_err(|source| FactsError::Spawn { program: "cargo metadata", source })?;
+            command.output().map_err(|source| ExtractError::Spawn { program: "cargo metadata", source })?;
         if !out.status.success() {
             let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-            return Err(FactsError::Metadata { status: out.status, stderr });
+            return Err(ExtractError::Metadata { status: out.status, stderr });
         }
         let meta: Value = serde_json::from_slice(&out.stdout)
-            .map_err(|e| FactsError::MetadataUnreadable { what: e.to_string() })?;
+            .map_err(|e| ExtractError::MetadataUnreadable { what: e.to_string() })?;
         Workspace::from_metadata(request, cargo, &meta)
     }
 
@@ -78,12 +78,12 @@ impl Workspace {
         request: &FactsRequest,
         cargo: OsString,
         meta: &Value,
-    ) -> Result<Workspace, FactsError> {
+    ) -> Result<Workspace, ExtractError> {
         let path = |key: &str| {
             meta[key]
                 .as_str()
                 .map(PathBuf::from)
-                .ok_or_else(|| FactsError::MetadataUnreadable { what: format!("no {key}") })
+                .ok_or_else(|| ExtractError::MetadataUnreadable { what: format!("no {key}") })
         };
         let mut packages = BTreeMap::new();
         for package in meta["packages"].as_array().into_iter().flatten() {
@@ -130,16 +130,16 @@ impl Workspace {
     }
 
     /// What the request's packages become; an empty scope and a name the workspace lacks are refused.
-    pub(crate) fn plan(&self) -> Result<Plan, FactsError> {
+    pub(crate) fn plan(&self) -> Result<Plan, ExtractError> {
         if self.request.packages.is_empty() {
-            return Err(FactsError::NoPackages);
+            return Err(ExtractError::NoPackages);
         }
         let mut plan = Plan::default();
         for name in &self.request.packages {
             let package = self
                 .packages
                 .get(name)
-                .ok_or_else(|| FactsError::UnknownPackage { package: name.clone() })?;
+                .ok_or_else(|| ExtractError::UnknownPackage { package: name.clone() })?;
             match &package.lib {
                 Some(lib) if package.proc_macro => plan.compile_time.push(lib.clone()),
                 Some(lib) => _ = plan.build.insert(lib.clone(), (name.clone(), package.id.clone())),
@@ -151,8 +151,8 @@ impl Workspace {
 }
 
 /// `path` made absolute against the current directory (cargo runs elsewhere).
-fn absolute(path: &Path) -> Result<PathBuf, FactsError> {
-    std::path::absolute(path).map_err(|source| FactsError::Path { path: path.to_owned(), source })
+fn absolute(path: &Path) -> Result<PathBuf, ExtractError> {
+    std::path::absolute(path).map_err(|source| ExtractError::Path { path: path.to_owned(), source })
 }
 
 /// A target's kinds, as `cargo metadata` and artifact messages give them.
@@ -173,7 +173,7 @@ mod tests {
     use serde_json::json;
 
     use super::{Package, Plan, Workspace};
-    use crate::{FactsError, FactsRequest};
+    use crate::{ExtractError, FactsRequest};
 
     fn workspace(packages: &[&str]) -> Workspace {
         let target = |name: &str, kind: &str| json!({"name": name, "kind": [kind]});
@@ -221,9 +221,9 @@ mod tests {
     #[test]
     fn d4_an_unknown_package_is_refused_naming_only_it() {
         let refused = workspace(&["my-lib", "ghost"]).plan().expect_err("ghost is no package");
-        assert!(matches!(&refused, FactsError::UnknownPackage { package } if package == "ghost"));
+        assert!(matches!(&refused, ExtractError::UnknownPackage { package } if package == "ghost"));
         assert_eq!(refused.to_string(), r#""ghost" is not a package of this workspace"#);
-        assert!(matches!(workspace(&[]).plan(), Err(FactsError::NoPackages)));
+        assert!(matches!(workspace(&[]).plan(), Err(ExtractError::NoPackages)));
     }
 
     #[test]

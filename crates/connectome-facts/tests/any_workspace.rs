@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use connectome_facts::{CallEdge, FactsError, FactsRequest, Progress, extract};
+use connectome_facts::{CallEdge, ExtractError, FactsRequest, Progress, extract};
 
 /// A directory removed when dropped.
 struct Scratch(PathBuf);
@@ -96,5 +96,5 @@ fn k13_facts_of_a_workspace_outside_the_repository() {
 
     let ghost = FactsRequest::new(["scratch-ghost"]).manifest_path(scratch.0.join("Cargo.toml"));
     let refused = extract(&ghost, &mut |_| {}).expect_err("no such package");
-    assert!(matches!(&refused, FactsError::UnknownPackage { package } if package == "scratch-ghost"));
+    assert!(matches!(&refused, ExtractError::UnknownPackage { package } if package == "scratch-ghost"));
 }
