@@ -47,7 +47,11 @@ fn command(workspace: &Workspace, package: &str) -> Command {
 }
 
 /// Builds one package's library with IR; the `.ll` derived from its artifact message, if it exists.
-pub(crate) fn library(workspace: &Workspace, package: &str, id: &str) -> Result<Option<PathBuf>, ExtractError> {
+pub(crate) fn library(
+    workspace: &Workspace,
+    package: &str,
+    id: &str,
+) -> Result<Option<PathBuf>, ExtractError> {
     let out = command(workspace, package)
         .output()
         .map_err(|source| ExtractError::Spawn { program: "cargo rustc", source })?;

@@ -151,7 +151,10 @@ impl fmt::Display for Progress {
 }
 
 /// Reads the workspace the request names, builds its scope and reads the facts from the IR.
-pub fn extract(request: &FactsRequest, progress: &mut dyn FnMut(Progress)) -> Result<CallFacts, ExtractError> {
+pub fn extract(
+    request: &FactsRequest,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<CallFacts, ExtractError> {
     Workspace::read(request)?.extract(progress)
 }
 
