@@ -42,6 +42,19 @@ impl NodeKind {
             NodeKind::Module => "module",
         }
     }
+
+    /// The value a name in the canonical bytes stands for, if it is one (read back by `connectome-graph`).
+    pub fn from_name(name: &str) -> Option<NodeKind> {
+        match name {
+            "server" => Some(NodeKind::Server),
+            "tool" => Some(NodeKind::Tool),
+            "resource" => Some(NodeKind::Resource),
+            "prompt" => Some(NodeKind::Prompt),
+            "process" => Some(NodeKind::Process),
+            "module" => Some(NodeKind::Module),
+            _ => None,
+        }
+    }
 }
 
 /// Node level, finest first; written as its lowercase name (C-5).
@@ -65,6 +78,17 @@ impl Level {
             Level::Module => "module",
             Level::Boundary => "boundary",
             Level::Server => "server",
+        }
+    }
+
+    /// The value a name in the canonical bytes stands for, if it is one (read back by `connectome-graph`).
+    pub fn from_name(name: &str) -> Option<Level> {
+        match name {
+            "mfa" => Some(Level::Mfa),
+            "module" => Some(Level::Module),
+            "boundary" => Some(Level::Boundary),
+            "server" => Some(Level::Server),
+            _ => None,
         }
     }
 }
@@ -92,6 +116,17 @@ impl EdgeKind {
             EdgeKind::Supervise => "supervise",
         }
     }
+
+    /// The value a name in the canonical bytes stands for, if it is one (read back by `connectome-graph`).
+    pub fn from_name(name: &str) -> Option<EdgeKind> {
+        match name {
+            "invoke" => Some(EdgeKind::Invoke),
+            "read" => Some(EdgeKind::Read),
+            "message" => Some(EdgeKind::Message),
+            "supervise" => Some(EdgeKind::Supervise),
+            _ => None,
+        }
+    }
 }
 
 /// Edge provenance, exactly one per edge.
@@ -109,6 +144,15 @@ impl Provenance {
         match self {
             Provenance::Declared => "declared",
             Provenance::Observed => "observed",
+        }
+    }
+
+    /// The value a name in the canonical bytes stands for, if it is one (read back by `connectome-graph`).
+    pub fn from_name(name: &str) -> Option<Provenance> {
+        match name {
+            "declared" => Some(Provenance::Declared),
+            "observed" => Some(Provenance::Observed),
+            _ => None,
         }
     }
 }
@@ -138,6 +182,19 @@ impl Sign {
             Sign::Hold => "hold",
             Sign::Ungoverned => "ungoverned",
             Sign::Unset => "unset",
+        }
+    }
+
+    /// The sign a name in the bytes stands for, if it is one: the parse table, with which an export is
+    /// read back (reading the sign a consumer supplied is not writing one, A-6).
+    pub fn from_name(name: &str) -> Option<Sign> {
+        match name {
+            "allow" => Some(Sign::Allow),
+            "deny" => Some(Sign::Deny),
+            "hold" => Some(Sign::Hold),
+            "ungoverned" => Some(Sign::Ungoverned),
+            "unset" => Some(Sign::Unset),
+            _ => None,
         }
     }
 }

@@ -42,6 +42,12 @@ impl Node {
         Node { id: identity.id(), kind: identity.kind(), level: identity.level(), labels }
     }
 
+    /// A node read back from an export's bytes: it keeps the id the export holds, which was
+    /// derived when the export was written; no id is derived or parsed back here.
+    pub(crate) fn read_back(id: String, kind: NodeKind, level: Level, labels: Labels) -> Node {
+        Node { id, kind, level, labels }
+    }
+
     /// The id.
     pub fn id(&self) -> &str {
         &self.id

@@ -13,6 +13,13 @@
 //!   [`Graph::to_canonical`], [`Graph::to_canonical_bytes`] and [`Graph::hash_hex`].
 //! - **Diff (§F)**: [`Diff::run`] puts every edge label of a declared and an observed graph in one of
 //!   four classes, counts the ten coverage numbers and writes the B-7 record.
+//! - **Reading back (§R)**: [`read::read_export`], [`read::read_sidecar`], [`read::read_timing`] read
+//!   the exports strictly (exactly their canonical bytes); [`read::verify_export`] and
+//!   [`read::verify_record`] re-hash held bytes and say whether they are canonical.
+//! - **Federation (§M)**: [`Federation`] and [`merge`] combine the observed exports of several instances
+//!   of one system, with per-edge instance provenance, summed counts and kept maxima ([`Timings`]).
+//! - **Effective connectivity (§W)**: [`Effective::build`] lays the observed counts and times onto the
+//!   declared graph as one canonical, hashed export.
 //! - **Non-canonical exports (B-8)**: [`Graph::to_dot`] and [`Graph::to_graphml`]; never hashed.
 //!
 //! # Identity scheme (A-13, K-2)
@@ -47,26 +54,36 @@
 
 pub mod declared;
 pub mod diff;
+pub mod effective;
 pub mod error;
 pub mod export;
 pub mod facts;
+pub mod federation;
 pub mod graph;
 pub mod identity;
 pub mod reach;
+pub mod read;
+pub mod timing;
 
 pub use declared::{
     CatalogFault, CatalogSection, Declared, DeclaredBound, DeclaredBuilder, DeclaredCatalog, DeclaredError,
     DeclaredLevel, DeclaredTool, FactsFault, UnreadableEntry,
 };
 pub use diff::{Classes, Coverage, Diff, DiffError, Label, SideError, SignChange};
+pub use effective::{Effective, EffectiveClass, EffectiveEdge, EffectiveError, EffectiveNode};
 pub use error::{GraphError, IdentityFault};
 pub use facts::{CallEdge, CallFacts, DynamicSite, FACTS_FORMAT, FactsBound, FactsError};
+pub use federation::{Federation, FederationError, merge};
 pub use graph::{Edge, EdgeKey, Graph, Node};
 pub use identity::{GroupSource, Identity, escape_component};
 pub use reach::{
     DEFAULT_MAX_EDGES, DominanceOptions, Path, PathOptions, ReachError, all_paths, dominates, mandatory_pass,
     reachable, reachable_without,
 };
+pub use read::{
+    ReadError, read_export, read_observed, read_sidecar, read_timing, verify_export, verify_record,
+};
+pub use timing::{MeasureError, Timing, Timings};
 
 /// Re-exported vocabulary of the canonical model (A-2…A-5, K-3).
 pub use connectome_canonical::{

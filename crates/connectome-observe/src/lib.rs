@@ -7,7 +7,8 @@
 //!   before dispatch (schema, unknown tool) is not an edge. Hosts record their own edges with
 //!   [`Collector::observe`].
 //! - Reads: [`Collector::snapshot`] (the observed [`Graph`], B-6), [`Collector::sidecar_bytes`] (the
-//!   call counts, B-5), [`Collector::latency`], [`Collector::rows`], [`Collector::size`]. A collector
+//!   call counts, B-5), [`Collector::snapshot_with_timings`] (the graph and its `Timings` from one read,
+//!   M-2), [`Collector::latency`], [`Collector::rows`], [`Collector::size`]. A collector
 //!   that is not running refuses every read with [`ObserveError::NotStarted`]: "nothing watched" is never
 //!   reported as "nothing ran" (an empty graph).
 //! - [`Tracer`] (optional, off by default, one at a time): module-level `invoke` edges between

@@ -7,12 +7,15 @@
 //! The graph (B-6): one node per distinct identity, at the level the identity requires (servers and
 //! catalog parts at `server`, modules at `module`), all labels empty; one edge per row, `observed`, sign
 //! unset, weight = call count. Weights and latency are measurements: never hashed, written only in the
-//! sidecar (counts) or returned as a summary (latency).
+//! sidecar (counts), the timing sidecar (total and longest call, M-2) or returned as a summary
+//! (latency).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
 
-use connectome_graph::{Edge, EdgeKey, EdgeKind, Graph, Identity, Labels, Node, Provenance, Weight};
+use connectome_graph::{
+    Edge, EdgeKey, EdgeKind, Graph, Identity, Labels, Node, Provenance, Timing, Timings, Weight,
+};
 
 use crate::collector::Collector;
 use crate::error::ObserveError;
@@ -126,25 +129,14 @@ impl Collector {
     /// call count as its weight; refused when not running. A running collector with no rows gives the
     /// empty graph ("watched, nothing ran").
     pub fn snapshot(&self) -> Result<Graph, ObserveError> {
-        let rows = self.read()?;
-        let mut ids: HashMap<End, String> = HashMap::new();
-        let mut nodes: BTreeMap<String, Node> = BTreeMap::new();
-        let mut id_of = |end: &End| -> String {
-            if let Some(id) = ids.get(end) {
-                return id.clone();
-            }
-            let node = Node::from_identity(end.to_identity(), Labels::new());
-            let id = node.id().to_owned();
-            nodes.entry(id.clone()).or_insert(node);
-            ids.insert(end.clone(), id.clone());
-            id
-        };
-        let mut edges = Vec::with_capacity(rows.len());
-        for (key, count, _, _) in rows {
-            let (from, to) = (id_of(&key.from), id_of(&key.to));
-            edges.push(Edge::new(from, to, key.kind, Provenance::Observed, Some(Weight::Int(count)))?);
-        }
-        Ok(Graph::new(nodes.into_values().collect(), edges)?)
+        Ok(graph_of(self.read()?)?.0)
+    }
+
+    /// The observed graph and the timings of its edges (their total and longest call time, M-2), from
+    /// one read of the rows, so the two describe the same calls; refused when not running.
+    pub fn snapshot_with_timings(&self) -> Result<(Graph, Timings), ObserveError> {
+        let (graph, timings) = graph_of(self.read()?)?;
+        Ok((graph, Timings::new(timings)?))
     }
 
     /// The unsigned weight sidecar (B-5) of [`Collector::snapshot`]: one call count per edge.
@@ -164,4 +156,29 @@ impl Collector {
         }
         Ok(summary)
     }
+}
+
+/// The graph of rows read once, and each edge's timing: ids built once per distinct endpoint.
+fn graph_of(rows: Vec<Read>) -> Result<(Graph, Vec<(EdgeKey, Timing)>), ObserveError> {
+    let mut ids: HashMap<End, String> = HashMap::new();
+    let mut nodes: BTreeMap<String, Node> = BTreeMap::new();
+    let mut id_of = |end: &End| -> String {
+        if let Some(id) = ids.get(end) {
+            return id.clone();
+        }
+        let node = Node::from_identity(end.to_identity(), Labels::new());
+        let id = node.id().to_owned();
+        nodes.entry(id.clone()).or_insert(node);
+        ids.insert(end.clone(), id.clone());
+        id
+    };
+    let mut edges = Vec::with_capacity(rows.len());
+    let mut timings = Vec::with_capacity(rows.len());
+    for (key, count, sum_ns, max_ns) in rows {
+        let (from, to) = (id_of(&key.from), id_of(&key.to));
+        let edge = Edge::new(from, to, key.kind, Provenance::Observed, Some(Weight::Int(count)))?;
+        timings.push((edge.key(), Timing { sum_ns, max_ns }));
+        edges.push(edge);
+    }
+    Ok((Graph::new(nodes.into_values().collect(), edges)?, timings))
 }

@@ -1,10 +1,12 @@
 //! The command line: `connectome render --declared D.json [--observed O.json] [--sidecar S.json]
-//! [--diff F.json] --format mermaid|dot|html [--view declared|observed|diff] [--out FILE]`.
+//! [--diff F.json] --format mermaid|dot|html [--view declared|observed|diff] [--out FILE]`, or
+//! `connectome render --effective E.json --format svg|dot [--view effective] [--out FILE]`.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::diff::DiffRecord;
+use crate::effective::EffectiveOptions;
 use crate::error::{Error, Role};
 use crate::escape::{excerpt, excerpt_max};
 use crate::model::{Graph, Sidecar};
@@ -15,12 +17,14 @@ use crate::{dot, html, mermaid};
 pub const USAGE: &str = "\
 connectome render --declared D.json [--observed O.json] [--sidecar S.json] [--diff F.json]
                   --format mermaid|dot|html [--view declared|observed|diff] [--out FILE]
+connectome render --effective E.json --format svg|dot [--view effective] [--out FILE]
 
 Renders connectome JSON exports (schema_version 3). Output goes to stdout unless --out is given.
   mermaid  Markdown with one ```mermaid block per view; with --view, that bare `graph LR` diagram
   dot      one Graphviz `digraph` per view; with --view, only that one
   html     one self-contained page (inline CSS, SVG and script, nothing fetched); --view does not apply
 The sidecar weighs the observed export if given, else the declared one.
+The effective export (observed counts on the declared graph) is drawn alone, weighted, as SVG or DOT.
 Exit codes: 0 rendered, 2 refused (usage, unreadable or malformed input), 1 output not written.
 ";
 
@@ -61,6 +65,8 @@ pub enum Command {
     Help,
     /// Render.
     Render(Options),
+    /// Render the weighted view of an effective export.
+    Effective(EffectiveOptions),
 }
 
 fn usage(m: impl Into<String>) -> Error {
@@ -79,9 +85,9 @@ pub fn parse(args: &[OsString]) -> Result<Command, Error> {
             return Err(usage(format!("unknown command {shown}")));
         }
     }
-    let mut values: [Option<OsString>; 7] = Default::default();
-    const FLAGS: [&str; 7] =
-        ["--declared", "--observed", "--sidecar", "--diff", "--format", "--view", "--out"];
+    let mut values: [Option<OsString>; 8] = Default::default();
+    const FLAGS: [&str; 8] =
+        ["--declared", "--observed", "--sidecar", "--diff", "--format", "--view", "--out", "--effective"];
     while let Some(arg) = it.next() {
         let Some(text) = arg.to_str() else { return Err(usage("a non-UTF-8 flag")) };
         if text == "-h" || text == "--help" {
@@ -102,10 +108,18 @@ pub fn parse(args: &[OsString]) -> Result<Command, Error> {
             return Err(usage(format!("{flag} given twice")));
         }
     }
-    let [declared, observed, sidecar, diff, format, view, out] = values;
+    let [declared, observed, sidecar, diff, format, view, out, effective] = values;
     let word = |flag: &str, v: OsString| -> Result<String, Error> {
         v.into_string().map_err(|_| usage(format!("{flag} needs a UTF-8 value")))
     };
+    let view = view.map(|v| word("--view", v)).transpose()?;
+    if effective.is_some() || view.as_deref() == Some("effective") {
+        let others = declared.is_some() || observed.is_some() || sidecar.is_some() || diff.is_some();
+        let format = format.map(|v| word("--format", v)).transpose()?;
+        let effective = effective.map(Into::into);
+        return crate::effective::options(effective, others, format.as_deref(), out.map(Into::into))
+            .map(Command::Effective);
+    }
     let format = match format.map(|v| word("--format", v)).transpose()?.as_deref() {
         Some("mermaid") => Format::Mermaid,
         Some("dot") => Format::Dot,
@@ -115,7 +129,7 @@ pub fn parse(args: &[OsString]) -> Result<Command, Error> {
         }
         None => return Err(usage("--format is required")),
     };
-    let view = match view.map(|v| word("--view", v)).transpose()?.as_deref() {
+    let view = match view.as_deref() {
         None => None,
         Some("declared") => Some(ViewName::Declared),
         Some("observed") => Some(ViewName::Observed),

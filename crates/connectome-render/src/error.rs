@@ -13,6 +13,8 @@ pub enum Role {
     Sidecar,
     /// The `--diff` record.
     Diff,
+    /// The `--effective` export.
+    Effective,
 }
 
 impl Role {
@@ -23,6 +25,7 @@ impl Role {
             Role::Observed => "observed export",
             Role::Sidecar => "sidecar",
             Role::Diff => "diff record",
+            Role::Effective => "effective export",
         }
     }
 }

@@ -16,6 +16,7 @@
 pub mod cli;
 pub mod diff;
 pub mod dot;
+pub mod effective;
 pub mod error;
 pub mod escape;
 pub mod html;
@@ -30,6 +31,7 @@ pub mod vocab;
 
 pub use cli::{Command, Format, Options, load, parse, render};
 pub use diff::{Coverage, DiffEntry, DiffRecord, Ratio};
+pub use effective::{EffectiveExport, EffectiveFormat, EffectiveOptions};
 pub use error::{Error, Role};
 pub use model::{Edge, Graph, Node, Sidecar};
 pub use view::{Inputs, View, ViewName};

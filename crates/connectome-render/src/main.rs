@@ -10,16 +10,15 @@ use connectome_render::{Command, Error};
 
 fn run() -> Result<(), Error> {
     let args: Vec<_> = std::env::args_os().skip(1).collect();
-    let opts = match cli::parse(&args)? {
+    let (text, out) = match cli::parse(&args)? {
         Command::Help => {
             print!("{USAGE}");
             return Ok(());
         }
-        Command::Render(o) => o,
+        Command::Render(o) => (cli::render(&cli::load(&o)?, o.format, o.view)?, o.out),
+        Command::Effective(o) => (connectome_render::effective::run(&o)?, o.out),
     };
-    let inputs = cli::load(&opts)?;
-    let text = cli::render(&inputs, opts.format, opts.view)?;
-    match &opts.out {
+    match &out {
         Some(path) => std::fs::write(path, text.as_bytes())
             .map_err(|e| Error::Write { path: shown(path), reason: io_reason(&e) }),
         None => {

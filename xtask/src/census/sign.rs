@@ -47,6 +47,26 @@ pub const NAMED: &[Permit] = &[
     Permit { path: MODEL, line: "Sign::Deny => \"deny\",", why: "the serialization table" },
     Permit { path: MODEL, line: "Sign::Hold => \"hold\",", why: "the serialization table" },
     Permit { path: MODEL, line: "Sign::Ungoverned => \"ungoverned\",", why: "the serialization table" },
+    Permit {
+        path: MODEL,
+        line: "\"allow\" => Some(Sign::Allow),",
+        why: "the parse table (reading an export back)",
+    },
+    Permit {
+        path: MODEL,
+        line: "\"deny\" => Some(Sign::Deny),",
+        why: "the parse table (reading an export back)",
+    },
+    Permit {
+        path: MODEL,
+        line: "\"hold\" => Some(Sign::Hold),",
+        why: "the parse table (reading an export back)",
+    },
+    Permit {
+        path: MODEL,
+        line: "\"ungoverned\" => Some(Sign::Ungoverned),",
+        why: "the parse table (reading an export back)",
+    },
     Permit { path: VOCAB, line: "Allow => \"allow\",", why: "the renderer's sign vocabulary (parsing)" },
     Permit { path: VOCAB, line: "Deny => \"deny\",", why: "the renderer's sign vocabulary (parsing)" },
     Permit { path: VOCAB, line: "Hold => \"hold\",", why: "the renderer's sign vocabulary (parsing)" },
@@ -78,6 +98,11 @@ pub const PERMITTED: &[Permit] = &[
         path: DIFF,
         line: "classes.changed_sign.sort_by(|a, b| a.label.record_cmp(&b.label))",
         why: "the `changed_sign` class is ordered by edge label, not by sign",
+    },
+    Permit {
+        path: "crates/connectome-graph/src/federation.rs",
+        line: "if kept.sign != edge.sign",
+        why: "merge refuses two parts that sign one edge differently (M-3); it never picks one of them",
     },
     Permit {
         path: "crates/connectome-canonical/src/float.rs",
