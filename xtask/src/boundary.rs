@@ -6,7 +6,8 @@
 //! HTTP client, nor enable the client half of hyper or hyper-util in its normal build. A transport
 //! never depends on another transport. A stdio-only host (`mcp-kernel-router` with `mcp-kernel-stdio`)
 //! pulls in no HTTP stack; the call-facts reader (`connectome-facts`, which runs the toolchain) pulls in
-//! neither an HTTP stack nor an async runtime. Only the two hash/MAC sites (`connectome-canonical`,
+//! neither an HTTP stack nor an async runtime, and neither does the `connectome` command line
+//! (`connectome-cli`, which calls it). Only the two hash/MAC sites (`connectome-canonical`,
 //! `mcp-kernel-router`) depend directly on a hash, MAC or crypto crate. Every workspace crate is
 //! classified, as a library (publishable, and read by `cargo xtask census`) or as not one
 //! (`publish = false`), so a new crate cannot escape the rules by not being listed.
@@ -46,7 +47,8 @@ const HTTP_CLIENTS: &[&str] = &[
 /// Crates whose client half is a feature: every feature whose name starts with `client` is one
 /// (`client`, `client-legacy`, `client-proxy`, `client-pool`, ...).
 const CLIENT_HALVES: &[&str] = &["hyper", "hyper-util"];
-/// The library crates of the package: published, and read by `cargo xtask census`.
+/// The published crates of the package (the libraries and the `connectome` command line), read by
+/// `cargo xtask census`.
 pub const LIBRARIES: &[&str] = &[
     "mcp-kernel-wire",
     "mcp-kernel-schema",
@@ -59,6 +61,7 @@ pub const LIBRARIES: &[&str] = &[
     "connectome-observe",
     "connectome-render",
     "connectome-facts",
+    "connectome-cli",
 ];
 /// Workspace crates that are not libraries of the package: tasks, harnesses, test support, fixtures.
 /// Each must be `publish = false`.
@@ -109,7 +112,7 @@ const CRYPTO_CRATES: &[&str] = &[
 const CRYPTO_HOMES: &[&str] = &["connectome-canonical", "mcp-kernel-router"];
 /// Libraries that run the toolchain (cargo, rustc) and read what it writes: they reach no async runtime
 /// ([`RUNTIMES`]) and no HTTP stack ([`HTTP_STACK`]).
-const TOOLCHAIN_RUNNERS: &[&str] = &["connectome-facts"];
+const TOOLCHAIN_RUNNERS: &[&str] = &["connectome-facts", "connectome-cli"];
 /// Consumers of the exported bytes only: they never link a crate of the package.
 const BYTES_ONLY: &[&str] = &["connectome-render"];
 

@@ -1,8 +1,11 @@
 //! The command line: `connectome render --declared D.json [--observed O.json] [--sidecar S.json]
 //! [--diff F.json] --format mermaid|dot|html [--view declared|observed|diff] [--out FILE]`, or
 //! `connectome render --effective E.json --format svg|dot [--view effective] [--out FILE]`.
+//!
+//! The `connectome` program itself is the `connectome-cli` crate; its `render` subcommand is [`main`].
 
 use std::ffi::OsString;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::diff::DiffRecord;
@@ -209,4 +212,39 @@ pub fn render(inputs: &Inputs, format: Format, view: Option<ViewName>) -> Result
         Format::Dot => dot::document(&views),
         _ => mermaid::document(&views),
     })
+}
+
+/// Runs one `render` invocation (`args` start with `render`): the output goes to `--out`, else to
+/// `stdout`.
+pub fn run(args: &[OsString], stdout: &mut dyn Write) -> Result<(), Error> {
+    let (text, out) = match parse(args)? {
+        Command::Help => {
+            return stdout
+                .write_all(USAGE.as_bytes())
+                .map_err(|e| Error::Write { path: "stdout".to_owned(), reason: io_reason(&e) });
+        }
+        Command::Render(o) => (render(&load(&o)?, o.format, o.view)?, o.out),
+        Command::Effective(o) => (crate::effective::run(&o)?, o.out),
+    };
+    match &out {
+        Some(path) => std::fs::write(path, text.as_bytes())
+            .map_err(|e| Error::Write { path: shown(path), reason: io_reason(&e) }),
+        None => stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+            .map_err(|e| Error::Write { path: "stdout".to_owned(), reason: io_reason(&e) }),
+    }
+}
+
+/// [`run`] as a program runs it: a refusal is one line `connectome: <reason>` on `stderr`, and the
+/// answer is the exit code (0 rendered, 2 refused, 1 output not written).
+pub fn main(args: &[OsString], stdout: &mut dyn Write, stderr: &mut dyn Write) -> u8 {
+    match run(args, stdout) {
+        Ok(()) => 0,
+        Err(e) => {
+            // Nothing more can be said if stderr itself cannot be written.
+            let _ = writeln!(stderr, "connectome: {e}");
+            e.exit_code()
+        }
+    }
 }

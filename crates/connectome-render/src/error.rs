@@ -88,7 +88,7 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Usage(m) => write!(f, "usage: {m} (see `connectome --help`)"),
+            Error::Usage(m) => write!(f, "usage: {m} (see `connectome render --help`)"),
             Error::Read { role, path, reason } => {
                 write!(f, "{}: cannot read {path}: {reason}", role.name())
             }

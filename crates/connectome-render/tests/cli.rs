@@ -1,9 +1,21 @@
-//! The `connectome` binary: refusals exit 2 with one short line, output is byte-identical.
+//! The `render` command (`connectome render`): refusals exit 2 with one short line, output is byte-identical.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_connectome");
+/// What one in-process run of the `render` command gave: its exit code and both streams.
+struct Output {
+    code: u8,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+/// Runs the `render` command in-process, as the `connectome` program does.
+fn run_cli<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    let args: Vec<std::ffi::OsString> = args.iter().map(|a| a.as_ref().to_owned()).collect();
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let code = connectome_render::cli::main(&args, &mut stdout, &mut stderr);
+    Output { code, stdout, stderr }
+}
 
 fn data(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name).to_string_lossy().into_owned()
@@ -18,11 +30,11 @@ fn scratch(name: &str, bytes: &[u8]) -> String {
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
+    run_cli(args)
 }
 
 fn refused(out: &Output) -> String {
-    assert_eq!(out.status.code(), Some(2), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(Some(out.code), Some(2), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     assert!(out.stdout.is_empty());
     let err = String::from_utf8(out.stderr.clone()).unwrap();
     assert_eq!(err.lines().count(), 1, "one line: {err}");
@@ -96,7 +108,7 @@ fn usage_errors_exit_2() {
 #[test]
 fn help_exits_0() {
     let out = run(&["--help"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(Some(out.code), Some(0));
     assert!(String::from_utf8(out.stdout).unwrap().starts_with("connectome render --declared"));
 }
 
@@ -109,15 +121,15 @@ fn binary_output_is_deterministic_and_out_matches_stdout() {
         a.extend(extra.iter().map(|s| s.to_string()));
         a
     };
-    let first = Command::new(BIN).args(args(&[])).output().unwrap();
-    let second = Command::new(BIN).args(args(&[])).output().unwrap();
-    assert_eq!(first.status.code(), Some(0));
+    let first = run_cli(&args(&[]));
+    let second = run_cli(&args(&[]));
+    assert_eq!(Some(first.code), Some(0));
     assert_eq!(first.stdout, second.stdout);
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("connectome-render-cli");
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("page.html");
-    let written = Command::new(BIN).args(args(&["--out", &out.to_string_lossy()])).output().unwrap();
-    assert_eq!(written.status.code(), Some(0));
+    let written = run_cli(&args(&["--out", &out.to_string_lossy()]));
+    assert_eq!(Some(written.code), Some(0));
     assert!(written.stdout.is_empty());
     assert_eq!(std::fs::read(&out).unwrap(), first.stdout);
 }

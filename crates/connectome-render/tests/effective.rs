@@ -2,7 +2,6 @@
 //! count, never-observed edges dashed at zero, undeclared edges flagged, SVG and DOT, the command line.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use connectome_render::effective::{self, EffectiveFormat, thickness};
 use connectome_render::vocab::DiffClass;
@@ -101,7 +100,20 @@ fn w6_svg_is_standalone_and_deterministic() {
     assert_eq!(effective::render(&w5(), EffectiveFormat::Svg), out);
 }
 
-const BIN: &str = env!("CARGO_BIN_EXE_connectome");
+/// What one in-process run of the `render` command gave: its exit code and both streams.
+struct Output {
+    code: u8,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+/// Runs the `render` command in-process, as the `connectome` program does.
+fn run_cli<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    let args: Vec<std::ffi::OsString> = args.iter().map(|a| a.as_ref().to_owned()).collect();
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let code = connectome_render::cli::main(&args, &mut stdout, &mut stderr);
+    Output { code, stdout, stderr }
+}
 
 fn data(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name).to_string_lossy().into_owned()
@@ -109,9 +121,9 @@ fn data(name: &str) -> String {
 
 #[test]
 fn w6_cli_draws_the_effective_export_alone() {
-    let run = |args: &[&str]| Command::new(BIN).args(args).output().unwrap();
+    let run = |args: &[&str]| run_cli(args);
     let svg = run(&["render", "--effective", &data("effective.json"), "--format", "svg"]);
-    assert_eq!(svg.status.code(), Some(0), "{}", String::from_utf8_lossy(&svg.stderr));
+    assert_eq!(Some(svg.code), Some(0), "{}", String::from_utf8_lossy(&svg.stderr));
     assert_eq!(svg.stdout, effective::svg(&w5()).into_bytes());
     let dot = run(&["render", "--view", "effective", "--effective", &data("effective.json"), "--format=dot"]);
     assert_eq!(dot.stdout, effective::dot(&w5()).into_bytes());
@@ -125,7 +137,7 @@ fn w6_cli_draws_the_effective_export_alone() {
         "--out",
         &out.to_string_lossy(),
     ]);
-    assert!(written.status.success() && written.stdout.is_empty());
+    assert!(written.code == 0 && written.stdout.is_empty());
     assert_eq!(std::fs::read(&out).unwrap(), svg.stdout);
     for (args, message) in [
         (
@@ -147,7 +159,7 @@ fn w6_cli_draws_the_effective_export_alone() {
         ),
     ] {
         let refused = run(args);
-        assert_eq!(refused.status.code(), Some(2));
+        assert_eq!(Some(refused.code), Some(2));
         let err = String::from_utf8(refused.stderr).unwrap();
         assert!(err.contains(message) && err.lines().count() == 1, "{err}");
     }

@@ -2,9 +2,21 @@
 //! `weather.md`) is what the renderer draws from the committed exports beside it.
 
 use std::path::Path;
-use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_connectome");
+/// What one in-process run of the `render` command gave: its exit code and both streams.
+struct Output {
+    code: u8,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+/// Runs the `render` command in-process, as the `connectome` program does.
+fn run_cli<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    let args: Vec<std::ffi::OsString> = args.iter().map(|a| a.as_ref().to_owned()).collect();
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let code = connectome_render::cli::main(&args, &mut stdout, &mut stderr);
+    Output { code, stdout, stderr }
+}
 
 fn example(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -15,14 +27,20 @@ fn example(name: &str) -> String {
 }
 
 fn render(format: &str) -> Vec<u8> {
-    let out = Command::new(BIN)
-        .args(["render", "--declared", &example("weather.declared.json")])
-        .args(["--observed", &example("weather.observed.json")])
-        .args(["--sidecar", &example("weather.observed.sidecar.json")])
-        .args(["--diff", &example("weather.diff.json"), "--format", format])
-        .output()
-        .expect("the renderer runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run_cli(&[
+        "render",
+        "--declared",
+        &example("weather.declared.json"),
+        "--observed",
+        &example("weather.observed.json"),
+        "--sidecar",
+        &example("weather.observed.sidecar.json"),
+        "--diff",
+        &example("weather.diff.json"),
+        "--format",
+        format,
+    ]);
+    assert!(out.code == 0, "{}", String::from_utf8_lossy(&out.stderr));
     out.stdout
 }
 

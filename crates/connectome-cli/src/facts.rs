@@ -1,0 +1,89 @@
+//! `connectome facts`: call facts read from the LLVM IR rustc emits for the named packages of any Cargo
+//! workspace (connectome K-13, docs/connectome-facts.md), a thin call of `connectome_facts::extract`.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::time::Instant;
+
+use connectome_facts::{ExtractError, FactsRequest, extract};
+
+use crate::args::{Flag, parse};
+use crate::fail::{self, Failure};
+
+/// The help of `connectome facts`.
+pub const USAGE: &str = "\
+connectome facts --package <package> [--package <package>…] [--manifest-path <Cargo.toml>]
+                 [--target-dir <dir>] [--out <file>|-]
+
+Builds the library of each named package alone with LLVM IR and reads which of its items call which
+(the call facts the declared builder takes: `Declared::builder(..).facts(..)`). The packages are
+named as cargo names them (`-p` is `--package`). The workspace's Cargo.lock is used as it is.
+  --manifest-path  the workspace's Cargo.toml, or a member's (default: the one cargo finds here)
+  --target-dir     where the IR builds go (default: connectome-ir in the workspace's target directory)
+  --out            the facts file; stdout when absent or `-`
+One progress line per package (`building <package> (k of n)`) and a summary go to stderr. When cargo
+fails, what it printed comes first and the last line is this program's.
+Exit codes: 0 written, 2 refused (usage, an unknown package, a failed build), 1 output not written.
+";
+
+/// The flags of `facts`.
+const FLAGS: &[Flag] = &[
+    Flag { long: "--package", short: Some("-p"), repeat: true },
+    Flag::once("--manifest-path"),
+    Flag::once("--target-dir"),
+    Flag::once("--out"),
+];
+
+/// The refusal of an extraction; cargo's own output, when it failed, goes to stderr first.
+fn refused(error: &ExtractError) -> Failure {
+    if let Some(output) = error.cargo_output() {
+        eprint!("{output}");
+        if !output.ends_with('\n') {
+            eprintln!();
+        }
+    }
+    Failure::Input(format!("facts: {}", fail::one_line(&error.to_string())))
+}
+
+/// Runs `connectome facts` with the arguments after `facts`.
+pub fn run(args: &[OsString], stdout: &mut dyn Write) -> Result<(), Failure> {
+    let parsed = parse("facts", FLAGS, args)?;
+    if parsed.help {
+        return fail::write(None, USAGE.as_bytes(), stdout);
+    }
+    parsed.exactly(&[])?;
+    let packages = parsed.texts("--package")?;
+    if packages.is_empty() {
+        return Err(parsed.usage("no --package given"));
+    }
+    let mut request = FactsRequest::new(packages);
+    if let Some(manifest) = parsed.path("--manifest-path") {
+        request = request.manifest_path(manifest);
+    }
+    if let Some(dir) = parsed.path("--target-dir") {
+        request = request.target_dir(dir);
+    }
+    let started = Instant::now();
+    let facts = extract(&request, &mut |progress| eprintln!("connectome facts: {progress}"))
+        .map_err(|e| refused(&e))?;
+    let took = started.elapsed();
+    let out = parsed.path("--out");
+    fail::write(out.as_deref(), &facts.to_json(), stdout)?;
+    let written = match out.as_deref().filter(|p| p.as_os_str() != "-") {
+        Some(path) => path.display().to_string(),
+        None => "stdout".to_owned(),
+    };
+    let bound = &facts.bound;
+    eprintln!(
+        "connectome facts: {} crate(s), {} edges, {} dynamic dispatch sites, {} external callees, \
+         {} crate(s) without IR, {} compile-time crate(s), in {:.2} s → {written}",
+        facts.crates.len(),
+        facts.edges.len(),
+        bound.dynamic_dispatch_sites.len(),
+        bound.external_callees.len(),
+        bound.crates_without_ir.len(),
+        bound.macro_expansion_crates.len(),
+        took.as_secs_f64(),
+    );
+    Ok(())
+}
