@@ -1,12 +1,15 @@
 //! One `tools/call` through the core — decode (bounded reader), era switch, validation, dispatch to a
 //! no-op tool, encode — and the validator alone. The dispatch future is ready at once, so the core is
-//! polled once with no runtime: what is measured is the package's own work.
+//! polled once with no runtime: what is measured is the package's own work. The other results the core
+//! builds (the lists, a read, a rendered prompt, a completion, `server/discover`, `initialize`, the
+//! empty answers) are timed the same way against a small catalog.
 #![allow(missing_docs)] // criterion's macros generate undocumented public functions
 
 mod support;
 
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use serde_json::json;
+use support::catalog::{self, catalog_server};
 use support::{MODERN_CALL, echo_schema, one_call, plain_server as server, typed_server};
 
 const BARE_CALL: &[u8] =
@@ -45,6 +48,28 @@ fn bench_core(c: &mut Criterion) {
     });
 }
 
+/// Every other result the core builds, one request each, through the same decode, core and encode.
+fn bench_results(c: &mut Criterion) {
+    let server = catalog_server();
+    let paths: [(&str, &[u8]); 10] = [
+        ("core/discover", catalog::DISCOVER),
+        ("core/initialize_bare", catalog::INITIALIZE),
+        ("core/ping_bare", catalog::PING),
+        ("core/set_level_bare", catalog::SET_LEVEL),
+        ("core/tools_list_modern", catalog::TOOLS_LIST),
+        ("core/resources_list_modern", catalog::RESOURCES_LIST),
+        ("core/prompts_list_modern", catalog::PROMPTS_LIST),
+        ("core/resources_read_modern", catalog::RESOURCES_READ),
+        ("core/prompts_get_modern", catalog::PROMPTS_GET),
+        ("core/complete_modern", catalog::COMPLETE),
+    ];
+    for (name, request) in paths {
+        let answer = String::from_utf8(one_call(&server, request)).unwrap();
+        assert!(answer.contains(r#""result":"#), "{name} answers with a result: {answer}");
+        c.bench_function(name, |b| b.iter(|| one_call(&server, black_box(request))));
+    }
+}
+
 fn bench_validator(c: &mut Criterion) {
     let schema = mcp_kernel_router::schema::compile(&echo_schema()).expect("compiles");
     let good = json!({"message": "hello"});
@@ -66,5 +91,5 @@ fn bench_cursor(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench_core, bench_validator, bench_cursor);
+criterion_group!(benches, bench_core, bench_results, bench_validator, bench_cursor);
 criterion_main!(benches);

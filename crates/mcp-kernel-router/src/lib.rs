@@ -40,6 +40,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod advertised;
 mod arguments;
 mod builder;
 mod capability;
@@ -71,6 +72,8 @@ mod spec;
 mod state;
 mod template;
 mod visibility;
+#[cfg(test)]
+mod wire_order;
 
 pub use arguments::Arguments;
 pub use builder::ServerBuilder;

@@ -135,18 +135,11 @@ impl Server {
     }
 
     fn assemble(snapshot: Arc<Snapshot>, options: ServerOptions, parts: Parts) -> Self {
-        let server_info = json!({"name": options.server_name, "version": options.server_version});
-        let mut capabilities = json!({
-            "tools": {"listChanged": false},
-            "resources": {"listChanged": false, "subscribe": false},
-            "prompts": {"listChanged": false}
-        });
-        if parts.completer.is_some() {
-            capabilities["completions"] = json!({});
-        }
-        if parts.log_level.is_some() {
-            capabilities["logging"] = json!({});
-        }
+        // Both encoded once: `discover` copies the capabilities, `modernise` the identity, per request.
+        let identity = crate::advertised::identity(&options);
+        let server_info = serde_json::to_value(&identity).unwrap_or(Value::Null);
+        let capabilities = crate::advertised::capabilities(&parts);
+        let capabilities = serde_json::to_value(&capabilities).unwrap_or(Value::Null);
         let result_meta = json!({ META_SERVER_INFO: server_info.clone() });
         Self { inner: Arc::new(Inner { snapshot, options, parts, server_info, result_meta, capabilities }) }
     }
@@ -416,8 +409,10 @@ impl Server {
             {
                 self.set_level(request.params.as_ref())
             }
-            Method::Ping => Ok(json!({})),
-            Method::Shutdown if !request.sessionless => Ok(json!({})),
+            Method::Ping => crate::methods::encoded(&mcp_kernel_wire::types::EmptyResult::default()),
+            Method::Shutdown if !request.sessionless => {
+                crate::methods::encoded(&mcp_kernel_wire::types::EmptyResult::default())
+            }
             _ => Err(ErrorObject::method_not_found()),
         }
     }
@@ -452,6 +447,9 @@ impl Server {
     /// `server/discover`: the full, decorated result. A probe without `_meta` is answered whatever its
     /// era; a `_meta` that is present is checked like any request's. A server that does not serve
     /// 2026-07-28 does not implement the method, so a probing client falls back to `initialize`.
+    ///
+    /// Built as a map around the capabilities encoded once: a typed `DiscoverResult` would encode them
+    /// again per request (10% more work).
     fn discover(&self, served: Served<'_>, meta: &RequestMeta) -> Answer {
         if !served.serves(true) {
             return Err(ErrorObject::method_not_found());
@@ -485,11 +483,13 @@ impl Server {
             .and_then(ProtocolVersion::parse)
             .filter(|v| !v.is_modern() && served.admits(*v))
             .unwrap_or(legacy);
-        Ok(json!({
-            "protocolVersion": agreed.as_str(),
-            "capabilities": self.inner.capabilities,
-            "serverInfo": self.inner.server_info,
-        }))
+        crate::methods::encoded(&mcp_kernel_wire::types::InitializeResult {
+            protocol_version: agreed.as_str().to_owned(),
+            capabilities: crate::advertised::capabilities(&self.inner.parts),
+            server_info: crate::advertised::identity(&self.inner.options),
+            instructions: None,
+            meta: None,
+        })
     }
 }
 

@@ -1,11 +1,14 @@
 //! The `echo` servers both benchmarks time: the same tool served by a plain `dispatch` function and by
-//! a typed `Tools` registry, and one call through the core with no runtime.
+//! a typed `Tools` registry, and one call through the core with no runtime; `catalog` holds the
+//! catalog the other `core/*` benches send their requests to.
 
 use futures_util::FutureExt;
 use mcp_kernel_router::{
     Listing, Mode, RequestContext, Server, ToolCall, ToolError, ToolOutput, ToolSpec, Tools,
 };
 use serde_json::json;
+
+pub mod catalog;
 
 /// A `2026-07-28` call of `echo`.
 pub const MODERN_CALL: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"echo","arguments":{"message":"hello"}}}"#;

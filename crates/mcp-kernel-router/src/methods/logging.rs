@@ -4,12 +4,14 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use mcp_kernel_wire::types::EmptyResult;
 use mcp_kernel_wire::version::{META_LOG_LEVEL, META_PROTOCOL_VERSION};
 use mcp_kernel_wire::{Envelope, ErrorObject};
 
 use crate::log::{LogLevel, Logger, parse_level};
+use crate::methods::encoded;
 use crate::progress::{NotificationSink, token_of};
 use crate::server::{Answer, Server};
 
@@ -59,7 +61,7 @@ impl Server {
     /// force stays the host's minimum (a stateless server keeps no per-client level).
     pub(crate) fn set_level(&self, params: Option<&Value>) -> Answer {
         match params.and_then(|p| p.get("level")).and_then(parse_level) {
-            Some(_) => Ok(json!({})),
+            Some(_) => encoded(&EmptyResult::default()),
             None => {
                 Err(ErrorObject::invalid_params("logging/setLevel requires params.level, a logging level"))
             }

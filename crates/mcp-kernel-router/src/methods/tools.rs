@@ -88,6 +88,8 @@ fn encode_blocks(blocks: Vec<ContentBlock>) -> Result<Vec<Value>, ErrorObject> {
 }
 
 impl Server {
+    /// A map, not a typed `ListToolsResult`: the items are encoded once, in the snapshot, and a typed
+    /// result would decode and re-encode each of them per request (over twice the work).
     pub(crate) fn list_tools(&self, context: &RequestContext) -> Value {
         let mut result = Map::with_capacity(5);
         let snapshot = &self.inner.snapshot;

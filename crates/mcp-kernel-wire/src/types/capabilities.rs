@@ -43,16 +43,16 @@ pub struct ToolsCapability {
     pub list_changed: Option<bool>,
 }
 
-/// The `resources` server capability.
+/// The `resources` server capability; `listChanged` is written before `subscribe`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourcesCapability {
-    /// Whether clients may subscribe to updates of individual resources.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subscribe: Option<bool>,
     /// Whether the server notifies when the resource list changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub list_changed: Option<bool>,
+    /// Whether clients may subscribe to updates of individual resources.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscribe: Option<bool>,
 }
 
 /// The `prompts` server capability.
