@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use crate::diff::DiffRecord;
 use crate::effective::EffectiveOptions;
 use crate::error::{Error, Role};
-use crate::escape::{excerpt, excerpt_max};
+pub use crate::error::{io_reason, shown};
+use crate::escape::excerpt;
 use crate::model::{Graph, Sidecar};
 use crate::view::{Inputs, ViewName};
 use crate::{dot, html, mermaid};
@@ -156,23 +157,8 @@ pub fn parse(args: &[OsString]) -> Result<Command, Error> {
     }))
 }
 
-/// A path as messages print it: an escaped excerpt.
-pub fn shown(path: &Path) -> String {
-    excerpt_max(&path.to_string_lossy(), 96)
-}
-
 fn read(role: Role, path: &Path) -> Result<Vec<u8>, Error> {
     std::fs::read(path).map_err(|e| Error::Read { role, path: shown(path), reason: io_reason(&e) })
-}
-
-/// The operating system's reason, without the path or any content.
-pub fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file".to_owned(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
-        std::io::ErrorKind::IsADirectory => "is a directory".to_owned(),
-        kind => kind.to_string(),
-    }
 }
 
 /// Reads every input the options name and joins them.

@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::cli::{io_reason, shown};
 use crate::error::{Error, Role};
+use crate::error::{io_reason, shown};
 use crate::escape::{self, excerpt};
 use crate::json::{self, Obj};
 use crate::svg;

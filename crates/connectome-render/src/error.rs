@@ -103,3 +103,18 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// A path as messages print it: an escaped excerpt.
+pub fn shown(path: &std::path::Path) -> String {
+    crate::escape::excerpt_max(&path.to_string_lossy(), 96)
+}
+
+/// The operating system's reason, without the path or any content.
+pub fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        std::io::ErrorKind::IsADirectory => "is a directory".to_owned(),
+        kind => kind.to_string(),
+    }
+}

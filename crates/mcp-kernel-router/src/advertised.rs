@@ -6,18 +6,17 @@ use mcp_kernel_wire::types::{
 };
 
 use crate::options::ServerOptions;
-use crate::server::Parts;
 
 /// The `capabilities` of `server/discover` and `initialize`: tools, resources and prompts (none of
 /// their lists ever changes, and no resource can be subscribed to), then `completions` with a completer
 /// and `logging` with the log opt-in.
-pub(crate) fn capabilities(parts: &Parts) -> ServerCapabilities {
+pub(crate) fn capabilities(completions: bool, logging: bool) -> ServerCapabilities {
     ServerCapabilities {
         tools: Some(ToolsCapability { list_changed: Some(false) }),
         resources: Some(ResourcesCapability { list_changed: Some(false), subscribe: Some(false) }),
         prompts: Some(PromptsCapability { list_changed: Some(false) }),
-        completions: parts.completer.is_some().then(JsonObject::new),
-        logging: parts.log_level.is_some().then(JsonObject::new),
+        completions: completions.then(JsonObject::new),
+        logging: logging.then(JsonObject::new),
         ..ServerCapabilities::default()
     }
 }

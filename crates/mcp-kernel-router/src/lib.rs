@@ -41,6 +41,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod advertised;
+mod answer;
 mod arguments;
 mod builder;
 mod capability;

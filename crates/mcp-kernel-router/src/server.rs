@@ -64,8 +64,8 @@ impl Handled {
     }
 }
 
-/// A method's answer before the era's decoration.
-pub(crate) type Answer = Result<Value, ErrorObject>;
+pub(crate) use crate::answer::Answer;
+use crate::answer::encoded;
 
 /// A request whose era is settled, as the method handlers see it.
 pub(crate) struct Request<'a> {
@@ -138,7 +138,8 @@ impl Server {
         // Both encoded once: `discover` copies the capabilities, `modernise` the identity, per request.
         let identity = crate::advertised::identity(&options);
         let server_info = serde_json::to_value(&identity).unwrap_or(Value::Null);
-        let capabilities = crate::advertised::capabilities(&parts);
+        let capabilities =
+            crate::advertised::capabilities(parts.completer.is_some(), parts.log_level.is_some());
         let capabilities = serde_json::to_value(&capabilities).unwrap_or(Value::Null);
         let result_meta = json!({ META_SERVER_INFO: server_info.clone() });
         Self { inner: Arc::new(Inner { snapshot, options, parts, server_info, result_meta, capabilities }) }
@@ -409,9 +410,9 @@ impl Server {
             {
                 self.set_level(request.params.as_ref())
             }
-            Method::Ping => crate::methods::encoded(&mcp_kernel_wire::types::EmptyResult::default()),
+            Method::Ping => encoded(&mcp_kernel_wire::types::EmptyResult::default()),
             Method::Shutdown if !request.sessionless => {
-                crate::methods::encoded(&mcp_kernel_wire::types::EmptyResult::default())
+                encoded(&mcp_kernel_wire::types::EmptyResult::default())
             }
             _ => Err(ErrorObject::method_not_found()),
         }
@@ -483,9 +484,12 @@ impl Server {
             .and_then(ProtocolVersion::parse)
             .filter(|v| !v.is_modern() && served.admits(*v))
             .unwrap_or(legacy);
-        crate::methods::encoded(&mcp_kernel_wire::types::InitializeResult {
+        encoded(&mcp_kernel_wire::types::InitializeResult {
             protocol_version: agreed.as_str().to_owned(),
-            capabilities: crate::advertised::capabilities(&self.inner.parts),
+            capabilities: crate::advertised::capabilities(
+                self.inner.parts.completer.is_some(),
+                self.inner.parts.log_level.is_some(),
+            ),
             server_info: crate::advertised::identity(&self.inner.options),
             instructions: None,
             meta: None,

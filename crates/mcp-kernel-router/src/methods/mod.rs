@@ -7,19 +7,13 @@ mod resources;
 mod round_trip;
 mod tools;
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use mcp_kernel_wire::ErrorObject;
 
 use crate::cursor::{self, CursorError, CursorKind};
-use crate::server::Answer;
 
-/// A typed wire result as the JSON object the era's decoration is then added to. The wire result types
-/// hold only strings, numbers, booleans and JSON values, so this cannot fail; were it to, -32603.
-pub(crate) fn encoded<T: Serialize>(result: &T) -> Answer {
-    serde_json::to_value(result).map_err(|_| ErrorObject::internal())
-}
+pub(crate) use crate::answer::encoded;
 
 /// `params` as an object: absent is empty, anything else (`null` included) is refused.
 pub(crate) fn params_object(params: Option<&Value>) -> Result<Option<&Map<String, Value>>, ErrorObject> {
