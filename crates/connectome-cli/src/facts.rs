@@ -73,17 +73,7 @@ pub fn run(args: &[OsString], stdout: &mut dyn Write) -> Result<(), Failure> {
         Some(path) => path.display().to_string(),
         None => "stdout".to_owned(),
     };
-    let bound = &facts.bound;
-    eprintln!(
-        "connectome facts: {} crate(s), {} edges, {} dynamic dispatch sites, {} external callees, \
-         {} crate(s) without IR, {} compile-time crate(s), in {:.2} s → {written}",
-        facts.crates.len(),
-        facts.edges.len(),
-        bound.dynamic_dispatch_sites.len(),
-        bound.external_callees.len(),
-        bound.crates_without_ir.len(),
-        bound.macro_expansion_crates.len(),
-        took.as_secs_f64(),
-    );
+    let summary = connectome_facts::summary(&facts);
+    eprintln!("connectome facts: {summary}, in {:.2} s → {written}", took.as_secs_f64());
     Ok(())
 }

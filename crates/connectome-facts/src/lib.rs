@@ -150,6 +150,22 @@ impl fmt::Display for Progress {
     }
 }
 
+/// The one-line summary of a facts file a command prints: crates, edges, dynamic dispatch sites,
+/// external callees, crates without IR and compile-time crates.
+pub fn summary(facts: &CallFacts) -> String {
+    let bound = &facts.bound;
+    format!(
+        "{} crate(s), {} edges, {} dynamic dispatch sites, {} external callees, {} crate(s) without IR, \
+         {} compile-time crate(s)",
+        facts.crates.len(),
+        facts.edges.len(),
+        bound.dynamic_dispatch_sites.len(),
+        bound.external_callees.len(),
+        bound.crates_without_ir.len(),
+        bound.macro_expansion_crates.len(),
+    )
+}
+
 /// Reads the workspace the request names, builds its scope and reads the facts from the IR.
 pub fn extract(
     request: &FactsRequest,
