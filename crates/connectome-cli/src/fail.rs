@@ -65,10 +65,27 @@ pub fn one_line(text: &str) -> String {
     text.split(['\n', '\r']).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
-/// The bytes of the file at `path`, or a refusal naming it and the system's reason.
+/// The most bytes one input file may hold (1 GiB): far above any export a host writes (a 10,000-edge
+/// federation record is about 4 MB), and a bound on what a mistaken path (`/dev/zero`, a pipe) costs.
+pub const MAX_INPUT_BYTES: u64 = 1 << 30;
+
+/// The bytes of the regular file at `path`, at most [`MAX_INPUT_BYTES`], or a refusal naming it and
+/// the reason.
 pub fn read(path: &Path) -> Result<Vec<u8>, Failure> {
-    std::fs::read(path)
-        .map_err(|e| Failure::Input(format!("cannot read {}: {}", quoted(path), io_reason(&e))))
+    use std::io::Read as _;
+    let cannot =
+        |e: &std::io::Error| Failure::Input(format!("cannot read {}: {}", quoted(path), io_reason(e)));
+    let file = std::fs::File::open(path).map_err(|e| cannot(&e))?;
+    let metadata = file.metadata().map_err(|e| cannot(&e))?;
+    if !metadata.is_file() {
+        return Err(Failure::Input(format!("cannot read {}: not a regular file", quoted(path))));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes).map_err(|e| cannot(&e))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(Failure::Input(format!("cannot read {}: larger than 1 GiB", quoted(path))));
+    }
+    Ok(bytes)
 }
 
 /// A path as messages quote it: an escaped excerpt in double quotes.

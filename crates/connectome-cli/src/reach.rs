@@ -87,11 +87,25 @@ fn refuse(parsed: &Parsed, query: &str, flags: &[&str]) -> Result<(), Failure> {
 /// `witness: A -kind-> B …`.
 fn witness(path: &Witness) -> String {
     let mut line = String::from("witness: ");
-    line.push_str(path.nodes.first().map(String::as_str).unwrap_or_default());
+    line.push_str(&printable(path.nodes.first().map(String::as_str).unwrap_or_default()));
     for (edge, node) in path.edges.iter().zip(path.nodes.iter().skip(1)) {
-        let _ = write!(line, " -{}-> {node}", edge.kind.as_str());
+        let _ = write!(line, " -{}-> {}", edge.kind.as_str(), printable(node));
     }
     line
+}
+
+/// An id as one line of terminal output: control characters (a line break, an escape) written as
+/// `\u{…}`, so an id cannot split the answer or drive the terminal.
+fn printable(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for c in id.chars() {
+        if c.is_control() {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The answer to one query over `graph`, as the lines to print.
@@ -141,7 +155,7 @@ fn answer(parsed: &Parsed, graph: &Graph, query: &str, ids: &[String]) -> Result
             let set = mandatory_pass(graph, &ids[0], &dominance_options(parsed)?).map_err(refused)?;
             let mut out = format!("{}\n", set.len());
             for id in set {
-                let _ = writeln!(out, "{id}");
+                let _ = writeln!(out, "{}", printable(&id));
             }
             Ok(out)
         }
@@ -175,4 +189,18 @@ pub fn run(args: &[OsString], stdout: &mut dyn Write) -> Result<(), Failure> {
     let export = graphs::graph(std::path::Path::new(export))?;
     let text = answer(&parsed, &export.graph, query, &words[2..])?;
     fail::write(None, text.as_bytes(), stdout)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::printable;
+
+    #[test]
+    fn l6_an_id_with_control_characters_is_printed_on_one_line() {
+        assert_eq!(printable("srv/tool/a\nb\u{1b}[31m"), "srv/tool/a\\u{a}b\\u{1b}[31m");
+        assert_eq!(
+            printable("weather/resource/weather:%2F%2Fplaces"),
+            "weather/resource/weather:%2F%2Fplaces"
+        );
+    }
 }

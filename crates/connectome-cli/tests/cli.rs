@@ -311,3 +311,12 @@ fn l9_render_is_the_renderer_library() {
     let help = String::from_utf8(ok(&["render", "--help"])).unwrap();
     assert!(help.starts_with("connectome render --declared"));
 }
+
+#[test]
+fn l2_an_input_that_is_not_a_regular_file_is_refused_before_it_is_read() {
+    // `/dev/zero` never ends: read whole, it would fill memory; it is refused at once instead.
+    for args in [vec!["verify", "/dev/zero"], vec!["diff", "/dev/zero", "/dev/null"]] {
+        let err = refused(&args);
+        assert!(err.contains("not a regular file"), "{args:?}: {err}");
+    }
+}
