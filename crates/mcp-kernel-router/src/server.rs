@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use serde_json::map::Entry;
 use serde_json::{Map, Value, json};
 
 use mcp_kernel_wire::types::CacheScope;
@@ -422,15 +423,17 @@ impl Server {
     /// `input_required`) and the server's identity.
     fn modernise(&self, mut result: Value) -> Value {
         if let Value::Object(map) = &mut result {
-            if !map.contains_key("resultType") {
-                map.insert("resultType".into(), Value::from("complete"));
-            }
-            match map.get_mut("_meta") {
-                Some(Value::Object(meta)) => {
-                    meta.insert(META_SERVER_INFO.into(), self.inner.server_info.clone());
-                }
-                _ => {
-                    map.insert("_meta".into(), self.inner.result_meta.clone());
+            // Entries, not a look-up then an insert: each key is hashed once.
+            map.entry("resultType").or_insert_with(|| Value::from("complete"));
+            match map.entry("_meta") {
+                Entry::Occupied(mut slot) => match slot.get_mut() {
+                    Value::Object(meta) => {
+                        meta.insert(META_SERVER_INFO.into(), self.inner.server_info.clone());
+                    }
+                    other => *other = self.inner.result_meta.clone(),
+                },
+                Entry::Vacant(slot) => {
+                    slot.insert(self.inner.result_meta.clone());
                 }
             }
         }

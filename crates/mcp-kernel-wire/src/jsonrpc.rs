@@ -8,6 +8,10 @@ use crate::error::ErrorObject;
 /// The only JSON-RPC version either revision speaks.
 pub const JSONRPC_VERSION: &str = "2.0";
 
+/// The bytes a response's encoding starts with room for: a small result (a tool's short text answer
+/// with the era's decoration is about 200 bytes) is then written without growing the buffer.
+const RESPONSE_CAPACITY: usize = 256;
+
 /// One response the server writes: `{"jsonrpc":"2.0","id":…,"result"|"error":…}`.
 ///
 /// An `id` of `null` means the request's id could not be read: the member is then omitted, as the MCP
@@ -38,10 +42,13 @@ impl Response {
 
     /// The compact JSON bytes of this response (no trailing newline).
     pub fn to_bytes(&self) -> Vec<u8> {
+        // Room for a typical answer at once, rather than growing from empty three or four times.
+        let mut bytes = Vec::with_capacity(RESPONSE_CAPACITY);
         // A Value and an ErrorObject always serialize: their map keys are strings.
-        serde_json::to_vec(self).unwrap_or_else(|_| {
-            br#"{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"}}"#.to_vec()
-        })
+        match serde_json::to_writer(&mut bytes, self) {
+            Ok(()) => bytes,
+            Err(_) => br#"{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"}}"#.to_vec(),
+        }
     }
 
     /// This response as a JSON value.

@@ -60,21 +60,33 @@ impl Envelope {
     }
 
     /// The envelope of a decoded JSON object (what [`crate::read_message`] returns).
-    pub fn from_object(mut map: Map<String, Value>) -> Envelope {
-        let jsonrpc = map.get("jsonrpc").and_then(Value::as_str) == Some(JSONRPC_VERSION);
-        let id = map.remove("id");
-        let (method, method_sent) = match map.remove("method") {
-            Some(Value::String(name)) => (Some(Method::known(&name).unwrap_or(Method::Other(name))), true),
-            Some(_) => (None, true),
-            None => (None, false),
-        };
-        let mut params = map.remove("params");
+    pub fn from_object(map: Map<String, Value>) -> Envelope {
+        // One pass over the members, each key compared once: no hashing, no reordering of the map.
+        // A map holds each key once, so this sees exactly what look-ups by name would.
+        let (mut jsonrpc, mut id, mut method, mut method_sent, mut params) = (false, None, None, false, None);
+        let (mut top_level_meta, mut has_result, mut has_error) = (false, false, false);
+        for (key, value) in map {
+            match key.as_str() {
+                "jsonrpc" => jsonrpc = value.as_str() == Some(JSONRPC_VERSION),
+                "id" => id = Some(value),
+                "method" => {
+                    method_sent = true;
+                    if let Value::String(name) = value {
+                        method = Some(Method::known(&name).unwrap_or(Method::Other(name)));
+                    }
+                }
+                "params" => params = Some(value),
+                "_meta" => top_level_meta = true,
+                "result" => has_result = true,
+                "error" => has_error = true,
+                _ => {}
+            }
+        }
         let meta = match &mut params {
             Some(Value::Object(params)) => RequestMeta(params.remove("_meta")),
             _ => RequestMeta(None),
         };
-        let top_level_meta = map.contains_key("_meta");
-        let answers = map.contains_key("result") != map.contains_key("error");
+        let answers = has_result != has_error;
         Envelope { jsonrpc, id, method, method_sent, params, meta, top_level_meta, answers }
     }
 
@@ -319,5 +331,45 @@ mod tests {
         );
         let declared = RequestMeta::new(Some(json!({META_PROTOCOL_VERSION: "2026-07-28"})));
         assert_eq!(declared.declared_version(), Some(ProtocolVersion::parse("2026-07-28").expect("known")));
+    }
+
+    /// The envelope as look-ups by name would build it (what the one pass must equal).
+    fn by_name(mut map: Map<String, Value>) -> Envelope {
+        let jsonrpc = map.get("jsonrpc").and_then(Value::as_str) == Some(JSONRPC_VERSION);
+        let id = map.remove("id");
+        let (method, method_sent) = match map.remove("method") {
+            Some(Value::String(name)) => (Some(Method::known(&name).unwrap_or(Method::Other(name))), true),
+            Some(_) => (None, true),
+            None => (None, false),
+        };
+        let mut params = map.remove("params");
+        let meta = match &mut params {
+            Some(Value::Object(params)) => RequestMeta(params.remove("_meta")),
+            _ => RequestMeta(None),
+        };
+        let top_level_meta = map.contains_key("_meta");
+        let answers = map.contains_key("result") != map.contains_key("error");
+        Envelope { jsonrpc, id, method, method_sent, params, meta, top_level_meta, answers }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn one_pass_over_the_members_sees_what_look_ups_by_name_see(
+            members in proptest::collection::vec((0usize..10, 0usize..6), 0..10),
+        ) {
+            const KEYS: [&str; 10] =
+                ["jsonrpc", "id", "method", "params", "_meta", "result", "error", "extra", "Id", "method "];
+            let values = [
+                json!("2.0"),
+                json!("1.0"),
+                json!(7),
+                json!("tools/call"),
+                json!({"_meta": {"progressToken": 1}, "name": "echo"}),
+                json!([1, 2]),
+            ];
+            let map: Map<String, Value> =
+                members.iter().map(|&(k, v)| (KEYS[k].to_owned(), values[v].clone())).collect();
+            proptest::prop_assert_eq!(Envelope::from_object(map.clone()), by_name(map));
+        }
     }
 }

@@ -22,7 +22,8 @@ use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+
+mod stdio;
 
 /// The answer to one parsed request, or `None` when the bytes are not JSON at all.
 fn answer(request: &[u8]) -> Option<Vec<u8>> {
@@ -74,69 +75,21 @@ async fn serve_http(addr: &str) -> std::io::Result<()> {
             }
         };
         tokio::spawn(async move {
-            let _ = http1::Builder::new().keep_alive(true).serve_connection(TokioIo::new(stream), service_fn(handle)).await;
+            let _ = http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(stream), service_fn(handle))
+                .await;
         });
     }
 }
 
-type Reader = Box<dyn AsyncRead + Unpin + Send>;
-type Writer = Box<dyn AsyncWrite + Unpin + Send>;
-
-/// stdin and stdout as non-blocking pipes of their own (new open file descriptions, so the process's
-/// standard streams keep their flags) when both are FIFOs.
-#[cfg(target_os = "linux")]
-fn fifo_pipes() -> Option<(Reader, Writer)> {
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    const O_NONBLOCK: i32 = 0o4000; // Linux, every architecture tokio supports
-    let open = |path: &str, write: bool| {
-        std::fs::OpenOptions::new().read(!write).write(write).custom_flags(O_NONBLOCK).open(path).ok()
-    };
-    let input = open("/proc/self/fd/0", false)?;
-    let output = open("/proc/self/fd/1", true)?;
-    if !input.metadata().ok()?.file_type().is_fifo() || !output.metadata().ok()?.file_type().is_fifo() {
-        return None;
-    }
-    let input = tokio::net::unix::pipe::Receiver::from_file(input).ok()?;
-    let output = tokio::net::unix::pipe::Sender::from_file(output).ok()?;
-    Some((Box::new(input), Box::new(output)))
-}
-
-#[cfg(not(target_os = "linux"))]
-fn fifo_pipes() -> Option<(Reader, Writer)> {
-    None
-}
-
-async fn serve_stdio() -> std::io::Result<()> {
-    let (input, output): (Reader, Writer) =
-        fifo_pipes().unwrap_or_else(|| (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout())));
-    let mut input = BufReader::with_capacity(64 * 1024, input);
-    let mut output = BufWriter::with_capacity(64 * 1024, output);
-    let mut line = Vec::with_capacity(4096);
-    loop {
-        line.clear();
-        if input.read_until(b'\n', &mut line).await? == 0 {
-            break;
-        }
-        let trimmed = line.trim_ascii();
-        if !trimmed.is_empty()
-            && let Some(mut json) = answer(trimmed)
-        {
-            json.push(b'\n');
-            output.write_all(&json).await?;
-        }
-        if input.buffer().is_empty() {
-            output.flush().await?;
-        }
-    }
-    output.flush().await
-}
-
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        ["stdio"] => serve_stdio().await?,
-        ["http", addr] => serve_http(addr).await?,
+        ["stdio"] => stdio::serve(stdio::Flavour::from_env()?)?,
+        ["http", addr] => {
+            tokio::runtime::Builder::new_multi_thread().enable_all().build()?.block_on(serve_http(addr))?
+        }
         _ => return Err("usage: bench-floor stdio | bench-floor http 127.0.0.1:PORT".into()),
     }
     Ok(())

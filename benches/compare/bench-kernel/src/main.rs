@@ -65,13 +65,25 @@ fn serve_options() -> Result<ServeOptions, String> {
     }
 }
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// The runtime `BENCH_KERNEL_RUNTIME` names: `multi-thread` (the default, what `#[tokio::main]`
+/// builds) or `current-thread`.
+fn runtime() -> Result<tokio::runtime::Runtime, Box<dyn std::error::Error>> {
+    const VAR: &str = "BENCH_KERNEL_RUNTIME";
+    let mut builder = match std::env::var(VAR).as_deref() {
+        Err(_) | Ok("multi-thread") => tokio::runtime::Builder::new_multi_thread(),
+        Ok("current-thread") => tokio::runtime::Builder::new_current_thread(),
+        Ok(other) => return Err(format!("{VAR}={other:?}: multi-thread or current-thread").into()),
+    };
+    Ok(builder.enable_all().build()?)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = Server::builder(catalog()).server_name("bench-kernel").dispatch(dispatch).build()?;
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let runtime = runtime()?;
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        ["stdio"] => mcp_kernel::stdio::serve(server).await?,
-        ["http", addr] => serve_http(server, addr).await?,
+        ["stdio"] => runtime.block_on(mcp_kernel::stdio::serve(server))?,
+        ["http", addr] => runtime.block_on(serve_http(server, addr))?,
         _ => return Err("usage: bench-kernel stdio | bench-kernel http 127.0.0.1:PORT".into()),
     }
     Ok(())
