@@ -2,7 +2,10 @@
 //! no-op tool, encode — and the validator alone. The dispatch future is ready at once, so the core is
 //! polled once with no runtime: what is measured is the package's own work. The other results the core
 //! builds (the lists, a read, a rendered prompt, a completion, `server/discover`, `initialize`, the
-//! empty answers) are timed the same way against a small catalog.
+//! empty answers) are timed the same way against a small catalog, and the lookups whose cost could
+//! grow with the catalog (`catalog/*`: a read against 10 to 10,000 templates, each with its own
+//! literal prefix or all with one, with the template index and with the plain scan it replaced;
+//! `tools/list` and `tools/call` against as many tools).
 #![allow(missing_docs)] // criterion's macros generate undocumented public functions
 
 mod support;
@@ -70,6 +73,51 @@ fn bench_results(c: &mut Criterion) {
     }
 }
 
+/// The paths whose cost could grow with the catalog, at 10, 1,000 and 10,000 items.
+fn bench_catalog_size(c: &mut Criterion) {
+    use support::scale;
+    for n in scale::SIZES {
+        for (prefixes, name) in [
+            (scale::Prefixes::Own, "resources_read"),
+            (scale::Prefixes::Shared, "resources_read_shared_prefix"),
+        ] {
+            let request = scale::read_near_the_end(n, prefixes);
+            let indexed = scale::templates_server(n, prefixes, false);
+            let linear = scale::templates_server(n, prefixes, true);
+            let answer = one_call(&indexed, &request);
+            assert!(String::from_utf8_lossy(&answer).contains("body text"), "the read finds its template");
+            assert_eq!(answer, one_call(&linear, &request), "the same answer, byte for byte");
+            let mut group = c.benchmark_group(format!("catalog/{name}"));
+            group.bench_function(format!("templates_{n}"), |b| {
+                b.iter(|| one_call(&indexed, black_box(&request)))
+            });
+            group.finish();
+            let mut group = c.benchmark_group(format!("catalog/{name}_linear_scan"));
+            group.bench_function(format!("templates_{n}"), |b| {
+                b.iter(|| one_call(&linear, black_box(&request)))
+            });
+            group.finish();
+        }
+
+        let tools = scale::tools_server(n);
+        let first_page = scale::tools_list(None);
+        let call = scale::call_near_the_end(n);
+        assert_eq!(scale::tools_list_full_walk(&tools), n, "the walk sees every tool once");
+        assert!(String::from_utf8_lossy(&one_call(&tools, &call)).contains(r#""isError":false"#));
+        let mut group = c.benchmark_group("catalog/tools_list_first_page");
+        group.bench_function(format!("tools_{n}"), |b| b.iter(|| one_call(&tools, black_box(&first_page))));
+        group.finish();
+        let mut group = c.benchmark_group("catalog/tools_list_full_walk");
+        group.bench_function(format!("tools_{n}"), |b| {
+            b.iter(|| scale::tools_list_full_walk(black_box(&tools)))
+        });
+        group.finish();
+        let mut group = c.benchmark_group("catalog/tools_call");
+        group.bench_function(format!("tools_{n}"), |b| b.iter(|| one_call(&tools, black_box(&call))));
+        group.finish();
+    }
+}
+
 fn bench_validator(c: &mut Criterion) {
     let schema = mcp_kernel_router::schema::compile(&echo_schema()).expect("compiles");
     let good = json!({"message": "hello"});
@@ -91,5 +139,5 @@ fn bench_cursor(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench_core, bench_results, bench_validator, bench_cursor);
+criterion_group!(benches, bench_core, bench_results, bench_catalog_size, bench_validator, bench_cursor);
 criterion_main!(benches);

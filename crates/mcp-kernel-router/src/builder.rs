@@ -220,6 +220,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Not API: reads try every template in turn, as before the template index.
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn linear_template_scan(mut self) -> Self {
+        self.options.linear_template_scan = true;
+        self
+    }
+
     /// Checks the catalog and options and compiles the snapshot.
     pub fn build(self) -> Result<Server, BuildError> {
         let listing = self.listing?;
@@ -237,6 +244,8 @@ impl ServerBuilder {
             return Err(BuildError::MissingPromptReader);
         }
         let snapshot = Snapshot::compile(listing, self.registered, self.options.defer_header_faults)?;
+        #[cfg(feature = "fuzzing")]
+        let snapshot = Snapshot { linear_template_scan: self.options.linear_template_scan, ..snapshot };
         let mut options = self.options;
         if self.visibility.is_some() {
             // Lists (and reads) that vary per principal are never for a shared cache, whatever was asked.

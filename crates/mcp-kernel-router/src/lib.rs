@@ -72,6 +72,7 @@ mod snapshot;
 mod spec;
 mod state;
 mod template;
+mod template_index;
 mod visibility;
 #[cfg(test)]
 mod wire_order;

@@ -44,6 +44,9 @@ pub struct ServerOptions {
     pub(crate) prompts_cache: CacheHints,
     pub(crate) page_size: NonZeroUsize,
     pub(crate) defer_header_faults: bool,
+    /// Not API: reads try every template in turn (`fuzzing::linear_template_scan`).
+    #[cfg(feature = "fuzzing")]
+    pub(crate) linear_template_scan: bool,
 }
 
 impl Default for ServerOptions {
@@ -57,6 +60,8 @@ impl Default for ServerOptions {
             prompts_cache: CacheHints::default(),
             page_size: NonZeroUsize::new(DEFAULT_PAGE_SIZE).unwrap_or(NonZeroUsize::MIN),
             defer_header_faults: false,
+            #[cfg(feature = "fuzzing")]
+            linear_template_scan: false,
         }
     }
 }

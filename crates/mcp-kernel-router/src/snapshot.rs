@@ -15,6 +15,7 @@ use crate::compile::{BuildError, compile_output_schema, compile_prompt_schema, c
 use crate::host::{Dispatch, PromptReader, ResourceReader};
 use crate::spec::{Listing, PromptSpec, ResourceEntry, ResourceSpec, ResourceTemplateSpec, ToolSpec};
 use crate::template::{TemplateMatch, UriTemplate};
+use crate::template_index::TemplateIndex;
 use crate::visibility::Listed;
 
 /// The items a host registered with their own handlers (`Tools`, `Resources`, `Prompts`).
@@ -82,9 +83,13 @@ pub(crate) struct Snapshot {
     pub(crate) resources: Vec<CompiledResource>,
     /// Sorted by uri template, bytewise.
     pub(crate) templates: Vec<CompiledTemplate>,
-    /// The order templates are tried in for a read: most specific first (`UriTemplate::specificity`),
-    /// then bytewise.
-    pub(crate) match_order: Vec<usize>,
+    /// The order templates are tried in for a read (most specific first, `UriTemplate::specificity`,
+    /// then bytewise), with the prefix index that narrows a read to the templates it could match.
+    pub(crate) template_index: TemplateIndex,
+    /// Reads try every template in turn, as before the index: the baseline its benchmark and property
+    /// tests compare against.
+    #[cfg(feature = "fuzzing")]
+    pub(crate) linear_template_scan: bool,
     /// Sorted by name, bytewise.
     pub(crate) prompts: Vec<CompiledPrompt>,
 }
@@ -291,15 +296,16 @@ impl Snapshot {
             return Err(BuildError::DuplicatePrompt(pair[0].name.to_string()));
         }
 
-        let mut match_order: Vec<usize> = (0..templates.len()).collect();
-        match_order.sort_by_key(|&i| templates[i].matcher.specificity());
+        let template_index = TemplateIndex::build(templates.iter().map(|t| &t.matcher));
         Ok(Self {
             tools,
             tool_index,
             tools_list: Value::Array(items),
             resources,
             templates,
-            match_order,
+            template_index,
+            #[cfg(feature = "fuzzing")]
+            linear_template_scan: false,
             prompts,
         })
     }
@@ -334,7 +340,23 @@ impl Snapshot {
         {
             return Some(Located::Resource(&self.resources[i]));
         }
-        self.match_order.iter().map(|&i| &self.templates[i]).find_map(|t| {
+        #[cfg(feature = "fuzzing")]
+        if self.linear_template_scan {
+            return self.first_match(self.template_index.all(), uri, &shown);
+        }
+        self.first_match(self.template_index.candidates(uri), uri, &shown)
+    }
+
+    /// The first of `tried` (template indices, in match order) that matches `uri` and that `shown`
+    /// admits. The filter is asked only about templates that match, so the index, which leaves out
+    /// only templates that cannot match, asks it the same questions in the same order as a full scan.
+    fn first_match(
+        &self,
+        tried: impl Iterator<Item = usize>,
+        uri: &str,
+        shown: &impl Fn(Listed<'_>) -> bool,
+    ) -> Option<Located<'_>> {
+        tried.map(|i| &self.templates[i]).find_map(|t| {
             let variables = t.matcher.captures(uri)?;
             if !shown(Listed::Template(&t.uri_template)) {
                 return None;

@@ -11,6 +11,10 @@
 //! `{+var}`, then the most literal text, then the first bytewise (`notes://note/{id}` before
 //! `notes://{x}` before `notes://{+rest}`).
 //!
+//! Which templates a read tries is narrowed, never changed, by the template index
+//! (`template_index.rs`): a uri is tried only against the templates whose literal text before the
+//! first expression it starts with, so a read does not grow slower with every template listed.
+//!
 //! A matched uri's variables are recovered as the inverse of RFC 6570 expansion: `{var}` (simple
 //! expansion percent-encodes everything outside the unreserved set) is percent-decoded, so
 //! `notes://note/%34%32` gives `id = "42"`; `{+var}` (reserved expansion passes reserved characters
@@ -51,6 +55,9 @@ pub struct UriTemplate {
     groups: Vec<(usize, bool)>,
     /// The bytes of literal text (outside the expressions).
     literal_bytes: usize,
+    /// The literal text before the first expression (the whole template when it has none): every uri
+    /// the template matches starts with it.
+    prefix: Box<str>,
 }
 
 /// The listed template a `resources/read` uri matched, with the template's variables decoded.
@@ -182,6 +189,7 @@ impl UriTemplate {
         let mut variables: Vec<Arc<str>> = Vec::new();
         let mut groups = Vec::new();
         let mut literal_bytes = 0;
+        let prefix: Box<str> = template[..template.find('{').unwrap_or(template.len())].into();
         while let Some(open) = rest.find(['{', '}']) {
             pattern.push_str(&regex::escape(&rest[..open]));
             literal_bytes += open;
@@ -221,7 +229,7 @@ impl UriTemplate {
             )));
         }
         let matcher = Regex::new(&pattern).map_err(|e| TemplateError(format!("cannot be compiled: {e}")))?;
-        Ok(Self { matcher, variables, groups, literal_bytes })
+        Ok(Self { matcher, variables, groups, literal_bytes, prefix })
     }
 
     /// How specific the template is, for choosing among templates that match the same uri: fewer
@@ -229,6 +237,18 @@ impl UriTemplate {
     pub fn specificity(&self) -> (usize, std::cmp::Reverse<usize>) {
         let reserved = self.groups.iter().filter(|(_, reserved)| *reserved).count();
         (reserved, std::cmp::Reverse(self.literal_bytes))
+    }
+
+    /// The literal text before the first expression (the whole template when it has none): a uri
+    /// that does not start with it is not one of the template's uris.
+    pub fn literal_prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The regular expression the template compiles to (anchored at both ends): a set built from it
+    /// matches exactly the uris the template's own matcher matches.
+    pub fn pattern(&self) -> &str {
+        self.matcher.as_str()
     }
 
     /// The template's variable names, in order of first appearance, each once.
@@ -365,6 +385,15 @@ mod tests {
         assert!(key("a://{x}") < key("a://{+y}"));
         assert!(key("a://note/{id}") < key("a://{x}"));
         assert!(key("a://n{z}") < key("a://{x}"));
+    }
+
+    #[test]
+    fn the_literal_prefix_is_the_text_before_the_first_expression() {
+        let prefix = |t: &str| UriTemplate::parse(t).unwrap().literal_prefix().to_owned();
+        assert_eq!(prefix("notes://note/{id}"), "notes://note/");
+        assert_eq!(prefix("{+any}"), "");
+        assert_eq!(prefix("a/b.json"), "a/b.json");
+        assert_eq!(prefix("é/{x}/y/{+z}"), "é/");
     }
 
     #[test]

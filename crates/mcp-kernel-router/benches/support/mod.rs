@@ -9,6 +9,9 @@ use mcp_kernel_router::{
 use serde_json::json;
 
 pub mod catalog;
+// The baseline of the read benches is the plain template scan, which only `fuzzing` exposes.
+#[cfg(feature = "fuzzing")]
+pub mod scale;
 
 /// A `2026-07-28` call of `echo`.
 pub const MODERN_CALL: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"echo","arguments":{"message":"hello"}}}"#;
