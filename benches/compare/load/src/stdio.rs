@@ -14,7 +14,9 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::{Instant, timeout_at};
 
 use crate::args::{Args, requests, seconds};
-use crate::report::{Errors, Report, cpu_percent, error_suffix, micros_since, own_cpu_seconds, summarize};
+use crate::report::{
+    Errors, Report, cpu_percent, error_suffix, micros_since, own_cpu_seconds, process_cpu_seconds, summarize,
+};
 use crate::work::{MAX_PAGES, Step, Work};
 use crate::{MAX_REQUESTS, check_answer, check_response, request_body, short};
 
@@ -392,7 +394,12 @@ pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
     let (mut next_id, mut pages, mut items, mut bytes) = (0u64, 0u64, 0u64, 0u64);
     let cpu0 = own_cpu_seconds();
     let started = Instant::now();
+    // The server's CPU time over the measured units (from the first one after the warm-up).
+    let mut server_cpu0 = None;
     for unit in 1..=warmup + n {
+        if unit == warmup + 1 {
+            server_cpu0 = process_cpu_seconds(server.pid);
+        }
         next_id += 1;
         let mut first = work.request(next_id, None);
         first.push('\n');
@@ -414,25 +421,29 @@ pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
     }
     let wall = started.elapsed();
     let load_cpu = cpu_percent(cpu0, wall.as_secs_f64());
+    let server_cpu_s = server_cpu0.zip(process_cpu_seconds(server.pid)).map(|(a, b)| b - a);
     if let Some(kib) = vm_hwm_kib(server.pid) {
         peak.fetch_max(kib, Ordering::Relaxed);
     }
     sampler.abort();
     server.shut_down().await;
     let measured = micros.len();
+    let server_cpu_us = server_cpu_s.filter(|_| measured > 0).map(|s| s * 1e6 / measured as f64);
     let s = summarize(micros);
     let peak_kib = peak.load(Ordering::Relaxed);
     let first_errors = errors.kept.clone();
     Ok(Report {
         human: format!(
             "stdio-latency ({}): {measured}/{n} ok (+{warmup} warm-up), {} errors, p50 {} µs, p99 {} µs, mean {:.1} µs, max {} µs, \
-             {pages} requests, {items} items and {bytes} bytes of answers per unit, {:.3} s, generator CPU {load_cpu:.0}%{}",
+             {pages} requests, {items} items and {bytes} bytes of answers per unit, server CPU {} µs per unit, {:.3} s, \
+             generator CPU {load_cpu:.0}%{}",
             work.method(),
             errors.count,
             s.p50,
             s.p99,
             s.mean,
             s.max,
+            server_cpu_us.map_or("?".to_owned(), |us| format!("{us:.0}")),
             wall.as_secs_f64(),
             error_suffix(&first_errors)
         ),
@@ -454,6 +465,8 @@ pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
             "items_per_unit": items,
             "answer_bytes_per_unit": bytes,
             "load_cpu_pct": load_cpu,
+            "server_cpu_s": server_cpu_s,
+            "server_cpu_us_per_unit": server_cpu_us,
             "peak_rss_kib": peak_kib,
         }),
         errors: errors.count,

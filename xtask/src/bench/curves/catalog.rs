@@ -110,6 +110,9 @@ fn one(env: &Env, server: Server, point: usize, op: Op, size: usize) -> Result<M
     if let (Op::List, Some(cpu)) = (op, v["load_cpu_pct"].as_f64()) {
         m.values.push((point, "list_load_cpu_pct", cpu));
     }
+    if let (Op::List, Some(us)) = (op, v["server_cpu_us_per_unit"].as_f64()) {
+        m.values.push((point, "list_server_cpu_us", us));
+    }
     Ok(m)
 }
 
@@ -135,7 +138,10 @@ fn pages_summary(spec: &Spec, outcome: &Outcome, names: &[&'static str]) -> Vec<
             let cpu = outcome
                 .median(last, "list_load_cpu_pct", n)
                 .map_or(String::new(), |c| format!(", the generator busy {c:.0} % of the round trip"));
-            Some(format!("{n} {:.2} MB{cpu}", bytes / 1e6))
+            let server = outcome
+                .median(last, "list_server_cpu_us", n)
+                .map_or(String::new(), |us| format!(", the server's own CPU {} µs per list", cell(us)));
+            Some(format!("{n} {:.2} MB{cpu}{server}", bytes / 1e6))
         })
         .collect();
     if !sizes.is_empty() {
@@ -167,6 +173,7 @@ pub(super) fn catalog(env: &Env) -> Curve {
             kept("templates_walk_pages", "resources/templates/list pages per walk"),
             kept("list_bytes", "tools/list answer (bytes)"),
             kept("list_load_cpu_pct", "generator CPU over the tools/list runs (%)"),
+            kept("list_server_cpu_us", "server CPU per tools/list (µs)"),
         ],
         notes: vec![
             format!(
