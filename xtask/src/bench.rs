@@ -24,6 +24,11 @@
 //! `BENCH_KERNEL_MAX_CONNECTIONS` set so that its connection limits admit all N drips. Medians and
 //! the ratios of the legitimate p50 and p99 go to `target/bench/compare-drip.json`.
 //!
+//! `cargo xtask bench curves [--quick] [--rounds N] [--only …] [--curve NAME[,NAME]] [--no-build]`
+//! measures how cost grows instead (module `curves`): with HTTP connections, idle and drip
+//! connections, catalog size, payload size and h2c streams; it writes `target/bench/curves.json`,
+//! prints a Markdown table per curve and draws an SVG plot per curve into `docs/performance/curves/`.
+//!
 //! By phase: `options` reads the command line, `build` builds the compare workspace and finds its
 //! binaries, `servers` starts the servers and runs `bench-load` against them (pinned), `compare`,
 //! `hold` and `drip` run the rounds of each scenario, and `report` tallies the rounds into medians
@@ -31,6 +36,7 @@
 
 mod build;
 mod compare;
+mod curves;
 mod drip;
 mod hold;
 mod options;
@@ -51,8 +57,11 @@ const LOAD: &str = "bench-load";
 
 /// `cargo xtask bench …`.
 pub fn run(args: &[String]) -> Result<(), String> {
-    let options = parse(args)?;
     let root = root();
+    if args.first().map(String::as_str) == Some("curves") {
+        return curves::run(args, &root);
+    }
+    let options = parse(args)?;
     let manifest = root.join("benches/compare/Cargo.toml");
     if !manifest.exists() {
         return Err(format!("{} is missing", manifest.display()));

@@ -3,6 +3,7 @@
 
 use super::SERVERS;
 
+/// What `cargo xtask bench compare` was asked for.
 pub(super) struct Options {
     pub(super) quick: bool,
     pub(super) rounds: u32,
@@ -21,6 +22,7 @@ const MAX_DRIPS: u32 = 30_000;
 const USAGE: &str = "usage: cargo xtask bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] \
                      [--hold | --drip N]";
 
+/// Reads `compare …` (the subcommand first).
 pub(super) fn parse(args: &[String]) -> Result<Options, String> {
     let mut it = args.iter();
     if it.next().map(String::as_str) != Some("compare") {
@@ -55,24 +57,7 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
             }
             "--warmup" => warmup_s = Some(seconds(value()?)?),
             "--duration" => duration_s = Some(seconds(value()?)?),
-            "--only" => {
-                let v = value()?;
-                only = Vec::new();
-                for name in v.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                    let known = SERVERS
-                        .iter()
-                        .find(|(n, _)| *n == name)
-                        .ok_or_else(|| format!("--only: unknown server {name:?} (kernel, rmcp, floor)"))?;
-                    if !only.contains(&known.0) {
-                        only.push(known.0);
-                    }
-                }
-                if only.is_empty() {
-                    return Err("--only names no server".into());
-                }
-                // Keep the fixed interleaving order whatever the order given.
-                only.sort_by_key(|n| SERVERS.iter().position(|(s, _)| s == n));
-            }
+            "--only" => only = parse_only(value()?)?,
             other => return Err(format!("unknown option {other}\n{USAGE}")),
         }
     }
@@ -89,6 +74,25 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
         hold,
         drip,
     })
+}
+
+/// The value of `--only`: known server names, in the fixed interleaving order whatever the order given.
+pub(super) fn parse_only(v: &str) -> Result<Vec<&'static str>, String> {
+    let mut only = Vec::new();
+    for name in v.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let known = SERVERS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .ok_or_else(|| format!("--only: unknown server {name:?} (kernel, rmcp, floor)"))?;
+        if !only.contains(&known.0) {
+            only.push(known.0);
+        }
+    }
+    if only.is_empty() {
+        return Err("--only names no server".into());
+    }
+    only.sort_by_key(|n| SERVERS.iter().position(|(s, _)| s == n));
+    Ok(only)
 }
 
 fn seconds(v: &str) -> Result<f64, String> {

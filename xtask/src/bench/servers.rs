@@ -22,6 +22,7 @@ pub(super) struct Pinning {
 }
 
 impl Pinning {
+    /// Pinning when `taskset` runs and there are two CPUs to pin to.
     pub(super) fn detect() -> Pinning {
         let two = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
         let works = Command::new("taskset")
@@ -53,11 +54,17 @@ fn spawn(argv: &[String]) -> Command {
 
 /// Runs `bench-load` and returns its JSON line (also when it reports errors: exit code 1).
 pub(super) fn run_load(argv: &[String]) -> Result<Value, String> {
-    run_load_with(argv, Stdio::inherit())
+    run_load_with(argv, Stdio::inherit(), &[])
 }
 
-fn run_load_with(argv: &[String], stderr: Stdio) -> Result<Value, String> {
+/// Runs `bench-load` with `env` added to its environment (and so to that of a stdio server it spawns).
+pub(super) fn run_load_env(argv: &[String], env: &[(&str, String)]) -> Result<Value, String> {
+    run_load_with(argv, Stdio::inherit(), env)
+}
+
+fn run_load_with(argv: &[String], stderr: Stdio, env: &[(&str, String)]) -> Result<Value, String> {
     let out = spawn(argv)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .stdin(Stdio::null())
         .stderr(stderr)
         .output()
@@ -89,8 +96,17 @@ pub(super) fn start_http(
     binary: &Path,
     env: &[(&str, String)],
 ) -> Result<HttpServer, String> {
-    let argv = pinning.command(0, binary, &["http", "127.0.0.1:0"]);
-    let mut child = spawn(&argv)
+    start_http_argv(&pinning.command(0, binary, &["http", "127.0.0.1:0"]), binary, env)
+}
+
+/// Starts the server command `argv` (which runs `binary http 127.0.0.1:0`, perhaps through `taskset`
+/// and a shell that execs it, so that its pid stays the server's) as [`start_http`] does.
+pub(super) fn start_http_argv(
+    argv: &[String],
+    binary: &Path,
+    env: &[(&str, String)],
+) -> Result<HttpServer, String> {
+    let mut child = spawn(argv)
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -179,7 +195,7 @@ pub(super) fn stdio_needs_handshake(
         args.push("--");
         let mut argv = pinning.command(1, load, &args);
         argv.extend(server.iter().cloned());
-        let result = run_load_with(&argv, Stdio::null());
+        let result = run_load_with(&argv, Stdio::null(), &[]);
         if result.as_ref().is_ok_and(|v| v["errors"] == 0) {
             return Ok(needs);
         }
@@ -187,6 +203,7 @@ pub(super) fn stdio_needs_handshake(
     Err(format!("{} answers no stdio tools/call, with or without a handshake", binary.display()))
 }
 
+/// `bench-load MODE --requests N [--preamble FILE] -- <binary> stdio`, each on its CPU.
 pub(super) fn stdio_argv(
     pinning: &Pinning,
     load: &Path,

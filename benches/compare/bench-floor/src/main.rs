@@ -5,11 +5,12 @@
 //! `{"jsonrpc":"2.0","id":<id>,"result":{"content":[{"type":"text","text":<message>}],"isError":false,"resultType":"complete"}}`.
 //! No validation, no header checks, no routing: any POST (any path) gets the same treatment.
 //!
-//! - HTTP: bare hyper 1.x `server::conn::http1`, one task per connection, keep-alive on.
-//! - stdio: one sequential line loop. When stdin and stdout are FIFOs (as a load generator that spawns
-//!   the binary makes them) they are reopened through `/proc/self/fd` as non-blocking tokio pipes, so
-//!   reads and writes run on the reactor, as rmcp's `stdio_pipes()` does; otherwise tokio's
-//!   stdin/stdout are used. Output is buffered and flushed whenever no further input is already read.
+//! - HTTP: bare hyper 1.x through `hyper_util`'s `server::conn::auto::Builder`, which serves HTTP/1.1
+//!   (keep-alive on) and HTTP/2 with prior knowledge (h2c) on the same port, one task per connection.
+//! - stdio: one sequential line loop, in the flavour `BENCH_FLOOR_STDIO` names (module `stdio`):
+//!   blocking std I/O with no runtime by default, the fastest way to do the job.
+
+#![forbid(unsafe_code)]
 
 use std::convert::Infallible;
 
@@ -17,10 +18,10 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{CONTENT_TYPE, HeaderValue};
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
 use serde_json::{Value, json};
 
 mod stdio;
@@ -75,10 +76,9 @@ async fn serve_http(addr: &str) -> std::io::Result<()> {
             }
         };
         tokio::spawn(async move {
-            let _ = http1::Builder::new()
-                .keep_alive(true)
-                .serve_connection(TokioIo::new(stream), service_fn(handle))
-                .await;
+            let mut builder = auto::Builder::new(TokioExecutor::new());
+            builder.http1().keep_alive(true);
+            let _ = builder.serve_connection(TokioIo::new(stream), service_fn(handle)).await;
         });
     }
 }

@@ -7,38 +7,74 @@
 //!
 //! The connection limits of `serve_with` keep their defaults (4,096 connections, 512 per peer)
 //! unless `BENCH_KERNEL_MAX_CONNECTIONS=N` is set: then both are N. `cargo xtask bench compare
-//! --drip N` sets it, because its N drip connections all come from 127.0.0.1.
+//! --drip N` sets it, because its N drip connections all come from 127.0.0.1, and so does `cargo
+//! xtask bench curves` for its points above 512 connections.
+//!
+//! For the catalog curves, `BENCH_CATALOG_TOOLS=N` lists N more tools before `echo` (`tool_00000`,
+//! `tool_00001`, …), each with the echo schema and served by the same echo, and
+//! `BENCH_CATALOG_TEMPLATES=N` lists N uri templates (`bench://t00000/{id}`, `bench://t00001/{id}`,
+//! …) whose reader answers a read of any of them with one short text. Both are 0 when unset.
 
 #![forbid(unsafe_code)]
 
 use mcp_kernel::http::{AllowedOrigins, McpHttp, ServeOptions};
-use mcp_kernel::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use mcp_kernel::wire::types::ResourceContents;
+use mcp_kernel::{
+    Listing, Mode, ReadResource, ReaderError, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput,
+    ToolSpec,
+};
 use serde_json::json;
 
-/// The one tool, with exactly the schema every benchmarked server advertises.
-fn catalog() -> Listing {
+/// The most generated tools or templates (`BENCH_CATALOG_TOOLS`, `BENCH_CATALOG_TEMPLATES`).
+const MAX_CATALOG: usize = 1_000_000;
+
+/// A tool named `name` with exactly the schema every benchmarked server advertises for `echo`.
+fn echo_spec(name: String) -> ToolSpec {
+    ToolSpec::new(name, Mode::ReadOnly).description("Echoes the message back.").input_schema(json!({
+        "type": "object",
+        "properties": {"message": {"type": "string"}},
+        "required": ["message"],
+        "additionalProperties": false
+    }))
+}
+
+/// `tools` generated tools, then `echo`; `templates` generated uri templates.
+fn catalog(tools: usize, templates: usize) -> Listing {
+    let mut specs: Vec<ToolSpec> = (0..tools).map(|i| echo_spec(format!("tool_{i:05}"))).collect();
+    specs.push(echo_spec("echo".to_owned()));
     Listing {
-        tools: vec![
-            ToolSpec::new("echo", Mode::ReadOnly).description("Echoes the message back.").input_schema(
-                json!({
-                    "type": "object",
-                    "properties": {"message": {"type": "string"}},
-                    "required": ["message"],
-                    "additionalProperties": false
-                }),
-            ),
-        ],
-        resources: Vec::new(),
+        tools: specs,
+        resources: (0..templates)
+            .map(|i| ResourceTemplateSpec::new(format!("bench://t{i:05}/{{id}}"), format!("t{i:05}")).into())
+            .collect(),
         prompts: Vec::new(),
     }
 }
 
-/// Returns the (already validated) message as one text block.
+/// A count from the environment variable `var` (0 when unset).
+fn count(var: &str) -> Result<usize, String> {
+    match std::env::var(var) {
+        Err(_) => Ok(0),
+        Ok(v) => v
+            .trim()
+            .parse()
+            .ok()
+            .filter(|n| *n <= MAX_CATALOG)
+            .ok_or_else(|| format!("{var}={v:?} is not a number up to {MAX_CATALOG}")),
+    }
+}
+
+/// Returns the (already validated) message as one text block, whichever tool was called.
 async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
     match call.arguments.get_str("message") {
         Some(message) => Ok(ToolOutput::text(message)),
         None => Err(ToolError::new("message must be a string")),
     }
+}
+
+/// Answers a read of any uri that matched a listed template with one short text.
+async fn read(request: ReadResource) -> Result<Vec<ResourceContents>, ReaderError> {
+    Ok(vec![ResourceContents::text(&request.uri, "bench")])
 }
 
 async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error::Error>> {
@@ -78,7 +114,15 @@ fn runtime() -> Result<tokio::runtime::Runtime, Box<dyn std::error::Error>> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let server = Server::builder(catalog()).server_name("bench-kernel").dispatch(dispatch).build()?;
+    let templates = count("BENCH_CATALOG_TEMPLATES")?;
+    let mut builder = Server::builder(catalog(count("BENCH_CATALOG_TOOLS")?, templates))
+        .server_name("bench-kernel")
+        .dispatch(dispatch);
+    // Without templates the server is exactly the one every other benchmark measures.
+    if templates > 0 {
+        builder = builder.resource_reader(read);
+    }
+    let server = builder.build()?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let runtime = runtime()?;
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {

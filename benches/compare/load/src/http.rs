@@ -1,20 +1,28 @@
-//! The `http` mode: C connections in a closed loop against a loopback URL, each sending the echo
-//! `tools/call` and checking its answer (JSON or SSE), for a warmup and then a measured window.
+//! The `http` mode: C connections in a closed loop against a loopback URL, over HTTP/1.1 or h2c
+//! (`--streams` at once on each), each sending `tools/call`s (the echo of `hello`, or of a message of
+//! `--message-bytes`) and checking each answer (JSON or SSE), for a warmup and then a measured window.
+//! Connections are opened `CONNECTING_AT_ONCE` at a time, and the soft limit on open files is raised
+//! to what they need.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper::Request;
-use hyper_util::rt::TokioIo;
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
+use tokio::sync::Semaphore;
 use tokio::time::{Instant, timeout_at};
 
 use crate::args::{Args, seconds};
+use crate::drip::raise_fd_limit;
 use crate::report::{Errors, Report, cpu_percent, error_suffix, own_cpu_seconds, summarize};
-use crate::{MAX_CONNECTIONS, PROTOCOL, check_response, request_body};
+use crate::work::Work;
+use crate::{ECHO, MAX_CONNECTIONS, PROTOCOL, check_answer, request_body};
 
 /// `http://HOST:PORT/PATH` with a loopback host: (authority, path).
 pub(crate) fn parse_url(url: &str) -> Result<(String, String), String> {
@@ -39,7 +47,46 @@ pub(crate) fn parse_url(url: &str) -> Result<(String, String), String> {
     Ok((authority.to_owned(), path.to_owned()))
 }
 
-/// What one connection measured.
+/// Connections being opened at once: well below a listen backlog, which more would overflow (each
+/// overflow costs a 1 s SYN retransmission).
+const CONNECTING_AT_ONCE: usize = 64;
+/// File descriptors needed beside the connections (stdio, the runtime).
+const SPARE_FDS: u64 = 64;
+/// The most `--streams` per h2c connection.
+const MAX_STREAMS: usize = 1024;
+
+/// The HTTP version spoken.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Protocol {
+    /// HTTP/1.1 keep-alive: one request at a time per connection.
+    Http1,
+    /// HTTP/2 with prior knowledge, over plain TCP: `--streams` requests at a time per connection.
+    H2c,
+}
+
+/// A client connection's request sender, of either version.
+enum Sender {
+    H1(hyper::client::conn::http1::SendRequest<Full<Bytes>>),
+    H2(hyper::client::conn::http2::SendRequest<Full<Bytes>>),
+}
+
+impl Sender {
+    async fn ready(&mut self) -> Result<(), hyper::Error> {
+        match self {
+            Sender::H1(s) => s.ready().await,
+            Sender::H2(s) => s.ready().await,
+        }
+    }
+
+    async fn send(&mut self, request: Request<Full<Bytes>>) -> Result<Response<Incoming>, hyper::Error> {
+        match self {
+            Sender::H1(s) => s.send_request(request).await,
+            Sender::H2(s) => s.send_request(request).await,
+        }
+    }
+}
+
+/// What one stream of requests measured (one per HTTP/1.1 connection, `--streams` per h2c one).
 #[derive(Default)]
 struct ConnectionStats {
     micros: Vec<u32>,
@@ -50,42 +97,91 @@ struct ConnectionStats {
     errors: Errors,
 }
 
+impl ConnectionStats {
+    fn merge(&mut self, other: ConnectionStats) {
+        self.micros.extend(other.micros);
+        self.warmup_ok += other.warmup_ok;
+        self.late += other.late;
+        self.connects += other.connects;
+        self.errors.merge(other.errors);
+    }
+}
+
+/// What every connection of a run shares.
+struct Target {
+    authority: String,
+    path: String,
+    protocol: Protocol,
+    streams: usize,
+    work: Work,
+    /// The measured window: (from, to).
+    window: (Instant, Instant),
+    connecting: Semaphore,
+}
+
 pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
     let url = args.take("url").ok_or("--url is required")?;
     let connections: usize = args.number("connections", Some(32))?;
     let warmup = seconds("warmup", args.number("warmup", Some(2.0))?)?;
     let duration = seconds("duration", args.number("duration", Some(5.0))?)?;
+    let protocol = match args.take("protocol").as_deref() {
+        None | Some("http1") => Protocol::Http1,
+        Some("h2c") => Protocol::H2c,
+        Some(other) => return Err(format!("--protocol: http1 or h2c, not {other:?}")),
+    };
+    let streams: usize = args.number("streams", Some(1))?;
+    let work = Work::parse(&mut args)?;
     args.finish(false)?;
     if connections == 0 || connections > MAX_CONNECTIONS {
         return Err(format!("--connections must be between 1 and {MAX_CONNECTIONS}"));
+    }
+    if streams == 0 || streams > MAX_STREAMS || (protocol == Protocol::Http1 && streams != 1) {
+        return Err(format!("--streams must be 1 over HTTP/1.1 and between 1 and {MAX_STREAMS} over h2c"));
+    }
+    if !matches!(work, Work::Call { .. }) {
+        return Err("http sends tools/call only (--method call)".into());
     }
     if duration.is_zero() {
         return Err("--duration must be positive".into());
     }
     let (authority, path) = parse_url(&url)?;
+    let fd_limit = raise_fd_limit(connections as u64 + SPARE_FDS)?;
+    let message_bytes = match &work {
+        Work::Call { message, .. } => message.len(),
+        _ => 0,
+    };
     let cpu0 = own_cpu_seconds();
     let start = Instant::now();
-    let window = (start + warmup, start + warmup + duration);
-    let tasks: Vec<_> = (0..connections)
-        .map(|index| tokio::spawn(connection_loop(index as u64, authority.clone(), path.clone(), window)))
-        .collect();
+    let target = Arc::new(Target {
+        authority,
+        path,
+        protocol,
+        streams,
+        work,
+        window: (start + warmup, start + warmup + duration),
+        connecting: Semaphore::new(CONNECTING_AT_ONCE),
+    });
+    let tasks: Vec<_> =
+        (0..connections).map(|index| tokio::spawn(connection_loop(index as u64, target.clone()))).collect();
     let mut all = ConnectionStats::default();
     for task in tasks {
-        let stats = task.await.map_err(|e| format!("connection task: {e}"))?;
-        all.micros.extend(stats.micros);
-        all.warmup_ok += stats.warmup_ok;
-        all.late += stats.late;
-        all.connects += stats.connects;
-        all.errors.merge(stats.errors);
+        all.merge(task.await.map_err(|e| format!("connection task: {e}"))?);
     }
     let load_cpu = cpu_percent(cpu0, start.elapsed().as_secs_f64());
     let measured = all.micros.len();
     let rps = measured as f64 / duration.as_secs_f64();
+    let mib_s = rps * message_bytes as f64 / f64::from(1u32 << 20);
     let s = summarize(all.micros);
     let first_errors = all.errors.kept.clone();
+    let version = match protocol {
+        Protocol::Http1 => "http1",
+        Protocol::H2c => "h2c",
+    };
     Ok(Report {
         human: format!(
-            "http: {connections} connections, {measured} ok in {:.1} s = {rps:.0} req/s, {} errors, p50 {} µs, p99 {} µs, mean {:.1} µs, max {} µs ({} warm-up, {} connects), generator CPU {load_cpu:.0}%{}",
+            "http ({version}): {connections} connections × {streams} streams, {message_bytes}-byte message, {measured} ok in {:.1} s = \
+             {rps:.0} req/s ({mib_s:.1} MiB/s), {} errors, p50 {} µs, p99 {} µs, mean {:.1} µs, max {} µs ({} warm-up, {} connects), \
+             generator CPU {load_cpu:.0}%{}",
             duration.as_secs_f64(),
             all.errors.count,
             s.p50,
@@ -99,7 +195,11 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
         json: json!({
             "mode": "http",
             "url": url,
+            "protocol": version,
             "connections": connections,
+            "streams": streams,
+            "message_bytes": message_bytes,
+            "fd_limit": fd_limit,
             "warmup_s": warmup.as_secs_f64(),
             "duration_s": duration.as_secs_f64(),
             "requests": measured,
@@ -109,6 +209,7 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
             "errors": all.errors.count,
             "first_errors": first_errors,
             "rps": rps,
+            "mib_s": mib_s,
             "p50_us": s.p50,
             "p99_us": s.p99,
             "mean_us": s.mean,
@@ -119,76 +220,164 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
     })
 }
 
-/// One keep-alive connection, closed loop: the next request leaves when the last one is answered.
-/// A broken connection is counted as an error and opened again while the window lasts.
-async fn connection_loop(
-    index: u64,
-    authority: String,
-    path: String,
-    (measure_from, end): (Instant, Instant),
-) -> ConnectionStats {
+/// Opens one connection of the target's protocol (holding a connecting permit meanwhile); its
+/// driver runs as a task of its own, which the caller aborts when it is done with the connection.
+async fn open(target: &Target) -> Result<(Sender, tokio::task::JoinHandle<()>), String> {
+    let _permit = target.connecting.acquire().await.map_err(|e| e.to_string())?;
+    let stream = TcpStream::connect(&target.authority)
+        .await
+        .map_err(|e| format!("connect {}: {e}", target.authority))?;
+    let _ = stream.set_nodelay(true);
+    let io = TokioIo::new(stream);
+    match target.protocol {
+        Protocol::Http1 => {
+            let (sender, connection) = hyper::client::conn::http1::handshake::<_, Full<Bytes>>(io)
+                .await
+                .map_err(|e| format!("HTTP/1.1 handshake: {e}"))?;
+            Ok((Sender::H1(sender), tokio::spawn(async move { drop(connection.await) })))
+        }
+        Protocol::H2c => {
+            let (sender, connection) =
+                hyper::client::conn::http2::handshake::<_, _, Full<Bytes>>(TokioExecutor::new(), io)
+                    .await
+                    .map_err(|e| format!("h2c handshake: {e}"))?;
+            Ok((Sender::H2(sender), tokio::spawn(async move { drop(connection.await) })))
+        }
+    }
+}
+
+/// One connection: opened (again, after it broke, while the window lasts), with its streams each in
+/// a closed loop: the next request leaves when the last one is answered.
+async fn connection_loop(index: u64, target: Arc<Target>) -> ConnectionStats {
     let mut stats = ConnectionStats::default();
+    let end = target.window.1;
     let mut next_id = (index + 1) * 1_000_000_000;
-    // A request still out when the window closes gets this long before it counts as an error.
-    let grace = Duration::from_secs(5);
     while Instant::now() < end {
-        let stream = match timeout_at(end, TcpStream::connect(&authority)).await {
+        let (sender, driver) = match timeout_at(end, open(&target)).await {
             Err(_) => break,
-            Ok(Ok(stream)) => stream,
+            Ok(Ok(opened)) => opened,
             Ok(Err(e)) => {
-                stats.errors.add(format!("connect {authority}: {e}"));
+                stats.errors.add(e);
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 continue;
             }
         };
-        let _ = stream.set_nodelay(true);
         stats.connects += 1;
-        let (mut sender, connection) =
-            match hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(stream)).await {
-                Ok(pair) => pair,
-                Err(e) => {
-                    stats.errors.add(format!("HTTP/1.1 handshake: {e}"));
+        match sender {
+            Sender::H1(_) => {
+                next_id = stream_loop(sender, &target, next_id, &mut stats).await;
+            }
+            Sender::H2(ref h2) => {
+                // One request first: once it is answered the server's SETTINGS are in, so the streams
+                // that follow keep to its SETTINGS_MAX_CONCURRENT_STREAMS (before them a client may
+                // open more, and a server refuses the excess).
+                next_id += 1;
+                let mut primer = Sender::H2(h2.clone());
+                let request = call_request(&target.authority, &target.path, &target.work, next_id, true);
+                let primed = match primer.ready().await {
+                    Err(e) => Err((format!("connection closed: {e}"), true)),
+                    Ok(()) => check_http_answer(primer.send(request).await, next_id, &target.work).await,
+                };
+                if let Err((e, _)) = primed {
+                    stats.errors.add(e);
+                    driver.abort();
                     continue;
                 }
-            };
-        let driver = tokio::spawn(connection);
-        while Instant::now() < end {
-            if let Err(e) = sender.ready().await {
-                stats.errors.add(format!("connection closed: {e}"));
-                break;
-            }
-            next_id += 1;
-            let id = next_id;
-            let request = echo_request(&authority, &path, id);
-            let sent = Instant::now();
-            let outcome = timeout_at(end + grace, exchange(&mut sender, request, id)).await;
-            let done = Instant::now();
-            match outcome {
-                Err(_) => {
-                    stats.errors.add("no answer within 5 s after the window closed");
-                    break;
-                }
-                Ok(Err((e, broken))) => {
-                    stats.errors.add(e);
-                    if broken {
-                        break;
+                stats.warmup_ok += 1;
+                // Each stream its own task on a clone of the sender, its ids a range of their own.
+                let streams: Vec<_> = (0..target.streams as u64)
+                    .map(|s| {
+                        let (sender, target) = (Sender::H2(h2.clone()), target.clone());
+                        tokio::spawn(async move {
+                            let mut stats = ConnectionStats::default();
+                            stream_loop(sender, &target, next_id + s * 10_000_000, &mut stats).await;
+                            stats
+                        })
+                    })
+                    .collect();
+                drop(sender);
+                for stream in streams {
+                    match stream.await {
+                        Ok(s) => stats.merge(s),
+                        Err(e) => stats.errors.add(format!("stream task: {e}")),
                     }
                 }
-                Ok(Ok(())) => {
-                    if sent < measure_from {
-                        stats.warmup_ok += 1;
-                    } else if done <= end {
-                        stats.micros.push(u32::try_from((done - sent).as_micros()).unwrap_or(u32::MAX));
-                    } else {
-                        stats.late += 1;
-                    }
-                }
+                next_id += target.streams as u64 * 10_000_000;
             }
         }
-        drop(sender);
         driver.abort();
     }
     stats
+}
+
+/// Requests one after another on `sender` until the window closes or the connection breaks; the
+/// last id used.
+async fn stream_loop(
+    mut sender: Sender,
+    target: &Target,
+    mut next_id: u64,
+    stats: &mut ConnectionStats,
+) -> u64 {
+    let (measure_from, end) = target.window;
+    // A request still out when the window closes gets this long before it counts as an error.
+    let grace = Duration::from_secs(5);
+    let absolute = target.protocol == Protocol::H2c;
+    while Instant::now() < end {
+        if let Err(e) = sender.ready().await {
+            stats.errors.add(format!("connection closed: {e}"));
+            break;
+        }
+        next_id += 1;
+        let id = next_id;
+        let request = call_request(&target.authority, &target.path, &target.work, id, absolute);
+        let sent = Instant::now();
+        let outcome = timeout_at(end + grace, async {
+            check_http_answer(sender.send(request).await, id, &target.work).await
+        })
+        .await;
+        let done = Instant::now();
+        match outcome {
+            Err(_) => {
+                stats.errors.add("no answer within 5 s after the window closed");
+                break;
+            }
+            Ok(Err((e, broken))) => {
+                stats.errors.add(e);
+                if broken {
+                    break;
+                }
+            }
+            Ok(Ok(())) => {
+                if sent < measure_from {
+                    stats.warmup_ok += 1;
+                } else if done <= end {
+                    stats.micros.push(u32::try_from((done - sent).as_micros()).unwrap_or(u32::MAX));
+                } else {
+                    stats.late += 1;
+                }
+            }
+        }
+    }
+    next_id
+}
+
+/// The request of `work` with id `id` and the standard MCP headers; over h2c the uri is absolute
+/// (its scheme and authority become the `:scheme` and `:authority` pseudo-headers).
+fn call_request(authority: &str, path: &str, work: &Work, id: u64, absolute: bool) -> Request<Full<Bytes>> {
+    let mut builder = if absolute {
+        Request::post(format!("http://{authority}{path}"))
+    } else {
+        Request::post(path).header("host", authority)
+    };
+    builder = builder
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", PROTOCOL)
+        .header("mcp-method", work.method());
+    if let Some(name) = work.name_header() {
+        builder = builder.header("mcp-name", name);
+    }
+    builder.body(Full::new(Bytes::from(work.request(id, None)))).expect("a valid request")
 }
 
 /// The `tools/call` of `echo` with id `id`, with the standard MCP headers.
@@ -204,13 +393,23 @@ pub(crate) fn echo_request(authority: &str, path: &str, id: u64) -> Request<Full
         .expect("a valid request")
 }
 
-/// Sends one request and checks its answer; an error says whether the connection is broken.
+/// Sends one echo request and checks its answer; an error says whether the connection is broken.
 pub(crate) async fn exchange(
     sender: &mut hyper::client::conn::http1::SendRequest<Full<Bytes>>,
     request: Request<Full<Bytes>>,
     id: u64,
 ) -> Result<(), (String, bool)> {
-    let response = sender.send_request(request).await.map_err(|e| (format!("request: {e}"), true))?;
+    check_http_answer(sender.send_request(request).await, id, &ECHO).await
+}
+
+/// Checks the answer to the request with id `id` of `work`; an error says whether the connection is
+/// broken.
+async fn check_http_answer(
+    response: Result<Response<Incoming>, hyper::Error>,
+    id: u64,
+    work: &Work,
+) -> Result<(), (String, bool)> {
+    let response = response.map_err(|e| (format!("request: {e}"), true))?;
     let status = response.status();
     let sse = response
         .headers()
@@ -239,9 +438,9 @@ pub(crate) async fn exchange(
             false,
         ));
     };
-    match check_response(&message) {
-        (Some(got), Ok(())) if got == id => Ok(()),
-        (Some(got), Ok(())) => Err((format!("answer for id {got} to request {id}"), false)),
+    match check_answer(&message, work) {
+        (Some(got), Ok(_)) if got == id => Ok(()),
+        (Some(got), Ok(_)) => Err((format!("answer for id {got} to request {id}"), false)),
         (_, verdict) => Err((verdict.err().unwrap_or_else(|| "no id".into()), false)),
     }
 }

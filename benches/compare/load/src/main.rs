@@ -3,11 +3,21 @@
 //!
 //! ```text
 //! bench-load stdio-throughput --requests N [--preamble FILE] [--timeout SECS] -- CMD ARGS...
-//! bench-load stdio-latency    --requests N [--warmup N] [--preamble FILE] [--timeout SECS] -- CMD ARGS...
-//! bench-load http --url URL --connections C --warmup SECS --duration SECS
+//! bench-load stdio-latency    --requests N [--warmup N] [WORK] [--preamble FILE] [--timeout SECS] -- CMD ARGS...
+//! bench-load http --url URL --connections C --warmup SECS --duration SECS [--protocol http1|h2c] [--streams S]
+//!                 [--message-bytes B]
 //! bench-load hold --url URL --pid PID [--clients N] [--body-bytes B] [--hold-secs SECS]
 //! bench-load drip --url URL --drips N [--requests R] [--interval-ms MS] [--wait-secs SECS] [--open-rate R] [--pid PID]
+//! bench-load idle --url URL --pid PID --steps N[,N…] [--settle-secs S] [--hold-secs S] [--open-rate R]
+//!
+//! WORK: --method call [--tool NAME] [--message-bytes B] | --method list|walk [--list tools|templates]
+//!       [--expect-items N] | --method read --uri URI
 //! ```
+//!
+//! `work` says what one measured unit is for `stdio-latency` (a call with a message of any size, the
+//! first page of a list, a walk of all its pages, a read) and checks each answer; `http` sends calls
+//! with `--message-bytes` too, over HTTP/1.1 or h2c (`--streams` concurrent streams per connection).
+//! `idle` (module `idle`) measures the server's memory per idle keep-alive connection.
 //!
 //! `hold` (module `hold`) measures the server's memory per in-flight request whose body is half
 //! sent. `drip` (module `drip`) measures legitimate requests' latency while N connections each send
@@ -15,9 +25,10 @@
 //! The other modes live in modules of their names too (`stdio`, `http`); `args` reads the command
 //! line and `report` holds what a run reports.
 //!
-//! Each request is an MCP 2026-07-28 stateless `tools/call` of the tool `echo` with the message
-//! `hello`; every response is checked (JSON-RPC 2.0, a known id answered once, no error, no
-//! `isError`, `content[0].text == "hello"`). The result is one JSON line on stdout and a human line
+//! Unless `WORK` or `--message-bytes` says otherwise, each request is an MCP 2026-07-28 stateless
+//! `tools/call` of the tool `echo` with the message `hello`; every response is checked (JSON-RPC 2.0,
+//! a known id answered once, no error, no `isError`, `content[0].text == "hello"`, or what `work`
+//! checks for the other kinds of request). The result is one JSON line on stdout and a human line
 //! on stderr. The exit code is 0 when every request was answered correctly, 1 when some were not
 //! (the JSON line is still printed), 2 when the run could not be made at all.
 
@@ -27,10 +38,13 @@ mod args;
 mod drip;
 mod hold;
 mod http;
+mod idle;
 mod report;
 mod stdio;
+mod work;
 
 use std::process::ExitCode;
+use std::sync::LazyLock;
 
 use serde_json::Value;
 
@@ -38,20 +52,26 @@ use serde_json::Value;
 use args::{Args, seconds};
 use http::{echo_request, exchange, parse_url};
 use report::{Errors, Report, cpu_percent, error_suffix, own_cpu_seconds, summarize};
+use work::{Step, Work, envelope};
 
 const PROTOCOL: &str = "2026-07-28";
 const MESSAGE: &str = "hello";
 /// Upper bounds on what a command line may ask for: every run stays bounded.
 const MAX_REQUESTS: u64 = 10_000_000;
-const MAX_CONNECTIONS: usize = 1024;
+/// Enough for `idle` at 10,000 connections and `http` at 2,048, with room.
+const MAX_CONNECTIONS: usize = 16_384;
 const MAX_SECONDS: f64 = 600.0;
 
 const USAGE: &str = "usage:
   bench-load stdio-throughput --requests N [--preamble FILE] [--timeout SECS] -- CMD ARGS...
-  bench-load stdio-latency    --requests N [--warmup N] [--preamble FILE] [--timeout SECS] -- CMD ARGS...
+  bench-load stdio-latency    --requests N [--warmup N] [WORK] [--preamble FILE] [--timeout SECS] -- CMD ARGS...
   bench-load http --url http://127.0.0.1:PORT/mcp --connections C --warmup SECS --duration SECS
+                  [--protocol http1|h2c] [--streams S] [--message-bytes B]
   bench-load hold --url http://127.0.0.1:PORT/mcp --pid PID [--clients N] [--body-bytes B] [--hold-secs SECS]
-  bench-load drip --url http://127.0.0.1:PORT/mcp --drips N [--requests R] [--interval-ms MS] [--wait-secs SECS] [--open-rate R] [--pid PID]";
+  bench-load drip --url http://127.0.0.1:PORT/mcp --drips N [--requests R] [--interval-ms MS] [--wait-secs SECS] [--open-rate R] [--pid PID]
+  bench-load idle --url http://127.0.0.1:PORT/mcp --pid PID --steps N[,N...] [--settle-secs S] [--hold-secs S] [--open-rate R]
+WORK: --method call [--tool NAME] [--message-bytes B] | --method list|walk [--list tools|templates] [--expect-items N]
+      | --method read --uri URI";
 
 /// The JSON-RPC request with id `id`, as one line without its newline.
 fn request_body(id: u64) -> String {
@@ -65,30 +85,19 @@ fn request_body(id: u64) -> String {
     )
 }
 
+/// The echo call every mode but `stdio-latency --method` and `http --message-bytes` sends.
+static ECHO: LazyLock<Work> = LazyLock::new(Work::default);
+
 /// Checks one response: its numeric id if it has one, and whether it is a correct echo.
 fn check_response(v: &Value) -> (Option<u64>, Result<(), String>) {
-    let id = v.get("id").and_then(Value::as_u64);
-    let verdict = (|| {
-        if v.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            return Err("response without \"jsonrpc\":\"2.0\"".to_owned());
-        }
-        if id.is_none() {
-            return Err(format!("response without a numeric id: {}", short(v)));
-        }
-        if let Some(error) = v.get("error") {
-            return Err(format!("error response: {}", short(error)));
-        }
-        let result = v.get("result").ok_or_else(|| format!("response without result: {}", short(v)))?;
-        if result.get("isError") == Some(&Value::Bool(true)) {
-            return Err(format!("tool error: {}", short(result)));
-        }
-        match result.pointer("/content/0/text").and_then(Value::as_str) {
-            Some(MESSAGE) => Ok(()),
-            Some(other) => Err(format!("content[0].text is {other:?}, not {MESSAGE:?}")),
-            None => Err(format!("result without content[0].text: {}", short(result))),
-        }
-    })();
-    (id, verdict)
+    let (id, verdict) = check_answer(v, &ECHO);
+    (id, verdict.map(|_| ()))
+}
+
+/// Checks one response to a request of `work`: its numeric id if it has one, and where it leads.
+fn check_answer(v: &Value, work: &Work) -> (Option<u64>, Result<Step, String>) {
+    let (id, result) = envelope(v);
+    (id, result.and_then(|r| work.check(r)))
 }
 
 fn short(v: &Value) -> String {
@@ -125,6 +134,7 @@ fn main() -> ExitCode {
                 "http" => http::http(args).await,
                 "hold" => hold::hold(args).await,
                 "drip" => drip::drip(args).await,
+                "idle" => idle::idle(args).await,
                 "-h" | "--help" | "help" => Err(USAGE.to_owned()),
                 other => Err(format!("unknown mode {other:?}\n{USAGE}")),
             }

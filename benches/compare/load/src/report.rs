@@ -62,7 +62,17 @@ pub(crate) fn summarize(mut micros: Vec<u32>) -> Summary {
 /// clock ticks of 1/100 s (the Linux default). Reported so that a run can tell when the generator,
 /// not the server, was the bottleneck.
 pub(crate) fn own_cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    cpu_seconds_in(&std::fs::read_to_string("/proc/self/stat").unwrap_or_default())
+}
+
+/// CPU time (user + system) process `pid` has used so far, in seconds, as [`own_cpu_seconds`]
+/// reads it; `None` when the process is gone.
+pub(crate) fn process_cpu_seconds(pid: u32) -> Option<f64> {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().map(|stat| cpu_seconds_in(&stat))
+}
+
+/// utime + stime of the text of a `/proc/PID/stat`, in seconds.
+fn cpu_seconds_in(stat: &str) -> f64 {
     let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
     let fields: Vec<&str> = after_name.split_whitespace().collect();
     let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);

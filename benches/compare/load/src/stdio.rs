@@ -14,8 +14,11 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::time::{Instant, timeout_at};
 
 use crate::args::{Args, requests, seconds};
-use crate::report::{Errors, Report, cpu_percent, error_suffix, micros_since, own_cpu_seconds, summarize};
-use crate::{MAX_REQUESTS, check_response, request_body, short};
+use crate::report::{
+    Errors, Report, cpu_percent, error_suffix, micros_since, own_cpu_seconds, process_cpu_seconds, summarize,
+};
+use crate::work::{MAX_PAGES, Step, Work};
+use crate::{MAX_REQUESTS, check_answer, check_response, request_body, short};
 
 /// A spawned stdio server: killed when dropped.
 struct Server {
@@ -275,12 +278,108 @@ pub(crate) async fn stdio_throughput(mut args: Args) -> Result<Report, String> {
     })
 }
 
+/// How one unit of `stdio-latency` ended.
+enum Unit {
+    /// Answered and checked; `items` listed, `pages` requests sent, `bytes` of answers read.
+    Done { pages: u64, items: u64, bytes: u64 },
+    /// A wrong answer: counted, and the next unit goes on.
+    Wrong,
+    /// The server is gone or out of time: no later unit can run.
+    Fatal,
+}
+
+/// One unit of work, one request at a time (a walk sends its pages one after another): `first`
+/// is its first request line, built before the clock started, with the id `*next_id`; later pages
+/// take the ids after it.
+async fn one_unit(
+    server: &mut Server,
+    work: &Work,
+    first: String,
+    next_id: &mut u64,
+    deadline: Instant,
+    errors: &mut Errors,
+) -> Unit {
+    let (mut cursor, mut pages, mut items, mut bytes) = (None::<String>, 0u64, 0u64, 0u64);
+    let mut first = Some(first);
+    loop {
+        pages += 1;
+        if pages > MAX_PAGES {
+            errors.add(format!("a walk took more than {MAX_PAGES} pages"));
+            return Unit::Wrong;
+        }
+        let body = match first.take() {
+            Some(line) => line,
+            None => {
+                *next_id += 1;
+                let mut line = work.request(*next_id, cursor.as_deref());
+                line.push('\n');
+                line
+            }
+        };
+        let id = *next_id;
+        if let Err(e) = server.stdin.write_all(body.as_bytes()).await {
+            errors.add(format!("writing request {id}: {e}"));
+            return Unit::Fatal;
+        }
+        let step = loop {
+            let message = match timeout_at(deadline, server.next()).await {
+                Err(_) => {
+                    errors.add(format!("timed out at request {id}"));
+                    return Unit::Fatal;
+                }
+                Ok(Err(e)) | Ok(Ok(Some(Message::Unparsable(e)))) => {
+                    errors.add(e);
+                    return Unit::Wrong;
+                }
+                Ok(Ok(None)) => {
+                    errors.add(format!("the server closed stdout at request {id}"));
+                    return Unit::Fatal;
+                }
+                Ok(Ok(Some(Message::Other))) => continue,
+                Ok(Ok(Some(Message::Response(v)))) => v,
+            };
+            // The line buffer still holds the answer just read.
+            bytes += server.line.len() as u64;
+            match check_answer(&message, work) {
+                (Some(got), Ok(step)) if got == id => break step,
+                (Some(got), Err(e)) if got == id => {
+                    errors.add(e);
+                    return Unit::Wrong;
+                }
+                (Some(got), _) if got < id => {
+                    errors.add(format!("a late or repeated answer to id {got}"));
+                    continue;
+                }
+                (_, verdict) => {
+                    errors.add(verdict.err().unwrap_or_else(|| "unknown id".into()));
+                    return Unit::Wrong;
+                }
+            }
+        };
+        match step {
+            Step::Done { items: last } => {
+                items += last;
+                if let Err(e) = work.check_total(items) {
+                    errors.add(e);
+                    return Unit::Wrong;
+                }
+                return Unit::Done { pages, items, bytes };
+            }
+            Step::Next { cursor: next, items: page } => {
+                items += page;
+                cursor = Some(next);
+            }
+        }
+    }
+}
+
 pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
     let n = requests(args.number("requests", None)?)?;
     let warmup: u64 = args.number("warmup", Some(200))?;
     if warmup > MAX_REQUESTS {
         return Err(format!("--warmup must be at most {MAX_REQUESTS}"));
     }
+    let work = Work::parse(&mut args)?;
     let preamble = args.take("preamble").map(PathBuf::from);
     let limit = seconds("timeout", args.number("timeout", Some(300.0))?)?;
     let command = args.finish(true)?;
@@ -292,75 +391,65 @@ pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
     let sampler = sample_rss(server.pid, peak.clone());
     let mut micros = Vec::with_capacity(n as usize);
     let mut errors = Errors::default();
+    let (mut next_id, mut pages, mut items, mut bytes) = (0u64, 0u64, 0u64, 0u64);
+    let cpu0 = own_cpu_seconds();
     let started = Instant::now();
-    'requests: for id in 1..=warmup + n {
-        let mut body = request_body(id);
-        body.push('\n');
-        let sent = Instant::now();
-        if let Err(e) = server.stdin.write_all(body.as_bytes()).await {
-            errors.add(format!("writing request {id}: {e}"));
-            errors.count += warmup + n - id;
-            break;
+    // The server's CPU time over the measured units (from the first one after the warm-up).
+    let mut server_cpu0 = None;
+    for unit in 1..=warmup + n {
+        if unit == warmup + 1 {
+            server_cpu0 = process_cpu_seconds(server.pid);
         }
-        loop {
-            let message = match timeout_at(deadline, server.next()).await {
-                Err(_) => {
-                    errors.add(format!("timed out at request {id}"));
-                    errors.count += warmup + n - id;
-                    break 'requests;
+        next_id += 1;
+        let mut first = work.request(next_id, None);
+        first.push('\n');
+        let sent = Instant::now();
+        match one_unit(&mut server, &work, first, &mut next_id, deadline, &mut errors).await {
+            Unit::Done { pages: p, items: i, bytes: b } => {
+                let elapsed = micros_since(sent);
+                if unit > warmup {
+                    micros.push(elapsed);
+                    (pages, items, bytes) = (p, i, b);
                 }
-                Ok(Err(e)) | Ok(Ok(Some(Message::Unparsable(e)))) => {
-                    errors.add(e);
-                    continue 'requests;
-                }
-                Ok(Ok(None)) => {
-                    errors.add(format!("the server closed stdout at request {id}"));
-                    errors.count += warmup + n - id;
-                    break 'requests;
-                }
-                Ok(Ok(Some(Message::Other))) => continue,
-                Ok(Ok(Some(Message::Response(v)))) => v,
-            };
-            let elapsed = micros_since(sent);
-            match check_response(&message) {
-                (Some(got), Ok(())) if got == id => {
-                    if id > warmup {
-                        micros.push(elapsed);
-                    }
-                }
-                (Some(got), Err(e)) if got == id => errors.add(e),
-                (Some(got), _) if got < id => {
-                    errors.add(format!("a late or repeated answer to id {got}"));
-                    continue;
-                }
-                (_, verdict) => errors.add(verdict.err().unwrap_or_else(|| "unknown id".into())),
             }
-            break;
+            Unit::Wrong => {}
+            Unit::Fatal => {
+                errors.count += warmup + n - unit;
+                break;
+            }
         }
     }
     let wall = started.elapsed();
+    let load_cpu = cpu_percent(cpu0, wall.as_secs_f64());
+    let server_cpu_s = server_cpu0.zip(process_cpu_seconds(server.pid)).map(|(a, b)| b - a);
     if let Some(kib) = vm_hwm_kib(server.pid) {
         peak.fetch_max(kib, Ordering::Relaxed);
     }
     sampler.abort();
     server.shut_down().await;
     let measured = micros.len();
+    let server_cpu_us = server_cpu_s.filter(|_| measured > 0).map(|s| s * 1e6 / measured as f64);
     let s = summarize(micros);
     let peak_kib = peak.load(Ordering::Relaxed);
     let first_errors = errors.kept.clone();
     Ok(Report {
         human: format!(
-            "stdio-latency: {measured}/{n} ok (+{warmup} warm-up), {} errors, p50 {} µs, p99 {} µs, mean {:.1} µs, max {} µs, {:.3} s{}",
+            "stdio-latency ({}): {measured}/{n} ok (+{warmup} warm-up), {} errors, p50 {} µs, p99 {} µs, mean {:.1} µs, max {} µs, \
+             {pages} requests, {items} items and {bytes} bytes of answers per unit, server CPU {} µs per unit, {:.3} s, \
+             generator CPU {load_cpu:.0}%{}",
+            work.method(),
             errors.count,
             s.p50,
             s.p99,
             s.mean,
             s.max,
+            server_cpu_us.map_or("?".to_owned(), |us| format!("{us:.0}")),
             wall.as_secs_f64(),
             error_suffix(&first_errors)
         ),
         json: json!({
             "mode": "stdio-latency",
+            "method": work.method(),
             "command": command,
             "requests": n,
             "warmup_requests": warmup,
@@ -372,6 +461,12 @@ pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
             "p99_us": s.p99,
             "mean_us": s.mean,
             "max_us": s.max,
+            "pages_per_unit": pages,
+            "items_per_unit": items,
+            "answer_bytes_per_unit": bytes,
+            "load_cpu_pct": load_cpu,
+            "server_cpu_s": server_cpu_s,
+            "server_cpu_us_per_unit": server_cpu_us,
             "peak_rss_kib": peak_kib,
         }),
         errors: errors.count,

@@ -4,6 +4,8 @@
 //! with bearer tokens from `NOTES_TOKENS` under `--http`), written idiomatically against rmcp 3.11.0
 //! and its macros for a line-count comparison of the two libraries.
 
+#![forbid(unsafe_code)]
+
 use std::collections::{BTreeMap, HashMap};
 use std::error::Error;
 use std::sync::{Arc, Mutex};

@@ -45,7 +45,8 @@ use crate::{
 };
 use drips::{Shared, run_drip};
 use legit::legit;
-use settings::{Settings, raise_fd_limit};
+use settings::Settings;
+pub(crate) use settings::raise_fd_limit;
 use tally::tally;
 
 /// Drips connecting at once: well below the servers' listen backlog (128), which more would overflow

@@ -1,0 +1,179 @@
+//! The `payload` curve: `tools/call` of `echo` with a 1 KiB, a 64 KiB and a 1 MiB − 1 KiB message
+//! (the echoed result is as large), in MiB/s of request payload, over stdio ping-pong and over
+//! HTTP/1.1 on 1 and on 32 connections.
+
+use super::run::{SPARE_FDS, arg, load_http, load_stdio, measured, start};
+use super::table::cell;
+use super::{Curve, Env, Measured, Outcome, Run, Server, Spec, kept, shown};
+
+/// The message sizes. The largest leaves 1 KiB of the kernel's 1 MiB caps on a stdio line
+/// (`MAX_LINE_BYTES`) and an HTTP body (`MAX_BODY_BYTES`) to the rest of the request (about 230
+/// bytes), so that the defaults serve it.
+const SIZES: [(usize, &str); 3] =
+    [(1 << 10, "1 KiB"), (64 << 10, "64 KiB"), ((1 << 20) - (1 << 10), "1 MiB − 1 KiB")];
+const ALL: &[&str] = &["kernel", "rmcp", "floor"];
+
+/// `size` bytes in MiB.
+fn mib(size: usize) -> f64 {
+    size as f64 / f64::from(1u32 << 20)
+}
+
+/// Measured and warm-up calls of a stdio ping-pong run with `size`-byte messages.
+fn stdio_requests(size: usize, quick: bool) -> (u32, u32) {
+    let (n, warmup) = match size {
+        s if s <= 4 << 10 => (2_000, 200),
+        s if s <= 256 << 10 => (400, 40),
+        _ => (60, 6),
+    };
+    if quick { (n / 2, warmup / 2) } else { (n, warmup) }
+}
+
+/// One request at a time over stdio: MiB/s is the message over the p50 round trip (the median is
+/// what a busy shared machine moves least; the mean is kept too).
+fn stdio(env: &Env, server: Server, point: usize, size: usize) -> Result<Measured, String> {
+    let (n, warmup) = stdio_requests(size, env.quick);
+    let (n, warmup, bytes) = (arg(n), arg(warmup), arg(size));
+    let args = [
+        "stdio-latency",
+        "--requests",
+        &n,
+        "--warmup",
+        &warmup,
+        "--method",
+        "call",
+        "--message-bytes",
+        &bytes,
+        "--timeout",
+        "120",
+    ];
+    let v = load_stdio(env, server, &args, &[])?;
+    let mut m = measured(&v, Vec::new());
+    if let Some(p50) = v["p50_us"].as_f64().filter(|&t| t > 0.0) {
+        m.values.push((point, "stdio_mib_s", mib(size) / (p50 / 1e6)));
+        m.values.push((point, "stdio_p50_us", p50));
+    }
+    for (key, source) in [("stdio_mean_us", "mean_us"), ("stdio_server_cpu_us", "server_cpu_us_per_unit")] {
+        if let Some(value) = v[source].as_f64() {
+            m.values.push((point, key, value));
+        }
+    }
+    Ok(m)
+}
+
+/// A closed loop over `connections` HTTP/1.1 connections: MiB/s is the answered requests' messages.
+fn http(env: &Env, server: Server, point: usize, size: usize, connections: u32) -> Result<Measured, String> {
+    let started = start(env, server, &[], u64::from(connections) + SPARE_FDS)?;
+    let url = started.url.clone();
+    let (warmup, duration, c, bytes) = (arg(env.warmup_s), arg(env.duration_s), arg(connections), arg(size));
+    let args = [
+        "http",
+        "--url",
+        &url,
+        "--connections",
+        &c,
+        "--message-bytes",
+        &bytes,
+        "--warmup",
+        &warmup,
+        "--duration",
+        &duration,
+    ];
+    let (v, warnings) = load_http(env, started, &args)?;
+    let mut m = measured(&v, warnings);
+    let (mib_key, cpu_key) = if connections == 1 {
+        ("http1_mib_s", "http1_load_cpu_pct")
+    } else {
+        ("http32_mib_s", "http32_load_cpu_pct")
+    };
+    for (key, source) in [(mib_key, "mib_s"), (cpu_key, "load_cpu_pct")] {
+        if let Some(value) = v[source].as_f64() {
+            m.values.push((point, key, value));
+        }
+    }
+    Ok(m)
+}
+
+/// The servers' own CPU time per stdio call, by size.
+fn cpu_summary(spec: &Spec, outcome: &Outcome, names: &[&'static str]) -> Vec<String> {
+    let per_size: Vec<String> = spec
+        .points
+        .iter()
+        .enumerate()
+        .filter_map(|(p, (_, label))| {
+            let servers: Vec<String> = names
+                .iter()
+                .filter_map(|n| {
+                    outcome.median(p, "stdio_server_cpu_us", n).map(|us| format!("{n} {}", cell(us)))
+                })
+                .collect();
+            (!servers.is_empty()).then(|| format!("{label}: {}", servers.join(", ")))
+        })
+        .collect();
+    if per_size.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "The server's own CPU time per stdio call (µs, from `/proc/PID/stat`, 10 ms ticks over the measured calls): {}.",
+        per_size.join("; ")
+    )]
+}
+
+/// `payload`.
+pub(super) fn payload(env: &Env) -> Curve {
+    let spec = Spec {
+        name: "payload",
+        title: "tools/call echo by argument size: MiB/s of request payload",
+        x_label: "message (argument) size",
+        points: SIZES.iter().map(|&(bytes, label)| (bytes as f64 / 1024.0, label.to_owned())).collect(),
+        categorical: false,
+        metrics: vec![
+            shown("stdio_mib_s", "stdio ping-pong (MiB/s)"),
+            shown("http1_mib_s", "HTTP/1.1, 1 connection (MiB/s)"),
+            shown("http32_mib_s", "HTTP/1.1, 32 connections (MiB/s)"),
+            kept("stdio_p50_us", "stdio ping-pong p50 (µs)"),
+            kept("stdio_mean_us", "stdio ping-pong mean (µs)"),
+            kept("stdio_server_cpu_us", "server CPU per stdio call (µs)"),
+            kept("http1_load_cpu_pct", "generator CPU, 1 connection (%)"),
+            kept("http32_load_cpu_pct", "generator CPU, 32 connections (%)"),
+        ],
+        notes: vec![
+            "Each request is a `tools/call` of `echo` whose `message` is deterministic ASCII (letters and digits) of \
+             the size shown; the result echoes it, so the answer is as large. The generator checks every echoed text \
+             in full (its length, and a checksum in the error message when it differs)."
+                .to_owned(),
+            format!(
+                "The largest message is 1 MiB − 1 KiB ({} bytes), so that the whole request (about 230 bytes more) fits \
+                 under the kernel's default caps of 1 MiB on a stdio line and an HTTP body (`MAX_LINE_BYTES`, \
+                 `MAX_BODY_BYTES`), which stay at their defaults.",
+                SIZES[2].0
+            ),
+            format!(
+                "stdio: one request at a time (`bench-load stdio-latency`; 2,000, 400 and 60 requests by size{}), MiB/s \
+                 = message size / p50 round trip. HTTP: closed loop, {} s warm-up, {} s measured, MiB/s = answered \
+                 requests × message size / window.",
+                if env.quick { ", halved with --quick" } else { "" },
+                env.warmup_s,
+                env.duration_s
+            ),
+            "The generator parses and checks each answer as a client must: at 1 MiB its own JSON work is of the \
+             server's order, so its CPU (warnings below) bounds the HTTP figures."
+                .to_owned(),
+        ],
+    };
+    let mut runs = Vec::new();
+    for (point, &(size, label)) in SIZES.iter().enumerate() {
+        runs.push(Run {
+            label: format!("{label} over stdio"),
+            servers: ALL,
+            measure: Box::new(move |env, server| stdio(env, server, point, size)),
+        });
+        for connections in [1, 32] {
+            runs.push(Run {
+                label: format!("{label} over HTTP, {connections} connection(s)"),
+                servers: ALL,
+                measure: Box::new(move |env, server| http(env, server, point, size, connections)),
+            });
+        }
+    }
+    Curve { spec, runs, summary: cpu_summary }
+}
