@@ -42,6 +42,18 @@ impl Op {
         }
     }
 
+    /// What the run asks, for the progress lines and the notes.
+    fn what(self) -> &'static str {
+        match self {
+            Op::List => "tools/list",
+            Op::Walk => "tools/list walk",
+            Op::Call => "tools/call",
+            Op::Read => "read of the last template",
+            Op::ReadFirst => "read of the first template",
+            Op::WalkTemplates => "resources/templates/list walk",
+        }
+    }
+
     fn servers(self) -> &'static [&'static str] {
         match self {
             Op::List | Op::Walk | Op::Call => &["kernel", "rmcp"],
@@ -123,7 +135,7 @@ fn pages_summary(spec: &Spec, outcome: &Outcome, names: &[&'static str]) -> Vec<
     for (key, what) in [("walk_pages", "tools/list"), ("templates_walk_pages", "resources/templates/list")] {
         for name in names {
             if let Some(pages) = outcome.median(last, key, name) {
-                parts.push(format!("{name} {what} {}", cell(pages)));
+                parts.push(format!("{name} {what} {pages:.0}"));
             }
         }
     }
@@ -202,7 +214,7 @@ pub(super) fn catalog(env: &Env) -> Curve {
     for (point, &size) in SIZES.iter().enumerate() {
         for op in [Op::List, Op::Walk, Op::Call, Op::Read, Op::ReadFirst, Op::WalkTemplates] {
             runs.push(Run {
-                label: format!("{} with {size}", op.key()),
+                label: format!("{} at {}", op.what(), cell(size as f64)),
                 servers: op.servers(),
                 measure: Box::new(move |env, server| one(env, server, point, op, size)),
             });

@@ -88,7 +88,7 @@ pub(super) fn connections(env: &Env) -> Curve {
             ),
             "The server's and the generator's soft limits on open files are raised to the connections plus 128."
                 .to_owned(),
-            "The generator has one core: where it used over 80 % of it (warnings below), the server may be faster \
+            "The generator has one core: where it used over 80 % of it (the last note), the server may be faster \
              than measured."
                 .to_owned(),
         ],

@@ -13,11 +13,11 @@ const IDLE_HOLD_S: u32 = 3;
 /// The drip connections.
 const DRIPS: u64 = 10_000;
 /// Legitimate requests per phase (before the drips and while they are open), this far apart.
-const DRIP_REQUESTS: u32 = 100;
+const DRIP_REQUESTS: u32 = 200;
 const DRIP_INTERVAL_MS: u32 = 10;
 /// How long each drip is watched after its head: past the drip phase, short of the kernel's 15 s
 /// body deadline (this curve is about the legitimate requests, not what becomes of the drips).
-const DRIP_WAIT_S: u32 = 8;
+const DRIP_WAIT_S: u32 = 10;
 const ALL: &[&str] = &["kernel", "rmcp", "floor"];
 
 /// The kernel's connection limits raised to admit `connections` from 127.0.0.1 (the others ignore it).

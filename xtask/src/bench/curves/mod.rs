@@ -29,7 +29,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
-use super::report::{git_commit, machine, median};
+use super::report::{SATURATED_PCT, git_commit, machine, median};
 use super::servers::Pinning;
 use super::{LOAD, SERVERS, build};
 use options::parse;
@@ -102,8 +102,10 @@ pub(super) struct Measured {
     pub(super) errors: u64,
     /// The first of them.
     pub(super) first_error: Option<String>,
-    /// Something a reader must know about this run (a server that exited, a generator at its limit).
+    /// Something a reader must know about this run (a server that exited).
     pub(super) warnings: Vec<String>,
+    /// The generator's CPU use, in percent of its core, when it was near its limit.
+    pub(super) saturated_pct: Option<f64>,
 }
 
 /// A measurement of a server: its name and binary.
@@ -171,6 +173,8 @@ pub(super) struct Outcome {
     warnings: Vec<String>,
     /// The notes drawn from the values (the curve's `summary`).
     summary: Vec<String>,
+    /// (run, server) → rounds in which the generator was near its limit, and its highest CPU use.
+    saturated: BTreeMap<(usize, &'static str), (u32, f64)>,
 }
 
 impl Outcome {
@@ -235,7 +239,7 @@ pub(super) fn run(args: &[String], root: &Path) -> Result<(), String> {
             machine_line(),
             git_commit(root).unwrap_or_else(|| "?".into())
         );
-        println!("{}", table::markdown(&curve.spec, &names, &outcome, options.rounds));
+        println!("{}", table::markdown(&curve, &names, &outcome, options.rounds));
         let svg = plot::svg(&table::plot(&curve.spec, &names, &outcome, subtitle));
         let path = plots_dir.join(format!("{}.svg", curve.spec.name));
         std::fs::write(&path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -246,7 +250,7 @@ pub(super) fn run(args: &[String], root: &Path) -> Result<(), String> {
             path.strip_prefix(root).unwrap_or(&path).display()
         );
         failures.extend(outcome.failures.iter().map(|f| format!("{}: {f}", curve.spec.name)));
-        report.insert(curve.spec.name.to_owned(), table::json(&curve.spec, &names, &outcome));
+        report.insert(curve.spec.name.to_owned(), table::json(&curve, &names, &outcome));
     }
     let elapsed = started.elapsed().as_secs_f64();
     let unix = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
@@ -302,7 +306,7 @@ fn measure(curve: &Curve, env: &Env, servers: &[Server], rounds: u32) -> Outcome
     let mut outcome = Outcome::default();
     for round in 1..=rounds {
         eprintln!("xtask: bench curves: {} round {round}/{rounds}", curve.spec.name);
-        for run in &curve.runs {
+        for (index, run) in curve.runs.iter().enumerate() {
             for &server in servers.iter().filter(|(name, _)| run.servers.contains(name)) {
                 let what = format!("{} {}, round {round}", server.0, run.label);
                 match (run.measure)(env, server) {
@@ -322,6 +326,10 @@ fn measure(curve: &Curve, env: &Env, servers: &[Server], rounds: u32) -> Outcome
                             ));
                         }
                         outcome.warnings.extend(m.warnings.into_iter().map(|w| format!("{what}: {w}")));
+                        if let Some(pct) = m.saturated_pct {
+                            let entry = outcome.saturated.entry((index, server.0)).or_insert((0, 0.0));
+                            *entry = (entry.0 + 1, entry.1.max(pct));
+                        }
                     }
                 }
             }

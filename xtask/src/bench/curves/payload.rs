@@ -156,7 +156,7 @@ pub(super) fn payload(env: &Env) -> Curve {
                 env.duration_s
             ),
             "The generator parses and checks each answer as a client must: at 1 MiB its own JSON work is of the \
-             server's order, so its CPU (warnings below) bounds the HTTP figures."
+             server's order, so its CPU (the last note) bounds the HTTP figures."
                 .to_owned(),
         ],
     };

@@ -4,9 +4,8 @@
 
 use serde_json::Value;
 
-use super::{Env, Measured, Server};
+use super::{Env, Measured, SATURATED_PCT, Server};
 use crate::bench::drip::soft_limit_of;
-use crate::bench::report::SATURATED_PCT;
 use crate::bench::servers::{HttpServer, run_load_env, start_http_argv};
 
 /// Open files a process needs beside its connections (stdio, the runtime, the listener, a probe).
@@ -102,18 +101,13 @@ pub(super) fn load_stdio(
 
 /// A run's result with its values still to add: its errors and what a reader must know.
 pub(super) fn measured(v: &Value, warnings: Vec<String>) -> Measured {
-    let mut m = Measured {
+    Measured {
         errors: v["errors"].as_u64().unwrap_or(0),
         first_error: v["first_errors"].get(0).and_then(Value::as_str).map(str::to_owned),
         warnings,
+        saturated_pct: v["load_cpu_pct"].as_f64().filter(|&c| c > SATURATED_PCT),
         ..Measured::default()
-    };
-    if let Some(cpu) = v["load_cpu_pct"].as_f64().filter(|&c| c > SATURATED_PCT) {
-        m.warnings.push(format!(
-            "the generator used {cpu:.0}% of its core: the server may be faster than measured"
-        ));
     }
-    m
 }
 
 /// The pid of a started server, as `bench-load` takes it.

@@ -5,11 +5,11 @@
 use serde_json::{Value, json};
 
 use super::plot::{Panel, Plot, Series, XAxis};
-use super::{Outcome, Spec};
+use super::{Curve, Outcome, SATURATED_PCT, Spec};
 
-/// A median for a table: `64,626`, `482`, `96`, `12.5`, `0.84`.
+/// A median for a table: `64,626`, `482`, `96`, `12.5`, `6.0`, `0.84`.
 pub(super) fn cell(v: f64) -> String {
-    if v.abs() >= 1000.0 || (v.fract() == 0.0 && v.abs() >= 1.0) {
+    if v.abs() >= 1000.0 || (v.fract() == 0.0 && v.abs() >= 10.0) {
         let digits = format!("{:.0}", v.abs());
         let mut grouped = String::new();
         for (i, c) in digits.chars().enumerate() {
@@ -45,8 +45,36 @@ fn columns<'a>(
     columns
 }
 
+/// Where the generator was near its limit, in words: per server, the runs and in how many rounds.
+fn saturation_note(curve: &Curve, names: &[&'static str], outcome: &Outcome, rounds: u32) -> Option<String> {
+    let mut per_server = Vec::new();
+    let mut highest: f64 = 0.0;
+    for &name in names {
+        let runs: Vec<String> = outcome
+            .saturated
+            .iter()
+            .filter(|((_, server), _)| *server == name)
+            .map(|((run, _), (count, pct))| {
+                highest = highest.max(*pct);
+                format!("{} ({count} of {rounds})", curve.runs[*run].label)
+            })
+            .collect();
+        if !runs.is_empty() {
+            per_server.push(format!("{name}: {}", runs.join(", ")));
+        }
+    }
+    (!per_server.is_empty()).then(|| {
+        format!(
+            "The generator used over {SATURATED_PCT:.0} % of its core (up to {highest:.0} %), so the server may be faster \
+             than measured, in these runs (rounds): {}.",
+            per_server.join("; ")
+        )
+    })
+}
+
 /// The curve's table in Markdown, its heading and notes included.
-pub(super) fn markdown(spec: &Spec, names: &[&'static str], outcome: &Outcome, rounds: u32) -> String {
+pub(super) fn markdown(curve: &Curve, names: &[&'static str], outcome: &Outcome, rounds: u32) -> String {
+    let spec = &curve.spec;
     let mut out = format!("#### `{}`: {}\n\n", spec.name, spec.title);
     let columns = columns(spec, names, outcome);
     let mut header = format!("| {} |", spec.x_label);
@@ -71,6 +99,9 @@ pub(super) fn markdown(spec: &Spec, names: &[&'static str], outcome: &Outcome, r
     }
     out.push_str(&format!("\nMedians of {rounds} round(s).\n"));
     for note in spec.notes.iter().chain(&outcome.summary) {
+        out.push_str(&format!("- {note}\n"));
+    }
+    if let Some(note) = saturation_note(curve, names, outcome, rounds) {
         out.push_str(&format!("- {note}\n"));
     }
     if !outcome.flagged.is_empty() {
@@ -126,7 +157,8 @@ pub(super) fn plot(spec: &Spec, names: &[&'static str], outcome: &Outcome, subti
 
 /// The curve in `curves.json`: its points, notes, and per metric the medians and every round's values
 /// by server (one entry per point, `null` where not measured).
-pub(super) fn json(spec: &Spec, names: &[&'static str], outcome: &Outcome) -> Value {
+pub(super) fn json(curve: &Curve, names: &[&'static str], outcome: &Outcome) -> Value {
+    let spec = &curve.spec;
     let mut metrics = serde_json::Map::new();
     for metric in &spec.metrics {
         let (mut medians, mut runs) = (serde_json::Map::new(), serde_json::Map::new());
@@ -161,13 +193,20 @@ pub(super) fn json(spec: &Spec, names: &[&'static str], outcome: &Outcome) -> Va
         "metrics": metrics,
         "with_errors": flagged,
         "warnings": outcome.warnings,
+        "generator_saturated": outcome
+            .saturated
+            .iter()
+            .map(|((run, server), (rounds, pct))| {
+                json!({"run": curve.runs[*run].label, "server": server, "rounds": rounds, "max_pct": pct})
+            })
+            .collect::<Vec<_>>(),
         "failures": outcome.failures,
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Metric, kept, shown};
+    use super::super::{Metric, Run, kept, no_summary, shown};
     use super::*;
 
     fn spec() -> Spec {
@@ -185,8 +224,8 @@ mod tests {
     #[test]
     fn numbers_are_grouped() {
         assert_eq!(
-            [64_626.4, 1_234_567.0, 482.2, 96.0, 10.0, 12.34, 0.844, -2500.0].map(cell),
-            ["64,626", "1,234,567", "482", "96", "10", "12.3", "0.84", "-2,500"]
+            [64_626.4, 1_234_567.0, 482.2, 96.0, 10.0, 12.34, 6.0, 0.844, -2500.0].map(cell),
+            ["64,626", "1,234,567", "482", "96", "10", "12.3", "6.0", "0.84", "-2,500"]
         );
     }
 
@@ -198,16 +237,28 @@ mod tests {
         }
         outcome.values.entry((0, "cpu", "kernel")).or_default().push(50.0);
         outcome.flagged.insert((1, "kernel"));
-        let text = markdown(&spec(), &["kernel", "rmcp"], &outcome, 3);
+        outcome.saturated.insert((0, "kernel"), (2, 91.0));
+        let curve = Curve {
+            spec: spec(),
+            runs: vec![Run {
+                label: "one run".into(),
+                servers: &["kernel"],
+                measure: Box::new(|_, _| Err("x".into())),
+            }],
+            summary: no_summary,
+        };
+        let text = markdown(&curve, &["kernel", "rmcp"], &outcome, 3);
         assert!(text.contains("| connections | kernel: req/s |"), "{text}");
         assert!(!text.contains("rmcp"), "rmcp has no values: {text}");
         assert!(text.contains("| 1 | 200 |") && text.contains("| 8 | 5,000 † |"), "{text}");
         assert!(text.contains("- a note"));
+        assert!(text.contains("(up to 91 %)") && text.contains("kernel: one run (2 of 3)"), "{text}");
         let plot = plot(&spec(), &["kernel", "rmcp"], &outcome, String::new());
         assert_eq!(plot.panels.len(), 1);
         assert_eq!(plot.panels[0].series.len(), 1);
         assert_eq!(plot.panels[0].series[0].values, [Some(200.0), Some(5000.0)]);
-        let v = json(&spec(), &["kernel", "rmcp"], &outcome);
+        let v = json(&curve, &["kernel", "rmcp"], &outcome);
+        assert_eq!(v["generator_saturated"][0]["rounds"], 2);
         assert_eq!(v["metrics"]["rps"]["runs"]["kernel"], json!([[100.0, 300.0, 200.0], [5000.0]]));
         assert_eq!(v["metrics"]["cpu"]["median"]["kernel"], json!([50.0, null]));
         assert!(v["metrics"]["rps"]["median"].get("rmcp").is_none());
