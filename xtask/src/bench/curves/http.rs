@@ -5,7 +5,7 @@
 use super::run::{
     KERNEL_MAX_CONNECTIONS, KERNEL_PER_PEER_DEFAULT, SPARE_FDS, arg, load_http, measured, start,
 };
-use super::{Curve, Env, Measured, Run, Spec, kept, no_summary, shown};
+use super::{Curve, Env, Measured, Run, Spec, closed_loop_metrics, no_summary};
 
 /// The connection counts of `http-connections`.
 const CONNECTIONS: [u32; 6] = [1, 8, 32, 128, 512, 2048];
@@ -51,11 +51,11 @@ fn closed_loop(
     ];
     let (v, warnings) = load_http(env, started, &args)?;
     let mut m = measured(&v, warnings);
-    for key in ["rps", "p50_us", "p99_us", "load_cpu_pct"] {
-        if let Some(value) = v[key].as_f64() {
-            m.values.push((point, key, value));
-        }
-    }
+    m.copy(
+        &v,
+        point,
+        &[("rps", "rps"), ("p50_us", "p50_us"), ("p99_us", "p99_us"), ("load_cpu_pct", "load_cpu_pct")],
+    );
     Ok(m)
 }
 
@@ -67,12 +67,7 @@ pub(super) fn connections(env: &Env) -> Curve {
         x_label: "connections",
         points: CONNECTIONS.iter().map(|&c| (f64::from(c), c.to_string())).collect(),
         categorical: false,
-        metrics: vec![
-            shown("rps", "throughput (req/s)"),
-            shown("p99_us", "p99 latency (µs)"),
-            kept("p50_us", "p50 latency (µs)"),
-            kept("load_cpu_pct", "generator CPU (%)"),
-        ],
+        metrics: closed_loop_metrics(),
         notes: vec![
             format!(
                 "Closed loop (`bench-load http`): each connection sends its next `tools/call` of `echo` when the last \
@@ -120,12 +115,7 @@ pub(super) fn h2c(env: &Env) -> Curve {
         x_label: "protocol, connections × streams each (32 requests in flight)",
         points: configs.iter().enumerate().map(|(i, c)| (i as f64, c.0.clone())).collect(),
         categorical: true,
-        metrics: vec![
-            shown("rps", "throughput (req/s)"),
-            shown("p99_us", "p99 latency (µs)"),
-            kept("p50_us", "p50 latency (µs)"),
-            kept("load_cpu_pct", "generator CPU (%)"),
-        ],
+        metrics: closed_loop_metrics(),
         notes: vec![
             format!(
                 "HTTP/2 with prior knowledge (h2c) over plain TCP, {n} requests in flight in closed loop; {} s warm-up, \

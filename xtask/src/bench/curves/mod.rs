@@ -108,6 +108,28 @@ pub(super) struct Measured {
     pub(super) saturated_pct: Option<f64>,
 }
 
+impl Measured {
+    /// Records, at `point`, each `(key, source)` whose `source` member of a `bench-load` result is a
+    /// number; a member the result lacks is left out.
+    pub(super) fn copy(&mut self, result: &serde_json::Value, point: usize, pairs: &[(&'static str, &str)]) {
+        for &(key, source) in pairs {
+            if let Some(value) = result[source].as_f64() {
+                self.values.push((point, key, value));
+            }
+        }
+    }
+}
+
+/// The four metrics of a closed HTTP loop: throughput and p99 plotted, p50 and the generator's CPU kept.
+pub(super) fn closed_loop_metrics() -> Vec<Metric> {
+    vec![
+        shown("rps", "throughput (req/s)"),
+        shown("p99_us", "p99 latency (µs)"),
+        kept("p50_us", "p50 latency (µs)"),
+        kept("load_cpu_pct", "generator CPU (%)"),
+    ]
+}
+
 /// A measurement of a server: its name and binary.
 pub(super) type Server = (&'static str, &'static str);
 

@@ -52,11 +52,7 @@ fn stdio(env: &Env, server: Server, point: usize, size: usize) -> Result<Measure
         m.values.push((point, "stdio_mib_s", mib(size) / (p50 / 1e6)));
         m.values.push((point, "stdio_p50_us", p50));
     }
-    for (key, source) in [("stdio_mean_us", "mean_us"), ("stdio_server_cpu_us", "server_cpu_us_per_unit")] {
-        if let Some(value) = v[source].as_f64() {
-            m.values.push((point, key, value));
-        }
-    }
+    m.copy(&v, point, &[("stdio_mean_us", "mean_us"), ("stdio_server_cpu_us", "server_cpu_us_per_unit")]);
     Ok(m)
 }
 
@@ -85,11 +81,7 @@ fn http(env: &Env, server: Server, point: usize, size: usize, connections: u32) 
     } else {
         ("http32_mib_s", "http32_load_cpu_pct")
     };
-    for (key, source) in [(mib_key, "mib_s"), (cpu_key, "load_cpu_pct")] {
-        if let Some(value) = v[source].as_f64() {
-            m.values.push((point, key, value));
-        }
-    }
+    m.copy(&v, point, &[(mib_key, "mib_s"), (cpu_key, "load_cpu_pct")]);
     Ok(m)
 }
 
