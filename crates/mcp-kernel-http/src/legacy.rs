@@ -41,7 +41,9 @@ use serde_json::Value;
 use mcp_kernel_router::{Extensions, Inbound, Revisions, Server};
 use mcp_kernel_wire::error::UnsupportedVersionData;
 use mcp_kernel_wire::version::MODERN;
-use mcp_kernel_wire::{Envelope, ErrorObject, Method, ProtocolVersion, Response as JsonRpcResponse, code};
+use mcp_kernel_wire::{
+    Envelope, ErrorObject, Method, Payload, ProtocolVersion, Response as JsonRpcResponse, code,
+};
 
 use crate::body::ResponseBody;
 use crate::header_value::values;
@@ -130,12 +132,20 @@ pub(crate) async fn serve(
     }
 }
 
-/// 2025-11-25 results carry no cache hints (S-64 item 8); the core writes them in both eras.
+/// 2025-11-25 results carry no cache hints (S-64 item 8); the core writes them in both eras. A result
+/// the core encoded to bytes (`tools/list`) is read back first: this endpoint is the legacy path, and
+/// the modern one pays nothing for it.
 fn strip_cache_hints(response: &mut JsonRpcResponse) {
-    if let Ok(Value::Object(result)) = &mut response.body {
+    let Ok(payload) = &mut response.body else { return };
+    if payload.as_encoded().is_some_and(|json| !json.contains("\"cacheScope\"")) {
+        return;
+    }
+    let mut value = std::mem::replace(payload, Payload::Value(Value::Null)).into_value();
+    if let Value::Object(result) = &mut value {
         result.remove("ttlMs");
         result.remove("cacheScope");
     }
+    *payload = Payload::Value(value);
 }
 
 /// A JSON-RPC response, 200 whatever its error (a host fault excepted, 500): a 2025-11-25 client

@@ -48,6 +48,7 @@ mod capability;
 mod client;
 mod compile;
 mod cursor;
+mod decoration;
 mod extensions;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

@@ -7,12 +7,11 @@
 
 use std::sync::Arc;
 
-use serde_json::map::Entry;
 use serde_json::{Map, Value, json};
 
 use mcp_kernel_wire::types::CacheScope;
-use mcp_kernel_wire::version::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO};
-use mcp_kernel_wire::{Envelope, ErrorObject, Method, ProtocolVersion, RequestMeta, Response};
+use mcp_kernel_wire::version::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
+use mcp_kernel_wire::{Envelope, ErrorObject, Method, Payload, ProtocolVersion, RequestMeta, Response};
 
 use crate::host::{Completer, Dispatch, Era, PromptReader, RequestContext, ResourceReader};
 use crate::inbound::{Inbound, Served};
@@ -65,8 +64,9 @@ impl Handled {
     }
 }
 
-pub(crate) use crate::answer::Answer;
 use crate::answer::encoded;
+pub(crate) use crate::answer::{Answer, Routed};
+use crate::decoration::Decoration;
 
 /// A request whose era is settled, as the method handlers see it.
 pub(crate) struct Request<'a> {
@@ -84,9 +84,8 @@ pub(crate) struct Inner {
     pub(crate) options: ServerOptions,
     /// The host's functions and opt-ins.
     pub(crate) parts: Parts,
-    pub(crate) server_info: Value,
-    /// `{"io.modelcontextprotocol/serverInfo": server_info}`, built once.
-    pub(crate) result_meta: Value,
+    /// B-5's decoration of a modern result, built once.
+    pub(crate) decoration: Decoration,
     pub(crate) capabilities: Value,
 }
 
@@ -123,11 +122,23 @@ impl std::fmt::Debug for Server {
 /// Writes the cache hints into a result object.
 pub(crate) fn cache_fields(result: &mut Map<String, Value>, hints: CacheHints) {
     result.insert("ttlMs".into(), Value::from(hints.ttl_ms));
-    let scope = match hints.scope {
+    result.insert("cacheScope".into(), Value::from(scope_name(hints.scope)));
+}
+
+/// The same two members, written into a result the core encodes straight to bytes.
+pub(crate) fn append_cache_fields<M: serde::ser::SerializeMap>(
+    map: &mut M,
+    hints: CacheHints,
+) -> Result<(), M::Error> {
+    map.serialize_entry("ttlMs", &hints.ttl_ms)?;
+    map.serialize_entry("cacheScope", scope_name(hints.scope))
+}
+
+fn scope_name(scope: CacheScope) -> &'static str {
+    match scope {
         CacheScope::Public => "public",
         CacheScope::Private => "private",
-    };
-    result.insert("cacheScope".into(), Value::from(scope));
+    }
 }
 
 impl Server {
@@ -142,8 +153,8 @@ impl Server {
         let capabilities =
             crate::advertised::capabilities(parts.completer.is_some(), parts.log_level.is_some());
         let capabilities = serde_json::to_value(&capabilities).unwrap_or(Value::Null);
-        let result_meta = json!({ META_SERVER_INFO: server_info.clone() });
-        Self { inner: Arc::new(Inner { snapshot, options, parts, server_info, result_meta, capabilities }) }
+        let decoration = Decoration::new(server_info);
+        Self { inner: Arc::new(Inner { snapshot, options, parts, decoration, capabilities }) }
     }
 
     /// The revisions a message handled with `inbound` may be served in.
@@ -326,8 +337,11 @@ impl Server {
         let control = if ends { Control::Shutdown } else { Control::Continue };
         let answer = self.route(request).await;
         drop(closer);
-        let answer = if era.is_modern() { answer.map(|result| self.modernise(result)) } else { answer };
-        Handled { response: Some(Response::error_or_result(id, answer)), control }
+        let answer = answer.map(|payload| match payload {
+            Payload::Value(result) if era.is_modern() => Payload::Value(self.inner.decoration.apply(result)),
+            decorated => decorated,
+        });
+        Handled { response: Some(Response { id, body: answer }), control }
     }
 
     fn handle_notification(envelope: &Envelope) -> Handled {
@@ -393,10 +407,12 @@ impl Server {
         Ok((Era::Declared(version), capabilities))
     }
 
-    async fn route(&self, request: Request<'_>) -> Answer {
-        match request.method {
-            Method::ToolsList => Ok(self.list_tools(&request.context)),
-            Method::ToolsCall => self.call_tool(request).await,
+    /// The method's answer. `tools/list` and `tools/call` come back encoded and already decorated for
+    /// their era; every other answer is a value, decorated by the caller.
+    async fn route(&self, request: Request<'_>) -> Routed {
+        let answer = match request.method {
+            Method::ToolsList => return self.list_tools(&request.context),
+            Method::ToolsCall => return self.call_tool(request).await,
             Method::ResourcesList => self.list_resources(request.params.as_ref(), &request.context),
             Method::ResourcesTemplatesList => self.list_templates(request.params.as_ref(), &request.context),
             Method::ResourcesRead => self.read_resource(request).await,
@@ -416,28 +432,8 @@ impl Server {
                 encoded(&mcp_kernel_wire::types::EmptyResult::default())
             }
             _ => Err(ErrorObject::method_not_found()),
-        }
-    }
-
-    /// B-5: a modern result object gets `resultType` (`complete`, unless the handler wrote
-    /// `input_required`) and the server's identity.
-    fn modernise(&self, mut result: Value) -> Value {
-        if let Value::Object(map) = &mut result {
-            // Entries, not a look-up then an insert: each key is hashed once.
-            map.entry("resultType").or_insert_with(|| Value::from("complete"));
-            match map.entry("_meta") {
-                Entry::Occupied(mut slot) => match slot.get_mut() {
-                    Value::Object(meta) => {
-                        meta.insert(META_SERVER_INFO.into(), self.inner.server_info.clone());
-                    }
-                    other => *other = self.inner.result_meta.clone(),
-                },
-                Entry::Vacant(slot) => {
-                    slot.insert(self.inner.result_meta.clone());
-                }
-            }
-        }
-        result
+        };
+        answer.map(Payload::Value)
     }
 
     /// -32022 naming the served revisions.
@@ -465,7 +461,7 @@ impl Server {
         result.insert("supportedVersions".into(), json!(served.names()));
         result.insert("capabilities".into(), self.inner.capabilities.clone());
         cache_fields(&mut result, CacheHints::default());
-        Ok(self.modernise(Value::Object(result)))
+        Ok(self.inner.decoration.apply(Value::Object(result)))
     }
 
     /// `initialize`, the legacy opener: never decorated.

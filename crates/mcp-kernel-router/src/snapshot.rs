@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use mcp_kernel_schema::CompiledSchema;
 use mcp_kernel_wire::types::{
@@ -77,8 +78,8 @@ pub(crate) enum Located<'a> {
 pub(crate) struct Snapshot {
     pub(crate) tools: Vec<CompiledTool>,
     pub(crate) tool_index: HashMap<Arc<str>, usize>,
-    /// The `tools` array of `tools/list`, in catalog order.
-    pub(crate) tools_list: Value,
+    /// The items of `tools/list`'s `tools` array, encoded, in catalog order (one per tool).
+    pub(crate) tools_list: Vec<Box<RawValue>>,
     /// Sorted by uri, bytewise.
     pub(crate) resources: Vec<CompiledResource>,
     /// Sorted by uri template, bytewise.
@@ -106,8 +107,9 @@ where
     (!items.is_empty()).then(|| items.to_vec())
 }
 
-fn tool_item(spec: &ToolSpec, schema: &Value) -> Value {
-    encode(&Tool {
+/// A tool's list item, encoded once: a list writes the bytes, never a value built per request.
+fn tool_item(spec: &ToolSpec, schema: &Value) -> Result<Box<RawValue>, BuildError> {
+    let item = Tool {
         name: spec.name.clone(),
         title: spec.title.clone(),
         description: spec.description.clone(),
@@ -117,7 +119,10 @@ fn tool_item(spec: &ToolSpec, schema: &Value) -> Value {
         icons: non_empty(&spec.icons),
         execution: None,
         meta: spec.meta.clone(),
-    })
+    };
+    // The wire types hold only strings, numbers and JSON values: serialization cannot fail.
+    serde_json::value::to_raw_value(&item)
+        .map_err(|_| BuildError::InvalidTool { tool: spec.name.clone(), reason: "it does not encode".into() })
 }
 
 fn resource_item(spec: &ResourceSpec) -> Value {
@@ -232,7 +237,7 @@ impl Snapshot {
             {
                 return Err(BuildError::InvalidRequiredCapabilities(spec.name.clone()));
             }
-            items.push(tool_item(spec, schema_value));
+            items.push(tool_item(spec, schema_value)?);
             tools.push(CompiledTool {
                 name,
                 schema,
@@ -300,7 +305,7 @@ impl Snapshot {
         Ok(Self {
             tools,
             tool_index,
-            tools_list: Value::Array(items),
+            tools_list: items,
             resources,
             templates,
             template_index,

@@ -206,3 +206,73 @@ fn read_resource_result_keys_keep_their_wire_order() {
     });
     assert_eq!(answer(&server, "resources/read", Some(params)), written(previous));
 }
+
+/// A server whose `echo` answers with a JSON value, `blocks` with two blocks, and `fail` with
+/// a tool error.
+fn calling_server() -> Server {
+    let tools = ["echo", "blocks", "fail"].map(|name| ToolSpec::new(name, Mode::ReadOnly)).to_vec();
+    Server::builder(Listing { tools, ..Listing::default() })
+        .dispatch(|call: ToolCall| {
+            std::future::ready(match &*call.name {
+                "echo" => Ok(ToolOutput::Json(json!({"b": [1, "é"], "a": null}))),
+                "blocks" => Ok(ToolOutput::Content {
+                    blocks: vec![ContentBlock::text("a"), ContentBlock::text("b")],
+                    structured: Some(json!([1, 2])),
+                }),
+                _ => Err(ToolError::structured(json!({"why": "no"}))),
+            })
+        })
+        .build()
+        .expect("the test catalog builds")
+}
+
+#[test]
+fn call_tool_results_are_written_as_the_map_the_core_built() {
+    let server = calling_server();
+    let modern =
+        |name: &str, arguments: Value| json!({"_meta": modern_meta(), "name": name, "arguments": arguments});
+    let echoed = answer(&server, "tools/call", Some(modern("echo", json!({}))));
+    let previous = json!({
+        "content": [{"type": "text", "text": r#"{"b":[1,"é"],"a":null}"#}],
+        "structuredContent": {"b": [1, "é"], "a": null},
+        "isError": false,
+        "resultType": "complete",
+        "_meta": server_info()
+    });
+    assert_eq!(echoed, written(previous));
+    // A legacy result carries structured content only when it is an object, and no decoration.
+    let blocks = answer(&server, "tools/call", Some(json!({"name": "blocks"})));
+    let previous =
+        json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}], "isError": false});
+    assert_eq!(blocks, written(previous));
+    let failed = answer(&server, "tools/call", Some(modern("fail", json!({}))));
+    let previous = json!({
+        "content": [{"type": "text", "text": "why: no"}],
+        "structuredContent": {"error": {"why": "no"}},
+        "isError": true,
+        "resultType": "complete",
+        "_meta": server_info()
+    });
+    assert_eq!(failed, written(previous));
+}
+
+#[test]
+fn list_tools_results_are_written_as_the_map_the_core_built() {
+    let server = plain_server();
+    let item = json!({
+        "name": "echo",
+        "inputSchema": {"type": "object", "properties": {}, "additionalProperties": true},
+        "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
+    });
+    let listed = answer(&server, "tools/list", Some(json!({"_meta": modern_meta()})));
+    let previous = json!({
+        "tools": [item.clone()],
+        "ttlMs": 0,
+        "cacheScope": "private",
+        "resultType": "complete",
+        "_meta": server_info()
+    });
+    assert_eq!(listed, written(previous));
+    let bare = answer(&server, "tools/list", None);
+    assert_eq!(bare, written(json!({"tools": [item], "ttlMs": 0, "cacheScope": "private"})));
+}

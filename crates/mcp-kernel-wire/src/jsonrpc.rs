@@ -2,6 +2,7 @@
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::error::ErrorObject;
 
@@ -12,6 +13,9 @@ pub const JSONRPC_VERSION: &str = "2.0";
 /// with the era's decoration is about 200 bytes) is then written without growing the buffer.
 const RESPONSE_CAPACITY: usize = 256;
 
+/// The room `{"jsonrpc":"2.0","id":…,"result":…}` takes around an encoded result, with a short id.
+const ENVELOPE_BYTES: usize = 48;
+
 /// One response the server writes: `{"jsonrpc":"2.0","id":…,"result"|"error":…}`.
 ///
 /// An `id` of `null` means the request's id could not be read: the member is then omitted, as the MCP
@@ -21,13 +25,93 @@ pub struct Response {
     /// The id of the request answered; `null` when it could not be read (then not written).
     pub id: Value,
     /// The result, or the error.
-    pub body: Result<Value, ErrorObject>,
+    pub body: Result<Payload, ErrorObject>,
+}
+
+/// A result as the server holds it: a JSON value, or JSON already encoded.
+///
+/// The core encodes its hot answers (`tools/call`, `tools/list`) straight to bytes rather than build a
+/// [`Value`] that is written once and dropped; either form is written the same way and reads back as
+/// the same value ([`Payload::to_value`]). Two payloads are equal when their values are.
+#[derive(Debug, Clone)]
+pub enum Payload {
+    /// A JSON value.
+    Value(Value),
+    /// Compact JSON, written as is.
+    Encoded(Box<RawValue>),
+}
+
+impl Payload {
+    /// This payload as a JSON value (an encoded one is read back).
+    pub fn to_value(&self) -> Value {
+        match self {
+            Payload::Value(value) => value.clone(),
+            Payload::Encoded(raw) => Self::read_back(raw),
+        }
+    }
+
+    /// This payload as a JSON value, without a copy when it already is one.
+    pub fn into_value(self) -> Value {
+        match self {
+            Payload::Value(value) => value,
+            Payload::Encoded(raw) => Self::read_back(&raw),
+        }
+    }
+
+    /// The encoded JSON, when this payload holds bytes.
+    pub fn as_encoded(&self) -> Option<&str> {
+        match self {
+            Payload::Value(_) => None,
+            Payload::Encoded(raw) => Some(raw.get()),
+        }
+    }
+
+    fn read_back(raw: &RawValue) -> Value {
+        // A RawValue is valid JSON, written by a serializer: reading it back cannot fail.
+        serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+    }
+}
+
+impl From<Value> for Payload {
+    fn from(value: Value) -> Self {
+        Payload::Value(value)
+    }
+}
+
+impl From<Box<RawValue>> for Payload {
+    fn from(raw: Box<RawValue>) -> Self {
+        Payload::Encoded(raw)
+    }
+}
+
+impl PartialEq for Payload {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Payload::Value(a), Payload::Value(b)) => a == b,
+            (Payload::Encoded(a), Payload::Encoded(b)) if a.get() == b.get() => true,
+            _ => self.to_value() == other.to_value(),
+        }
+    }
+}
+
+impl Serialize for Payload {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Payload::Value(value) => value.serialize(serializer),
+            Payload::Encoded(raw) => raw.serialize(serializer),
+        }
+    }
 }
 
 impl Response {
     /// A successful response.
     pub fn result(id: Value, result: Value) -> Self {
-        Self { id, body: Ok(result) }
+        Self { id, body: Ok(Payload::Value(result)) }
+    }
+
+    /// A successful response whose result is already encoded.
+    pub fn encoded(id: Value, result: Box<RawValue>) -> Self {
+        Self { id, body: Ok(Payload::Encoded(result)) }
     }
 
     /// An error response.
@@ -40,10 +124,19 @@ impl Response {
         self.body.as_ref().err()
     }
 
+    /// The result as a JSON value, when this is a successful response.
+    pub fn result_value(&self) -> Option<Value> {
+        self.body.as_ref().ok().map(Payload::to_value)
+    }
+
     /// The compact JSON bytes of this response (no trailing newline).
     pub fn to_bytes(&self) -> Vec<u8> {
         // Room for a typical answer at once, rather than growing from empty three or four times.
-        let mut bytes = Vec::with_capacity(RESPONSE_CAPACITY);
+        let capacity = match &self.body {
+            Ok(Payload::Encoded(raw)) => raw.get().len() + ENVELOPE_BYTES,
+            _ => RESPONSE_CAPACITY,
+        };
+        let mut bytes = Vec::with_capacity(capacity);
         // A Value and an ErrorObject always serialize: their map keys are strings.
         match serde_json::to_writer(&mut bytes, self) {
             Ok(()) => bytes,
@@ -90,5 +183,26 @@ mod tests {
             r.to_value(),
             json!({"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error: body is not valid JSON"}})
         );
+    }
+
+    #[test]
+    fn an_encoded_result_is_written_as_the_value_it_encodes() {
+        let value = json!({"content": [{"type": "text", "text": "é \"q\""}], "isError": false, "n": 1.5});
+        let raw = serde_json::value::to_raw_value(&value).unwrap();
+        let encoded = Response::encoded(json!("a"), raw);
+        let plain = Response::result(json!("a"), value.clone());
+        assert_eq!(encoded.to_bytes(), plain.to_bytes());
+        assert_eq!(encoded.to_value(), plain.to_value());
+        assert_eq!(encoded.result_value(), Some(value));
+        assert_eq!(encoded, plain);
+    }
+
+    #[test]
+    fn payloads_differ_when_their_values_do() {
+        let one = Payload::Encoded(serde_json::value::to_raw_value(&json!({"a": 1})).unwrap());
+        let two = Payload::Value(json!({"a": 2}));
+        assert_ne!(one, two);
+        assert_eq!(one.as_encoded(), Some(r#"{"a":1}"#));
+        assert_eq!(two.as_encoded(), None);
     }
 }

@@ -5,6 +5,7 @@ mod logging;
 mod prompts;
 mod resources;
 mod round_trip;
+mod tool_result;
 mod tools;
 
 use serde_json::{Map, Value};

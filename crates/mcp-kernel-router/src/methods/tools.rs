@@ -1,19 +1,24 @@
 //! `tools/list` and `tools/call`.
 
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use tracing::Instrument;
 
-use mcp_kernel_wire::ErrorObject;
-use mcp_kernel_wire::types::ContentBlock;
+use mcp_kernel_wire::{ErrorObject, Payload};
 
 use crate::arguments::Arguments;
 use crate::capability::declares;
+use crate::decoration::Decoration;
 use crate::guard::guarded;
-use crate::host::{Era, RequestContext, ToolCall, ToolOutput};
+use crate::host::{RequestContext, ToolCall, ToolOutput};
 use crate::methods::owned_params;
 use crate::methods::round_trip::input_required;
+use crate::methods::tool_result::{Content, ToolResult};
 use crate::observe::{DispatchOutcome, PendingDispatch};
-use crate::server::{Answer, Request, Server, cache_fields};
+use crate::options::CacheHints;
+use crate::server::{Request, Routed, Server, append_cache_fields};
 use crate::snapshot::CompiledTool;
 use crate::state::Binding;
 use crate::visibility::{Listed, Sieve, shown};
@@ -53,62 +58,32 @@ fn output_fault(tool: &CompiledTool, outcome: &ToolOutput) -> Option<String> {
     Some(format!("its structured content breaks the output schema: {reason}"))
 }
 
-/// A `CallToolResult` body; legacy results carry structured content only when it is an object.
-fn call_result(content: Vec<Value>, structured: Option<Value>, is_error: bool, era: Era) -> Value {
-    // Room for the modern decoration too (`resultType`, `_meta`): the map never grows.
-    let mut result = Map::with_capacity(5);
-    result.insert("content".into(), Value::Array(content));
-    if let Some(structured) = structured
-        && (era.is_modern() || structured.is_object())
-    {
-        result.insert("structuredContent".into(), structured);
-    }
-    result.insert("isError".into(), Value::Bool(is_error));
-    Value::Object(result)
-}
-
-fn text_block(text: String) -> Value {
-    let mut block = Map::with_capacity(2);
-    block.insert("type".into(), Value::from("text"));
-    block.insert("text".into(), Value::String(text));
-    Value::Object(block)
-}
-
-fn encode_blocks(blocks: Vec<ContentBlock>) -> Result<Vec<Value>, ErrorObject> {
-    blocks
-        .into_iter()
-        .map(|block| match block {
-            // The common case, without a trip through the serializer.
-            ContentBlock::Text(text) if text.annotations.is_none() && text.meta.is_none() => {
-                Ok(text_block(text.text))
-            }
-            other => serde_json::to_value(&other).map_err(|_| ErrorObject::internal()),
-        })
-        .collect()
-}
-
 impl Server {
-    /// A map, not a typed `ListToolsResult`: the items are encoded once, in the snapshot, and a typed
-    /// result would decode and re-encode each of them per request (over twice the work).
-    pub(crate) fn list_tools(&self, context: &RequestContext) -> Value {
-        let mut result = Map::with_capacity(5);
+    /// Encoded straight to bytes: each item was encoded once, in the snapshot, so a list copies bytes
+    /// rather than deep-cloning and re-encoding every tool's value per request.
+    pub(crate) fn list_tools(&self, context: &RequestContext) -> Routed {
         let snapshot = &self.inner.snapshot;
-        let tools = match self.inner.parts.visibility.as_deref() {
-            None => snapshot.tools_list.clone(),
+        let items = &snapshot.tools_list;
+        let shown: Vec<&RawValue> = match self.inner.parts.visibility.as_deref() {
+            None => items.iter().map(|item| &**item).collect(),
             Some(filter) => {
-                let items = snapshot.tools_list.as_array().map(Vec::as_slice).unwrap_or_default();
                 let sieve = Sieve::new(Some(filter), context);
                 let visible = snapshot.tools.iter().zip(items);
-                let visible = visible.filter(|(tool, _)| sieve.shows(Listed::Tool(&tool.name)));
-                Value::Array(visible.map(|(_, item)| item.clone()).collect())
+                visible
+                    .filter(|(tool, _)| sieve.shows(Listed::Tool(&tool.name)))
+                    .map(|(_, item)| &**item)
+                    .collect()
             }
         };
-        result.insert("tools".into(), tools);
-        cache_fields(&mut result, self.inner.options.tools_cache);
-        Value::Object(result)
+        let list = ToolList {
+            tools: &shown,
+            hints: self.inner.options.tools_cache,
+            decoration: context.era.is_modern().then_some(&self.inner.decoration),
+        };
+        serde_json::value::to_raw_value(&list).map(Payload::Encoded).map_err(|_| ErrorObject::internal())
     }
 
-    pub(crate) async fn call_tool(&self, request: Request<'_>) -> Answer {
+    pub(crate) async fn call_tool(&self, request: Request<'_>) -> Routed {
         let Request { params, context, tool_shown, .. } = request;
         let mut params = owned_params(params);
         let Some(Value::String(name)) = params.get("name") else {
@@ -149,7 +124,10 @@ impl Server {
             let reason = format!("invalid arguments: {violation}");
             let text = format!("{}: {reason}", tool.name);
             let structured = json!({"error": {"tool": &*tool.name, "reason": reason}});
-            return Ok(call_result(vec![text_block(text)], error_structure(structured), true, context.era));
+            let structured = error_structure(structured);
+            let content = Content::Text(&text);
+            return ToolResult { content, structured: structured.as_ref(), is_error: true }
+                .encode(context.era, &self.inner.decoration);
         }
         let Value::Object(arguments) = arguments else { return Err(ErrorObject::internal()) };
         let dispatch = match (&tool.handler, &self.inner.parts.dispatch) {
@@ -188,6 +166,7 @@ impl Server {
             (Ok(Err(_)), _) => DispatchOutcome::Error,
             (Err(_), _) => DispatchOutcome::Panic,
         });
+        let decoration = &self.inner.decoration;
         if let Some(reason) = fault {
             tracing::error!(parent: &span, tool = %tool.name, %reason, "the tool's result breaks its declared output schema; answered -32603");
             return Err(ErrorObject::internal());
@@ -199,19 +178,45 @@ impl Server {
             }
             Ok(Ok(ToolOutput::Json(value))) => {
                 let text = serde_json::to_string(&value).map_err(|_| ErrorObject::internal())?;
-                Ok(call_result(vec![text_block(text)], Some(value), false, era))
+                let content = Content::Text(&text);
+                ToolResult { content, structured: Some(&value), is_error: false }.encode(era, decoration)
             }
             Ok(Ok(ToolOutput::Content { blocks, structured })) => {
-                Ok(call_result(encode_blocks(blocks)?, structured, false, era))
+                let content = Content::Blocks(&blocks);
+                ToolResult { content, structured: structured.as_ref(), is_error: false }
+                    .encode(era, decoration)
             }
-            Ok(Ok(ToolOutput::InputRequired(required))) => input_required(round.as_ref(), required),
+            Ok(Ok(ToolOutput::InputRequired(required))) => {
+                input_required(round.as_ref(), required).map(Payload::Value)
+            }
             Ok(Err(error)) => {
                 let reason = error.reason().clone();
                 let text = error_text(&reason);
                 let structured = error_structure(json!({"error": reason}));
-                Ok(call_result(vec![text_block(text)], structured, true, era))
+                let content = Content::Text(&text);
+                ToolResult { content, structured: structured.as_ref(), is_error: true }
+                    .encode(era, decoration)
             }
         }
+    }
+}
+
+/// `ListToolsResult`'s members in wire order: `tools`, the cache hints, then the era's decoration.
+struct ToolList<'a> {
+    tools: &'a [&'a RawValue],
+    hints: CacheHints,
+    decoration: Option<&'a Decoration>,
+}
+
+impl Serialize for ToolList<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("tools", self.tools)?;
+        append_cache_fields(&mut map, self.hints)?;
+        if let Some(decoration) = self.decoration {
+            decoration.append(&mut map)?;
+        }
+        map.end()
     }
 }
 
