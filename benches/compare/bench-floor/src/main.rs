@@ -75,6 +75,8 @@ async fn serve_http(addr: &str) -> std::io::Result<()> {
                 continue;
             }
         };
+        // As the kernel does: no answer's last segment waits on the client's delayed ACK.
+        let _ = stream.set_nodelay(true);
         tokio::spawn(async move {
             let mut builder = auto::Builder::new(TokioExecutor::new());
             builder.http1().keep_alive(true);

@@ -142,6 +142,12 @@ where
             () = &mut shutdown => break,
         };
         let accepted_at = Instant::now();
+        // An answer is written whole or as a stream of events, never as a small write waiting on a
+        // larger one: Nagle's algorithm would hold a response's last segment until the client's
+        // delayed ACK (40 ms on Linux), which a 1 MiB answer on one connection hit about one time in ten.
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "TCP_NODELAY could not be set");
+        }
         while connections.try_join_next().is_some() {}
         let Some(slot) = slots.admit(free, peer.ip()) else {
             tracing::debug!("a peer over its connection share was closed at accept");
