@@ -98,7 +98,7 @@ pub use options::{
 };
 pub use progress::{MAX_PROGRESS_TOKEN_BYTES, NotificationSink, Progress, progress_token};
 pub use registry::{IntoToolOutput, Json, Prompts, PromptsWith, Resources, ResourcesWith, Tools, ToolsWith};
-pub use sealer::{HmacSealer, KeyTooShort, StateSealer};
+pub use sealer::{HmacSealer, KeyError, KeyPosition, KeyTooShort, StateSealer};
 pub use server::{Control, Handled, Server, ToolHeaders};
 pub use spec::{
     Catalog, Listing, Mode, PromptArgument, PromptSpec, ResourceEntry, ResourceSpec, ResourceTemplateSpec,

@@ -51,12 +51,12 @@ pub use mcp_kernel_router::{
     CompletionArgument, CompletionRef, CompletionRequest, Control, DEFAULT_PAGE_SIZE,
     DEFAULT_REQUEST_STATE_TTL, DEFAULT_SERVER_NAME, Dispatch, DispatchEvent, DispatchObserver,
     DispatchOutcome, Era, Extensions, GetPrompt, Handled, HmacSealer, HostIdentity, Inbound, InputRequired,
-    IntoToolOutput, Json, KeyTooShort, Listed, Listing, LiveServer, LogLevel, MAX_PROGRESS_TOKEN_BYTES, Mode,
-    NotificationSink, PACKAGE_VERSION, Progress, PromptArgument, PromptOutput, PromptReader, PromptSpec,
-    Prompts, PromptsWith, ReadResource, ReaderError, RequestContext, ResourceEntry, ResourceReader,
-    ResourceSpec, ResourceTemplateSpec, Resources, ResourcesWith, RetryInput, Revisions, Server,
-    ServerBuilder, ServerOptions, StateSealer, TemplateMatch, TestClient, ToolCall, ToolError, ToolHeaders,
-    ToolOutput, ToolSpec, Tools, ToolsWith, Visibility, host_identity,
+    IntoToolOutput, Json, KeyError, KeyPosition, KeyTooShort, Listed, Listing, LiveServer, LogLevel,
+    MAX_PROGRESS_TOKEN_BYTES, Mode, NotificationSink, PACKAGE_VERSION, Progress, PromptArgument,
+    PromptOutput, PromptReader, PromptSpec, Prompts, PromptsWith, ReadResource, ReaderError, RequestContext,
+    ResourceEntry, ResourceReader, ResourceSpec, ResourceTemplateSpec, Resources, ResourcesWith, RetryInput,
+    Revisions, Server, ServerBuilder, ServerOptions, StateSealer, TemplateMatch, TestClient, ToolCall,
+    ToolError, ToolHeaders, ToolOutput, ToolSpec, Tools, ToolsWith, Visibility, host_identity,
 };
 pub use mcp_kernel_wire::ProtocolVersion;
 
