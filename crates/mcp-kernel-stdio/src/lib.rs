@@ -34,6 +34,15 @@
 //!   the server current when it was read, and the next message sees a replacement.
 //! * **Stopping.** `shutdown` and `exit` are answered inline; then, as at end of input, nothing more is
 //!   read, every request already read is answered, the output is flushed and the loop returns `Ok`.
+//!   The host's own signal does the same ([`StdioOptions::shutdown_on`]; the one line for `SIGTERM` and
+//!   Ctrl-C is `.shutdown_on(mcp_kernel::shutdown_signal())`): it ends the input where it stands — the
+//!   bytes already taken in are served, nothing sent after it is read — and starts
+//!   [`StdioOptions::shutdown_grace`] (30 s by default), past which the requests still running are cut
+//!   unanswered and the session returns `Ok` all the same, so the process exits 0 before an
+//!   orchestrator's `SIGKILL`. End of input sets no deadline of its own (the MCP client waits, then
+//!   signals); a signal during that wait starts the grace. The transport installs no signal handler
+//!   unless asked: catching `SIGTERM` changes how the whole process answers it, for as long as it runs,
+//!   which is the host's decision (one embedding stdio beside other work may stop it otherwise).
 //! * **Wiring ([`serve()`]).** stdin and stdout are classified independently (`fstat`) before anything
 //!   is changed. A pipe or FIFO is served non-blocking on the runtime's reactor through a *new* open file
 //!   description of the same pipe (`/proc/self/fd/N`, Linux), never by setting `O_NONBLOCK` on the
@@ -67,14 +76,16 @@
 #![forbid(unsafe_code)]
 
 mod blocking;
+mod drain;
 mod framing;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod in_flight;
 mod options;
 mod serve;
 mod wiring;
 mod writer;
 
-pub use options::{DEFAULT_MAX_IN_FLIGHT, MAX_LINE_BYTES, StdioOptions};
+pub use options::{DEFAULT_MAX_IN_FLIGHT, MAX_LINE_BYTES, SHUTDOWN_GRACE, StdioOptions};
 pub use serve::{serve, serve_io, serve_with};

@@ -1,5 +1,10 @@
-//! The stdio transport's bounds, and what it attaches to every request of a session.
+//! The stdio transport's bounds, what it attaches to every request of a session, and when it stops.
 
+use std::future::Future;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use futures_util::future::{BoxFuture, Shared};
 use mcp_kernel_router::Extensions;
 
 /// The longest line (or legacy frame body) admitted, in bytes, a trailing `\r` included (D-27).
@@ -7,6 +12,10 @@ pub const MAX_LINE_BYTES: usize = 1_048_576;
 
 /// How many requests are served at once unless the host chooses otherwise.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
+
+/// How long a session waits, once its shutdown signal has completed, for the requests it has read
+/// (see [`StdioOptions::shutdown_on`]).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
 /// The most requests [`StdioOptions::max_in_flight`] admits (the runtime's semaphore bound).
 const MAX_IN_FLIGHT_CEILING: usize = tokio::sync::Semaphore::MAX_PERMITS;
@@ -22,6 +31,8 @@ pub struct StdioOptions {
     pub(crate) max_line_bytes: usize,
     pub(crate) max_in_flight: usize,
     pub(crate) extensions: Extensions,
+    pub(crate) shutdown: Option<ShutdownSignal>,
+    pub(crate) shutdown_grace: Duration,
 }
 
 impl Default for StdioOptions {
@@ -30,7 +41,20 @@ impl Default for StdioOptions {
             max_line_bytes: MAX_LINE_BYTES,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             extensions: Extensions::new(),
+            shutdown: None,
+            shutdown_grace: SHUTDOWN_GRACE,
         }
+    }
+}
+
+/// The host's shutdown future, shared by every clone of the options that hold it: each session served
+/// with them polls its own handle and sees it complete once.
+#[derive(Clone)]
+pub(crate) struct ShutdownSignal(pub(crate) Shared<BoxFuture<'static, ()>>);
+
+impl std::fmt::Debug for ShutdownSignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ShutdownSignal")
     }
 }
 
@@ -66,6 +90,56 @@ impl StdioOptions {
         self
     }
 
+    /// Stops the session when `signal` completes, as a rolling deploy's `SIGTERM` asks: nothing more is
+    /// read, every request already read is answered, the output is flushed and the session returns
+    /// `Ok` — at most [`shutdown_grace`](Self::shutdown_grace) after the signal, when what still runs
+    /// is cut. The host's one line for "SIGTERM and Ctrl-C drain the session" is
+    /// `.shutdown_on(mcp_kernel::shutdown_signal())`.
+    ///
+    /// "Read" means taken off the input: the signal ends the input where it stands, so lines already
+    /// taken in are served (a line cut short there is answered as one that end of input cuts short), and
+    /// nothing sent after it is. Without a signal the session stops only at end of input, `shutdown` or
+    /// `exit`, as before; the transport installs no signal handler of its own, since that changes how
+    /// the whole process answers the signal, for as long as it runs. Cloned options share the signal:
+    /// every session served with them stops when it completes. It is polled only while a session runs.
+    ///
+    /// ```
+    /// # async fn run(server: mcp_kernel_router::Server) -> std::io::Result<()> {
+    /// use std::time::Duration;
+    /// use mcp_kernel_stdio::StdioOptions;
+    /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    /// let options = StdioOptions::default()
+    ///     .shutdown_on(async move { let _ = stopped.await; })
+    ///     .shutdown_grace(Duration::from_secs(5));
+    /// # drop(stop);
+    /// mcp_kernel_stdio::serve_with(server, options).await
+    /// # }
+    /// ```
+    pub fn shutdown_on(mut self, signal: impl Future<Output = ()> + Send + 'static) -> Self {
+        self.shutdown = Some(ShutdownSignal(signal.boxed().shared()));
+        self
+    }
+
+    /// How long the session waits for the requests it has read once the signal of
+    /// [`shutdown_on`](Self::shutdown_on) has completed (default [`SHUTDOWN_GRACE`]); then what still
+    /// runs is cut: those requests are never answered, and an output nobody takes is not waited for.
+    /// End of input alone sets no deadline: a signal that completes during the wait starts it.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
+    /// How long a session waits for its requests after its shutdown signal (set by
+    /// [`StdioOptions::shutdown_grace`]).
+    pub fn get_shutdown_grace(&self) -> Duration {
+        self.shutdown_grace
+    }
+
+    /// Whether a shutdown signal is set ([`StdioOptions::shutdown_on`]).
+    pub fn has_shutdown_signal(&self) -> bool {
+        self.shutdown.is_some()
+    }
+
     /// The extensions attached to every request (set by [`StdioOptions::extensions`] and
     /// [`StdioOptions::principal`]).
     pub fn get_extensions(&self) -> &Extensions {
@@ -96,6 +170,12 @@ mod tests {
         assert_eq!(options.get_max_line_bytes(), 10);
         assert_eq!(options.get_max_in_flight(), 1, "zero would never admit a request");
         assert!(options.get_extensions().is_empty());
+        assert_eq!(options.get_shutdown_grace(), SHUTDOWN_GRACE);
+        assert!(!options.has_shutdown_signal(), "no signal unless the host names one");
+        let options = options.shutdown_on(std::future::pending()).shutdown_grace(Duration::from_millis(5));
+        assert!(options.has_shutdown_signal());
+        assert!(options.clone().has_shutdown_signal(), "clones share the signal");
+        assert_eq!(options.get_shutdown_grace(), Duration::from_millis(5));
     }
 
     #[test]

@@ -8,11 +8,10 @@
 //! non-blocking description, anything else is served blocking; no shared flag is changed) and ends
 //! quietly when its output is gone; [`serve_io`] reports every failure.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::io;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::task::Poll;
 
 use futures_util::FutureExt;
@@ -21,9 +20,11 @@ use mcp_kernel_wire::{Envelope, ErrorObject, Method, Response, read_message};
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
-use tokio::task::{AbortHandle, JoinError, JoinSet};
+use tokio::task::{JoinError, JoinSet};
 
+use crate::drain::{Stoppable, cut_after};
 use crate::framing::{CHUNK, Frame, FrameReader};
+use crate::in_flight::InFlight;
 use crate::options::StdioOptions;
 use crate::wiring;
 use crate::writer::{Line, write_lines};
@@ -42,13 +43,23 @@ const QUEUED_LINES: usize = 64;
 /// else (a terminal, a file, `/dev/null`) is read on a thread of its own and written with Tokio's
 /// blocking stdout. That thread may stay blocked in a read after this returns (a terminal nobody types
 /// into); nothing waits for it, so the process exits when `main` returns.
+///
+/// No signal is handled: `SIGTERM` keeps its default action (the process ends, answers owed are lost).
+/// To drain on it instead, serve with `StdioOptions::default().shutdown_on(mcp_kernel::shutdown_signal())`.
 pub async fn serve(server: impl Into<LiveServer>) -> io::Result<()> {
     serve_with(server, StdioOptions::default()).await
 }
 
 /// Serves `server` (a [`Server`], or a [`LiveServer`] whose replacements the session then serves) over
 /// the process's stdin and stdout with `options`: its bounds, and the extensions (the session's
-/// principal) attached to every request. Ends as [`serve`] does.
+/// principal) attached to every request. Ends as [`serve`] does, and also when the signal of
+/// [`StdioOptions::shutdown_on`] completes, in this order (the crate docs, *Stopping*):
+///
+/// 1. nothing more is read from stdin (what was already taken in is served, as at end of input);
+/// 2. every request read is answered, and its progress and log lines written before its answer;
+/// 3. the output is flushed and this returns `Ok` (a process exits 0 when `main` then returns) —
+///    or, at [`StdioOptions::shutdown_grace`] after the signal, what still runs is cut unanswered and
+///    this returns `Ok` all the same.
 ///
 /// Each message is served to its end by the server current when it was read, so a replacement never
 /// splits a request, and the next message read sees it.
@@ -97,6 +108,7 @@ fn output_gone(error: &io::Error) -> bool {
 /// Must run inside a Tokio runtime: each message is served on its own task. Returns `Ok` after end of input
 /// or `shutdown`/`exit`, once every request read has been answered and the output flushed; returns the
 /// input's error after the same wait, or the output's error at once (in-flight requests are then aborted).
+/// The signal of [`StdioOptions::shutdown_on`] ends `input` where it stands, as in [`serve_with`].
 pub async fn serve_io<R, W>(
     server: impl Into<LiveServer>,
     input: R,
@@ -140,12 +152,20 @@ where
 {
     let (lines, queue) = mpsc::channel(QUEUED_LINES);
     let mut writer = tokio::spawn(write_lines(output, queue));
+    // The host's signal ends the input where it stands, and the grace after it bounds the rest.
+    let input = Stoppable::new(input, options.shutdown.clone());
+    let cut = cut_after(options.shutdown, options.shutdown_grace);
+    tokio::pin!(cut);
     let mut frames = FrameReader::new(BufReader::with_capacity(CHUNK, input), options.max_line_bytes);
     let mut session = Session::new(live, options.extensions, lines, options.max_in_flight);
 
     let ended = tokio::select! {
         biased;
         written = &mut writer => Ended::OutputGone(Some(joined(written))),
+        () = &mut cut => {
+            session.cut(writer);
+            return Ok(());
+        }
         ended = session.read(&mut frames) => ended,
     };
     drop(frames);
@@ -167,13 +187,26 @@ where
     let failed = tokio::select! {
         biased;
         written = &mut writer => Some(joined(written)),
+        () = &mut cut => {
+            session.cut(writer);
+            return read;
+        }
         () = session.drain() => None,
     };
     if let Some(written) = failed {
         return Err(session.output_failed(written));
     }
     drop(session);
-    let written = joined(writer.await);
+    let written = tokio::select! {
+        biased;
+        written = &mut writer => joined(written),
+        // Every answer is queued; an output nobody takes is not waited for past the grace.
+        () = &mut cut => {
+            tracing::warn!("the output was not taken within the shutdown grace; stopped writing");
+            writer.abort();
+            Ok(())
+        }
+    };
     read.and(written.map_err(Failure::Output))
 }
 
@@ -250,33 +283,6 @@ fn joined(written: Result<io::Result<()>, JoinError>) -> io::Result<()> {
 
 /// A message being served: the core's answer, with its panic guard.
 type Handling = std::pin::Pin<Box<dyn Future<Output = Handled> + Send>>;
-
-/// The requests being served, by id, so that `notifications/cancelled` can abort them.
-#[derive(Debug, Default)]
-struct InFlight(Mutex<HashMap<String, AbortHandle>>);
-
-impl InFlight {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, AbortHandle>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Aborts the named request; an unknown or finished id is ignored.
-    fn cancel(&self, key: &str) {
-        let handle = self.lock().remove(key);
-        if let Some(handle) = handle {
-            tracing::debug!("a request was cancelled by the client");
-            handle.abort();
-        }
-    }
-
-    /// Called by a request's own task when it is done: forgets it unless a later request reused the id.
-    fn finished(&self, key: &str) {
-        let mut map = self.lock();
-        if map.get(key).is_some_and(|handle| handle.id() == tokio::task::id()) {
-            map.remove(key);
-        }
-    }
-}
 
 /// One stdio session's state, owned by the read loop.
 struct Session {
@@ -455,6 +461,16 @@ impl Session {
         while let Some(done) = self.tasks.join_next().await {
             log_join(done);
         }
+    }
+
+    /// The shutdown grace has passed: the requests still running are aborted (never answered) and
+    /// the writer is stopped, whatever it still holds.
+    fn cut(mut self, writer: tokio::task::JoinHandle<io::Result<()>>) {
+        if !self.tasks.is_empty() {
+            tracing::warn!(requests = self.tasks.len(), "cut at the shutdown grace, unanswered");
+        }
+        self.tasks.abort_all();
+        writer.abort();
     }
 
     /// The output failed: nobody can receive an answer, so the requests in flight are aborted.

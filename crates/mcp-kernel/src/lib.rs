@@ -27,6 +27,10 @@
 //! The `weather` example (`cargo run --example weather`) is a complete host, over stdio or, with
 //! `-- --http 127.0.0.1:4000`, over HTTP at `/mcp`.
 //!
+//! [`shutdown_signal`] completes at Ctrl-C or `SIGTERM`: handed to `http::serve` or to
+//! `stdio::StdioOptions::shutdown_on`, it makes a rolling restart drain the process (stop taking work, answer
+//! what was taken, exit 0) instead of cutting it off. Both examples use it.
+//!
 //! The [`manual`] holds the user-facing documents: the architecture, the host contract, the protocol
 //! core, each transport, validation, the threat model, what will not be implemented, the connectome.
 #![forbid(unsafe_code)]
@@ -36,6 +40,8 @@
 #[cfg_attr(docsrs, doc(cfg(feature = "connectome")))]
 pub mod connectome;
 pub mod manual;
+#[cfg(any(feature = "stdio", feature = "http"))]
+mod shutdown;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use mcp_kernel_http as http;
@@ -45,6 +51,9 @@ pub use mcp_kernel_schema as schema;
 #[cfg_attr(docsrs, doc(cfg(feature = "stdio")))]
 pub use mcp_kernel_stdio as stdio;
 pub use mcp_kernel_wire as wire;
+#[cfg(any(feature = "stdio", feature = "http"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "stdio", feature = "http"))))]
+pub use shutdown::shutdown_signal;
 
 pub use mcp_kernel_router::{
     Arguments, BoxFuture, BuildError, CacheHints, Called, Catalog, ClientError, Clock, Completer, Completion,

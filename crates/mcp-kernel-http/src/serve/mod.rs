@@ -13,7 +13,7 @@
 //! | 5 | HTTP/2 streams open at once | hyper (`SETTINGS_MAX_CONCURRENT_STREAMS`) | the client queues; a stream opened anyway is refused (`REFUSED_STREAM`) |
 //! | 6 | no open request for the idle timeout, pings or not | `watch.rs` | closed politely (`GOAWAY`) |
 //! | 7 | a write blocked for the write timeout; a response whose waits on the client add up to it | `io.rs`, `tracked.rs`, `watch.rs` | abandoned, closed |
-//! | 8 | shutdown: open connections finish within the grace period | here | ended |
+//! | 8 | shutdown: open connections finish within the grace period (the drain, on [`serve_with`]) | here | ended |
 
 mod io;
 mod limits;
@@ -27,9 +27,11 @@ use std::error::Error as StdError;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use http::{Request, Response};
+use http::header::CONNECTION;
+use http::{HeaderValue, Request, Response};
 use http_body::Body;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -59,12 +61,22 @@ pub struct PeerAddr(pub SocketAddr);
 /// How long a connection closed at a deadline may take to send its `GOAWAY` before it is dropped.
 const GOODBYE: Duration = Duration::from_secs(1);
 
+/// How long, once shutdown has begun, a connection accepted before it may take to deliver its first
+/// request head (it was likely on its way: a client sends it right after connecting).
+const LATE_FIRST_REQUEST: Duration = Duration::from_millis(500);
+
 /// Serves `service` on `listener` with the default [`ServeOptions`] until `shutdown` completes, then
-/// lets open connections finish (at most [`SHUTDOWN_GRACE`]).
+/// drains: new connections are refused, every request already read is answered, and this returns
+/// when the last connection has closed, or at [`SHUTDOWN_GRACE`] (30 s) at the latest. The steps are
+/// those of [`serve_with`].
+///
+/// For a rolling deploy, pass `mcp_kernel::shutdown_signal()` (Ctrl-C or `SIGTERM`), as below; any
+/// future will do (a oneshot the host fires, a deadline).
 ///
 /// ```no_run
 /// # async fn run(service: mcp_kernel_http::McpService) -> std::io::Result<()> {
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:4000").await?;
+/// // With the facade: `mcp_kernel::http::serve(listener, service, mcp_kernel::shutdown_signal())`.
 /// mcp_kernel_http::serve(listener, service, async { let _ = tokio::signal::ctrl_c().await; }).await
 /// # }
 /// ```
@@ -86,15 +98,57 @@ where
     serve_with(listener, service, shutdown, ServeOptions::default()).await
 }
 
-/// Serves `service` on `listener` under `options` until `shutdown` completes, then lets open
-/// connections finish (at most [`ServeOptions::shutdown_grace`]).
+/// Serves `service` on `listener` under `options` until `shutdown` completes, then drains within
+/// [`ServeOptions::shutdown_grace`]. Returns `Ok` once the drain is over; accept failures are logged and
+/// retried, never returned.
+///
+/// # The drain
+///
+/// 1. **Nothing new is accepted.** The moment `shutdown` completes, the accept loop stops and the
+///    listener is closed: a new connection is *refused* (`ECONNREFUSED`) by the kernel. Connections
+///    the kernel had completed but `serve` had not yet taken (the listen backlog; it fills when
+///    [`ServeOptions::max_connections`] are held) are reset.
+/// 2. **Every request already read is answered.** A response made from now on over HTTP/1.1 carries
+///    `connection: close` and is the connection's last; a response already under way — an SSE stream
+///    of progress notifications — runs to its final message, and the connection closes after it. Over
+///    HTTP/2 the connection gets `GOAWAY` (no error): the streams it had opened run to their end, the
+///    client opens no more, and the connection closes. A connection accepted before shutdown that has
+///    not yet delivered its first request head (it may be sending it right now) gets 500 ms to, and is
+///    then served the same way, or closed.
+/// 3. **Idle connections are closed politely, at once.** An idle HTTP/1.1 keep-alive connection is
+///    closed (the client reads end of file); an idle HTTP/2 connection gets `GOAWAY`, then is closed.
+/// 4. **The grace bounds it all.** `serve` returns when the last connection has closed, or at
+///    `shutdown_grace` after `shutdown`: what still runs then is cut — its connection dropped without a
+///    response, its handler's future dropped, as when a client disconnects.
+///
+/// # What a proxy in front sees
+///
+/// * A refused connection (step 1): nothing was sent, so retrying on another instance is always safe,
+///   and proxies do (nginx `proxy_next_upstream error`, Envoy's connect-failure retry).
+/// * Responses in flight complete normally; HTTP/1.1 ones say `connection: close`, so the proxy drops
+///   that upstream connection instead of pooling it.
+/// * **The keep-alive race.** A proxy that picks an idle pooled HTTP/1.1 connection just as step 3
+///   closes it sends its request into a closing socket and reads end of file or a reset, with no
+///   response. The request was never read here, but the proxy cannot know that: MCP requests are
+///   `POST`s, which proxies by default do not retry once sent, so its client gets a 502. The window is
+///   one round trip wide per idle connection; the remedy is upstream of `serve`: stop routing to the
+///   instance before sending the signal (fail its readiness check, or deregister it and wait out the
+///   proxy's refresh), or let the proxy retry `POST` on a connection error (Envoy `reset`,
+///   nginx `non_idempotent`; a tool call that may have run is then the host's risk to weigh). The
+///   same race exists at [`ServeOptions::idle_timeout`]: keep the proxy's upstream idle timeout below
+///   it. HTTP/2 upstreams do not have the race: `GOAWAY` says which streams were taken, and the rest
+///   are safe to retry.
 ///
 /// ```no_run
 /// # async fn run(service: mcp_kernel_http::McpService) -> std::io::Result<()> {
+/// use std::time::Duration;
 /// use mcp_kernel_http::ServeOptions;
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:4000").await?;
-/// // Behind a proxy every connection comes from one address.
-/// let options = ServeOptions::new().max_connections(2_000).max_connections_per_peer(2_000);
+/// // Behind a proxy every connection comes from one address; the orchestrator kills after 30 s.
+/// let options = ServeOptions::new()
+///     .max_connections(2_000)
+///     .max_connections_per_peer(2_000)
+///     .shutdown_grace(Duration::from_secs(25));
 /// mcp_kernel_http::serve_with(listener, service, async { let _ = tokio::signal::ctrl_c().await; }, options).await
 /// # }
 /// ```
@@ -118,6 +172,7 @@ where
     let slots = Slots::new(options.max_connections, options.max_connections_per_peer);
     let mut connections = tokio::task::JoinSet::new();
     let (stopping, stop_signal) = signal::channel(false);
+    let draining = Arc::new(AtomicBool::new(false));
     let mut shutdown = std::pin::pin!(shutdown);
     let mut last_warned = None;
     loop {
@@ -160,6 +215,7 @@ where
             builders: Arc::clone(&builders),
             options: options.clone(),
             stop: stop_signal.clone(),
+            draining: Arc::clone(&draining),
         };
         let service = service.clone();
         connections.spawn(async move {
@@ -167,6 +223,9 @@ where
             drop(slot);
         });
     }
+    // Every HTTP/1.1 response made from now on says it is the connection's last; then new connections
+    // are refused (the listener is closed), and every connection is told.
+    draining.store(true, Ordering::Release);
     drop(listener);
     let _ = stopping.send(true);
     let _ = tokio::time::timeout(options.shutdown_grace, async {
@@ -177,6 +236,12 @@ where
     connections.abort_all();
     while connections.join_next().await.is_some() {}
     Ok(())
+}
+
+/// Completes once shutdown has begun (or `serve` is gone).
+async fn stopping(stop: &mut signal::Receiver<bool>) {
+    // The guard the wait returns is dropped here, not held across the caller's next await.
+    let _ = stop.wait_for(|stop| *stop).await;
 }
 
 /// The two connection builders, made once per listener.
@@ -211,6 +276,8 @@ struct Connection {
     builders: Arc<Builders>,
     options: ServeOptions,
     stop: signal::Receiver<bool>,
+    /// Set when shutdown begins, read as each response is made.
+    draining: Arc<AtomicBool>,
 }
 
 impl Connection {
@@ -227,9 +294,20 @@ impl Connection {
         B::Error: Into<Box<dyn StdError + Send + Sync>>,
     {
         let first_request = deadline_after(self.accepted_at, self.options.first_bytes_timeout);
-        let decided = tokio::select! {
-            decided = sniff::decide(&mut self.stream, first_request) => decided,
-            _ = self.stop.wait_for(|stop| *stop) => return,
+        // Shutdown while the protocol is being decided: a connection accepted before it began may be
+        // sending its first request right now, and gets a moment to show it (served below, as the
+        // connection's last); one that stays silent is closed then.
+        let mut drain_began = None;
+        let decided = {
+            let decide = sniff::decide(&mut self.stream, first_request);
+            tokio::pin!(decide);
+            tokio::select! {
+                decided = &mut decide => decided,
+                () = stopping(&mut self.stop) => {
+                    drain_began = Some(Instant::now());
+                    tokio::time::timeout(LATE_FIRST_REQUEST, decide).await.ok().flatten()
+                }
+            }
         };
         // Nothing useful before the deadline, or the peer left: there is no one to answer.
         let Some((protocol, read)) = decided else { return };
@@ -237,12 +315,20 @@ impl Connection {
         let watch = Watch::new();
         let hold_end = protocol == Protocol::Http2;
         let (peer, tracker) = (self.peer, Arc::clone(&watch));
+        // Over HTTP/1.1 a response made once shutdown has begun carries `connection: close`, and
+        // hyper closes the connection after it: graceful shutdown alone says so only when it lands
+        // before the response's head is written. (HTTP/2 has `GOAWAY`, and no `connection` field.)
+        let draining = (protocol == Protocol::Http1).then(|| Arc::clone(&self.draining));
         let hyper_service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
             request.extensions_mut().insert(PeerAddr(peer));
             let open = tracker.request_started();
             let answer = service.clone().oneshot(request);
+            let draining = draining.clone();
             async move {
-                let response = answer.await?;
+                let mut response = answer.await?;
+                if draining.is_some_and(|draining| draining.load(Ordering::Acquire)) {
+                    response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+                }
                 Ok::<_, Infallible>(response.map(|body| Tracked::new(body, open, hold_end)))
             }
         });
@@ -262,7 +348,7 @@ impl Connection {
                 return;
             }
             verdict = watch.verdict(deadlines) => Some(verdict),
-            _ = self.stop.wait_for(|stop| *stop) => None,
+            () = stopping(&mut self.stop) => None,
         };
         match verdict {
             // Over HTTP/1.1 a connection without a request head, or whose response was not taken, has
@@ -277,8 +363,31 @@ impl Connection {
                 connection.as_mut().graceful_shutdown();
                 let _ = tokio::time::timeout(GOODBYE, connection.as_mut()).await;
             }
-            // Shutdown: open requests finish (the caller bounds the wait with the grace period).
+            // Shutdown: open requests finish, then the connection closes (the caller bounds the wait
+            // with the grace period). hyper closes an idle HTTP/1.1 connection at once, marks the
+            // response in flight `connection: close` if its head is not yet written, and sends HTTP/2
+            // `GOAWAY` (streams already opened are served).
             None => {
+                // hyper also closes at once an HTTP/1.1 connection it has read nothing from, the
+                // request a client sent right after connecting included: that one gets a moment to
+                // deliver its first head, and is told after it (its response says `connection: close`).
+                if protocol == Protocol::Http1 {
+                    let began = drain_began.unwrap_or_else(Instant::now);
+                    let late = deadline_after(began, LATE_FIRST_REQUEST).min(first_request);
+                    let shown = tokio::select! {
+                        ended = connection.as_mut() => {
+                            if let Err(error) = ended {
+                                tracing::debug!(%error, "connection ended with an error");
+                            }
+                            return;
+                        }
+                        shown = watch.first_request_by(late) => shown,
+                    };
+                    if !shown {
+                        tracing::debug!("closed a connection that sent no request at shutdown");
+                        return;
+                    }
+                }
                 connection.as_mut().graceful_shutdown();
                 if let Err(error) = connection.as_mut().await {
                     tracing::debug!(%error, "connection ended with an error");

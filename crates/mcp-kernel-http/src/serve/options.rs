@@ -8,7 +8,8 @@
 
 use std::time::Duration;
 
-/// How long [`serve`](super::serve) waits for open connections to finish once shutdown is asked.
+/// How long [`serve`](super::serve) waits for open connections to finish once shutdown is asked (its
+/// drain, [`serve_with`](super::serve_with)), before it cuts them and returns.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
 /// The largest read buffer an HTTP/1.1 connection keeps (hyper's default is about 400 KiB, held for
@@ -65,7 +66,7 @@ pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// | [`header_read_timeout`](Self::header_read_timeout) | 15 s | the same, for each later HTTP/1.1 head |
 /// | [`idle_timeout`](Self::idle_timeout) | 60 s | a connection with nothing open holds its slot this long |
 /// | [`write_timeout`](Self::write_timeout) | 30 s | a response the client will not take holds its buffers this long |
-/// | [`shutdown_grace`](Self::shutdown_grace) | 30 s | how long shutdown waits for open requests |
+/// | [`shutdown_grace`](Self::shutdown_grace) | 30 s | how long the drain waits for open requests before it cuts them |
 ///
 /// Request bodies are bounded separately, across the whole service, by
 /// [`Builder::max_body_bytes_in_flight`](crate::Builder::max_body_bytes_in_flight).
@@ -156,7 +157,16 @@ impl ServeOptions {
         self
     }
 
-    /// How long shutdown waits for open connections to finish before it ends them.
+    /// How long the drain may take (default [`SHUTDOWN_GRACE`], 30 s), counted from the moment the
+    /// shutdown future completes. Within it: new connections are refused, the requests already read
+    /// are answered (SSE streams to their end), idle connections are closed, and `serve` returns as
+    /// soon as the last connection has closed. At its end, whatever still runs is cut (connections
+    /// dropped without a response, handlers' futures dropped) and `serve` returns `Ok`.
+    ///
+    /// Set it a few seconds below the time the orchestrator waits between `SIGTERM` and `SIGKILL`
+    /// (Kubernetes' `terminationGracePeriodSeconds` is 30 s by default, the same as this default, and
+    /// counts a `preStop` hook's time too), so that the process exits on its own, with its logs
+    /// flushed, rather than being killed mid-drain. Zero cuts everything at once.
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
         self

@@ -25,6 +25,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::read::deadline_after;
@@ -81,6 +82,8 @@ impl Waiting {
 #[derive(Debug)]
 pub(crate) struct Watch {
     state: Mutex<State>,
+    /// Told once, when the first request head arrives (waited on only during shutdown).
+    first: Notify,
 }
 
 impl Watch {
@@ -93,6 +96,7 @@ impl Watch {
                 owed: HashMap::new(),
                 next_body: 0,
             }),
+            first: Notify::new(),
         })
     }
 
@@ -103,9 +107,13 @@ impl Watch {
     /// A request head arrived: the request is open until the returned guard is dropped.
     pub(crate) fn request_started(self: &Arc<Self>) -> Open {
         let mut state = self.lock();
+        let first = !state.seen_request;
         state.seen_request = true;
         state.open += 1;
         drop(state);
+        if first {
+            self.first.notify_one();
+        }
         Open { watch: Arc::clone(self) }
     }
 
@@ -157,6 +165,19 @@ impl Watch {
         }
         let first = state.owed.values().filter_map(|waiting| waiting.deadline(deadlines.write)).min()?;
         Some((first, Verdict::Stalled))
+    }
+
+    /// Whether a request head arrives by `deadline`: true as soon as one has (at once if one already
+    /// has), false at the deadline.
+    pub(crate) async fn first_request_by(&self, deadline: Instant) -> bool {
+        if self.lock().seen_request {
+            return true;
+        }
+        tokio::select! {
+            // `notify_one` keeps its permit for a waiter that comes later: no arrival is missed.
+            () = self.first.notified() => true,
+            () = tokio::time::sleep_until(deadline) => self.lock().seen_request,
+        }
     }
 
     /// Waits until one of the deadlines passes, looking again at least once per write or idle timeout
@@ -220,6 +241,24 @@ mod tests {
         let ended = Instant::now();
         assert_eq!(watch.verdict(deadlines()).await, Verdict::Idle);
         assert_eq!(ended.elapsed(), Duration::from_secs(60));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_first_request_is_waited_for_until_it_arrives_or_the_deadline_passes() {
+        let at = Instant::now() + Duration::from_secs(1);
+        let silent = Watch::new();
+        assert!(!silent.first_request_by(at).await, "a connection that showed nothing");
+        assert_eq!(Instant::now(), at, "is given up at the deadline");
+        let at = Instant::now() + Duration::from_secs(1);
+        let late = Watch::new();
+        let arrives = async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            late.request_started()
+        };
+        let (shown, _open) = tokio::join!(late.first_request_by(at), arrives);
+        assert!(shown, "one whose first request arrives in time is kept");
+        assert!(Instant::now() < at, "and seen when it arrives, not at the deadline");
+        assert!(late.first_request_by(Instant::now()).await, "a request already seen counts at once");
     }
 
     #[tokio::test(start_paused = true)]

@@ -45,6 +45,13 @@ impl Session {
         input.write_all(bytes).await.expect("the server reads its input");
     }
 
+    /// Writes one JSON message and a newline to an input the server may have stopped reading (and
+    /// dropped): a closed input is not a failure here.
+    pub async fn send_json_late(&mut self, message: Value) {
+        let input = self.input.as_mut().expect("the input is open");
+        let _ = input.write_all(format!("{message}\n").as_bytes()).await;
+    }
+
     /// Writes one JSON message and a newline.
     pub async fn send_json(&mut self, message: Value) {
         let mut line = message.to_string().into_bytes();

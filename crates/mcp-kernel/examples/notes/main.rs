@@ -8,6 +8,9 @@
 //! the authorization server `NOTES_AUTH_SERVER` (default `http://127.0.0.1:9000`) and the scope
 //! `notes`. The example verifies only its own static tokens; a host that accepts the authorization
 //! server's tokens verifies them in its hook (`tests-rmcp/tests/oauth.rs` does, by introspection).
+//!
+//! Either way, Ctrl-C or `SIGTERM` drains (`mcp_kernel::shutdown_signal()`): nothing new is taken,
+//! what was taken is answered, and the process exits 0.
 
 mod host;
 mod store;
@@ -58,8 +61,8 @@ fn authorize(callers: &HashMap<[u8; 32], Caller>, parts: &http::request::Parts) 
     caller.ok_or_else(|| Refused::invalid_token("unknown bearer token").with_scope([SCOPE]))
 }
 
-/// Serves `/mcp` and its metadata document on `addr` until Ctrl-C, to `2026-07-28` and `2025-11-25`
-/// clients alike.
+/// Serves `/mcp` and its metadata document on `addr` until Ctrl-C or SIGTERM (then drains: the
+/// requests already read are answered), to `2026-07-28` and `2025-11-25` clients alike.
 async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error::Error>> {
     let callers = callers(&std::env::var("NOTES_TOKENS").unwrap_or_default())?;
     let auth_server =
@@ -78,10 +81,7 @@ async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error
         .route_service("/mcp", service)
         .route_service(resource.metadata_path(), resource.metadata_service());
     tracing::info!("serving {} (metadata at {})", resource.resource(), resource.metadata_url());
-    mcp_kernel::http::serve(listener, app, async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await?;
+    mcp_kernel::http::serve(listener, app, mcp_kernel::shutdown_signal()).await?;
     Ok(())
 }
 
@@ -93,7 +93,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [] => {
-            let local = StdioOptions::default().principal(Caller("local".to_owned()));
+            // SIGTERM (or Ctrl-C) drains the session as end of input does: what was read is answered.
+            let local = StdioOptions::default()
+                .principal(Caller("local".to_owned()))
+                .shutdown_on(mcp_kernel::shutdown_signal());
             mcp_kernel::stdio::serve_with(server, local).await?;
         }
         [flag, addr] if flag == "--http" => serve_http(server, addr).await?,

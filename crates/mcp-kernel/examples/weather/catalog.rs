@@ -3,7 +3,8 @@
 //! the example's `main.rs` and by the rmcp interoperability tests (`tests-rmcp`), so that both speak to
 //! the very same host.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcp_kernel::connectome::graph::declared::Declared;
 use mcp_kernel::connectome::observe::Collector;
@@ -49,13 +50,27 @@ fn own_catalog() -> Listing {
     }
 }
 
-/// The tool: a fixed reading, so the example needs no network.
+/// How long each reading takes: `WEATHER_LATENCY_MS` (default 0), read once. A remote service's
+/// reading takes a while; this one can be made to, to watch a drain answer a call in flight.
+fn reading_latency() -> Duration {
+    static LATENCY: OnceLock<Duration> = OnceLock::new();
+    *LATENCY.get_or_init(|| {
+        let millis = std::env::var("WEATHER_LATENCY_MS").ok().and_then(|ms| ms.parse().ok());
+        Duration::from_millis(millis.unwrap_or(0).min(60_000))
+    })
+}
+
+/// The tool: a fixed reading, so the example needs no network (taking [`reading_latency`]).
 async fn get_weather(call: ToolCall) -> Result<ToolOutput, ToolError> {
     #[derive(serde::Deserialize)]
     struct Args {
         place: String,
     }
     let args: Args = call.arguments.deserialize().map_err(|_| ToolError::new("place must be a string"))?;
+    let latency = reading_latency();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
     match args.place.as_str() {
         "Oslo" | "Lima" => ToolOutput::json(&json!({"place": args.place, "temperature_c": 12})),
         _ => Err(ToolError::new("unknown place")),

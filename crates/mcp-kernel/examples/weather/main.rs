@@ -2,16 +2,23 @@
 //!
 //! Run it with `cargo run --example weather` and type JSON-RPC lines on stdin; every report goes to
 //! stderr, stdout carries protocol lines only. With `-- --http 127.0.0.1:4000` it serves the stateless
-//! Streamable HTTP transport at `http://127.0.0.1:4000/mcp` instead (Ctrl-C stops it), to
-//! `2026-07-28` and `2025-11-25` clients alike.
+//! Streamable HTTP transport at `http://127.0.0.1:4000/mcp` instead, to `2026-07-28` and `2025-11-25`
+//! clients alike.
+//!
+//! Ctrl-C or `SIGTERM` stops either transport the way a rolling restart wants: nothing new is taken,
+//! what was taken is answered, and the process exits 0. To watch it, make each reading slow
+//! (`WEATHER_LATENCY_MS=5000`), start a call, and send `SIGTERM`: the call is answered, then the
+//! process exits.
 
 #[allow(dead_code)] // `WeatherHost::surface` is read by the `connectome_export` example, not here
 mod catalog;
 
 use mcp_kernel::Server;
 use mcp_kernel::http::{AllowedOrigins, LegacyClients, McpHttp};
+use mcp_kernel::stdio::StdioOptions;
 
-/// Serves the MCP endpoint at `/mcp` on `addr`, mounted in an axum router, until Ctrl-C.
+/// Serves the MCP endpoint at `/mcp` on `addr`, mounted in an axum router, until Ctrl-C or SIGTERM
+/// (then drains).
 async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let port = listener.local_addr()?.port();
@@ -23,10 +30,7 @@ async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error
         .build();
     let app = axum::Router::new().route_service("/mcp", service);
     tracing::info!("serving http://{}/mcp", listener.local_addr()?);
-    mcp_kernel::http::serve(listener, app, async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await?;
+    mcp_kernel::http::serve(listener, app, mcp_kernel::shutdown_signal()).await?;
     Ok(())
 }
 
@@ -37,7 +41,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = catalog::weather_server().map_err(|e| -> Box<dyn std::error::Error> { e })?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
-        [] => mcp_kernel::stdio::serve(server).await?,
+        [] => {
+            let options = StdioOptions::default().shutdown_on(mcp_kernel::shutdown_signal());
+            mcp_kernel::stdio::serve_with(server, options).await?;
+        }
         [flag, addr] if flag == "--http" => serve_http(server, addr).await?,
         _ => return Err("usage: weather [--http ADDR]".into()),
     }

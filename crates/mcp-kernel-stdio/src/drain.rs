@@ -1,0 +1,135 @@
+//! Stopping on the host's signal ([`StdioOptions::shutdown_on`](crate::StdioOptions::shutdown_on)):
+//! the input ends where it stands, the requests read are answered, and the grace bounds the wait.
+//!
+//! Purpose: a rolling deploy, or a client escalating to `SIGTERM`, asks the process to stop while
+//! requests are in flight. Killed outright, the process loses every answer it owed; waiting forever, it
+//! is killed anyway (`SIGKILL`) and loses them the same way. Here the signal turns into end of input —
+//! [`Stoppable`] reads nothing more from the input once it has completed, so the framing serves the
+//! bytes already taken in and then meets the end, exactly as when the client closes stdin — and
+//! [`cut_after`] completes [`StdioOptions::shutdown_grace`](crate::StdioOptions::shutdown_grace) after
+//! the signal, when the session cuts what still runs instead of waiting for it.
+//!
+//! The signal is checked before every read of the input, so no byte written after it completed is ever
+//! taken in, and a read waiting for input is woken by it.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, ReadBuf};
+
+use crate::options::ShutdownSignal;
+
+/// An input that ends when the shutdown signal completes.
+#[derive(Debug)]
+pub(crate) struct Stoppable<R> {
+    inner: R,
+    /// The signal, until it has completed (a completed shared future may not be polled again).
+    signal: Option<ShutdownSignal>,
+    stopped: bool,
+}
+
+impl<R> Stoppable<R> {
+    /// `inner`, ended by `signal` (never, without one).
+    pub(crate) fn new(inner: R, signal: Option<ShutdownSignal>) -> Self {
+        Self { inner, signal, stopped: false }
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for Stoppable<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        if let Some(signal) = this.signal.as_mut()
+            && Pin::new(&mut signal.0).poll(cx).is_ready()
+        {
+            tracing::debug!("the shutdown signal completed: reading stopped, answering the requests read");
+            this.signal = None;
+            this.stopped = true;
+        }
+        if this.stopped {
+            // End of input: nothing is put in `buf`.
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut this.inner).poll_read(cx, buf)
+    }
+}
+
+/// Completes `grace` after `signal` does; never without a signal.
+pub(crate) async fn cut_after(signal: Option<ShutdownSignal>, grace: Duration) {
+    match signal {
+        Some(signal) => {
+            signal.0.await;
+            tokio::time::sleep(grace).await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::FutureExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    fn signal_of(receiver: tokio::sync::oneshot::Receiver<()>) -> ShutdownSignal {
+        ShutdownSignal(
+            async move {
+                let _ = receiver.await;
+            }
+            .boxed()
+            .shared(),
+        )
+    }
+
+    #[tokio::test]
+    async fn bytes_sent_after_the_signal_are_never_read() {
+        let (mut client, server) = tokio::io::duplex(64);
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let mut input = Stoppable::new(server, Some(signal_of(stopped)));
+        client.write_all(b"before").await.unwrap();
+        let mut read = [0u8; 6];
+        input.read_exact(&mut read).await.unwrap();
+        assert_eq!(&read, b"before");
+        stop.send(()).unwrap();
+        client.write_all(b"after").await.unwrap();
+        let mut rest = Vec::new();
+        input.read_to_end(&mut rest).await.unwrap();
+        assert!(rest.is_empty(), "the input ended at the signal: {rest:?}");
+    }
+
+    #[tokio::test]
+    async fn a_read_waiting_for_input_is_ended_by_the_signal() {
+        let (_client, server) = tokio::io::duplex(64);
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let mut input = Stoppable::new(server, Some(signal_of(stopped)));
+        let reading = tokio::spawn(async move {
+            let mut rest = Vec::new();
+            input.read_to_end(&mut rest).await.map(|_| rest)
+        });
+        tokio::task::yield_now().await;
+        stop.send(()).unwrap();
+        let rest = tokio::time::timeout(Duration::from_secs(5), reading).await.expect("ended").unwrap();
+        assert!(rest.unwrap().is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_cut_comes_the_grace_after_the_signal_and_never_without_one() {
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let started = tokio::time::Instant::now();
+        let cut = cut_after(Some(signal_of(stopped)), Duration::from_secs(3));
+        let signalled = async {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            stop.send(()).unwrap();
+        };
+        tokio::join!(cut, signalled);
+        assert_eq!(started.elapsed(), Duration::from_secs(5), "2 s to the signal, then the 3 s grace");
+        let never = tokio::time::timeout(Duration::from_secs(3600), cut_after(None, Duration::ZERO)).await;
+        assert!(never.is_err(), "no signal, no cut");
+    }
+}
