@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! cluster-host <listen-address> <instance-name>
-//! CLUSTER_STATE_KEYS=<hex>[,<hex>…]   the request-state keys: the first seals, every one opens
+//! CLUSTER_STATE_KEYS=<hex>[,<hex>…]   the request-state keys (`HmacSealer::from_hex_keys`): the first
+//!                                     seals, every one opens
 //! ```
 //!
 //! Once bound it prints `listening http://<address>` on stdout; on SIGTERM (or Ctrl-C) it stops
@@ -22,8 +23,8 @@
 //! `{"instance": …, "in_flight": …}`, 200 while it serves.
 //!
 //! Threat: none of its own — it is test support, bound where the test says (127.0.0.1). It still
-//! refuses bad input as a host should: a key that is not hex or is shorter than 32 bytes stops it at
-//! start, with a message that does not repeat the key.
+//! refuses bad input as a host should: a key list `HmacSealer::from_hex_keys` refuses stops it at
+//! start, with a message that names the key's position, never the key.
 
 use std::error::Error;
 use std::sync::Arc;
@@ -37,7 +38,7 @@ use mcp_kernel::http::{
 use mcp_kernel::wire::types::{CacheScope, ResourceContents};
 use mcp_kernel::{
     CacheHints, HmacSealer, InputRequired, Listing, Mode, ReadResource, ReaderError, ResourceSpec, Server,
-    StateSealer, ToolCall, ToolError, ToolOutput, ToolSpec,
+    ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
@@ -81,44 +82,10 @@ impl Drop for InFlight {
     }
 }
 
-/// Seals with the first key and opens with any of them: the keys of a rotation, current first.
-struct Keyring {
-    current: HmacSealer,
-    previous: Vec<HmacSealer>,
-}
-
-impl StateSealer for Keyring {
-    fn seal(&self, payload: &[u8]) -> String {
-        self.current.seal(payload)
-    }
-
-    fn open(&self, sealed: &str) -> Option<Vec<u8>> {
-        self.current.open(sealed).or_else(|| self.previous.iter().find_map(|key| key.open(sealed)))
-    }
-}
-
-/// Decodes one hex key (two digits a byte, either case).
-fn hex_key(text: &str) -> Option<Vec<u8>> {
-    let text = text.trim().as_bytes();
-    if text.len() % 2 != 0 {
-        return None;
-    }
-    let digit = |b: u8| char::from(b).to_digit(16);
-    text.chunks(2).map(|pair| Some((digit(pair[0])? * 16 + digit(pair[1])?) as u8)).collect()
-}
-
-/// The keyring from `CLUSTER_STATE_KEYS`.
-fn keyring() -> Result<Keyring, String> {
+/// The sealer from `CLUSTER_STATE_KEYS`: the first key seals, every one listed opens.
+fn sealer() -> Result<HmacSealer, String> {
     let text = std::env::var(KEYS_VAR).map_err(|_| format!("{KEYS_VAR} is not set"))?;
-    let mut sealers = Vec::new();
-    for (index, key) in text.split(',').enumerate() {
-        let bytes = hex_key(key).ok_or_else(|| format!("{KEYS_VAR}: key {index} is not hex"))?;
-        let sealer = HmacSealer::new(&bytes).map_err(|e| format!("{KEYS_VAR}: key {index}: {e}"))?;
-        sealers.push(sealer);
-    }
-    let mut sealers = sealers.into_iter();
-    let current = sealers.next().ok_or_else(|| format!("{KEYS_VAR} holds no key"))?;
-    Ok(Keyring { current, previous: sealers.collect() })
+    HmacSealer::from_hex_keys(&text).map_err(|error| format!("{KEYS_VAR}: {error}"))
 }
 
 fn catalog() -> Listing {
@@ -216,7 +183,7 @@ async fn read(instance: Arc<Instance>, request: ReadResource) -> Result<Vec<Reso
     }
 }
 
-fn server(instance: &Arc<Instance>, sealer: Keyring) -> Result<Server, BoxError> {
+fn server(instance: &Arc<Instance>, sealer: HmacSealer) -> Result<Server, BoxError> {
     let (for_dispatch, for_read) = (Arc::clone(instance), Arc::clone(instance));
     let server = Server::builder(catalog())
         .server_name(format!("cluster-host {}", instance.name))
@@ -245,7 +212,7 @@ async fn stop_signal() {
 }
 
 async fn run(address: &str, name: String) -> Result<(), BoxError> {
-    let sealer = keyring()?;
+    let sealer = sealer()?;
     let instance = Arc::new(Instance { name, in_flight: AtomicUsize::new(0), whoami_calls: AtomicU64::new(0) });
     let mcp = McpHttp::builder(server(&instance, sealer)?)
         .allowed_origins(AllowedOrigins::list([APP_ORIGIN]))

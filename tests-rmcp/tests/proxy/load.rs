@@ -46,6 +46,8 @@ pub struct Report {
     pub server_errors: Vec<String>,
     /// nginx's error log: why a request failed or was retried.
     pub proxy_errors: Vec<String>,
+    /// Of its lines, the requests sent on a kept-alive connection the instance closed unread.
+    pub races: usize,
     /// How long the load took.
     pub took: Duration,
 }
@@ -59,6 +61,7 @@ impl fmt::Display for Report {
             writeln!(f, "  restart: {restart}")?;
         }
         writeln!(f, "  proxy: {} requests, {} retried on another instance, {} answered 5xx", self.proxied, self.retried, self.server_errors.len())?;
+        writeln!(f, "  keep-alive races (a POST sent on an upstream connection the draining instance closed unread): {}", self.races)?;
         for line in self.server_errors.iter().take(10) {
             writeln!(f, "    {line}")?;
         }
@@ -70,6 +73,14 @@ impl fmt::Display for Report {
         }
         Ok(())
     }
+}
+
+/// Whether an nginx error line is the keep-alive race: a request sent on a pooled upstream connection
+/// that closed before any response. nginx does not resend a `POST` once sent, so its client gets a 502.
+pub fn is_keep_alive_race(line: &str) -> bool {
+    line.contains("[error]")
+        && line.contains("while reading response header from upstream")
+        && (line.contains("upstream prematurely closed connection") || line.contains("Connection reset by peer"))
 }
 
 /// One call of the mix: which instance answered it, or what went wrong.
@@ -119,7 +130,8 @@ async fn wait_for(done: &AtomicUsize, mark: usize, deadline: Instant) {
     }
 }
 
-/// Runs the load, restarting `a`, `b` and `c` in turn at 10 %, 40 % and 70 % of it.
+/// Runs the load, restarting `a`, `b` and `c` in turn at 10 %, 40 % and 70 % of it: SIGTERM (the
+/// instance drains what it holds and exits), then started again on its port.
 pub async fn rolling_restart(cluster: &mut Cluster) -> Report {
     let total = CLIENTS * CALLS_PER_CLIENT;
     let done = Arc::new(AtomicUsize::new(0));
@@ -174,5 +186,6 @@ pub async fn rolling_restart(cluster: &mut Cluster) -> Report {
     report.retried = log.iter().filter(|line| line.contains("upstream=") && line.contains(", ")).count();
     report.server_errors = log.into_iter().filter(|line| line.contains(" HTTP/1.1 5")).collect();
     report.proxy_errors = cluster.nginx.errors().lines().map(str::to_owned).collect();
+    report.races = report.proxy_errors.iter().filter(|line| is_keep_alive_race(line)).count();
     report
 }
