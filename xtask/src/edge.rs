@@ -1,19 +1,23 @@
-//! `cargo xtask edge [oauth|browser]`: the tests at the edges of the HTTP transport that need real
-//! outside programs, and so are `#[ignore]`d in the ordinary run.
+//! `cargo xtask edge [oauth|browser|proxy]`: the tests at the edges of the HTTP transport that need
+//! real outside programs, and so are `#[ignore]`d in the ordinary run.
 //!
-//! Finds Node ≥ 22 (see [`crate::node`]), installs the authorization server's packages
-//! (`tests-rmcp/auth-server`, `npm ci`, when `node_modules` is missing or holds another
-//! `oidc-provider` than the lock names), checks that Chromium runs (`/usr/bin/chromium`, or
-//! `MCP_KERNEL_CHROMIUM`), then runs, with `MCP_KERNEL_NODE`, `MCP_KERNEL_AUTH_SERVER_DIR` and
-//! `MCP_KERNEL_CHROMIUM` set:
+//! For the parts that need them, it finds Node ≥ 22 (see [`crate::node`]) and installs the
+//! authorization server's packages (`tests-rmcp/auth-server`, `npm ci`, when `node_modules` is missing
+//! or holds another `oidc-provider` than the lock names), checks that Chromium runs
+//! (`/usr/bin/chromium`, or `MCP_KERNEL_CHROMIUM`) and that nginx runs (`/usr/sbin/nginx`, or
+//! `MCP_KERNEL_NGINX`), then runs, with `MCP_KERNEL_NODE`, `MCP_KERNEL_AUTH_SERVER_DIR`,
+//! `MCP_KERNEL_CHROMIUM` and `MCP_KERNEL_NGINX` set as found:
 //!
 //! - `oauth`: `cargo test -p mcp-kernel-rmcp-tests --test oauth -- --ignored` — rmcp's OAuth client
 //!   against an mcp-kernel resource server and a real authorization server (`oidc-provider`);
 //! - `browser`: `cargo test -p mcp-kernel-http --test browser -- --ignored` — a real browser against
-//!   the transport.
+//!   the transport;
+//! - `proxy`: `cargo test -p mcp-kernel-rmcp-tests --test proxy -- --ignored --nocapture` — three
+//!   stateless instances behind nginx, configured as `docs/deploy.md` shows (the counts of the rolling
+//!   restart are printed).
 //!
-//! Naming one part runs only that part (and skips what only the other needs). Each part's time is
-//! printed; the task exits non-zero when anything is missing or any test fails.
+//! Naming parts runs only those (and skips what only the others need); none runs them all. Each
+//! part's time is printed; the task exits non-zero when anything is missing or any test fails.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -28,6 +32,8 @@ const AUTH_SERVER_DIR: &str = "tests-rmcp/auth-server";
 /// The browser test's source, written apart from this task.
 const BROWSER_TEST: &str = "crates/mcp-kernel-http/tests/browser.rs";
 const DEFAULT_CHROMIUM: &str = "/usr/bin/chromium";
+/// Where Debian's `nginx` package installs the server.
+const DEFAULT_NGINX: &str = "/usr/sbin/nginx";
 
 /// One part of the task: the cargo test it runs and what it needs.
 struct Part {
@@ -35,7 +41,10 @@ struct Part {
     /// The test file whose `#[ignore]`d tests it runs.
     file: &'static str,
     args: &'static [&'static str],
+    /// Node 22 and the authorization server's packages.
+    needs_node: bool,
     needs_chromium: bool,
+    needs_nginx: bool,
 }
 
 const PARTS: &[Part] = &[
@@ -43,13 +52,25 @@ const PARTS: &[Part] = &[
         name: "oauth",
         file: "tests-rmcp/tests/oauth.rs",
         args: &["test", "-p", "mcp-kernel-rmcp-tests", "--test", "oauth", "--", "--ignored"],
+        needs_node: true,
         needs_chromium: false,
+        needs_nginx: false,
     },
     Part {
         name: "browser",
         file: BROWSER_TEST,
         args: &["test", "-p", "mcp-kernel-http", "--test", "browser", "--", "--ignored"],
+        needs_node: false,
         needs_chromium: true,
+        needs_nginx: false,
+    },
+    Part {
+        name: "proxy",
+        file: "tests-rmcp/tests/proxy.rs",
+        args: &["test", "-p", "mcp-kernel-rmcp-tests", "--test", "proxy", "--", "--ignored", "--nocapture"],
+        needs_node: false,
+        needs_chromium: false,
+        needs_nginx: true,
     },
 ];
 
@@ -113,6 +134,24 @@ fn chromium() -> Result<PathBuf, String> {
     }
 }
 
+/// The nginx to use, checked to run (`nginx -v` prints its version on stderr).
+fn nginx() -> Result<PathBuf, String> {
+    let path =
+        std::env::var_os("MCP_KERNEL_NGINX").map_or_else(|| PathBuf::from(DEFAULT_NGINX), PathBuf::from);
+    let version = Command::new(&path).arg("-v").stdin(Stdio::null()).stdout(Stdio::null()).output();
+    match version {
+        Ok(out) if out.status.success() => {
+            eprintln!("xtask: edge: {}", String::from_utf8_lossy(&out.stderr).trim());
+            Ok(path)
+        }
+        Ok(out) => Err(format!("nginx at {} does not run ({})", path.display(), out.status)),
+        Err(error) => Err(format!(
+            "nginx not found at {} ({error}): apt-get install nginx (.ci/run does), or set MCP_KERNEL_NGINX",
+            path.display()
+        )),
+    }
+}
+
 fn absolute(path: &Path) -> Result<PathBuf, String> {
     std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -133,13 +172,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
             })
             .collect::<Result<_, _>>()?
     };
-    let node = node::ensure(&[])?;
-    eprintln!(
-        "xtask: edge: node {} ({})",
-        node.display(),
-        node::run_quiet(&node, &["--version"]).unwrap_or_default()
-    );
-    auth_server_packages(&node)?;
+    let node = if parts.iter().any(|part| part.needs_node) {
+        let node = node::ensure(&[])?;
+        eprintln!(
+            "xtask: edge: node {} ({})",
+            node.display(),
+            node::run_quiet(&node, &["--version"]).unwrap_or_default()
+        );
+        auth_server_packages(&node)?;
+        Some(node)
+    } else {
+        None
+    };
     let chromium = if parts.iter().any(|part| part.needs_chromium) {
         if !Path::new(BROWSER_TEST).exists() {
             return Err(format!("{BROWSER_TEST} is missing: the browser part has no test to run"));
@@ -148,17 +192,21 @@ pub fn run(args: &[String]) -> Result<(), String> {
     } else {
         None
     };
+    let nginx = if parts.iter().any(|part| part.needs_nginx) { Some(nginx()?) } else { None };
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let mut times = Vec::new();
     for part in parts {
         eprintln!("xtask: edge {} — cargo {}", part.name, part.args.join(" "));
         let mut command = Command::new(&cargo);
-        command
-            .args(part.args)
-            .env("MCP_KERNEL_NODE", &node)
-            .env("MCP_KERNEL_AUTH_SERVER_DIR", absolute(Path::new(AUTH_SERVER_DIR))?);
+        command.args(part.args);
+        if let Some(node) = &node {
+            command.env("MCP_KERNEL_NODE", node).env("MCP_KERNEL_AUTH_SERVER_DIR", absolute(Path::new(AUTH_SERVER_DIR))?);
+        }
         if let Some(chromium) = &chromium {
             command.env("MCP_KERNEL_CHROMIUM", chromium);
+        }
+        if let Some(nginx) = &nginx {
+            command.env("MCP_KERNEL_NGINX", nginx);
         }
         let started = Instant::now();
         let status = command.status().map_err(|e| format!("could not run cargo: {e}"))?;
@@ -176,6 +224,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_part_runs_an_existing_file_and_only_the_proxy_part_needs_nginx() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for part in PARTS {
+            assert!(root.join(part.file).is_file(), "{} runs {}", part.name, part.file);
+            assert!(runs_ignored_tests_of(part.file));
+            assert_eq!(part.needs_nginx, part.name == "proxy", "{}", part.name);
+            assert_eq!(part.needs_node, part.name == "oauth", "{}", part.name);
+        }
+        assert!(!runs_ignored_tests_of("tests-rmcp/tests/http.rs"));
+    }
 
     #[test]
     fn the_locked_oidc_provider_version_is_read_from_the_lock() {

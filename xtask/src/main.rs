@@ -5,8 +5,9 @@
 //!   docs (`cargo doc` with `RUSTDOCFLAGS="-D warnings"`), a check that the fuzz targets build, the
 //!   dependency boundary, the census, then the README exchange.
 //! - `conformance [--write]`: the official MCP conformance suite against the harness, and the README rows.
-//! - `edge [oauth|browser]`: the ignored tests that need outside programs — rmcp's OAuth client against a
-//!   real authorization server (Node 22, `oidc-provider`), and a real browser (Chromium).
+//! - `edge [oauth|browser|proxy]`: the ignored tests that need outside programs — rmcp's OAuth client
+//!   against a real authorization server (Node 22, `oidc-provider`), a real browser (Chromium), and
+//!   stateless instances behind a real proxy (nginx).
 //! - `boundary`: the dependency direction of the design, read from `cargo metadata`.
 //! - `census`: line censuses over the library code — signs, no authority, no client, no hidden source,
 //!   one digest and one id site,
@@ -98,7 +99,7 @@ fn readme(print: bool) -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, fuzz targets build, boundary, census,\n                     the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  edge [oauth|browser]  the ignored edge tests: rmcp OAuth against oidc-provider (Node 22), a\n                     real browser (Chromium)\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart,\n                     a stdio host free of HTTP, the facts reader free of HTTP\n                     and runtimes, hash/MAC crates in two crates only\n  census             signs, no authority, no client, no hidden source, one digest and id site,\n                     named tests, the README split, the cited rules and paths\n  readme [--print]   run the README exchange and compare (or print) its output\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] [--hold | --drip N]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare*.json\n  bench curves [--quick] [--curve NAME,…] [--only …] [--no-build]\n                     how cost grows (connections, h2c, payload, catalog, idle, drip); tables and SVG plots\n  connectome facts --crate <package>… [--out <file>|-] [--manifest-path <Cargo.toml>] [--target-dir <dir>]\n                     call facts from the crates' LLVM IR; writes target/connectome/facts.json"
+        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, fuzz targets build, boundary, census,\n                     the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  edge [oauth|browser|proxy]  the ignored edge tests: rmcp OAuth against oidc-provider (Node 22), a\n                     real browser (Chromium), three instances behind nginx\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart,\n                     a stdio host free of HTTP, the facts reader free of HTTP\n                     and runtimes, hash/MAC crates in two crates only\n  census             signs, no authority, no client, no hidden source, one digest and id site,\n                     named tests, the README split, the cited rules and paths\n  readme [--print]   run the README exchange and compare (or print) its output\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] [--hold | --drip N]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare*.json\n  bench curves [--quick] [--curve NAME,…] [--only …] [--no-build]\n                     how cost grows (connections, h2c, payload, catalog, idle, drip); tables and SVG plots\n  connectome facts --crate <package>… [--out <file>|-] [--manifest-path <Cargo.toml>] [--target-dir <dir>]\n                     call facts from the crates' LLVM IR; writes target/connectome/facts.json"
     );
     ExitCode::from(2)
 }
