@@ -5,12 +5,12 @@
 //! nginx found at `/usr/sbin/nginx` or `MCP_KERNEL_NGINX`. `--nocapture` prints the counts of the
 //! rolling restart. Everything binds 127.0.0.1; every wait is bounded.
 
-#[allow(dead_code)]
-mod common;
 #[path = "proxy/client.rs"]
 mod client;
 #[path = "proxy/cluster.rs"]
 mod cluster;
+#[allow(dead_code)]
+mod common;
 #[path = "proxy/load.rs"]
 mod load;
 
@@ -47,7 +47,9 @@ fn the_documented_nginx_configuration_is_the_tested_one() {
 fn the_configuration_is_filled_with_the_addresses_given() {
     let at = |port: u16| std::net::SocketAddr::from(([127, 0, 0, 1], port));
     let conf = cluster::render(at(8080), [at(4001), at(4002), at(4003)]);
-    for line in ["listen 127.0.0.1:8080;", "server 127.0.0.1:4001 max_fails=0;", "server 127.0.0.1:4003 max_fails=0;"] {
+    for line in
+        ["listen 127.0.0.1:8080;", "server 127.0.0.1:4001 max_fails=0;", "server 127.0.0.1:4003 max_fails=0;"]
+    {
         assert!(conf.contains(line), "{line} in\n{conf}");
     }
 }
@@ -83,7 +85,11 @@ fn raw_call(method: &str, name: Option<&str>, params: Value) -> (Value, Vec<(&'s
 }
 
 /// Posts `body` to `url` with `headers` (and any `extra`), bounded; the status, headers and body.
-async fn post(url: &str, body: reqwest::Body, headers: &[(&str, String)]) -> (u16, reqwest::header::HeaderMap, String) {
+async fn post(
+    url: &str,
+    body: reqwest::Body,
+    headers: &[(&str, String)],
+) -> (u16, reqwest::header::HeaderMap, String) {
     let http = reqwest::Client::builder().no_proxy().build().expect("reqwest client");
     let mut request = http.post(url).body(body);
     for (name, value) in headers {
@@ -103,22 +109,27 @@ async fn every_rmcp_call_through_the_proxy_succeeds_over_http_1_1() {
     let mut answered = BTreeSet::new();
 
     let tools = to_json(&step("tools/list", client.list_all_tools()).await);
-    let names: BTreeSet<&str> = tools.as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).collect();
+    let names: BTreeSet<&str> =
+        tools.as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).collect();
     assert_eq!(names, BTreeSet::from(["confirm", "count", "slow", "whoami"]), "{tools}");
     for _ in 0..3 {
         let whoami = structured(&step("whoami", client.call_tool(call("whoami", json!({})))).await);
         assert_eq!(whoami["caller"], "alice", "{whoami}");
         answered.insert(whoami["instance"].as_str().unwrap_or_default().to_owned());
     }
-    let confirmed = structured(&step("confirm", client.call_tool(call("confirm", json!({"item": "x"})))).await);
+    let confirmed =
+        structured(&step("confirm", client.call_tool(call("confirm", json!({"item": "x"})))).await);
     assert_eq!(confirmed["confirmed"], true, "{confirmed}");
     assert_eq!(harness.asked().len(), 1, "one elicitation, answered by the handler");
-    let counted = structured(&step("count", client.call_tool(call("count", json!({"steps": 2, "interval_ms": 10})))).await);
+    let counted = structured(
+        &step("count", client.call_tool(call("count", json!({"steps": 2, "interval_ms": 10})))).await,
+    );
     assert_eq!(counted["steps"], 2, "{counted}");
     let slept = structured(&step("slow", client.call_tool(call("slow", json!({"ms": 10})))).await);
     assert_eq!(slept["slept_ms"], 10, "{slept}");
     let read = to_json(
-        &step("resources/read", client.read_resource(ReadResourceRequestParams::new("cluster://instance"))).await,
+        &step("resources/read", client.read_resource(ReadResourceRequestParams::new("cluster://instance")))
+            .await,
     );
     let text = read["contents"][0]["text"].as_str().unwrap_or_default();
     assert!(["a", "b", "c"].contains(&text), "{read}");
@@ -139,9 +150,10 @@ async fn every_rmcp_call_through_the_proxy_succeeds_over_http_1_1() {
 
 /// The outcome of one whole `confirm` call: who asked, who answered, or the error.
 async fn confirm_once(client: &client::Client) -> Result<(String, String), ServiceError> {
-    let result = tokio::time::timeout(client::CALL, client.call_tool(call("confirm", json!({"item": "rotation"}))))
-        .await
-        .expect("confirm within its deadline")?;
+    let result =
+        tokio::time::timeout(client::CALL, client.call_tool(call("confirm", json!({"item": "rotation"}))))
+            .await
+            .expect("confirm within its deadline")?;
     let answer = structured(&result);
     assert_eq!(answer["confirmed"], true, "{answer}");
     let field = |name: &str| answer[name].as_str().unwrap_or_default().to_owned();
@@ -158,7 +170,11 @@ async fn a_retry_answered_by_another_instance_with_the_same_keys_succeeds() {
     for round in 0..3 {
         let (asked_by, answered_by) = confirm_once(&client).await.expect("the retry is accepted");
         let asked = &harness.asked()[round];
-        assert_eq!(asked, &format!("instance {asked_by} asks: confirm rotation?"), "the state names who asked");
+        assert_eq!(
+            asked,
+            &format!("instance {asked_by} asks: confirm rotation?"),
+            "the state names who asked"
+        );
         eprintln!("round {round}: asked by {asked_by}, answered by {answered_by}");
         crossed += usize::from(asked_by != answered_by);
     }
@@ -171,7 +187,10 @@ fn assert_tampered_state(error: &ServiceError) {
     match error {
         ServiceError::McpError(error) => {
             assert_eq!(error.code.0, -32602, "{error:?}");
-            assert_eq!(error.message, "Invalid params: requestState failed verification for this request", "{error:?}");
+            assert_eq!(
+                error.message, "Invalid params: requestState failed verification for this request",
+                "{error:?}"
+            );
         }
         other => panic!("expected the tampered-state refusal, got {other:?}"),
     }
@@ -186,7 +205,9 @@ async fn a_retry_answered_by_an_instance_with_other_keys_is_refused_as_tampered(
     let mut refused = 0;
     for round in 0..3 {
         match confirm_once(&client).await {
-            Ok((asked_by, answered_by)) => assert_eq!(asked_by, answered_by, "only the sealing instance opens it"),
+            Ok((asked_by, answered_by)) => {
+                assert_eq!(asked_by, answered_by, "only the sealing instance opens it")
+            }
             Err(error) => {
                 eprintln!("round {round}: refused: {error}");
                 assert_tampered_state(&error);
@@ -206,16 +227,20 @@ async fn a_key_rotation_half_rolled_out_never_refuses_a_retry() {
     let (old, new) = (key(1), key(2));
     let (added, promoted) = (format!("{old},{new}"), format!("{new},{old}"));
     let halfway: [[&str; 3]; 3] = [
-        [&old, &added, &added],          // adding: `a` knows only the old key
-        [&promoted, &promoted, &added],  // promoting: `a`, `b` seal with the new key, `c` with the old
-        [&new, &new, &promoted],         // retiring: `c` still lists the old key
+        [&old, &added, &added],         // adding: `a` knows only the old key
+        [&promoted, &promoted, &added], // promoting: `a`, `b` seal with the new key, `c` with the old
+        [&new, &new, &promoted],        // retiring: `c` still lists the old key
     ];
     for keys in halfway {
         let cluster = Cluster::start(keys).await;
         let (client, _harness) = connect(&cluster.url(), None).await;
         for _ in 0..6 {
-            let (asked_by, answered_by) = confirm_once(&client).await.expect("no retry is refused mid-rotation");
-            eprintln!("keys {:?}: asked by {asked_by}, answered by {answered_by}", keys.map(|k| k.len() / 64));
+            let (asked_by, answered_by) =
+                confirm_once(&client).await.expect("no retry is refused mid-rotation");
+            eprintln!(
+                "keys {:?}: asked by {asked_by}, answered by {answered_by}",
+                keys.map(|k| k.len() / 64)
+            );
         }
         close(client).await;
     }
@@ -236,7 +261,10 @@ async fn progress_arrives_through_the_proxy_as_it_is_sent() {
 
     let progress = harness.progress();
     for arrived in &progress {
-        eprintln!("progress {}: sent at {} ms, arrived at {} ms", arrived.progress, arrived.sent_ms, arrived.arrived_ms);
+        eprintln!(
+            "progress {}: sent at {} ms, arrived at {} ms",
+            arrived.progress, arrived.sent_ms, arrived.arrived_ms
+        );
     }
     let values: Vec<f64> = progress.iter().map(|p| p.progress).collect();
     assert_eq!(values, [1.0, 2.0, 3.0, 4.0, 5.0], "every notification, in order");
@@ -294,9 +322,16 @@ async fn a_rolling_restart_under_load_loses_no_request_but_to_the_keep_alive_rac
     let mut cluster = Cluster::start([&key(1), &key(1), &key(1)]).await;
     let report = load::rolling_restart(&mut cluster).await;
     println!("{report}");
-    assert_eq!(report.failed, report.server_errors.len(), "every failed call is a 5xx the proxy logged:\n{report}");
+    assert_eq!(
+        report.failed,
+        report.server_errors.len(),
+        "every failed call is a 5xx the proxy logged:\n{report}"
+    );
     for line in &report.server_errors {
-        assert!(line.contains(" HTTP/1.1 502 ") && !line.contains(", "), "a 502 from one instance, not retried: {line}\n{report}");
+        assert!(
+            line.contains(" HTTP/1.1 502 ") && !line.contains(", "),
+            "a 502 from one instance, not retried: {line}\n{report}"
+        );
     }
     assert_eq!(report.races, report.failed, "each failure is the keep-alive race:\n{report}");
 }
@@ -318,7 +353,10 @@ async fn the_proxy_shares_no_answer_between_callers() {
         let answer: Value = serde_json::from_str(&text).expect("a JSON answer");
         let whoami = &answer["result"]["structuredContent"];
         assert_eq!(whoami["caller"], caller, "each caller gets its own answer: {answer}");
-        assert!(seen.insert((whoami["instance"].to_string(), whoami["seq"].to_string())), "a fresh answer: {answer}");
+        assert!(
+            seen.insert((whoami["instance"].to_string(), whoami["seq"].to_string())),
+            "a fresh answer: {answer}"
+        );
     }
 
     // `tools/list` says it may be shared for a minute; the HTTP answer carries no freshness of its own,
@@ -346,12 +384,18 @@ async fn the_proxy_forwards_host_and_origin_to_the_instances_checks() {
         headers.push((name, value.to_owned()));
         headers
     };
-    let (status, granted, text) = post(&cluster.url(), body.to_string().into(), &with("origin", "http://app.localhost")).await;
+    let (status, granted, text) =
+        post(&cluster.url(), body.to_string().into(), &with("origin", "http://app.localhost")).await;
     assert_eq!(status, 200, "{text}");
-    assert_eq!(granted.get("access-control-allow-origin").map(|v| v.as_bytes()), Some(&b"http://app.localhost"[..]));
-    let (status, _, text) = post(&cluster.url(), body.to_string().into(), &with("origin", "http://evil.example")).await;
+    assert_eq!(
+        granted.get("access-control-allow-origin").map(|v| v.as_bytes()),
+        Some(&b"http://app.localhost"[..])
+    );
+    let (status, _, text) =
+        post(&cluster.url(), body.to_string().into(), &with("origin", "http://evil.example")).await;
     assert_eq!(status, 403, "a foreign Origin is refused by the instance: {text}");
-    let (status, _, text) = post(&cluster.url(), body.to_string().into(), &with("host", "evil.example")).await;
+    let (status, _, text) =
+        post(&cluster.url(), body.to_string().into(), &with("host", "evil.example")).await;
     assert_eq!(status, 421, "a foreign Host is refused by the instance: {text}");
 }
 
@@ -372,7 +416,8 @@ async fn a_chunked_body_reaches_an_instance_with_a_content_length() {
 /// (`Transfer-Encoding: chunked`); the answer's status.
 async fn post_chunked(addr: std::net::SocketAddr, body: &str, headers: &[(&str, String)]) -> u16 {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut request = format!("POST /mcp HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\ntransfer-encoding: chunked\r\n");
+    let mut request =
+        format!("POST /mcp HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\ntransfer-encoding: chunked\r\n");
     for (name, value) in headers {
         request.push_str(&format!("{name}: {value}\r\n"));
     }

@@ -200,7 +200,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let mut command = Command::new(&cargo);
         command.args(part.args);
         if let Some(node) = &node {
-            command.env("MCP_KERNEL_NODE", node).env("MCP_KERNEL_AUTH_SERVER_DIR", absolute(Path::new(AUTH_SERVER_DIR))?);
+            command
+                .env("MCP_KERNEL_NODE", node)
+                .env("MCP_KERNEL_AUTH_SERVER_DIR", absolute(Path::new(AUTH_SERVER_DIR))?);
         }
         if let Some(chromium) = &chromium {
             command.env("MCP_KERNEL_CHROMIUM", chromium);

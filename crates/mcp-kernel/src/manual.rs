@@ -12,6 +12,7 @@
 //! | [`host_contract`] | the catalog, typed and plain registries, dispatch, readers, completions, input required |
 //! | [`protocol`] | revisions and eras, the order of the checks, results, errors, pagination |
 //! | [`http`] | the stateless Streamable HTTP transport: hooks, refusals, CORS, OAuth resource server |
+//! | [`deploy`] | many instances behind a proxy: the tested nginx configuration, keys, rolling restarts |
 //! | [`stdio`] | the newline-delimited stdio transport |
 //! | [`validation`] | JSON Schema 2020-12 validation of tool and prompt arguments |
 //! | [`threat_model`] | who is trusted for what, and what each refusal protects |
@@ -45,6 +46,11 @@ pub mod protocol {}
 ///
 #[doc = include_str!("../../../docs/http.md")]
 pub mod http {}
+
+/// Many stateless instances behind a proxy: the tested nginx configuration, keys, restarts, limits.
+///
+#[doc = include_str!("../../../docs/deploy.md")]
+pub mod deploy {}
 
 /// The newline-delimited stdio transport (`mcp-kernel-stdio`, feature `stdio`).
 ///

@@ -89,9 +89,7 @@ fn sealer() -> Result<HmacSealer, String> {
 }
 
 fn catalog() -> Listing {
-    let object = |properties: Value, required: &[&str]| {
-        json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
-    };
+    let object = |properties: Value, required: &[&str]| json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
     Listing {
         tools: vec![
             ToolSpec::new("whoami", Mode::ReadOnly)
@@ -109,9 +107,9 @@ fn catalog() -> Listing {
                     }),
                     &["steps", "interval_ms"],
                 )),
-            ToolSpec::new("slow", Mode::ReadOnly)
-                .description("Take a moment, then finish.")
-                .input_schema(object(json!({"ms": {"type": "integer", "minimum": 0, "maximum": 10000}}), &["ms"])),
+            ToolSpec::new("slow", Mode::ReadOnly).description("Take a moment, then finish.").input_schema(
+                object(json!({"ms": {"type": "integer", "minimum": 0, "maximum": 10000}}), &["ms"]),
+            ),
         ],
         resources: vec![ResourceSpec::new("cluster://instance", "instance").mime_type("text/plain").into()],
         prompts: vec![],
@@ -148,7 +146,8 @@ async fn dispatch(instance: Arc<Instance>, call: ToolCall) -> Result<ToolOutput,
                 }
                 Some(retry) => {
                     let asked_by = retry.state.as_deref().map(String::from_utf8_lossy);
-                    let confirmed = retry.accepted("confirm").and_then(|c| c.get("ok")).and_then(Value::as_bool);
+                    let confirmed =
+                        retry.accepted("confirm").and_then(|c| c.get("ok")).and_then(Value::as_bool);
                     ToolOutput::json(&json!({
                         "instance": name,
                         "asked_by": asked_by,
@@ -213,7 +212,8 @@ async fn stop_signal() {
 
 async fn run(address: &str, name: String) -> Result<(), BoxError> {
     let sealer = sealer()?;
-    let instance = Arc::new(Instance { name, in_flight: AtomicUsize::new(0), whoami_calls: AtomicU64::new(0) });
+    let instance =
+        Arc::new(Instance { name, in_flight: AtomicUsize::new(0), whoami_calls: AtomicU64::new(0) });
     let mcp = McpHttp::builder(server(&instance, sealer)?)
         .allowed_origins(AllowedOrigins::list([APP_ORIGIN]))
         .authorize(|parts| {

@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use rmcp::ClientHandler;
 use rmcp::ErrorData;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
@@ -15,7 +16,6 @@ use rmcp::service::{
 };
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::ClientHandler;
 use serde_json::{Value, json};
 
 use crate::common::{step, to_json};
@@ -66,7 +66,11 @@ impl ClientHandler for Harness {
         Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({"ok": true})))
     }
 
-    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
         let arrived_ms = unix_ms();
         let sent_ms = params
             .message

@@ -95,7 +95,11 @@ impl Instance {
             if let Some(health) = self.health().await.filter(|h| ready(h)) {
                 return health;
             }
-            assert!(started.elapsed() < START_DEADLINE, "instance {}: {what}: not within {START_DEADLINE:?}", self.name);
+            assert!(
+                started.elapsed() < START_DEADLINE,
+                "instance {}: {what}: not within {START_DEADLINE:?}",
+                self.name
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -153,7 +157,8 @@ async fn spawn(name: &str, addr: &str, keys: &str, stderr: &Lines) -> (Child, So
 
 /// The nginx program: `MCP_KERNEL_NGINX`, else Debian's `/usr/sbin/nginx`.
 pub fn nginx_program() -> PathBuf {
-    let path = std::env::var_os("MCP_KERNEL_NGINX").map_or_else(|| PathBuf::from(DEFAULT_NGINX), PathBuf::from);
+    let path =
+        std::env::var_os("MCP_KERNEL_NGINX").map_or_else(|| PathBuf::from(DEFAULT_NGINX), PathBuf::from);
     assert!(
         path.is_file(),
         "nginx not found at {} (apt-get install nginx, or set MCP_KERNEL_NGINX; `cargo xtask edge proxy` checks this)",
@@ -223,7 +228,11 @@ impl Nginx {
             if tokio::net::TcpStream::connect(addr).await.is_ok() {
                 return nginx;
             }
-            assert!(started.elapsed() < START_DEADLINE, "nginx did not listen within {START_DEADLINE:?}:\n{}", nginx.errors());
+            assert!(
+                started.elapsed() < START_DEADLINE,
+                "nginx did not listen within {START_DEADLINE:?}:\n{}",
+                nginx.errors()
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }

@@ -55,18 +55,43 @@ pub struct Report {
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "rolling restart under load: {} clients x {} calls", CLIENTS, CALLS_PER_CLIENT)?;
-        writeln!(f, "  calls: {} made, {} succeeded, {} failed, in {:.1} s", self.calls, self.calls - self.failed, self.failed, self.took.as_secs_f64())?;
+        writeln!(
+            f,
+            "  calls: {} made, {} succeeded, {} failed, in {:.1} s",
+            self.calls,
+            self.calls - self.failed,
+            self.failed,
+            self.took.as_secs_f64()
+        )?;
         writeln!(f, "  answered by: {:?}", self.answered_by)?;
         for restart in &self.restarts {
             writeln!(f, "  restart: {restart}")?;
         }
-        writeln!(f, "  proxy: {} requests, {} retried on another instance, {} answered 5xx", self.proxied, self.retried, self.server_errors.len())?;
-        writeln!(f, "  keep-alive races (a POST sent on an upstream connection the draining instance closed unread): {}", self.races)?;
+        writeln!(
+            f,
+            "  proxy: {} requests, {} retried on another instance, {} answered 5xx",
+            self.proxied,
+            self.retried,
+            self.server_errors.len()
+        )?;
+        writeln!(
+            f,
+            "  keep-alive races (a POST sent on an upstream connection the draining instance closed unread): {}",
+            self.races
+        )?;
         for line in self.server_errors.iter().take(10) {
             writeln!(f, "    {line}")?;
         }
-        for line in self.proxy_errors.iter().take(20) {
-            writeln!(f, "    nginx: {line}")?;
+        let refused =
+            self.proxy_errors.iter().filter(|line| line.contains("(111: Connection refused)")).count();
+        writeln!(
+            f,
+            "  nginx error log: {refused} connects refused by a restarting instance (each request sent on), and:"
+        )?;
+        for line in
+            self.proxy_errors.iter().filter(|l| l.contains("[error]") && !l.contains("(111: ")).take(20)
+        {
+            writeln!(f, "    {line}")?;
         }
         for failure in &self.failures {
             writeln!(f, "  failure: {failure}")?;
@@ -80,7 +105,8 @@ impl fmt::Display for Report {
 pub fn is_keep_alive_race(line: &str) -> bool {
     line.contains("[error]")
         && line.contains("while reading response header from upstream")
-        && (line.contains("upstream prematurely closed connection") || line.contains("Connection reset by peer"))
+        && (line.contains("upstream prematurely closed connection")
+            || line.contains("Connection reset by peer"))
 }
 
 /// One call of the mix: which instance answered it, or what went wrong.
@@ -88,13 +114,18 @@ async fn one(client: &Client, n: usize) -> Result<String, String> {
     let instance = |answer: serde_json::Value| answer["instance"].as_str().unwrap_or_default().to_owned();
     let outcome = tokio::time::timeout(CALL, async {
         match n % 10 {
-            0 => client.call_tool(call("confirm", json!({"item": "load"}))).await.map(|r| instance(structured(&r))),
+            0 => client
+                .call_tool(call("confirm", json!({"item": "load"})))
+                .await
+                .map(|r| instance(structured(&r))),
             1 => {
                 let mut params = call("count", json!({"steps": 2, "interval_ms": 5}));
                 params.meta = serde_json::from_value(json!({"progressToken": n})).ok();
                 client.call_tool(params).await.map(|r| instance(structured(&r)))
             }
-            2 | 3 => client.call_tool(call("slow", json!({"ms": 20}))).await.map(|r| instance(structured(&r))),
+            2 | 3 => {
+                client.call_tool(call("slow", json!({"ms": 20}))).await.map(|r| instance(structured(&r)))
+            }
             4 => client
                 .read_resource(ReadResourceRequestParams::new("cluster://instance"))
                 .await
@@ -152,7 +183,11 @@ pub async fn rolling_restart(cluster: &mut Cluster) -> Report {
         instance.restart().await;
         instance.wait_health("healthy after its restart", |_| true).await;
         let at = done.load(Ordering::SeqCst);
-        assert!(at < total, "instance {} was back only after the load ended: raise CALLS_PER_CLIENT", instance.name);
+        assert!(
+            at < total,
+            "instance {} was back only after the load ended: raise CALLS_PER_CLIENT",
+            instance.name
+        );
         report.restarts.push(format!(
             "{}: {in_flight} calls in flight at SIGTERM, drained and exited in {} ms, serving again {} ms after SIGTERM, at call {at} of {total}",
             instance.name,
