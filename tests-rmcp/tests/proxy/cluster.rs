@@ -74,7 +74,9 @@ impl Instance {
     /// Starts `name` on an ephemeral port of 127.0.0.1, with `keys` (`CLUSTER_STATE_KEYS`).
     pub async fn start(name: &str, keys: &str) -> Self {
         let stderr = Lines::default();
-        let (child, addr) = spawn(name, "127.0.0.1:0", keys, &stderr).await;
+        let spawned = spawn(name, "127.0.0.1:0", keys, &stderr).await;
+        let (child, addr) =
+            spawned.unwrap_or_else(|| panic!("instance {name} did not start: {:?}", stderr.all()));
         Self { name: name.to_owned(), addr, keys: keys.to_owned(), child: Some(child), stderr }
     }
 
@@ -116,16 +118,26 @@ impl Instance {
     }
 
     /// Starts it again on the same address, with the same keys.
+    /// Three tries, 100 ms apart: another process may hold the port for a moment.
     pub async fn restart(&mut self) {
         assert!(self.child.is_none(), "instance {} is still running", self.name);
-        let (child, addr) = spawn(&self.name, &self.addr.to_string(), &self.keys, &self.stderr).await;
-        assert_eq!(addr, self.addr, "instance {} came back on its own address", self.name);
-        self.child = Some(child);
+        for _ in 0..3 {
+            if let Some((child, addr)) =
+                spawn(&self.name, &self.addr.to_string(), &self.keys, &self.stderr).await
+            {
+                assert_eq!(addr, self.addr, "instance {} came back on its own address", self.name);
+                self.child = Some(child);
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("instance {} did not start again on {}: {:?}", self.name, self.addr, self.stderr.all());
     }
 }
 
-/// Spawns `cluster-host <addr> <name>` and waits (bounded) for its `listening` line.
-async fn spawn(name: &str, addr: &str, keys: &str, stderr: &Lines) -> (Child, SocketAddr) {
+/// Spawns `cluster-host <addr> <name>` and waits (bounded) for its `listening` line; `None` when it
+/// exits without one (it could not bind, say).
+async fn spawn(name: &str, addr: &str, keys: &str, stderr: &Lines) -> Option<(Child, SocketAddr)> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_cluster-host"))
         .args([addr, name])
         .env("CLUSTER_STATE_KEYS", keys)
@@ -147,12 +159,13 @@ async fn spawn(name: &str, addr: &str, keys: &str, stderr: &Lines) -> (Child, So
     let first = tokio::time::timeout(START_DEADLINE, out.next_line()).await;
     let line = match first {
         Ok(Ok(Some(line))) => line,
-        other => panic!("instance {name} did not report its address ({other:?}); stderr: {:?}", stderr.all()),
+        Ok(_) => return None,
+        Err(_) => panic!("instance {name} did not report its address within {START_DEADLINE:?}"),
     };
     tokio::spawn(async move { while let Ok(Some(_)) = out.next_line().await {} });
     let bound = line.strip_prefix("listening http://").and_then(|a| a.parse().ok());
     let bound = bound.unwrap_or_else(|| panic!("instance {name} printed {line:?}"));
-    (child, bound)
+    Some((child, bound))
 }
 
 /// The nginx program: `MCP_KERNEL_NGINX`, else Debian's `/usr/sbin/nginx`.
@@ -193,8 +206,18 @@ static PROXIES: AtomicUsize = AtomicUsize::new(0);
 
 impl Nginx {
     /// Starts nginx in front of `upstreams` on a free port of 127.0.0.1 and waits (bounded) until
-    /// it accepts connections.
+    /// it accepts connections; three tries, should another process take the port first.
     pub async fn start(upstreams: [SocketAddr; 3]) -> Self {
+        for _ in 0..3 {
+            if let Some(nginx) = Self::try_start(upstreams).await {
+                return nginx;
+            }
+        }
+        panic!("nginx could not bind a free port in three tries");
+    }
+
+    /// One try: `None` when nginx found its port taken.
+    async fn try_start(upstreams: [SocketAddr; 3]) -> Option<Self> {
         let program = nginx_program();
         let serial = PROXIES.fetch_add(1, Ordering::SeqCst);
         let dir = std::env::temp_dir().join(format!("mcp-kernel-proxy-{}-{serial}", std::process::id()));
@@ -223,10 +246,15 @@ impl Nginx {
         let started = Instant::now();
         loop {
             if let Ok(Some(status)) = nginx.child.try_wait() {
-                panic!("nginx exited ({status}) at start:\n{}", nginx.errors());
+                let errors = nginx.errors();
+                assert!(
+                    errors.contains("Address already in use"),
+                    "nginx exited ({status}) at start:\n{errors}"
+                );
+                return None;
             }
             if tokio::net::TcpStream::connect(addr).await.is_ok() {
-                return nginx;
+                return Some(nginx);
             }
             assert!(
                 started.elapsed() < START_DEADLINE,
