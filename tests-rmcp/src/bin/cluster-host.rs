@@ -194,22 +194,6 @@ fn server(instance: &Arc<Instance>, sealer: HmacSealer) -> Result<Server, BoxErr
     Ok(server)
 }
 
-/// Completes on SIGTERM or Ctrl-C.
-async fn stop_signal() {
-    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(term) => term,
-        Err(error) => {
-            eprintln!("cluster-host: cannot watch SIGTERM ({error}); Ctrl-C only");
-            let _ = tokio::signal::ctrl_c().await;
-            return;
-        }
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = tokio::signal::ctrl_c() => {}
-    }
-}
-
 async fn run(address: &str, name: String) -> Result<(), BoxError> {
     let sealer = sealer()?;
     let instance =
@@ -234,7 +218,7 @@ async fn run(address: &str, name: String) -> Result<(), BoxError> {
     let options = ServeOptions::new().max_connections_per_peer(DEFAULT_MAX_CONNECTIONS);
     let draining = Arc::clone(&instance);
     let shutdown = async move {
-        stop_signal().await;
+        mcp_kernel::shutdown_signal().await;
         let held = draining.in_flight.load(Ordering::SeqCst);
         eprintln!("cluster-host {}: draining ({held} calls in flight)", draining.name);
     };
