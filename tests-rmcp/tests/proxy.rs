@@ -360,7 +360,7 @@ async fn the_proxy_shares_no_answer_between_callers() {
     }
 
     // `tools/list` says it may be shared for a minute; the HTTP answer carries no freshness of its own,
-    // so no HTTP cache may store it (RFC 9111 §4.2: a POST answer needs explicit freshness).
+    // so no HTTP cache may store it (RFC 9110 §9.3.3: a POST answer needs explicit freshness).
     let (body, headers) = raw_call("tools/list", None, json!({}));
     let (status, response_headers, text) = post(&cluster.url(), body.to_string().into(), &headers).await;
     assert_eq!(status, 200, "{text}");
