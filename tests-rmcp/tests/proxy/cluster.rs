@@ -219,17 +219,18 @@ impl Nginx {
     /// One try: `None` when nginx found its port taken.
     async fn try_start(upstreams: [SocketAddr; 3]) -> Option<Self> {
         let program = nginx_program();
+        // A free port: bound, read and released (nginx binds it a moment later).
+        let addr = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port on 127.0.0.1");
+        let conf = render(addr, upstreams);
         let serial = PROXIES.fetch_add(1, Ordering::SeqCst);
         let dir = std::env::temp_dir().join(format!("mcp-kernel-proxy-{}-{serial}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         for sub in ["logs", "temp"] {
             std::fs::create_dir_all(dir.join(sub)).expect("create the proxy's directories");
         }
-        // A free port: bound, read and released (nginx binds it a moment later).
-        let addr = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("a free port on 127.0.0.1");
-        std::fs::write(dir.join("nginx.conf"), render(addr, upstreams)).expect("write nginx.conf");
+        std::fs::write(dir.join("nginx.conf"), conf).expect("write nginx.conf");
         let stderr = std::fs::File::create(dir.join("stderr")).expect("create the stderr file");
         let child = std::process::Command::new(program)
             .arg("-p")
