@@ -198,6 +198,22 @@ mod tests {
     }
 
     #[test]
+    fn an_encoded_result_nesting_deeper_than_128_reads_back_as_its_value() {
+        // serde_json's reader refuses past 128 levels by default; the serializer writes any depth.
+        let deep = (0..200).fold(json!({"a": 1}), |inner, _| json!([inner]));
+        let deeper = json!([deep.clone()]);
+        let encoded = |value: &Value| Payload::Encoded(serde_json::value::to_raw_value(value).unwrap());
+        assert_eq!(encoded(&deep).to_value(), deep);
+        assert_eq!(encoded(&deep).into_value(), deep);
+        assert_ne!(encoded(&deep), encoded(&deeper));
+        assert_ne!(encoded(&deep), Payload::Value(Value::Null));
+        assert_eq!(encoded(&deep), Payload::Value(deep.clone()));
+        let response = Response::encoded(json!(1), serde_json::value::to_raw_value(&deep).unwrap());
+        assert_eq!(response.to_value(), json!({"jsonrpc": "2.0", "id": 1, "result": deep}));
+        assert_eq!(response.result_value(), Some(deep));
+    }
+
+    #[test]
     fn payloads_differ_when_their_values_do() {
         let one = Payload::Encoded(serde_json::value::to_raw_value(&json!({"a": 1})).unwrap());
         let two = Payload::Value(json!({"a": 2}));
