@@ -67,8 +67,12 @@ impl Payload {
     }
 
     fn read_back(raw: &RawValue) -> Value {
-        // A RawValue is valid JSON, written by a serializer: reading it back cannot fail.
-        serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+        // A RawValue is valid JSON, written by a serializer, at whatever depth it wrote: read back
+        // without serde_json's recursion limit (128), which would refuse what the writer recursed
+        // through already. Untrusted input is bounded by the reader (`MAX_DEPTH`), never read here.
+        let mut reader = serde_json::Deserializer::from_str(raw.get());
+        reader.disable_recursion_limit();
+        serde::Deserialize::deserialize(&mut reader).unwrap_or(Value::Null)
     }
 }
 
@@ -146,7 +150,17 @@ impl Response {
 
     /// This response as a JSON value.
     pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
+        // Not `serde_json::to_value(self)`: it reads an encoded result back with the recursion limit.
+        let mut response = serde_json::Map::with_capacity(3);
+        response.insert("jsonrpc".into(), Value::from(JSONRPC_VERSION));
+        if !self.id.is_null() {
+            response.insert("id".into(), self.id.clone());
+        }
+        match &self.body {
+            Ok(result) => response.insert("result".into(), result.to_value()),
+            Err(error) => response.insert("error".into(), serde_json::to_value(error).unwrap_or(Value::Null)),
+        };
+        Value::Object(response)
     }
 }
 
