@@ -67,8 +67,12 @@ impl Payload {
     }
 
     fn read_back(raw: &RawValue) -> Value {
-        // A RawValue is valid JSON, written by a serializer: reading it back cannot fail.
-        serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+        // A RawValue is valid JSON, written by a serializer, at whatever depth it wrote: read back
+        // without serde_json's recursion limit (128), which would refuse what the writer recursed
+        // through already. Untrusted input is bounded by the reader (`MAX_DEPTH`), never read here.
+        let mut reader = serde_json::Deserializer::from_str(raw.get());
+        reader.disable_recursion_limit();
+        serde::Deserialize::deserialize(&mut reader).unwrap_or(Value::Null)
     }
 }
 
@@ -146,7 +150,17 @@ impl Response {
 
     /// This response as a JSON value.
     pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
+        // Not `serde_json::to_value(self)`: it reads an encoded result back with the recursion limit.
+        let mut response = serde_json::Map::with_capacity(3);
+        response.insert("jsonrpc".into(), Value::from(JSONRPC_VERSION));
+        if !self.id.is_null() {
+            response.insert("id".into(), self.id.clone());
+        }
+        match &self.body {
+            Ok(result) => response.insert("result".into(), result.to_value()),
+            Err(error) => response.insert("error".into(), serde_json::to_value(error).unwrap_or(Value::Null)),
+        };
+        Value::Object(response)
     }
 }
 
@@ -195,6 +209,22 @@ mod tests {
         assert_eq!(encoded.to_value(), plain.to_value());
         assert_eq!(encoded.result_value(), Some(value));
         assert_eq!(encoded, plain);
+    }
+
+    #[test]
+    fn an_encoded_result_nesting_deeper_than_128_reads_back_as_its_value() {
+        // serde_json's reader refuses past 128 levels by default; the serializer writes any depth.
+        let deep = (0..200).fold(json!({"a": 1}), |inner, _| json!([inner]));
+        let deeper = json!([deep.clone()]);
+        let encoded = |value: &Value| Payload::Encoded(serde_json::value::to_raw_value(value).unwrap());
+        assert_eq!(encoded(&deep).to_value(), deep);
+        assert_eq!(encoded(&deep).into_value(), deep);
+        assert_ne!(encoded(&deep), encoded(&deeper));
+        assert_ne!(encoded(&deep), Payload::Value(Value::Null));
+        assert_eq!(encoded(&deep), Payload::Value(deep.clone()));
+        let response = Response::encoded(json!(1), serde_json::value::to_raw_value(&deep).unwrap());
+        assert_eq!(response.to_value(), json!({"jsonrpc": "2.0", "id": 1, "result": deep}));
+        assert_eq!(response.result_value(), Some(deep));
     }
 
     #[test]
