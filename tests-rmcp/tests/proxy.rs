@@ -313,27 +313,18 @@ async fn a_call_in_flight_when_its_instance_stops_completes_through_the_proxy() 
 }
 
 /// A rolling restart — each instance in turn stopped (SIGTERM, drained) and started again on its
-/// port — under a bounded load through the proxy: every call succeeds but those nginx sent into an
-/// idle kept-alive connection at the instant the drain closed it (the keep-alive race of
-/// `docs/deploy.md`, "Rolling restarts"), and each of those is a 502 nginx logged as that race.
+/// port — under a bounded load through the proxy loses no request: the drain never closes an idle
+/// kept-alive connection under nginx (the keep-alive race of `docs/deploy.md`, "Rolling restarts"),
+/// and nginx, whose upstream keep-alive timeout is below the instances' idle deadline, closes it first.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs nginx: cargo xtask edge proxy"]
-async fn a_rolling_restart_under_load_loses_no_request_but_to_the_keep_alive_race() {
+async fn a_rolling_restart_under_load_loses_no_request() {
     let mut cluster = Cluster::start([&key(1), &key(1), &key(1)]).await;
     let report = load::rolling_restart(&mut cluster).await;
     println!("{report}");
-    assert_eq!(
-        report.failed,
-        report.server_errors.len(),
-        "every failed call is a 5xx the proxy logged:\n{report}"
-    );
-    for line in &report.server_errors {
-        assert!(
-            line.contains(" HTTP/1.1 502 ") && !line.contains(", "),
-            "a 502 from one instance, not retried: {line}\n{report}"
-        );
-    }
-    assert_eq!(report.races, report.failed, "each failure is the keep-alive race:\n{report}");
+    assert_eq!(report.failed, 0, "no call failed:\n{report}");
+    assert_eq!(report.races, 0, "nginx logged no keep-alive race:\n{report}");
+    assert!(report.server_errors.is_empty(), "no 5xx from the proxy:\n{report}");
 }
 
 /// nginx as configured caches no MCP answer: a second caller sending the very same bytes never gets

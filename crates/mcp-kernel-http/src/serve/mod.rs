@@ -30,6 +30,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use http::header::CONNECTION;
 use http::{HeaderValue, Request, Response};
 use http_body::Body;
@@ -104,19 +105,23 @@ where
 ///
 /// # The drain
 ///
-/// 1. **Nothing new is accepted.** The moment `shutdown` completes, the accept loop stops and the
-///    listener is closed: a new connection is *refused* (`ECONNREFUSED`) by the kernel. Connections
-///    the kernel had completed but `serve` had not yet taken (the listen backlog; it fills when
-///    [`ServeOptions::max_connections`] are held) are reset.
+/// 1. **Nothing new is accepted.** The moment `shutdown` completes, the accept loop stops; the
+///    connections the kernel had completed but `serve` had not yet taken (the listen backlog) are
+///    taken, while [`ServeOptions::max_connections`] allow, and the listener is closed: a new
+///    connection is *refused* (`ECONNREFUSED`) by the kernel.
 /// 2. **Every request already read is answered.** A response made from now on over HTTP/1.1 carries
 ///    `connection: close` and is the connection's last; a response already under way — an SSE stream
-///    of progress notifications — runs to its final message, and the connection closes after it. Over
-///    HTTP/2 the connection gets `GOAWAY` (no error): the streams it had opened run to their end, the
-///    client opens no more, and the connection closes. A connection accepted before shutdown that has
-///    not yet delivered its first request head (it may be sending it right now) gets 500 ms to, and is
-///    then served the same way, or closed.
-/// 3. **Idle connections are closed politely, at once.** An idle HTTP/1.1 keep-alive connection is
-///    closed (the client reads end of file); an idle HTTP/2 connection gets `GOAWAY`, then is closed.
+///    of progress notifications — runs to its final message. Over HTTP/2 the connection gets `GOAWAY`
+///    (no error): the streams it had opened run to their end, the client opens no more, and the
+///    connection closes. A connection accepted before shutdown that has not yet delivered its first
+///    request head (it may be sending it right now) gets 500 ms to, and is then served the same way,
+///    or closed.
+/// 3. **Idle HTTP/1.1 connections are left to their peer.** HTTP/1.1 has no way to tell an idle
+///    connection that it is going: closing it would race a request the peer may be writing that
+///    instant (below). So an idle keep-alive connection stays open: the next request on it is
+///    answered, with `connection: close`; otherwise the peer closes it, or its idle limit does
+///    ([`ServeOptions::header_read_timeout`] for the next head, [`ServeOptions::idle_timeout`]). An
+///    idle HTTP/2 connection gets `GOAWAY`, then is closed.
 /// 4. **The grace bounds it all.** `serve` returns when the last connection has closed, or at
 ///    `shutdown_grace` after `shutdown`: what still runs then is cut — its connection dropped without a
 ///    response, its handler's future dropped, as when a client disconnects.
@@ -127,17 +132,15 @@ where
 ///   and proxies do (nginx `proxy_next_upstream error`, Envoy's connect-failure retry).
 /// * Responses in flight complete normally; HTTP/1.1 ones say `connection: close`, so the proxy drops
 ///   that upstream connection instead of pooling it.
-/// * **The keep-alive race.** A proxy that picks an idle pooled HTTP/1.1 connection just as step 3
-///   closes it sends its request into a closing socket and reads end of file or a reset, with no
-///   response. The request was never read here, but the proxy cannot know that: MCP requests are
-///   `POST`s, which proxies by default do not retry once sent, so its client gets a 502. The window is
-///   one round trip wide per idle connection; the remedy is upstream of `serve`: stop routing to the
-///   instance before sending the signal (fail its readiness check, or deregister it and wait out the
-///   proxy's refresh), or let the proxy retry `POST` on a connection error (Envoy `reset`,
-///   nginx `non_idempotent`; a tool call that may have run is then the host's risk to weigh). The
-///   same race exists at [`ServeOptions::idle_timeout`]: keep the proxy's upstream idle timeout below
-///   it. HTTP/2 upstreams do not have the race: `GOAWAY` says which streams were taken, and the rest
-///   are safe to retry.
+/// * **No keep-alive race, if the proxy closes first.** A server that closed its idle pooled
+///   connections at shutdown would lose the request a proxy sent on one of them an instant before
+///   the close arrived: never read here, and a `POST`, which proxies do not resend once sent (nginx
+///   answers 502). Step 3 never closes a connection the peer may be writing on — as long as the
+///   proxy's upstream keep-alive timeout is below `header_read_timeout` (15 s), so that an idle
+///   pooled connection is always closed by the proxy first. The same rule holds outside shutdown.
+///   The price: with idle pooled connections and no traffic, a drain lasts up to the proxy's
+///   keep-alive timeout; under load the pooled connections are used, told and closed at once.
+///   `docs/deploy.md` has the tested nginx configuration and the rolling restart that loses nothing.
 ///
 /// ```no_run
 /// # async fn run(service: mcp_kernel_http::McpService) -> std::io::Result<()> {
@@ -175,6 +178,34 @@ where
     let draining = Arc::new(AtomicBool::new(false));
     let mut shutdown = std::pin::pin!(shutdown);
     let mut last_warned = None;
+    let admit = |connections: &mut tokio::task::JoinSet<()>, stream: TcpStream, peer: SocketAddr, free| {
+        let accepted_at = Instant::now();
+        // An answer is written whole or as a stream of events, never as a small write waiting on a
+        // larger one: Nagle's algorithm would hold a response's last segment until the client's
+        // delayed ACK (40 ms on Linux), which a 1 MiB answer on one connection hit about one time in ten.
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "TCP_NODELAY could not be set");
+        }
+        while connections.try_join_next().is_some() {}
+        let Some(slot) = slots.admit(free, peer.ip()) else {
+            tracing::debug!("a peer over its connection share was closed at accept");
+            return;
+        };
+        let connection = Connection {
+            stream,
+            peer,
+            accepted_at,
+            builders: Arc::clone(&builders),
+            options: options.clone(),
+            stop: stop_signal.clone(),
+            draining: Arc::clone(&draining),
+        };
+        let service = service.clone();
+        connections.spawn(async move {
+            connection.run(service).await;
+            drop(slot);
+        });
+    };
     loop {
         let free = tokio::select! {
             free = slots.free() => free,
@@ -196,36 +227,18 @@ where
             },
             () = &mut shutdown => break,
         };
-        let accepted_at = Instant::now();
-        // An answer is written whole or as a stream of events, never as a small write waiting on a
-        // larger one: Nagle's algorithm would hold a response's last segment until the client's
-        // delayed ACK (40 ms on Linux), which a 1 MiB answer on one connection hit about one time in ten.
-        if let Err(error) = stream.set_nodelay(true) {
-            tracing::debug!(%error, "TCP_NODELAY could not be set");
-        }
-        while connections.try_join_next().is_some() {}
-        let Some(slot) = slots.admit(free, peer.ip()) else {
-            tracing::debug!("a peer over its connection share was closed at accept");
-            continue;
-        };
-        let connection = Connection {
-            stream,
-            peer,
-            accepted_at,
-            builders: Arc::clone(&builders),
-            options: options.clone(),
-            stop: stop_signal.clone(),
-            draining: Arc::clone(&draining),
-        };
-        let service = service.clone();
-        connections.spawn(async move {
-            connection.run(service).await;
-            drop(slot);
-        });
+        admit(&mut connections, stream, peer, free);
     }
-    // Every HTTP/1.1 response made from now on says it is the connection's last; then new connections
-    // are refused (the listener is closed), and every connection is told.
+    // Every HTTP/1.1 response made from now on says it is the connection's last. The connections the
+    // kernel completed that were not yet taken (the listen backlog) are taken now, while slots last:
+    // closing the listener would reset them, perhaps after their client sent a request. Then new
+    // connections are refused (the listener is closed), and every connection is told.
     draining.store(true, Ordering::Release);
+    loop {
+        let Some(free) = slots.free().now_or_never() else { break };
+        let Some(Ok((stream, peer))) = listener.accept().now_or_never() else { break };
+        admit(&mut connections, stream, peer, free);
+    }
     drop(listener);
     let _ = stopping.send(true);
     let _ = tokio::time::timeout(options.shutdown_grace, async {
@@ -387,6 +400,21 @@ impl Connection {
                         tracing::debug!("closed a connection that sent no request at shutdown");
                         return;
                     }
+                    // An idle HTTP/1.1 connection cannot be told: closing it would race a request its
+                    // peer may be sending that moment (the keep-alive race), which the peer could not
+                    // safely retry. It is left to its peer: its next request is answered `connection:
+                    // close` and is its last; otherwise the peer closes it, or its deadlines do.
+                    tokio::select! {
+                        ended = connection.as_mut() => {
+                            if let Err(error) = ended {
+                                tracing::debug!(%error, "connection ended with an error");
+                            }
+                        }
+                        verdict = watch.verdict(deadlines) => {
+                            tracing::debug!(?verdict, "closed a draining HTTP/1.1 connection at its deadline");
+                        }
+                    }
+                    return;
                 }
                 connection.as_mut().graceful_shutdown();
                 if let Err(error) = connection.as_mut().await {
