@@ -53,7 +53,7 @@ async fn shutdown_lets_an_in_flight_request_finish_then_stops() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shutdown_is_not_held_by_idle_keep_alive_connections() {
+async fn shutdown_is_held_by_an_idle_http1_connection_only_until_its_peer_leaves() {
     bounded(async {
         let (addr, stop, task) = start_raw().await;
         let message = request(1, "tools/list", json!({}));
@@ -64,12 +64,16 @@ async fn shutdown_is_not_held_by_idle_keep_alive_connections() {
         // A third connection that never sent a byte.
         let _silent = TcpStream::connect(addr).await.expect("connect");
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let asked = Instant::now();
         let _ = stop.send(());
-        let served = tokio::time::timeout(Duration::from_secs(10), task).await;
-        let elapsed = asked.elapsed();
-        assert!(served.is_ok(), "serve did not return within 10 s of shutdown");
-        assert!(elapsed < Duration::from_secs(2), "idle connections held shutdown for {elapsed:?}");
+        // The HTTP/2 connection gets GOAWAY and the silent one is closed; the idle HTTP/1.1 one is left
+        // to its peer (closing it could race a request being written on it), so `serve` is draining.
+        let mut task = task;
+        let early = tokio::time::timeout(Duration::from_millis(700), &mut task).await;
+        assert!(early.is_err(), "an idle HTTP/1.1 keep-alive connection holds the drain");
+        // Its peer leaves: `serve` returns, long before the idle limit (15 s) or the grace (30 s).
+        drop(h1);
+        let served = tokio::time::timeout(Duration::from_secs(5), task).await;
+        assert!(served.is_ok(), "serve returns once the last peer has left");
     })
     .await;
 }
