@@ -4,9 +4,11 @@
 use std::sync::Arc;
 
 use mcp_kernel_wire::ProtocolVersion;
+use mcp_kernel_wire::trace::TraceCarrier;
 
 use crate::extensions::Extensions;
 use crate::progress::NotificationSink;
+use crate::trace::Network;
 
 /// Which of the server's revisions one transport serves on a path (the HTTP transport serves
 /// `2026-07-28` on its stateless path and `2025-11-25` alone on its legacy one).
@@ -40,6 +42,10 @@ pub struct Inbound {
     pub(crate) tool_shown: Option<(Arc<str>, bool)>,
     /// The transport keeps no session (see [`Inbound::sessionless`]).
     pub(crate) sessionless: bool,
+    /// The trace context the transport read (HTTP headers); the request's `_meta` wins over it.
+    pub(crate) trace: TraceCarrier,
+    /// The network the request came over, for its span.
+    pub(crate) network: Option<Network>,
 }
 
 impl std::fmt::Debug for Inbound {
@@ -50,6 +56,8 @@ impl std::fmt::Debug for Inbound {
             .field("revisions", &self.revisions)
             .field("tool_shown", &self.tool_shown)
             .field("sessionless", &self.sessionless)
+            .field("trace", &self.trace)
+            .field("network", &self.network)
             .finish()
     }
 }
@@ -80,6 +88,34 @@ impl Inbound {
     /// changes between two calls cannot let the headers and the call disagree.
     pub fn tool_visibility(mut self, tool: impl Into<Arc<str>>, shown: bool) -> Self {
         self.tool_shown = Some((tool.into(), shown));
+        self
+    }
+
+    /// The W3C trace context the transport read beside the message (the HTTP transport: the
+    /// `traceparent`, `tracestate` and `baggage` headers). The request's server span continues the trace
+    /// its `params._meta` carries, and this one only when `_meta` carries no valid `traceparent`
+    /// (baggage likewise); see `docs/tracing.md`.
+    ///
+    /// ```
+    /// use mcp_kernel_router::Inbound;
+    /// use mcp_kernel_router::wire::trace::TraceCarrier;
+    ///
+    /// let headers = TraceCarrier::from_values(
+    ///     ["00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"],
+    ///     None::<&str>,
+    ///     None::<&str>,
+    /// );
+    /// let inbound = Inbound::new().trace_carrier(headers);
+    /// # let _ = inbound;
+    /// ```
+    pub fn trace_carrier(mut self, carrier: TraceCarrier) -> Self {
+        self.trace = carrier;
+        self
+    }
+
+    /// The network the request came over, recorded in its span (`network.*`).
+    pub fn network(mut self, network: Network) -> Self {
+        self.network = Some(network);
         self
     }
 

@@ -74,6 +74,7 @@ mod spec;
 mod state;
 mod template;
 mod template_index;
+mod trace;
 mod visibility;
 #[cfg(test)]
 mod wire_order;
@@ -106,6 +107,7 @@ pub use spec::{
 };
 pub use state::{Clock, DEFAULT_REQUEST_STATE_TTL};
 pub use template::TemplateMatch;
+pub use trace::Network;
 pub use visibility::{Listed, Visibility};
 
 pub use mcp_kernel_schema as schema;

@@ -106,6 +106,15 @@ impl<'a> PendingDispatch<'a> {
             return;
         }
         self.span.record("outcome", outcome.as_str());
+        match outcome {
+            DispatchOutcome::Ok => {}
+            DispatchOutcome::Error => crate::trace::record_failure(&self.span, "tool_error", None),
+            DispatchOutcome::Panic | DispatchOutcome::Fault => {
+                let code = mcp_kernel_wire::code::INTERNAL_ERROR;
+                crate::trace::record_failure(&self.span, &code.to_string(), Some(code));
+            }
+            DispatchOutcome::Cancelled => crate::trace::record_failure(&self.span, "cancelled", None),
+        }
         if let (Some(observer), Some(started)) = (self.observer, self.started) {
             let event =
                 DispatchEvent { server: self.server, tool: self.tool, elapsed: started.elapsed(), outcome };

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+use mcp_kernel_wire::trace::TraceCarrier;
 use mcp_kernel_wire::types::CacheScope;
 use mcp_kernel_wire::version::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, Payload, ProtocolVersion, RequestMeta, Response};
@@ -21,6 +22,7 @@ use crate::options::{CacheHints, ServerOptions};
 use crate::progress::{CloseOnDrop, NotificationSink, Progress, progress_token_in};
 use crate::snapshot::Snapshot;
 use crate::state::Sealing;
+use crate::trace::{RequestTrace, SpanSite, record_error};
 use crate::visibility::Visibility;
 
 /// The `x-mcp-header` parameters a call to one tool mirrors in HTTP headers.
@@ -77,6 +79,8 @@ pub(crate) struct Request<'a> {
     pub(crate) tool_shown: Option<(Arc<str>, bool)>,
     /// The transport keeps no session ([`Inbound::sessionless`]).
     pub(crate) sessionless: bool,
+    /// What the request's server span records, and the trace it continues.
+    pub(crate) trace: RequestTrace<'a>,
 }
 
 pub(crate) struct Inner {
@@ -274,7 +278,7 @@ impl Server {
     /// [`Server::handle_inbound`]). The checks run in the order of `protocol.md` B-3.
     pub async fn handle_envelope(&self, envelope: Envelope, inbound: Inbound) -> Handled {
         let served = self.served(&inbound);
-        let Inbound { extensions, sink, tool_shown, sessionless, .. } = inbound;
+        let Inbound { extensions, sink, tool_shown, sessionless, trace, network, .. } = inbound;
         let is_jsonrpc = envelope.is_jsonrpc();
         if !envelope.has_id() {
             return Self::handle_notification(&envelope);
@@ -318,6 +322,8 @@ impl Server {
             Method::Exit => return Handled { response: None, control: Control::Shutdown },
             _ => {}
         }
+        // The trace context `_meta` carries wins over the transport's (`docs/tracing.md`).
+        let carrier = TraceCarrier::from_meta(&meta).or(trace);
         // Whatever else the message held is released before any host code is awaited.
         drop(meta);
         if params.as_ref().is_some_and(|p| !p.is_object()) {
@@ -332,7 +338,9 @@ impl Server {
         context.log = self.logger(sink.as_ref(), era.is_modern(), log_level);
         // Closed when answered or dropped (cancelled): no notification ever follows the response.
         let closer = (CloseOnDrop(progress), CloseOnDrop(context.log.clone()));
-        let request = Request { method: &method, params: params.take(), context, tool_shown, sessionless };
+        let trace = RequestTrace { carrier, id: &id, network };
+        let request =
+            Request { method: &method, params: params.take(), context, tool_shown, sessionless, trace };
         let ends = method == Method::Shutdown && !sessionless;
         let control = if ends { Control::Shutdown } else { Control::Continue };
         let answer = self.route(request).await;
@@ -407,12 +415,37 @@ impl Server {
         Ok((Era::Declared(version), capabilities))
     }
 
-    /// The method's answer. `tools/list` and `tools/call` come back encoded and already decorated for
-    /// their era; every other answer is a value, decorated by the caller.
+    /// The method's answer, inside the request's server span: `tools/call` opens its own at dispatch
+    /// (`mcp.dispatch`), every other method is answered inside an `mcp.request` span, which records an
+    /// error answer's code.
     async fn route(&self, request: Request<'_>) -> Routed {
+        if *request.method == Method::ToolsCall {
+            return self.call_tool(request).await;
+        }
+        let prompt = match request.method {
+            Method::PromptsGet => request
+                .params
+                .as_ref()
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .and_then(|name| self.inner.snapshot.prompt(name))
+                .map(|listed| &*listed.name),
+            _ => None,
+        };
+        let site = SpanSite { server: self.inner.options.server_name(), era: request.context.era };
+        let span = request.trace.request_span(site, request.method, prompt);
+        let answer = tracing::Instrument::instrument(self.answer(request), span.clone()).await;
+        if let Err(error) = &answer {
+            record_error(&span, error);
+        }
+        answer
+    }
+
+    /// The answer of every method but `tools/call`. `tools/list` comes back encoded and already
+    /// decorated for its era; every other answer is a value, decorated by the caller.
+    async fn answer(&self, request: Request<'_>) -> Routed {
         let answer = match request.method {
             Method::ToolsList => return self.list_tools(&request.context),
-            Method::ToolsCall => return self.call_tool(request).await,
             Method::ResourcesList => self.list_resources(request.params.as_ref(), &request.context),
             Method::ResourcesTemplatesList => self.list_templates(request.params.as_ref(), &request.context),
             Method::ResourcesRead => self.read_resource(request).await,

@@ -8,6 +8,7 @@ pub mod error;
 pub mod jsonrpc;
 pub mod message;
 pub mod reader;
+pub mod trace;
 pub mod types;
 pub mod version;
 

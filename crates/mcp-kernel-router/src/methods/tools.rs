@@ -21,6 +21,7 @@ use crate::options::CacheHints;
 use crate::server::{Request, Routed, Server, append_cache_fields};
 use crate::snapshot::CompiledTool;
 use crate::state::Binding;
+use crate::trace::SpanSite;
 use crate::visibility::{Listed, Sieve, shown};
 
 /// The text of a tool error: a string as is, an object as `k: v, …`, anything else as JSON.
@@ -84,7 +85,7 @@ impl Server {
     }
 
     pub(crate) async fn call_tool(&self, request: Request<'_>) -> Routed {
-        let Request { params, context, tool_shown, .. } = request;
+        let Request { params, context, tool_shown, trace, .. } = request;
         let mut params = owned_params(params);
         let Some(Value::String(name)) = params.get("name") else {
             return Err(ErrorObject::invalid_params("tools/call requires a string name"));
@@ -143,12 +144,8 @@ impl Server {
             arguments: Arguments::select(tool.schema.declared_keys(), arguments),
             context: call_context,
         };
-        let span = tracing::info_span!(
-            "mcp.dispatch",
-            server = %self.inner.options.server_name(),
-            tool = %tool.name,
-            outcome = tracing::field::Empty,
-        );
+        let site = SpanSite { server: self.inner.options.server_name(), era };
+        let span = trace.dispatch_span(site, &tool.name);
         let pending = PendingDispatch::start(
             self.inner.parts.observer.as_deref(),
             self.inner.options.server_name(),

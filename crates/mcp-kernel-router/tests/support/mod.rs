@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod official;
+pub mod spans;
 
 use std::num::NonZeroUsize;
 

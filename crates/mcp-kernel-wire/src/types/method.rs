@@ -176,10 +176,19 @@ impl Method {
         })
     }
 
-    /// The method's name on the wire (an exhaustive `match`: a new variant does not compile without
-    /// its name).
+    /// The method's name on the wire.
     pub fn as_str(&self) -> &str {
         match self {
+            Method::Other(name) => name,
+            known => known.known_name().unwrap_or_default(),
+        }
+    }
+
+    /// The name of a method this crate knows, as a `&'static str` (an exhaustive `match`: a new variant
+    /// does not compile without its name); `None` for [`Method::Other`], whose name is the caller's
+    /// text, so that a span or a log line records only a name from this table.
+    pub fn known_name(&self) -> Option<&'static str> {
+        Some(match self {
             Method::Discover => DISCOVER,
             Method::Initialize => INITIALIZE,
             Method::Ping => PING,
@@ -201,8 +210,8 @@ impl Method {
             Method::NotificationRootsListChanged => NOTIFICATION_ROOTS_LIST_CHANGED,
             Method::Shutdown => "shutdown",
             Method::Exit => "exit",
-            Method::Other(name) => name,
-        }
+            Method::Other(_) => return None,
+        })
     }
 
     /// Whether the stateless revision (`2026-07-28`) has no such method while the legacy one (or the
@@ -259,6 +268,8 @@ mod tests {
         assert_eq!(Method::parse("tools/Call"), Method::Other("tools/Call".into()));
         assert_eq!(Method::parse("x/y").as_str(), "x/y");
         assert_eq!(Method::known("x/y"), None);
+        assert_eq!(Method::ToolsCall.known_name(), Some("tools/call"));
+        assert_eq!(Method::parse("x/y").known_name(), None, "a caller's name is never a known one");
     }
 
     #[test]
