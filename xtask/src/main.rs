@@ -39,6 +39,35 @@ struct Step {
     env: &'static [(&'static str, &'static str)],
 }
 
+/// The router's and the HTTP transport's `opentelemetry` features, as `cargo --features` takes them.
+const OTEL_FEATURES: &str = "mcp-kernel-router/opentelemetry,mcp-kernel-http/opentelemetry";
+const OTEL_CLIPPY: &[&str] = &[
+    "clippy",
+    "--locked",
+    "-p",
+    "mcp-kernel-router",
+    "-p",
+    "mcp-kernel-http",
+    "--all-targets",
+    "--features",
+    OTEL_FEATURES,
+    "--",
+    "-D",
+    "warnings",
+];
+const OTEL_TESTS: &[&str] = &[
+    "test",
+    "--locked",
+    "-p",
+    "mcp-kernel-router",
+    "-p",
+    "mcp-kernel-http",
+    "--features",
+    OTEL_FEATURES,
+    "--test",
+    "trace_opentelemetry",
+];
+
 const CI: &[Step] = &[
     Step { what: "formatting", args: &["fmt", "--all", "--check"], env: &[] },
     Step {
@@ -51,6 +80,24 @@ const CI: &[Step] = &[
     Step { what: "examples", args: &["build", "--workspace", "--examples", "--locked"], env: &[] },
     Step { what: "tests", args: &["test", "--workspace", "--all-targets", "--locked"], env: &[] },
     Step { what: "doc tests", args: &["test", "--workspace", "--doc", "--locked"], env: &[] },
+    // The `opentelemetry` feature (docs/tracing.md) is off in the steps above: its lints, its tests and
+    // the guide's doctest run here, for the crates that have it.
+    Step { what: "opentelemetry lints", args: OTEL_CLIPPY, env: &[] },
+    Step { what: "opentelemetry tests", args: OTEL_TESTS, env: &[] },
+    Step {
+        what: "opentelemetry doc tests",
+        args: &[
+            "test",
+            "--locked",
+            "-p",
+            "mcp-kernel",
+            "--features",
+            "opentelemetry",
+            "--doc",
+            "manual::tracing",
+        ],
+        env: &[],
+    },
     // Every doc link resolves (the workspace denies `rustdoc::broken_intra_doc_links`), and no other
     // rustdoc warning is let through (an HTML-looking `<name>` in `docs/*.md`, which the manual includes).
     Step {
@@ -99,7 +146,7 @@ fn readme(print: bool) -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests, fuzz targets build, boundary, census,\n                     the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  edge [oauth|browser|proxy]  the ignored edge tests: rmcp OAuth against oidc-provider (Node 22), a\n                     real browser (Chromium), three instances behind nginx\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart,\n                     a stdio host free of HTTP, the facts reader free of HTTP\n                     and runtimes, hash/MAC crates in two crates only\n  census             signs, no authority, no client, no hidden source, one digest and id site,\n                     named tests, the README split, the cited rules and paths\n  readme [--print]   run the README exchange and compare (or print) its output\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] [--hold | --drip N]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare*.json\n  bench curves [--quick] [--curve NAME,…] [--only …] [--no-build]\n                     how cost grows (connections, h2c, payload, catalog, idle, drip); tables and SVG plots\n  connectome facts --crate <package>… [--out <file>|-] [--manifest-path <Cargo.toml>] [--target-dir <dir>]\n                     call facts from the crates' LLVM IR; writes target/connectome/facts.json"
+        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests (and the opentelemetry feature's), fuzz targets build, boundary, census,\n                     the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  edge [oauth|browser|proxy]  the ignored edge tests: rmcp OAuth against oidc-provider (Node 22), a\n                     real browser (Chromium), three instances behind nginx\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart,\n                     a stdio host free of HTTP, the facts reader free of HTTP\n                     and runtimes, hash/MAC crates in two crates only\n  census             signs, no authority, no client, no hidden source, one digest and id site,\n                     named tests, the README split, the cited rules and paths\n  readme [--print]   run the README exchange and compare (or print) its output\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] [--hold | --drip N]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare*.json\n  bench curves [--quick] [--curve NAME,…] [--only …] [--no-build]\n                     how cost grows (connections, h2c, payload, catalog, idle, drip); tables and SVG plots\n  connectome facts --crate <package>… [--out <file>|-] [--manifest-path <Cargo.toml>] [--target-dir <dir>]\n                     call facts from the crates' LLVM IR; writes target/connectome/facts.json"
     );
     ExitCode::from(2)
 }

@@ -113,7 +113,12 @@ pub(crate) async fn serve(
     }
     let is_request = message.has_id();
     // Sessionless: `logging/setLevel` is a no-op answered `{}`, and there is no `shutdown`.
-    let mut inbound = Inbound::new().extensions(extensions).revisions(Revisions::Legacy).sessionless();
+    let mut inbound = Inbound::new()
+        .extensions(extensions)
+        .revisions(Revisions::Legacy)
+        .sessionless()
+        .trace_carrier(crate::trace::carrier(headers))
+        .network(crate::trace::network(version));
     if let Some((tool, shown)) = decision {
         inbound = inbound.tool_visibility(tool, shown);
     }

@@ -87,6 +87,7 @@ mod serve;
 mod service;
 mod sse;
 mod status;
+mod trace;
 
 pub use bearer::{BearerError, bearer_token};
 pub use body::ResponseBody;

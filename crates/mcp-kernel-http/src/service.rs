@@ -18,7 +18,7 @@
 //! | 8b | a JSON-RPC request or notification (a POSTed response is refused) | 400 | kept |
 //! | 9 | header rules: `_meta`, versions, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` (the tool's annotations as this caller may see them: a tool the host's `Visibility` hides from the caller mirrors nothing, like an unknown tool) | 400 (500 for a bad annotation) | kept |
 //! | 10 | removed methods (`initialize`, `notifications/initialized`, `ping`) | 404, or 202 without an id | kept |
-//! | 11 | the core (`handle_envelope`: the extensions, `Revisions::Stateless`, `sessionless`) | 200 / 202 / 400 / 404 / 500 | kept |
+//! | 11 | the core (`handle_envelope`: the extensions, `Revisions::Stateless`, `sessionless`, the trace context of the `traceparent`, `tracestate` and `baggage` headers, `trace.rs`) | 200 / 202 / 400 / 404 / 500 | kept |
 //! | 11a | `tools/call`, `resources/read` or `prompts/get` with `_meta.progressToken` (or a `logLevel` with log notifications on), and a notification sent before the answer: an SSE stream (`sse.rs`) | 200 | kept |
 //!
 //! Every answer after step 1a to a request from a listed origin carries the CORS grant (`cors.rs`),
@@ -305,6 +305,7 @@ async fn answer(
     if let Err(refusal) = headers::check(&parts.headers, &message, server, decision.as_ref()) {
         return refuse(refusal);
     }
+    let carrier = crate::trace::carrier(&parts.headers);
     drop(parts);
     // A method 2026-07-28 does not have: 404 with an id, 202 without one.
     if message.method().is_some_and(McpMethod::is_removed_in_stateless) {
@@ -314,7 +315,12 @@ async fn answer(
         let id = message.echoable_id();
         return refuse(Refusal::post_body(StatusCode::NOT_FOUND, ErrorObject::method_not_found(), id));
     }
-    let mut inbound = Inbound::new().extensions(extensions).revisions(Revisions::Stateless).sessionless();
+    let mut inbound = Inbound::new()
+        .extensions(extensions)
+        .revisions(Revisions::Stateless)
+        .sessionless()
+        .trace_carrier(carrier)
+        .network(crate::trace::network(version));
     if let Some((tool, shown)) = decision {
         inbound = inbound.tool_visibility(tool, shown);
     }

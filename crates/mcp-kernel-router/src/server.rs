@@ -322,7 +322,7 @@ impl Server {
             Method::Exit => return Handled { response: None, control: Control::Shutdown },
             _ => {}
         }
-        // The trace context `_meta` carries wins over the transport's (`docs/tracing.md`).
+        // The trace context `_meta` carries wins over the transport's.
         let carrier = TraceCarrier::from_meta(&meta).or(trace);
         // Whatever else the message held is released before any host code is awaited.
         drop(meta);

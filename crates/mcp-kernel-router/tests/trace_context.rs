@@ -1,4 +1,4 @@
-//! The trace a request carries, as a plain `tracing` subscriber sees it (docs/tracing.md, T-1 to T-4):
+//! The trace a request carries, as a plain `tracing` subscriber sees it (`docs/tracing.md` T-1 to T-4):
 //! `params._meta.traceparent` first, then the transport's carrier; one server span per routed request;
 //! malformed context ignored and never echoed; no name the client made up.
 

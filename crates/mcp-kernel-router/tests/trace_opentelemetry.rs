@@ -1,4 +1,4 @@
-//! With the `opentelemetry` feature and a `tracing-opentelemetry` layer (docs/tracing.md, T-5): the
+//! With the `opentelemetry` feature and a `tracing-opentelemetry` layer (`docs/tracing.md` T-5): the
 //! exported server span has the client's trace id and the caller's span as its parent; malformed
 //! context starts a new root trace; baggage reaches host code; what the span replaced is linked.
 

@@ -15,7 +15,9 @@ use std::sync::Arc;
 use std::task::Poll;
 
 use futures_util::FutureExt;
-use mcp_kernel_router::{Control, Extensions, Handled, Inbound, LiveServer, NotificationSink, Server};
+use mcp_kernel_router::{
+    Control, Extensions, Handled, Inbound, LiveServer, Network, NotificationSink, Server,
+};
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, Response, read_message};
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, BufReader};
@@ -414,9 +416,10 @@ impl Session {
         }))
     }
 
-    /// What every request of the session carries: the session's extensions.
+    /// What every request of the session carries: the session's extensions, and the network its
+    /// span records (`network.transport` `pipe`).
     fn inbound(&self) -> Inbound {
-        Inbound::new().extensions(self.extensions.clone())
+        Inbound::new().extensions(self.extensions.clone()).network(Network::stdio())
     }
 
     /// Queues one response for the writer; false when the writer is gone.

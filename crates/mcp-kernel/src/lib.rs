@@ -24,6 +24,10 @@
 //! once per tool, when the server is built, and its derive shares `syn` with serde's. A host that writes
 //! every schema by hand turns it off to skip compiling schemars.
 //!
+//! The `opentelemetry` feature (off) makes each request's span a child of the caller's span in what an
+//! OpenTelemetry exporter sends, through `tracing-opentelemetry`; without it the span records the
+//! caller's `trace_id` and `parent_span_id` as fields. See [`manual::tracing`].
+//!
 //! The `weather` example (`cargo run --example weather`) is a complete host, over stdio or, with
 //! `-- --http 127.0.0.1:4000`, over HTTP at `/mcp`.
 //!
@@ -61,7 +65,7 @@ pub use mcp_kernel_router::{
     DEFAULT_REQUEST_STATE_TTL, DEFAULT_SERVER_NAME, Dispatch, DispatchEvent, DispatchObserver,
     DispatchOutcome, Era, Extensions, GetPrompt, Handled, HmacSealer, HostIdentity, Inbound, InputRequired,
     IntoToolOutput, Json, KeyError, KeyPosition, KeyTooShort, Listed, Listing, LiveServer, LogLevel,
-    MAX_PROGRESS_TOKEN_BYTES, Mode, NotificationSink, PACKAGE_VERSION, Progress, PromptArgument,
+    MAX_PROGRESS_TOKEN_BYTES, Mode, Network, NotificationSink, PACKAGE_VERSION, Progress, PromptArgument,
     PromptOutput, PromptReader, PromptSpec, Prompts, PromptsWith, ReadResource, ReaderError, RequestContext,
     ResourceEntry, ResourceReader, ResourceSpec, ResourceTemplateSpec, Resources, ResourcesWith, RetryInput,
     Revisions, Server, ServerBuilder, ServerOptions, StateSealer, TemplateMatch, TestClient, ToolCall,

@@ -14,6 +14,7 @@
 //! | [`http`] | the stateless Streamable HTTP transport: hooks, refusals, CORS, OAuth resource server |
 //! | [`deploy`] | many instances behind a proxy: the tested nginx configuration, keys, rolling restarts |
 //! | [`stdio`] | the newline-delimited stdio transport |
+//! | [`tracing`] | traces across instances: W3C trace context in `_meta` and headers, the span, OpenTelemetry |
 //! | [`validation`] | JSON Schema 2020-12 validation of tool and prompt arguments |
 //! | [`threat_model`] | who is trusted for what, and what each refusal protects |
 //! | [`will_not_implement`] | what the package will never do, each with its tests |
@@ -56,6 +57,11 @@ pub mod deploy {}
 ///
 #[doc = include_str!("../../../docs/stdio.md")]
 pub mod stdio {}
+
+/// Tracing: the span of each request, the W3C trace context it continues, the `opentelemetry` feature.
+///
+#[doc = include_str!("../../../docs/tracing.md")]
+pub mod tracing {}
 
 /// Validation of tool and prompt arguments against JSON Schema draft 2020-12 (`mcp-kernel-schema`).
 ///

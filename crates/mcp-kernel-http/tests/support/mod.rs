@@ -6,7 +6,7 @@
 //! The parts, each in its own file and re-exported here so that `use support::*;` reaches all of them:
 //! `catalog` (the fixture catalog and server), `running` (a server on 127.0.0.1), `messages` (messages
 //! and headers), `client` (the hyper clients), `raw` (the raw HTTP/1.1 client), `h2_client` (the `h2`
-//! client), `log_capture`, `reporting` (a host that reports progress) and `edge` (what the edge tests
+//! client), `instances` (several servers on their own listeners), `log_capture`, `reporting` (a host that reports progress) and `edge` (what the edge tests
 //! measure and hold).
 #![allow(dead_code)]
 
@@ -15,6 +15,7 @@ use std::time::Duration;
 mod catalog;
 mod client;
 mod h2_client;
+mod instances;
 mod log_capture;
 mod messages;
 mod raw;
@@ -24,7 +25,8 @@ mod running;
 // Each test crate uses a part of the fixture only (as `dead_code` above).
 #[allow(unused_imports)]
 pub use {
-    catalog::*, client::*, h2_client::*, log_capture::*, messages::*, raw::*, reporting::*, running::*,
+    catalog::*, client::*, h2_client::*, instances::*, log_capture::*, messages::*, raw::*, reporting::*,
+    running::*,
 };
 
 /// The one revision served over HTTP.

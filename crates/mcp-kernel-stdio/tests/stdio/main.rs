@@ -7,3 +7,4 @@ mod framing;
 mod harness;
 mod identity;
 mod progress;
+mod span;
