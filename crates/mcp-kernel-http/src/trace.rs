@@ -17,8 +17,12 @@ static TRACEPARENT: HeaderName = HeaderName::from_static(mcp_kernel_wire::trace:
 static TRACESTATE: HeaderName = HeaderName::from_static(mcp_kernel_wire::trace::TRACESTATE);
 static BAGGAGE: HeaderName = HeaderName::from_static(mcp_kernel_wire::trace::BAGGAGE);
 
-/// What the request's trace headers carry (nothing, without them).
+/// What the request's trace headers carry (nothing, without them, or when no subscriber records spans
+/// at INFO, the level of the request's span).
 pub(crate) fn carrier(headers: &HeaderMap) -> TraceCarrier {
+    if !tracing::level_enabled!(tracing::Level::INFO) {
+        return TraceCarrier::default();
+    }
     let parents = headers.get_all(&TRACEPARENT);
     let baggage = headers.get_all(&BAGGAGE);
     if parents.iter().next().is_none() && baggage.iter().next().is_none() {

@@ -322,8 +322,12 @@ impl Server {
             Method::Exit => return Handled { response: None, control: Control::Shutdown },
             _ => {}
         }
-        // The trace context `_meta` carries wins over the transport's.
-        let carrier = TraceCarrier::from_meta(&meta).or(trace);
+        // The trace context `_meta` carries wins over the transport's; with no subscriber at INFO no
+        // span is recorded, and neither is read.
+        let carrier = match tracing::level_enabled!(tracing::Level::INFO) {
+            true => TraceCarrier::from_meta(&meta).or(trace),
+            false => TraceCarrier::default(),
+        };
         // Whatever else the message held is released before any host code is awaited.
         drop(meta);
         if params.as_ref().is_some_and(|p| !p.is_object()) {
