@@ -1,4 +1,4 @@
-//! `cargo xtask edge [oauth|browser|proxy]`: the tests at the edges of the HTTP transport that need
+//! `cargo xtask edge [oauth|browser|proxy|traces]`: the tests at the edges of the HTTP transport that need
 //! real outside programs, and so are `#[ignore]`d in the ordinary run.
 //!
 //! For the parts that need them, it finds Node ≥ 22 (see [`crate::node`]) and installs the
@@ -68,6 +68,25 @@ const PARTS: &[Part] = &[
         name: "proxy",
         file: "tests-rmcp/tests/proxy.rs",
         args: &["test", "-p", "mcp-kernel-rmcp-tests", "--test", "proxy", "--", "--ignored", "--nocapture"],
+        needs_node: false,
+        needs_chromium: false,
+        needs_nginx: true,
+    },
+    Part {
+        name: "traces",
+        file: "tests-rmcp/tests/proxy_traces.rs",
+        args: &[
+            "test",
+            "-p",
+            "mcp-kernel-rmcp-tests",
+            "--features",
+            "opentelemetry",
+            "--test",
+            "proxy_traces",
+            "--",
+            "--ignored",
+            "--nocapture",
+        ],
         needs_node: false,
         needs_chromium: false,
         needs_nginx: true,
