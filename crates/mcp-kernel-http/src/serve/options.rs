@@ -159,8 +159,9 @@ impl ServeOptions {
 
     /// How long the drain may take (default [`SHUTDOWN_GRACE`], 30 s), counted from the moment the
     /// shutdown future completes. Within it: new connections are refused, the requests already read
-    /// are answered (SSE streams to their end), idle connections are closed, and `serve` returns as
-    /// soon as the last connection has closed. At its end, whatever still runs is cut (connections
+    /// are answered (SSE streams to their end), idle HTTP/2 connections get `GOAWAY`, idle HTTP/1.1
+    /// ones are left to their peer or their idle limit, and `serve` returns as soon as the last
+    /// connection has closed. At its end, whatever still runs is cut (connections
     /// dropped without a response, handlers' futures dropped) and `serve` returns `Ok`.
     ///
     /// Set it a few seconds below the time the orchestrator waits between `SIGTERM` and `SIGKILL`
