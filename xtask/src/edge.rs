@@ -247,12 +247,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_part_runs_an_existing_file_and_only_the_proxy_part_needs_nginx() {
+    fn every_part_runs_an_existing_file_and_only_the_proxy_parts_need_nginx() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         for part in PARTS {
             assert!(root.join(part.file).is_file(), "{} runs {}", part.name, part.file);
             assert!(runs_ignored_tests_of(part.file));
-            assert_eq!(part.needs_nginx, part.name == "proxy", "{}", part.name);
+            assert_eq!(part.needs_nginx, matches!(part.name, "proxy" | "traces"), "{}", part.name);
             assert_eq!(part.needs_node, part.name == "oauth", "{}", part.name);
         }
         assert!(!runs_ignored_tests_of("tests-rmcp/tests/http.rs"));
