@@ -384,6 +384,19 @@ impl Outcome {
         assert_eq!(self.after, self.before, "{row}: a handed description's flags were left changed");
     }
 
+    /// The hint line on stderr exactly once when stdin is a terminal, never otherwise, and never on
+    /// stdout.
+    fn assert_hint_only_on_a_terminal(&self, input: In) {
+        let Outcome { row, stderr, .. } = self;
+        let shown = stderr.lines().filter(|line| line.trim_end_matches('\r') == TERMINAL_HINT).count();
+        let expected = usize::from(input == In::Tty);
+        assert_eq!(shown, expected, "{row}: the terminal hint on stderr; stderr:\n{stderr}");
+        if let Some(output) = &self.output {
+            let text = String::from_utf8_lossy(output);
+            assert!(!text.contains(TERMINAL_HINT), "{row}: the hint is never on stdout:\n{text}");
+        }
+    }
+
     /// One successful answer to every request sent, matched by id, and nothing else.
     fn assert_answered(&self, expected: &[u64]) {
         let row = &self.row;
@@ -399,10 +412,14 @@ impl Outcome {
     }
 }
 
+/// The line `weather` writes to stderr when its stdin is a terminal (issue 21: first contact).
+const TERMINAL_HINT: &str = "weather: reading JSON-RPC lines on stdin; see README";
+
 /// Runs one row of the matrix and checks it.
 fn check(input: In, output: Out, row: &str) {
     let outcome = run(input, output, row);
     outcome.assert_clean();
+    outcome.assert_hint_only_on_a_terminal(input);
     if output.readable() {
         let expected: &[u64] = if input.carries_requests() { &IDS } else { &[] };
         outcome.assert_answered(expected);

@@ -93,6 +93,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [] => {
+            // Run by hand, the program would sit silent waiting for input: one line says why, on
+            // stderr, only when stdin is a terminal (a client's pipe never sees it; stdout carries
+            // JSON-RPC alone).
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                eprintln!("notes: reading JSON-RPC lines on stdin; see README");
+            }
             // SIGTERM (or Ctrl-C) drains the session as end of input does: what was read is answered.
             let local = StdioOptions::default()
                 .principal(Caller("local".to_owned()))
