@@ -65,23 +65,22 @@ impl Server {
     pub(crate) fn list_tools(&self, context: &RequestContext) -> Routed {
         let snapshot = &self.inner.snapshot;
         let items = &snapshot.tools_list;
-        let shown: Vec<&RawValue> = match self.inner.parts.visibility.as_deref() {
-            None => items.iter().map(|item| &**item).collect(),
+        let hints = self.inner.options.tools_cache;
+        let decoration = context.era.is_modern().then_some(&self.inner.decoration);
+        // Without a filter the snapshot's items are written as they are, with no list built first.
+        let encoded = match self.inner.parts.visibility.as_deref() {
+            None => serde_json::value::to_raw_value(&ToolList { tools: items.as_slice(), hints, decoration }),
             Some(filter) => {
                 let sieve = Sieve::new(Some(filter), context);
                 let visible = snapshot.tools.iter().zip(items);
-                visible
+                let shown: Vec<&RawValue> = visible
                     .filter(|(tool, _)| sieve.shows(Listed::Tool(&tool.name)))
                     .map(|(_, item)| &**item)
-                    .collect()
+                    .collect();
+                serde_json::value::to_raw_value(&ToolList { tools: shown.as_slice(), hints, decoration })
             }
         };
-        let list = ToolList {
-            tools: &shown,
-            hints: self.inner.options.tools_cache,
-            decoration: context.era.is_modern().then_some(&self.inner.decoration),
-        };
-        serde_json::value::to_raw_value(&list).map(Payload::Encoded).map_err(|_| ErrorObject::internal())
+        encoded.map(Payload::Encoded).map_err(|_| ErrorObject::internal())
     }
 
     pub(crate) async fn call_tool(&self, request: Request<'_>) -> Routed {
@@ -199,13 +198,13 @@ impl Server {
 }
 
 /// `ListToolsResult`'s members in wire order: `tools`, the cache hints, then the era's decoration.
-struct ToolList<'a> {
-    tools: &'a [&'a RawValue],
+struct ToolList<'a, T> {
+    tools: &'a [T],
     hints: CacheHints,
     decoration: Option<&'a Decoration>,
 }
 
-impl Serialize for ToolList<'_> {
+impl<T: Serialize> Serialize for ToolList<'_, T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("tools", self.tools)?;
