@@ -29,6 +29,10 @@
 //! connections, catalog size, payload size and h2c streams; it writes `target/bench/curves.json`,
 //! prints a Markdown table per curve and draws an SVG plot per curve into `docs/performance/curves/`.
 //!
+//! `cargo xtask bench features [--rounds N]` measures what each feature of the facade costs a host
+//! (module `features`): clean release builds of one small host under several feature sets, their build
+//! time, crate count and program size; it writes `target/bench/features.json`.
+//!
 //! By phase: `options` reads the command line, `build` builds the compare workspace and finds its
 //! binaries, `servers` starts the servers and runs `bench-load` against them (pinned), `compare`,
 //! `hold` and `drip` run the rounds of each scenario, and `report` tallies the rounds into medians
@@ -38,6 +42,7 @@ mod build;
 mod compare;
 mod curves;
 mod drip;
+mod features;
 mod hold;
 mod options;
 mod report;
@@ -60,6 +65,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let root = root();
     if args.first().map(String::as_str) == Some("curves") {
         return curves::run(args, &root);
+    }
+    if args.first().map(String::as_str) == Some("features") {
+        return features::run(args, &root);
     }
     let options = parse(args)?;
     let manifest = root.join("benches/compare/Cargo.toml");

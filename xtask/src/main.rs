@@ -13,9 +13,13 @@
 //!   one digest and one id site,
 //!   the tests the threat model and `docs/will-not-implement.md` name, the README split, and that
 //!   every cited rule identifier and docs path resolves (see `docs/census.md`).
+//! - `package [--no-test]`: every published crate's metadata checked, `cargo package` with verification,
+//!   then each crate's tests run from its `.crate` alone, away from the repository (see `package.rs`).
 //! - `readme [--print]`: runs the README's copy-paste exchange as written and compares the output.
 //! - `bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--hold | --drip N]`: mcp-kernel
 //!   against rmcp and a floor server, interleaved and pinned (see `docs/performance.md`).
+//! - `bench features [--rounds N]`: what each feature of the facade costs a host (build time, crates,
+//!   program size), clean release builds side by side.
 //! - `connectome facts --crate <package>… [--out <file>|-]`, also `--manifest-path <Cargo.toml>` and
 //!   `--target-dir <dir>`: call facts read from the LLVM IR of the named crates, by the
 //!   `connectome-facts` library (see `docs/connectome-facts.md`).
@@ -28,7 +32,9 @@ mod conformance;
 mod connectome_facts;
 mod edge;
 mod node;
+mod package;
 mod readme;
+mod readme_host;
 
 use std::process::{Command, ExitCode};
 
@@ -39,6 +45,9 @@ struct Step {
     env: &'static [(&'static str, &'static str)],
 }
 
+/// The facade's `connectome` feature, off by default (docs/packaging.md): the examples and the tests of
+/// the connectome surface need it, so every step below but the `opentelemetry` ones turns it on.
+const OFF_BY_DEFAULT: &str = "mcp-kernel/connectome";
 /// The router's and the HTTP transport's `opentelemetry` features, as `cargo --features` takes them.
 const OTEL_FEATURES: &str = "mcp-kernel-router/opentelemetry,mcp-kernel-http/opentelemetry";
 const OTEL_CLIPPY: &[&str] = &[
@@ -72,14 +81,36 @@ const CI: &[Step] = &[
     Step { what: "formatting", args: &["fmt", "--all", "--check"], env: &[] },
     Step {
         what: "lints",
-        args: &["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"],
+        args: &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--features",
+            OFF_BY_DEFAULT,
+            "--",
+            "-D",
+            "warnings",
+        ],
         env: &[],
     },
     // `cargo test --all-targets` builds examples with the test harness only; the stdio wiring tests
     // spawn the real `weather` binary, so the examples are built as programs first.
-    Step { what: "examples", args: &["build", "--workspace", "--examples", "--locked"], env: &[] },
-    Step { what: "tests", args: &["test", "--workspace", "--all-targets", "--locked"], env: &[] },
-    Step { what: "doc tests", args: &["test", "--workspace", "--doc", "--locked"], env: &[] },
+    Step {
+        what: "examples",
+        args: &["build", "--workspace", "--examples", "--locked", "--features", OFF_BY_DEFAULT],
+        env: &[],
+    },
+    Step {
+        what: "tests",
+        args: &["test", "--workspace", "--all-targets", "--locked", "--features", OFF_BY_DEFAULT],
+        env: &[],
+    },
+    Step {
+        what: "doc tests",
+        args: &["test", "--workspace", "--doc", "--locked", "--features", OFF_BY_DEFAULT],
+        env: &[],
+    },
     // The `opentelemetry` feature (docs/tracing.md) is off in the steps above: its lints, its tests and
     // the guide's doctest run here, for the crates that have it.
     Step { what: "opentelemetry lints", args: OTEL_CLIPPY, env: &[] },
@@ -102,7 +133,7 @@ const CI: &[Step] = &[
     // rustdoc warning is let through (an HTML-looking `<name>` in `docs/*.md`, which the manual includes).
     Step {
         what: "docs",
-        args: &["doc", "--workspace", "--no-deps", "--locked"],
+        args: &["doc", "--workspace", "--no-deps", "--locked", "--features", OFF_BY_DEFAULT],
         env: &[("RUSTDOCFLAGS", "-D warnings")],
     },
     // The fuzz targets are their own workspace (`fuzz/`); checking them on stable keeps them building
@@ -146,7 +177,7 @@ fn readme(print: bool) -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests (and the opentelemetry feature's), fuzz targets build, boundary, census,\n                     the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  edge [oauth|browser|proxy|traces]  the ignored edge tests: rmcp OAuth against oidc-provider (Node 22), a\n                     real browser (Chromium), three instances behind nginx, one trace across them\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart,\n                     a stdio host free of HTTP, the facts reader free of HTTP\n                     and runtimes, hash/MAC crates in two crates only\n  census             signs, no authority, no client, no hidden source, one digest and id site,\n                     named tests, the README split, the cited rules and paths\n  readme [--print]   run the README exchange and compare (or print) its output\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] [--hold | --drip N]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare*.json\n  bench curves [--quick] [--curve NAME,…] [--only …] [--no-build]\n                     how cost grows (connections, h2c, payload, catalog, idle, drip); tables and SVG plots\n  connectome facts --crate <package>… [--out <file>|-] [--manifest-path <Cargo.toml>] [--target-dir <dir>]\n                     call facts from the crates' LLVM IR; writes target/connectome/facts.json"
+        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests (and the opentelemetry feature's), fuzz targets build, boundary, census,\n                     the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  edge [oauth|browser|proxy|traces]  the ignored edge tests: rmcp OAuth against oidc-provider (Node 22), a\n                     real browser (Chromium), three instances behind nginx, one trace across them\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart,\n                     a stdio host free of HTTP, the facts reader free of HTTP\n                     and runtimes, hash/MAC crates in two crates only\n  census             signs, no authority, no client, no hidden source, one digest and id site,\n                     named tests, the README split, the cited rules and paths\n  package [--no-test]  metadata, cargo package with verification, then every crate's tests from its\n                     .crate alone, away from the repository\n  readme [--print]   run the README exchange and compare (or print) its output\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] [--hold | --drip N]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare*.json\n  bench curves [--quick] [--curve NAME,…] [--only …] [--no-build]\n                     how cost grows (connections, h2c, payload, catalog, idle, drip); tables and SVG plots\n  bench features [--rounds N]\n                     what each facade feature costs a host: clean release builds, time, crates, size\n  connectome facts --crate <package>… [--out <file>|-] [--manifest-path <Cargo.toml>] [--target-dir <dir>]\n                     call facts from the crates' LLVM IR; writes target/connectome/facts.json"
     );
     ExitCode::from(2)
 }
@@ -226,6 +257,13 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Some("package") => match package::run(&args[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("xtask: package: {error}");
+                ExitCode::FAILURE
+            }
+        },
         Some("readme") => readme(args.get(1).map(String::as_str) == Some("--print")),
         _ => usage(),
     }

@@ -45,3 +45,8 @@ pub use writer::{
 
 /// The Unicode version of the NFC tables in use (C-6, K-4).
 pub const UNICODE_VERSION: (u8, u8, u8) = unicode_normalization::UNICODE_VERSION;
+
+/// This crate's README (its page on the registry), compiled as doctests so that its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -185,6 +185,7 @@ fn canonical_section(heading: &str) -> Section {
 
 // ---------------------------------------------------------------------------------------------- graphs
 
+#[path = "integration/common/mod.rs"]
 mod common;
 
 /// "## Worked example": the C-15 graph.

@@ -11,9 +11,10 @@ use connectome_graph::{Algorithm, Diff, Effective, Weight};
 const BIN: &str = env!("CARGO_BIN_EXE_connectome");
 const SUBCOMMANDS: [&str; 7] = ["facts", "render", "diff", "effective", "merge", "reach", "verify"];
 
-/// A committed weather export, by file name.
+/// A committed weather export, by file name (`tests/data/` links to `docs/connectome-example/`, and the
+/// package carries the files).
 fn weather(name: &str) -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/connectome-example");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     dir.join(name).to_string_lossy().into_owned()
 }
 
@@ -282,7 +283,7 @@ fn l7_verify_exits_0_canonical_3_otherwise() {
 
 #[test]
 fn l8_facts_refuses_an_unknown_package_naming_only_it() {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
     let err = refused(&["facts", "--manifest-path", &manifest.to_string_lossy(), "-p", "no-such-package"]);
     assert!(err.contains("no-such-package"), "{err}");
     let err = refused(&["facts", "--manifest-path", "/nonexistent/Cargo.toml", "--package", "x"]);

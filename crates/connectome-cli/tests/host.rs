@@ -77,7 +77,12 @@ fn write_workspace(root: &Path) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     };
-    write("Cargo.toml", "[workspace]\nresolver = \"3\"\nmembers = [\"tiny-tools\", \"tiny-host\"]\n");
+    // No debug info, as this repository's own profile leaves it off for dependencies: the host's build
+    // is kept under `target/connectome-host-test/` between runs, and with it came to ~0.9 GB.
+    write(
+        "Cargo.toml",
+        "[workspace]\nresolver = \"3\"\nmembers = [\"tiny-tools\", \"tiny-host\"]\n\n[profile.dev]\ndebug = false\n",
+    );
     std::fs::copy(repo.join("Cargo.lock"), root.join("Cargo.lock")).unwrap();
     std::fs::copy(repo.join("rust-toolchain.toml"), root.join("rust-toolchain.toml")).unwrap();
     let package =

@@ -240,3 +240,8 @@ mod tests {
         assert!(!request.locked);
     }
 }
+
+/// This crate's README (its page on the registry), compiled as doctests so that its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -95,3 +95,8 @@ pub use connectome_canonical::{
 /// [`Edge::new`]); `Allow`, `Deny`, `Hold` and `Ungoverned` are assigned by the consumer to the public
 /// [`Edge::sign`] field, and the graph is then rebuilt with [`Graph::new`].
 pub use connectome_canonical::Sign;
+
+/// This crate's README (its page on the registry), compiled as doctests so that its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -46,3 +46,8 @@ pub use tracer::{StopReason, Tracer, TracerError, TracerGuard, TracerLayer, Trac
 
 pub use connectome_graph::Graph;
 pub use mcp_kernel_router::{DispatchEvent, DispatchObserver, DispatchOutcome};
+
+/// This crate's README (its page on the registry), compiled as doctests so that its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

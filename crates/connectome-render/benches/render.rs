@@ -4,7 +4,7 @@
 //! criterion's. Nothing here asserts a time.
 #![allow(missing_docs)] // criterion's macros generate undocumented public functions
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/integration/common/mod.rs"]
 mod common;
 
 use std::hint::black_box;

@@ -35,3 +35,8 @@ pub use effective::{EffectiveExport, EffectiveFormat, EffectiveOptions};
 pub use error::{Error, Role};
 pub use model::{Edge, Graph, Node, Sidecar};
 pub use view::{Inputs, View, ViewName};
+
+/// This crate's README (its page on the registry), compiled as doctests so that its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

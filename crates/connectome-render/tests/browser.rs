@@ -1,12 +1,14 @@
 //! The page in headless Chromium (connectome J-7): every node is in the DOM, a search or a kind
 //! filter read from the URL fragment narrows what is shown, a selected node lights up exactly what it
 //! reaches and what reaches it, and no script error is recorded (the page's `data-errors` attribute
-//! and Chromium's console log). Screenshots go to `target/connectome-render/` as CI artifacts.
+//! and Chromium's console log). Screenshots go to `connectome-render/` under cargo's temporary
+//! directory for integration tests (`target/tmp/` in this workspace), as CI artifacts.
 //!
 //! Chromium is `$CHROMIUM`, else `/usr/bin/chromium` (Debian package `chromium`). When it is missing
 //! the tests fail saying so; `CONNECTOME_BROWSER_TEST=skip` (and only that) skips them. Every run of
 //! Chromium is killed after [`BOUND`].
 
+#[path = "integration/common/mod.rs"]
 mod common;
 
 use std::collections::BTreeSet;
@@ -143,9 +145,10 @@ fn dump(scratch: &Path, run: &str, page: &Path, fragment: &str) -> String {
     dom
 }
 
-/// Saves a screenshot of the page under the workspace's `target/connectome-render/`.
+/// Saves a screenshot of the page under cargo's temporary directory for integration tests
+/// (`target/tmp/connectome-render/`), which is inside the target directory wherever the crate is built.
 fn screenshot(scratch: &Path, run: &str, page: &Path, fragment: &str, file: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/connectome-render");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("connectome-render");
     std::fs::create_dir_all(&dir).expect("the screenshot directory");
     let shot = dir.join(file);
     let _ = std::fs::remove_file(&shot);

@@ -107,3 +107,8 @@ pub use serve::{
     SHUTDOWN_GRACE, ServeOptions, WRITE_TIMEOUT, serve, serve_with,
 };
 pub use service::{McpService, ResponseFuture};
+
+/// This crate's README (its page on the registry), compiled as doctests so that its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -1,7 +1,9 @@
 //! The accept path waits on readiness for *more* bytes: a connection holding part of the HTTP/2
 //! preface, or dripping an HTTP/1.1 `POST`, costs no CPU while it waits, and one deadline from accept
-//! covers the protocol decision and the whole first request head.
+//! covers the protocol decision and the whole first request head. Alone in its test binary: it measures
+//! the process's CPU time, which another test running beside it would spend.
 
+#[path = "integration/support/mod.rs"]
 mod support;
 
 use std::time::{Duration, Instant};

@@ -2,6 +2,7 @@
 //! process past the budget plus a stated per-connection overhead. Alone in its test binary, so that
 //! no other test's allocations are counted.
 
+#[path = "integration/support/mod.rs"]
 mod support;
 
 use std::time::Duration;

@@ -32,6 +32,7 @@ mod chromium;
 mod endpoint;
 #[path = "browser/pages.rs"]
 mod pages;
+#[path = "integration/support/mod.rs"]
 mod support;
 
 use std::time::{Duration, Instant};

@@ -3,6 +3,7 @@
 //! header starts a new root trace and is echoed nowhere; and two instances, each on its own listener,
 //! called with one `traceparent`, export their spans under one trace id.
 
+#[path = "integration/support/mod.rs"]
 mod support;
 
 use std::time::Duration;

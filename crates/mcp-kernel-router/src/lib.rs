@@ -112,3 +112,8 @@ pub use visibility::{Listed, Visibility};
 
 pub use mcp_kernel_schema as schema;
 pub use mcp_kernel_wire as wire;
+
+/// This crate's README (its page on the registry), compiled as doctests so that its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -2,6 +2,7 @@
 //! exported server span has the client's trace id and the caller's span as its parent; malformed
 //! context starts a new root trace; baggage reaches host code; what the span replaced is linked.
 
+#[path = "integration/support/mod.rs"]
 mod support;
 
 use std::sync::Arc;

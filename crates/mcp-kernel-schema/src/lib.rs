@@ -59,3 +59,8 @@ pub use error::SchemaError;
 pub use header::{HeaderParam, HeaderParamKind};
 pub use prompt::{PromptArg, default_input_schema, prompt_argument_schema};
 pub use violation::{MAX_REASON_LEN, Violation};
+
+/// This crate's README (its page on the registry), compiled as doctests so that its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -89,3 +89,8 @@ mod writer;
 
 pub use options::{DEFAULT_MAX_IN_FLIGHT, MAX_LINE_BYTES, SHUTDOWN_GRACE, StdioOptions};
 pub use serve::{serve, serve_io, serve_with};
+
+/// This crate's README (its page on the registry), compiled as doctests so that its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

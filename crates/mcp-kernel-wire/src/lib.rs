@@ -18,3 +18,8 @@ pub use message::{Envelope, RequestMeta};
 pub use reader::{MAX_DEPTH, ReadError, read_message};
 pub use types::method::Method;
 pub use version::ProtocolVersion;
+
+/// This crate's README (its page on the registry), compiled as doctests so that its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

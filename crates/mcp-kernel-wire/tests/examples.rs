@@ -1,6 +1,6 @@
 //! Round-trips every example of the 2026-07-28 specification through the typed wire structs.
 //!
-//! Each directory of `testdata/mcp-spec/2026-07-28/examples/` is named in [`table`]; a directory the
+//! Each directory of `tests/data/mcp-spec/2026-07-28/examples/` is named in [`table`]; a directory the
 //! table does not name (or a name with no directory) fails the test. Every `.json` file of a
 //! directory is deserialized into its type, serialized back with `serde_json::to_value`, and
 //! compared with the original value.
@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 type Check = Box<dyn Fn(&Value) -> Result<(), String>>;
 
 fn examples_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/mcp-spec/2026-07-28/examples")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/mcp-spec/2026-07-28/examples")
 }
 
 /// Deserializes into `T`, serializes back, and compares; returns the typed value.

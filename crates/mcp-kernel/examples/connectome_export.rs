@@ -4,7 +4,7 @@
 //! committed copies are checked by `crates/mcp-kernel/tests/connectome_example.rs`.
 //!
 //! ```sh
-//! cargo run --example connectome_export -- docs/connectome-example
+//! cargo run --features connectome --example connectome_export -- docs/connectome-example
 //! ```
 
 #[allow(dead_code)] // the example uses only part of the shared catalog

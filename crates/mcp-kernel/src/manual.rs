@@ -24,91 +24,98 @@
 //! | [`connectome`] | the connectome: the declared and observed graphs and their diff |
 //! | [`connectome_canonical`] | the canonical bytes of a connectome graph (`schema_version` 3) |
 //! | [`connectome_observe`] | the observed connectome: the dispatch collector and the span tracer |
+//! | [`packaging`] | the published crates, the facade's features and what each costs, the build profile |
 //! | [`connectome_render`] | rendering the connectome's exports: `connectome render` |
 
-// The paths are relative to this file: `crates/mcp-kernel/src/` → the workspace's `docs/`.
+// The documents are read from `manual/`, whose files link to the workspace's `docs/`: the package
+// carries them as plain files (`cargo package` follows a link to a file), so it builds on its own.
 
 /// The architecture: the crates and their dependencies, the path of one request, where each rule lives.
 ///
-#[doc = include_str!("../../../docs/architecture.md")]
+#[doc = include_str!("../manual/architecture.md")]
 pub mod architecture {}
 
 /// The host contract: the catalog, the typed and plain registries, dispatch, readers and completions.
 ///
-#[doc = include_str!("../../../docs/host-contract.md")]
+#[doc = include_str!("../manual/host-contract.md")]
 pub mod host_contract {}
 
 /// The protocol core: one decoded JSON-RPC message in, at most one response out, on every transport.
 ///
-#[doc = include_str!("../../../docs/protocol.md")]
+#[doc = include_str!("../manual/protocol.md")]
 pub mod protocol {}
 
 /// The stateless Streamable HTTP transport (`mcp-kernel-http`, feature `http`).
 ///
-#[doc = include_str!("../../../docs/http.md")]
+#[doc = include_str!("../manual/http.md")]
 pub mod http {}
 
 /// Many stateless instances behind a proxy: the tested nginx configuration, keys, restarts, limits.
 ///
-#[doc = include_str!("../../../docs/deploy.md")]
+#[doc = include_str!("../manual/deploy.md")]
 pub mod deploy {}
 
 /// The newline-delimited stdio transport (`mcp-kernel-stdio`, feature `stdio`).
 ///
-#[doc = include_str!("../../../docs/stdio.md")]
+#[doc = include_str!("../manual/stdio.md")]
 pub mod stdio {}
 
 /// Tracing: the span of each request, the W3C trace context it continues, the `opentelemetry` feature.
 ///
-#[doc = include_str!("../../../docs/tracing.md")]
+#[doc = include_str!("../manual/tracing.md")]
 pub mod tracing {}
 
 /// Validation of tool and prompt arguments against JSON Schema draft 2020-12 (`mcp-kernel-schema`).
 ///
-#[doc = include_str!("../../../docs/validation.md")]
+#[doc = include_str!("../manual/validation.md")]
 pub mod validation {}
 
 /// The threat model: who is trusted for what.
 ///
-#[doc = include_str!("../../../docs/threat-model.md")]
+#[doc = include_str!("../manual/threat-model.md")]
 pub mod threat_model {}
 
 /// What the package will not implement, whatever is asked of it.
 ///
-#[doc = include_str!("../../../docs/will-not-implement.md")]
+#[doc = include_str!("../manual/will-not-implement.md")]
 pub mod will_not_implement {}
 
 /// The MCP rules the code cites (`MCP S-14`), each with where mcp-kernel honours it.
 ///
-#[doc = include_str!("../../../docs/mcp-2026-07-28.md")]
+#[doc = include_str!("../manual/mcp-2026-07-28.md")]
 pub mod mcp_rules {}
 
 /// Where mcp-kernel differs from the reference design, and why.
 ///
-#[doc = include_str!("../../../docs/differences.md")]
+#[doc = include_str!("../manual/differences.md")]
 pub mod differences {}
 
 /// Performance: what is measured, with which command, and how to read the numbers.
 ///
-#[doc = include_str!("../../../docs/performance.md")]
+#[doc = include_str!("../manual/performance.md")]
 pub mod performance {}
 
 /// The connectome: the declared and observed graphs of a composed MCP system, and their diff.
 ///
-#[doc = include_str!("../../../docs/connectome.md")]
+#[doc = include_str!("../manual/connectome.md")]
 pub mod connectome {}
 
 /// The canonical bytes of a connectome graph (`schema_version` 3): the contract an encoder follows.
 ///
-#[doc = include_str!("../../../docs/connectome-canonical.md")]
+#[doc = include_str!("../manual/connectome-canonical.md")]
 pub mod connectome_canonical {}
 
 /// The observed connectome (`connectome-observe`): the dispatch collector and the optional span tracer.
 ///
-#[doc = include_str!("../../../docs/connectome-observe.md")]
+#[doc = include_str!("../manual/connectome-observe.md")]
 pub mod connectome_observe {}
 
 /// Rendering the connectome's JSON exports as Mermaid, DOT or one HTML page (`connectome render`).
 ///
-#[doc = include_str!("../../../docs/connectome-render.md")]
+#[doc = include_str!("../manual/connectome-render.md")]
 pub mod connectome_render {}
+
+/// Packaging: the published crates, what `cargo xtask package` proves, the features and their cost.
+///
+#[doc = include_str!("../manual/packaging.md")]
+pub mod packaging {}

@@ -1,5 +1,5 @@
 //! The committed example exports under `docs/connectome-example/` are what the weather host writes
-//! today (`cargo run --example connectome_export -- docs/connectome-example` refreshes them).
+//! today (`cargo run --features connectome --example connectome_export -- docs/connectome-example` refreshes them).
 #![cfg(feature = "connectome")]
 
 #[allow(dead_code)]
@@ -15,7 +15,7 @@ fn committed_weather_exports_are_current() {
         let committed = std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(
             committed == bytes,
-            "{name} is stale: run `cargo run --example connectome_export -- docs/connectome-example`"
+            "{name} is stale: run `cargo run --features connectome --example connectome_export -- docs/connectome-example`"
         );
     }
 }

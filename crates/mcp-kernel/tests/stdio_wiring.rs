@@ -13,7 +13,7 @@
 //! The binary is `target/<profile>/examples/weather`, which `cargo test -p mcp-kernel` and `cargo xtask
 //! ci` build (`cargo test --all-targets` alone builds examples only as test harnesses, and a run
 //! narrowed with `--test stdio_wiring` builds none), so build it first when in doubt
-//! (`cargo build -p mcp-kernel --example weather`): every row fails when a source the binary is built
+//! (`cargo build -p mcp-kernel --features connectome --example weather`): every row fails when a source the binary is built
 //! from is newer than it, rather than test a stale one.
 #![cfg(target_os = "linux")]
 #![forbid(unsafe_code)]

@@ -1,8 +1,8 @@
 //! A complete host: the weather catalog, served over stdio.
 //!
-//! Run it with `cargo run --example weather` and type JSON-RPC lines on stdin; every report goes to
-//! stderr, stdout carries protocol lines only. With `-- --http 127.0.0.1:4000` it serves the stateless
-//! Streamable HTTP transport at `http://127.0.0.1:4000/mcp` instead, to `2026-07-28` and `2025-11-25`
+//! Run it with `cargo run --example weather --features connectome` and type JSON-RPC lines on stdin;
+//! every report goes to stderr, stdout carries protocol lines only. With `-- --http 127.0.0.1:4000` it
+//! serves the stateless Streamable HTTP transport at `http://127.0.0.1:4000/mcp` instead, to `2026-07-28` and `2025-11-25`
 //! clients alike.
 //!
 //! Ctrl-C or `SIGTERM` stops either transport the way a rolling restart wants: nothing new is taken,

@@ -27,7 +27,7 @@ pub fn example(name: &str) -> PathBuf {
     let Some(path) = examples.as_ref().map(|dir| dir.join(&file)).filter(|path| path.is_file()) else {
         panic!(
             "the {name} example is missing next to {}: build it with `cargo build -p mcp-kernel \
-             --examples` (`cargo xtask ci` builds the examples before the tests)",
+             --features connectome --examples` (`cargo xtask ci` builds the examples before the tests)",
             exe.display()
         )
     };
@@ -49,7 +49,7 @@ pub fn example(name: &str) -> PathBuf {
     };
     if let Some((_, newer)) = newest.filter(|(changed, _)| *changed > built) {
         panic!(
-            "{} is older than {}: rebuild it with `cargo build -p mcp-kernel --examples`",
+            "{} is older than {}: rebuild it with `cargo build -p mcp-kernel --features connectome --examples`",
             path.display(),
             newer.display()
         );

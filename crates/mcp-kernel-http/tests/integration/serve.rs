@@ -1,0 +1,122 @@
+//! `mcp_kernel_http::serve`: graceful shutdown and the HTTP/1.1 header deadline.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+
+use crate::support::*;
+use mcp_kernel_http::HEADER_READ_TIMEOUT;
+
+/// Starts `serve` directly, returning the address, the shutdown sender and the serve task.
+async fn start_raw()
+-> (std::net::SocketAddr, oneshot::Sender<()>, tokio::task::JoinHandle<std::io::Result<()>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("address");
+    let (tx, rx) = oneshot::channel::<()>();
+    let service = builder().authorize(|_| Ok(())).build();
+    let task = tokio::spawn(mcp_kernel_http::serve(listener, service, async move {
+        let _ = rx.await;
+    }));
+    (addr, tx, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_lets_an_in_flight_request_finish_then_stops() {
+    bounded(async {
+        let (addr, stop, task) = start_raw().await;
+        for proto in BOTH {
+            // Warm both protocols up so that the connections exist before shutdown.
+            let reply = post_message(addr, proto, &request(0, "tools/list", json!({}))).await;
+            assert_eq!(reply.status, 200);
+        }
+        let message = request(1, "tools/call", json!({"name": "slow", "arguments": {"ms": 500}}));
+        let mut conn = connect(addr, Proto::H1).await;
+        let in_flight =
+            tokio::spawn(async move { conn.post(addr, headers_for(&message), bytes(&message)).await });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let asked = Instant::now();
+        let _ = stop.send(());
+        let reply = in_flight.await.expect("the in-flight request");
+        assert_eq!(reply.status, 200, "{reply:?}");
+        let served = tokio::time::timeout(Duration::from_secs(5), task).await;
+        assert!(served.is_ok(), "serve returns once the in-flight request is done");
+        assert!(asked.elapsed() < Duration::from_secs(5));
+        // The listener is gone.
+        assert!(TcpStream::connect(addr).await.is_err(), "no new connection after shutdown");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_is_held_by_an_idle_http1_connection_only_until_its_peer_leaves() {
+    bounded(async {
+        let (addr, stop, task) = start_raw().await;
+        let message = request(1, "tools/list", json!({}));
+        let mut h1 = connect(addr, Proto::H1).await;
+        let mut h2 = connect(addr, Proto::H2).await;
+        assert_eq!(h1.post(addr, headers_for(&message), bytes(&message)).await.status, 200);
+        assert_eq!(h2.post(addr, headers_for(&message), bytes(&message)).await.status, 200);
+        // A third connection that never sent a byte.
+        let _silent = TcpStream::connect(addr).await.expect("connect");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let _ = stop.send(());
+        // The HTTP/2 connection gets GOAWAY and the silent one is closed; the idle HTTP/1.1 one is left
+        // to its peer (closing it could race a request being written on it), so `serve` is draining.
+        let mut task = task;
+        let early = tokio::time::timeout(Duration::from_millis(700), &mut task).await;
+        assert!(early.is_err(), "an idle HTTP/1.1 keep-alive connection holds the drain");
+        // Its peer leaves: `serve` returns, long before the idle limit (15 s) or the grace (30 s).
+        drop(h1);
+        let served = tokio::time::timeout(Duration::from_secs(5), task).await;
+        assert!(served.is_ok(), "serve returns once the last peer has left");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http1_headers_dripped_forever_are_cut_at_the_header_deadline() {
+    bounded(async {
+        let server = start_default().await;
+        let mut stream = TcpStream::connect(server.addr).await.expect("connect");
+        let started = Instant::now();
+        // A request line and then one header byte every 100 ms, never the blank line.
+        stream.write_all(b"POST /mcp HTTP/1.1\r\nhost: x\r\nx-slow: ").await.expect("write");
+        let mut closed_at = None;
+        for _ in 0..((HEADER_READ_TIMEOUT.as_millis() / 100) as usize + 30) {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if stream.write_all(b"a").await.is_err() {
+                closed_at = Some(started.elapsed());
+                break;
+            }
+            if closed_within(&mut stream, Duration::from_millis(1)).await {
+                closed_at = Some(started.elapsed());
+                break;
+            }
+        }
+        let closed_at = closed_at.expect("the server closes a connection whose head never ends");
+        assert!(closed_at >= HEADER_READ_TIMEOUT, "{closed_at:?}");
+        assert!(closed_at <= HEADER_READ_TIMEOUT + Duration::from_secs(2), "{closed_at:?}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_that_never_show_their_protocol_are_closed_at_the_first_bytes_deadline() {
+    bounded(async {
+        let server = start_default().await;
+        let started = Instant::now();
+        // Nothing at all, and most of the HTTP/2 preface: neither may hold a connection forever.
+        let mut silent = TcpStream::connect(server.addr).await.expect("connect");
+        let mut partial = TcpStream::connect(server.addr).await.expect("connect");
+        partial.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n").await.expect("write");
+        let deadline = mcp_kernel_http::FIRST_BYTES_TIMEOUT + Duration::from_secs(3);
+        for stream in [&mut silent, &mut partial] {
+            assert!(closed_within(stream, deadline.saturating_sub(started.elapsed())).await, "not closed");
+        }
+        assert!(started.elapsed() >= mcp_kernel_http::FIRST_BYTES_TIMEOUT, "{:?}", started.elapsed());
+    })
+    .await;
+}

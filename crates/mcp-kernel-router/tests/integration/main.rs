@@ -1,0 +1,40 @@
+//! The router's integration tests, one module a file, in one test binary: one link instead of one a file
+//! (about 38 MB of target/ each). `cargo test -p mcp-kernel-router --test integration <module>::` runs one file.
+//! The modules behind `fuzzing` use internals that feature exposes (the workspace build turns it on).
+
+mod support;
+
+mod argument_interning;
+mod build_errors;
+mod completion;
+#[cfg(feature = "fuzzing")]
+mod cursor_properties;
+mod derived_schemas;
+mod dispatch_observer;
+mod dispatch_order;
+mod dispatch_span;
+mod echo_bound;
+mod host_identity;
+#[cfg(feature = "fuzzing")]
+mod hostile_input;
+mod input_required;
+mod live_server;
+mod log_notifications;
+mod no_catalog;
+#[cfg(feature = "fuzzing")]
+mod official_schema;
+mod output_schema;
+mod progress;
+mod resources_prompts;
+#[cfg(feature = "fuzzing")]
+mod template_index;
+mod template_variables;
+mod test_client;
+mod tool_metadata;
+mod tools_call;
+mod trace_context;
+mod transport_support;
+mod typed_prompts;
+mod typed_retry_input;
+mod typed_tools;
+mod visibility;

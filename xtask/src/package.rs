@@ -1,0 +1,340 @@
+//! `cargo xtask package`: every published crate as a registry would see it.
+//!
+//! 1. **Metadata.** Each crate of [`LIBRARIES`] says what it is for, with keywords, categories, a
+//!    README of its own, a licence, the minimum Rust version and (for a library) its documentation page;
+//!    no URL field names a placeholder host. Read from `cargo metadata`.
+//! 2. **Packages, verified.** `cargo package` for all of them in one run: cargo orders them by their
+//!    dependencies and builds each from its own `.crate` against the others' packaged versions (a local
+//!    registry it makes under `target/package/`). Each package must carry `LICENSE` and its `README.md`.
+//! 3. **Tests from the packages alone.** The `.crate` files are unpacked into a scratch workspace under
+//!    the system's temporary directory, away from this repository, so that a test reading a file outside
+//!    its crate (`../../docs/…`) finds nothing there and fails. The scratch workspace resolves the crates'
+//!    dependencies on one another to the unpacked packages (`[patch.crates-io]`), pins every other
+//!    dependency to this workspace's `Cargo.lock`, and runs each crate's examples build, tests (every
+//!    feature on) and doctests with the target directory `target/package-tests/`.
+//!
+//! `--no-test` stops after step 2.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::boundary::LIBRARIES;
+
+/// Where the scratch workspace's builds go, under the repository's `target/`.
+const TEST_TARGET_DIR: &str = "target/package-tests";
+/// Hosts that stand for "no real address": a URL naming one is a placeholder, not metadata.
+const PLACEHOLDER_HOSTS: &[&str] =
+    &["example.invalid", "example.com", "example.org", "example.net", "localhost"];
+/// The development profile of the scratch workspace: the same as this workspace's (Cargo.toml), since
+/// a package carries no profile of its own.
+const SCRATCH_PROFILE: &str = "[profile.dev]\ndebug = \"line-tables-only\"\nincremental = false\n\n\
+                               [profile.dev.package.\"*\"]\ndebug = false\n";
+
+/// Runs the task.
+pub fn run(args: &[String]) -> Result<(), String> {
+    let test = match args {
+        [] => true,
+        [flag] if flag == "--no-test" => false,
+        _ => return Err("usage: cargo xtask package [--no-test]".into()),
+    };
+    let packages = published_packages()?;
+    let faults: Vec<String> = packages.iter().flat_map(metadata_faults).collect();
+    if !faults.is_empty() {
+        return Err(format!("metadata:\n  {}", faults.join("\n  ")));
+    }
+    eprintln!("xtask: package: metadata of {} crates checked", packages.len());
+    let mut args = vec!["package".to_owned(), "--locked".to_owned()];
+    for name in LIBRARIES {
+        args.extend(["-p".to_owned(), (*name).to_owned()]);
+    }
+    cargo(&args, Path::new("."), &[])?;
+    let crates: Vec<PathBuf> = packages.iter().map(crate_file).collect::<Result<_, _>>()?;
+    for (package, file) in packages.iter().zip(&crates) {
+        let listed = list(file)?;
+        let root = format!("{}-{}/", package.name, package.version);
+        for required in ["LICENSE", "README.md", "Cargo.toml"] {
+            if !listed.iter().any(|entry| entry.strip_prefix(&root) == Some(required)) {
+                return Err(format!("{} does not carry {required}", file.display()));
+            }
+        }
+    }
+    eprintln!("xtask: package: {} packages built and verified", crates.len());
+    if test {
+        test_packages(&packages, &crates)?;
+        eprintln!("xtask: package: every package's tests passed from the package alone");
+    }
+    Ok(())
+}
+
+/// A published crate, as `cargo metadata` describes it.
+struct Package {
+    name: String,
+    version: String,
+    meta: Value,
+}
+
+/// The crates of [`LIBRARIES`], every one of which must be a workspace member.
+fn published_packages() -> Result<Vec<Package>, String> {
+    let meta = metadata(Path::new("Cargo.toml"))?;
+    let members: Vec<&Value> = meta["packages"].as_array().into_iter().flatten().collect();
+    LIBRARIES
+        .iter()
+        .map(|name| {
+            let found =
+                members.iter().find(|p| p["name"] == *name).ok_or(format!("{name} is not a member"))?;
+            let version = found["version"].as_str().ok_or("a package without a version")?.to_owned();
+            Ok(Package { name: (*name).to_owned(), version, meta: (*found).clone() })
+        })
+        .collect()
+}
+
+/// `cargo metadata` of a manifest, without dependencies.
+fn metadata(manifest: &Path) -> Result<Value, String> {
+    let out = Command::new(cargo_program())
+        .args(["metadata", "--format-version", "1", "--no-deps", "--manifest-path"])
+        .arg(manifest)
+        .output()
+        .map_err(|e| format!("cargo metadata: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
+}
+
+/// What a published crate's metadata lacks or gets wrong, one line each.
+fn metadata_faults(package: &Package) -> Vec<String> {
+    let meta = &package.meta;
+    let name = &package.name;
+    let mut faults = Vec::new();
+    let text = |field: &str| meta[field].as_str().filter(|s| !s.trim().is_empty());
+    let list_len = |field: &str| meta[field].as_array().map_or(0, Vec::len);
+    match text("description") {
+        None => faults.push(format!("{name}: no description")),
+        Some(d) if d.split_whitespace().count() < 6 || d.starts_with("mcp-kernel:") => {
+            faults.push(format!("{name}: the description must say what the crate is for, in a sentence"));
+        }
+        Some(_) => {}
+    }
+    if list_len("keywords") == 0 {
+        faults.push(format!("{name}: no keywords"));
+    }
+    if list_len("keywords") > 5 {
+        faults.push(format!("{name}: more than 5 keywords (the registry's limit)"));
+    }
+    if list_len("categories") == 0 {
+        faults.push(format!("{name}: no categories"));
+    }
+    for field in ["license", "rust_version", "readme"] {
+        if text(field).is_none() {
+            faults.push(format!("{name}: no {field}"));
+        }
+    }
+    let own_readme =
+        |readme: &str| (readme == "README.md" || readme.ends_with("/README.md")) && !readme.contains("..");
+    if text("readme").is_some_and(|readme| !own_readme(readme)) {
+        faults.push(format!("{name}: the readme must be the crate's own README.md"));
+    }
+    let is_library = meta["targets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|t| t["kind"].as_array().into_iter().flatten().any(|k| k == "lib"));
+    if is_library && text("documentation") != Some(&format!("https://docs.rs/{name}")) {
+        faults.push(format!("{name}: documentation must be https://docs.rs/{name}"));
+    }
+    for field in ["documentation", "homepage", "repository"] {
+        if let Some(url) = text(field) {
+            let host = url.split("://").nth(1).and_then(|rest| rest.split('/').next()).unwrap_or("");
+            if PLACEHOLDER_HOSTS
+                .iter()
+                .any(|placeholder| host == *placeholder || host.ends_with(&format!(".{placeholder}")))
+            {
+                faults.push(format!("{name}: {field} names a placeholder host ({host})"));
+            }
+        }
+    }
+    faults
+}
+
+/// The `.crate` file `cargo package` wrote for a package.
+fn crate_file(package: &Package) -> Result<PathBuf, String> {
+    let path = Path::new("target/package").join(format!("{}-{}.crate", package.name, package.version));
+    if path.is_file() { Ok(path) } else { Err(format!("{} is missing after cargo package", path.display())) }
+}
+
+/// The entries of a `.crate` (a gzipped tarball).
+fn list(file: &Path) -> Result<Vec<String>, String> {
+    let out = Command::new("tar").arg("-tzf").arg(file).output().map_err(|e| format!("tar: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("tar -tzf {} failed", file.display()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect())
+}
+
+/// A scratch directory, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Step 3: the packages unpacked away from the repository, tested as one scratch workspace.
+fn test_packages(packages: &[Package], crates: &[PathBuf]) -> Result<(), String> {
+    let root = std::env::current_dir().map_err(|e| e.to_string())?;
+    let scratch = Scratch(std::env::temp_dir().join(format!("mcp-kernel-packages-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&scratch.0);
+    std::fs::create_dir_all(&scratch.0).map_err(|e| format!("{}: {e}", scratch.0.display()))?;
+    for file in crates {
+        let status = Command::new("tar")
+            .arg("-xzf")
+            .arg(root.join(file))
+            .current_dir(&scratch.0)
+            .status()
+            .map_err(|e| format!("tar: {e}"))?;
+        if !status.success() {
+            return Err(format!("tar -xzf {} failed", file.display()));
+        }
+    }
+    let dirs: Vec<String> = packages.iter().map(|p| format!("{}-{}", p.name, p.version)).collect();
+    std::fs::write(scratch.0.join("Cargo.toml"), scratch_manifest(packages, &dirs))
+        .map_err(|e| e.to_string())?;
+    // The pinned versions of every other dependency, and the toolchain, are this workspace's.
+    for file in ["Cargo.lock", "rust-toolchain.toml"] {
+        std::fs::copy(root.join(file), scratch.0.join(file)).map_err(|e| format!("{file}: {e}"))?;
+    }
+    let target = root.join(TEST_TARGET_DIR);
+    let env = [("CARGO_TARGET_DIR", target.as_os_str())];
+    let steps: [&[&str]; 3] = [
+        // The facade's tests spawn its example programs, which `--all-targets` builds only as tests.
+        &["build", "--workspace", "--examples", "--all-features"],
+        &["test", "--workspace", "--all-targets", "--all-features"],
+        &["test", "--workspace", "--doc", "--all-features"],
+    ];
+    for step in steps {
+        let args: Vec<String> = step.iter().map(|s| (*s).to_owned()).collect();
+        cargo(&args, &scratch.0, &env)?;
+    }
+    Ok(())
+}
+
+/// The scratch workspace's manifest: the unpacked packages as members, each one's dependents
+/// resolving it to its unpacked directory.
+fn scratch_manifest(packages: &[Package], dirs: &[String]) -> String {
+    let members: Vec<String> = dirs.iter().map(|d| format!("    \"{d}\",")).collect();
+    let patches: Vec<String> =
+        packages.iter().zip(dirs).map(|(p, d)| format!("{} = {{ path = \"{d}\" }}", p.name)).collect();
+    format!(
+        "# Made by `cargo xtask package`: the packages of mcp-kernel, unpacked from their .crate files.\n\
+         [workspace]\nresolver = \"3\"\nmembers = [\n{}\n]\n\n[patch.crates-io]\n{}\n\n{SCRATCH_PROFILE}",
+        members.join("\n"),
+        patches.join("\n")
+    )
+}
+
+fn cargo_program() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}
+
+/// Runs cargo with `args` in `dir`, failing with the command line when it fails.
+fn cargo(args: &[String], dir: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Result<(), String> {
+    eprintln!("xtask: package — cargo {} (in {})", args.join(" "), dir.display());
+    let status = Command::new(cargo_program())
+        .args(args)
+        .current_dir(dir)
+        .envs(env.iter().copied())
+        // The workspace's own cargo may have been started with a toolchain override: the scratch
+        // workspace reads its copied rust-toolchain.toml instead.
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("cargo {} failed ({status})", args.join(" "))) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn package(meta: Value) -> Package {
+        Package { name: "demo".into(), version: "0.3.0".into(), meta }
+    }
+
+    fn complete() -> Value {
+        json!({
+            "description": "Demo wire types for a Model Context Protocol server, with one bounded reader.",
+            "keywords": ["mcp"],
+            "categories": ["encoding"],
+            "license": "Apache-2.0",
+            "rust_version": "1.95",
+            "readme": "/w/crates/demo/README.md",
+            "documentation": "https://docs.rs/demo",
+            "repository": null,
+            "targets": [{"kind": ["lib"]}],
+        })
+    }
+
+    #[test]
+    fn complete_metadata_has_no_fault() {
+        assert_eq!(metadata_faults(&package(complete())), Vec::<String>::new());
+    }
+
+    #[test]
+    fn refuses_a_placeholder_repository_url() {
+        let mut meta = complete();
+        meta["repository"] = json!("https://example.invalid/mcp-kernel");
+        assert_eq!(
+            metadata_faults(&package(meta)),
+            ["demo: repository names a placeholder host (example.invalid)"]
+        );
+    }
+
+    #[test]
+    fn refuses_a_description_that_only_names_the_crate() {
+        let mut meta = complete();
+        meta["description"] = json!("mcp-kernel: wire");
+        assert_eq!(
+            metadata_faults(&package(meta)),
+            ["demo: the description must say what the crate is for, in a sentence"]
+        );
+    }
+
+    #[test]
+    fn refuses_the_workspace_readme_as_a_crate_readme() {
+        let mut meta = complete();
+        meta["readme"] = json!("/w/crates/demo/../../README.md");
+        assert_eq!(metadata_faults(&package(meta)), ["demo: the readme must be the crate's own README.md"]);
+    }
+
+    #[test]
+    fn a_library_needs_keywords_categories_and_its_documentation_page() {
+        let mut meta = complete();
+        meta["keywords"] = json!([]);
+        meta["categories"] = json!([]);
+        meta["documentation"] = Value::Null;
+        assert_eq!(
+            metadata_faults(&package(meta)),
+            ["demo: no keywords", "demo: no categories", "demo: documentation must be https://docs.rs/demo"]
+        );
+    }
+
+    #[test]
+    fn a_program_needs_no_documentation_page() {
+        let mut meta = complete();
+        meta["documentation"] = Value::Null;
+        meta["targets"] = json!([{"kind": ["bin"]}]);
+        assert_eq!(metadata_faults(&package(meta)), Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_scratch_manifest_patches_every_package_to_its_directory() {
+        let packages = [package(complete())];
+        let text = scratch_manifest(&packages, &["demo-0.3.0".to_owned()]);
+        assert!(text.contains("members = [\n    \"demo-0.3.0\",\n]"), "{text}");
+        assert!(text.contains("[patch.crates-io]\ndemo = { path = \"demo-0.3.0\" }"), "{text}");
+        assert!(text.contains("incremental = false"), "{text}");
+    }
+}
