@@ -167,11 +167,16 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Every file under `dir` with one of [`CITED_EXTENSIONS`], recursively, skipping [`NOT_CITED`] and
-/// hidden directories.
+/// Every file under `dir` with one of [`CITED_EXTENSIONS`], recursively, skipping [`NOT_CITED`],
+/// hidden directories and links: a link (`crates/mcp-kernel/manual/*.md`, a crate's `tests/data/`) is
+/// a second name for a file the census reads where it lives, and its relative links resolve there.
 fn cited_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
+        let entry = entry?;
+        if entry.file_type()?.is_symlink() {
+            continue;
+        }
+        let path = entry.path();
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         if path.is_dir() {
             if !name.starts_with('.') && !NOT_CITED.contains(&name.as_str()) {

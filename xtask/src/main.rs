@@ -35,6 +35,7 @@ mod node;
 mod package;
 mod readme;
 mod readme_host;
+mod scratch;
 
 use std::process::{Command, ExitCode};
 

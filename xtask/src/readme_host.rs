@@ -14,13 +14,14 @@
 //! removed afterwards.
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::readme::block_after;
+use crate::scratch::{Scratch, cargo_in};
 
 /// The marker before the README's `[dependencies]` block.
 const TOML_MARK: &str = "<!-- readme-host:toml -->";
@@ -31,23 +32,12 @@ const README_GIT_URL: &str = "file:///home/you/src/mcp-kernel";
 /// How long the host may take to answer once built.
 const ANSWER_DEADLINE: Duration = Duration::from_secs(30);
 
-/// The scratch directory, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Builds the README's host in a new project beside a clone, by path then by git, and talks to it.
 pub fn check(readme: &str) -> Result<(), String> {
     let dependencies = block_after(readme, TOML_MARK)?;
     let main = block_after(readme, MAIN_MARK)?;
     let repo = std::env::current_dir().map_err(|e| e.to_string())?;
-    let scratch =
-        Scratch(std::env::temp_dir().join(format!("mcp-kernel-readme-host-{}", std::process::id())));
-    let _ = std::fs::remove_dir_all(&scratch.0);
+    let scratch = Scratch::new("mcp-kernel-readme-host")?;
     let host = scratch.0.join("my-host");
     std::fs::create_dir_all(host.join("src")).map_err(|e| format!("{}: {e}", host.display()))?;
     std::os::unix::fs::symlink(&repo, scratch.0.join("mcp-kernel")).map_err(|e| e.to_string())?;
@@ -99,11 +89,11 @@ fn git_form(dependencies: &str, url: &str) -> Result<String, String> {
 
 /// Runs cargo in the new project, which is outside every workspace of this repository.
 fn cargo(dir: &Path, target: &Path, args: &[&str]) -> Result<(), String> {
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+    let status = cargo_in(dir, target)
         .args(args)
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target)
-        .env_remove("RUSTUP_TOOLCHAIN")
+        // The new project has the default profile; debug info is not what is under test, and without
+        // it the build (every dependency, in the temporary directory) is a third of the size.
+        .env("CARGO_PROFILE_DEV_DEBUG", "false")
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if status.success() {

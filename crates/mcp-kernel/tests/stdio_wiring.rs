@@ -10,12 +10,13 @@
 //! be read back), exit status 0, a stderr without an error line, and that no descriptor the binary was
 //! handed has different flags after the run (or during it) than before.
 //!
-//! The binary is `target/<profile>/examples/weather`, which `cargo test -p mcp-kernel` and `cargo xtask
-//! ci` build (`cargo test --all-targets` alone builds examples only as test harnesses, and a run
-//! narrowed with `--test stdio_wiring` builds none), so build it first when in doubt
-//! (`cargo build -p mcp-kernel --features connectome --example weather`): every row fails when a source the binary is built
-//! from is newer than it, rather than test a stale one.
-#![cfg(target_os = "linux")]
+//! The binary is `target/<profile>/examples/weather`, which needs the `connectome` feature (off by
+//! default, so these tests are compiled with it only): `cargo test -p mcp-kernel --features connectome`
+//! and `cargo xtask ci` build it (`cargo test --all-targets` alone builds examples only as test
+//! harnesses, and a run narrowed with `--test stdio_wiring` builds none), so build it first when in
+//! doubt (`cargo build -p mcp-kernel --features connectome --example weather`): every row fails when a
+//! source the binary is built from is newer than it, rather than test a stale one.
+#![cfg(all(target_os = "linux", feature = "connectome"))]
 #![forbid(unsafe_code)]
 
 mod support;

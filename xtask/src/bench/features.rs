@@ -16,6 +16,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use super::report::median;
+use crate::scratch::cargo_in;
 
 /// The feature sets measured: (name, the facade's features). The first is the baseline.
 const SETS: &[(&str, &[&str])] = &[
@@ -156,7 +157,7 @@ fn build(host: &Path, target: &Path, features: &[&str]) -> Result<Figures, Strin
     let _ = std::fs::remove_dir_all(target);
     let list = features.join(",");
     let started = Instant::now();
-    let out = command(host, target)
+    let out = cargo_in(host, target)
         .args(["build", "--release", "--offline", "--features", &list])
         .output()
         .map_err(|e| format!("cargo: {e}"))?;
@@ -188,15 +189,8 @@ fn build(host: &Path, target: &Path, features: &[&str]) -> Result<Figures, Strin
     Ok(Figures { seconds, crates, bytes, stripped })
 }
 
-/// Cargo in the host directory with its own target directory.
-fn command(host: &Path, target: &Path) -> Command {
-    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()));
-    command.current_dir(host).env("CARGO_TARGET_DIR", target).env_remove("RUSTUP_TOOLCHAIN");
-    command
-}
-
 fn cargo(host: &Path, target: &Path, args: &[&str]) -> Result<(), String> {
-    let status = command(host, target).args(args).status().map_err(|e| format!("cargo: {e}"))?;
+    let status = cargo_in(host, target).args(args).status().map_err(|e| format!("cargo: {e}"))?;
     if status.success() { Ok(()) } else { Err(format!("cargo {} failed", args.join(" "))) }
 }
 

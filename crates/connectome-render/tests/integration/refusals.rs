@@ -105,10 +105,21 @@ fn deep_nesting_is_refused_without_panic() {
 
 #[test]
 fn renderer_depends_on_no_connectome_or_kernel_crate() {
+    // The workspace's manifest lists `name.workspace = true` lines under `[dependencies]`; the one
+    // cargo writes into the package has a `[dependencies.name]` table each. Both are read.
     let manifest = include_str!("../../Cargo.toml");
-    let deps = manifest.split("[dependencies]").nth(1).unwrap_or("");
-    let deps = deps.split("\n[").next().unwrap_or("");
-    for line in deps.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        assert!(line.starts_with("serde_json"), "unexpected dependency: {line}");
+    let mut names = Vec::new();
+    let mut in_dependencies = false;
+    for line in manifest.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        if let Some(header) = line.strip_prefix('[') {
+            in_dependencies = header == "dependencies]";
+            if let Some(name) = header.strip_prefix("dependencies.") {
+                names.push(name.trim_end_matches(']').trim_matches('"').to_owned());
+            }
+        } else if in_dependencies {
+            names.push(line.split(['.', '=', ' ']).next().unwrap_or(line).to_owned());
+        }
     }
+    assert!(!names.is_empty(), "the manifest's dependencies were read");
+    assert_eq!(names, ["serde_json"], "the renderer depends on serde_json alone");
 }

@@ -1,20 +1,18 @@
 //! The HTTP transport's integration tests, one module a file, in one test binary: one link instead of one a
 //! file (about 38 MB of target/ each). `cargo test -p mcp-kernel-http --test integration <module>::` runs one
-//! file. Apart, each in its own binary: `accept_path` and `body_budget_memory` (they measure the process), `browser` (Chromium,
+//! file. Apart, each in its own binary: `accept_path` and `body_budget_memory` (they measure the process),
+//! `drip`, `connection_limits` and `held_connections` (they hold many connections open), `browser` (Chromium,
 //! `cargo xtask edge browser`), and `trace_opentelemetry` (feature `opentelemetry`).
 
 mod support;
 
 mod axum;
 mod challenges;
-mod connection_limits;
 mod cors;
 mod deadline;
 mod drain;
-mod drip;
 mod echo_bound;
 mod happy_path;
-mod held_connections;
 mod hidden_tools;
 mod hooks;
 mod host_check;

@@ -1,7 +1,7 @@
 //! The package verifies no token (`docs/will-not-implement.md` H-8): the `authorization` header is
 //! read only by the host's `authorize` hook. An admitted request is answered the same with or without
 //! one, and neither an answer nor a plain refusal (`Refused::because`) names an authentication scheme
-//! (`www-authenticate`): only the challenges a hook asks for do (`tests/challenges.rs`).
+//! (`www-authenticate`): only the challenges a hook asks for do (the `challenges` module).
 
 use std::sync::{Arc, Mutex};
 

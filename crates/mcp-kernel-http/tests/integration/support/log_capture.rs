@@ -1,4 +1,6 @@
-//! Log capture: one global subscriber per test binary writing every event into a shared buffer.
+//! Log capture: one global subscriber per test binary writing the package's events into a shared
+//! buffer. Only the `mcp_kernel*` targets are recorded: the binary holds many test modules, and
+//! formatting every hyper and h2 event of all of them would slow the whole run.
 
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -18,14 +20,14 @@ impl std::io::Write for LogWriter {
     }
 }
 
-/// Installs (once per test binary) a global subscriber writing every event into a shared buffer.
+/// Installs (once per test binary) a global subscriber writing the package's events into a shared buffer.
 pub fn capture_logs() {
     LOGS.get_or_init(|| {
         let buffer = Arc::new(Mutex::new(Vec::new()));
         let writer = Arc::clone(&buffer);
         let subscriber = tracing_subscriber::fmt()
             .with_ansi(false)
-            .with_max_level(tracing::Level::TRACE)
+            .with_env_filter(tracing_subscriber::EnvFilter::new("mcp_kernel=trace"))
             .with_writer(move || LogWriter(Arc::clone(&writer)))
             .finish();
         tracing::subscriber::set_global_default(subscriber).expect("the only global subscriber");

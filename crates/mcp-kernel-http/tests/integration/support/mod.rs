@@ -1,7 +1,7 @@
 //! Shared fixture of the HTTP integration tests: a catalog, a real server on 127.0.0.1, and real
 //! clients (hyper over HTTP/1.1 and HTTP/2 with prior knowledge, a raw `TcpStream`, the `h2` crate).
 //!
-//! Every test file is its own crate and uses part of this module only.
+//! The `integration` test binary and the test files apart from it each use part of this module only.
 //!
 //! The parts, each in its own file and re-exported here so that `use support::*;` reaches all of them:
 //! `catalog` (the fixture catalog and server), `running` (a server on 127.0.0.1), `messages` (messages

@@ -1,12 +1,18 @@
 //! The drip figure, kept as a test: a thousand connections each dripping a body a byte at a time all
 //! get 408 at the body deadline, while a legitimate request beside them is answered.
+//!
+//! In a test binary of its own: it holds many connections open, which would crowd the timing of
+//! the tests in `integration/`.
+
+#[path = "integration/support/mod.rs"]
+mod support;
 
 use std::time::{Duration, Instant};
 
-use crate::support::edge::dripped_head;
-use crate::support::*;
 use mcp_kernel_http::ServeOptions;
 use serde_json::json;
+use support::edge::dripped_head;
+use support::*;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 

@@ -1,16 +1,22 @@
 //! Deadlines for what a client holds: an HTTP/2 connection that opens no stream (pings or not) or no
 //! longer opens any, and a response the client will not take — through a real listener, with the `h2`
 //! crate speaking raw frames and a raw socket that stops reading.
+//!
+//! In a test binary of its own: it holds many connections open, which would crowd the timing of
+//! the tests in `integration/`.
+
+#[path = "integration/support/mod.rs"]
+mod support;
 
 use std::time::{Duration, Instant};
 
-use crate::support::*;
 use bytes::Bytes;
 use mcp_kernel_http::ServeOptions;
 use serde_json::json;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use support::*;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpSocket, TcpStream};

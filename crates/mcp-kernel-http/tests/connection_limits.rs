@@ -1,14 +1,18 @@
 //! Bounded by default, tunable by the host: HTTP/2 streams per connection, connections in total and
 //! per peer address, and the bytes of request bodies in flight across the service.
+//!
+//! In a test binary of its own: it holds many connections open, which would crowd the timing of
+//! the tests in `integration/`.
 
-use crate::support;
+#[path = "integration/support/mod.rs"]
+mod support;
 
 use std::time::Duration;
 
-use crate::support::edge::{dripped_head, hold_connections};
-use crate::support::*;
 use mcp_kernel_http::{DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS, ServeOptions};
 use serde_json::json;
+use support::edge::{dripped_head, hold_connections};
+use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

@@ -1,0 +1,37 @@
+//! What the tasks that build outside the repository share: a scratch directory under the system's
+//! temporary directory, removed when dropped, and cargo started in a directory of its own.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A scratch directory, `<temp>/<name>-<pid>`, made empty when created and removed when dropped.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    /// Makes the empty directory (removing what an earlier run of the same process id left).
+    pub fn new(name: &str) -> Result<Scratch, String> {
+        let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The cargo that runs this task.
+pub fn cargo_program() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}
+
+/// Cargo in `dir`, building into `target`. The toolchain is the one `dir`'s own `rust-toolchain.toml`
+/// names: an override this task was started with (`RUSTUP_TOOLCHAIN`) is not passed on.
+pub fn cargo_in(dir: &Path, target: &Path) -> Command {
+    let mut command = Command::new(cargo_program());
+    command.current_dir(dir).env("CARGO_TARGET_DIR", target).env_remove("RUSTUP_TOOLCHAIN");
+    command
+}
