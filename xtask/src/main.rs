@@ -47,17 +47,20 @@ struct Step {
 }
 
 /// The facade's `connectome` feature, off by default (docs/packaging.md): the examples and the tests of
-/// the connectome surface need it, so every step below but the `opentelemetry` ones turns it on.
+/// the connectome surface need it, so every step below that selects the workspace turns it on.
 const OFF_BY_DEFAULT: &str = "mcp-kernel/connectome";
-/// The router's and the HTTP transport's `opentelemetry` features, as `cargo --features` takes them.
-const OTEL_FEATURES: &str = "mcp-kernel-router/opentelemetry,mcp-kernel-http/opentelemetry";
+/// The `opentelemetry` features of the router and the HTTP transport, with [`OFF_BY_DEFAULT`], as
+/// `cargo --features` takes them.
+const OTEL_FEATURES: &str =
+    "mcp-kernel/connectome,mcp-kernel-router/opentelemetry,mcp-kernel-http/opentelemetry";
+// The `opentelemetry` steps select the whole workspace (`--workspace`), as the steps before them do,
+// although they lint and test two crates: cargo unifies features over the packages selected, so a
+// narrower selection (`-p mcp-kernel-router -p mcp-kernel-http`) built every shared dependency (tokio,
+// hyper, the JSON Schema validator, …) a second time, with other features, into `target/`.
 const OTEL_CLIPPY: &[&str] = &[
     "clippy",
     "--locked",
-    "-p",
-    "mcp-kernel-router",
-    "-p",
-    "mcp-kernel-http",
+    "--workspace",
     "--all-targets",
     "--features",
     OTEL_FEATURES,
@@ -65,18 +68,12 @@ const OTEL_CLIPPY: &[&str] = &[
     "-D",
     "warnings",
 ];
-const OTEL_TESTS: &[&str] = &[
-    "test",
-    "--locked",
-    "-p",
-    "mcp-kernel-router",
-    "-p",
-    "mcp-kernel-http",
-    "--features",
-    OTEL_FEATURES,
-    "--test",
-    "trace_opentelemetry",
-];
+const OTEL_TESTS: &[&str] =
+    &["test", "--locked", "--workspace", "--features", OTEL_FEATURES, "--test", "trace_opentelemetry"];
+// The guide's doctest selects no package, as `cargo run --example weather` (the README) does: both then
+// build for the default members, and share what they build.
+const OTEL_DOC_TESTS: &[&str] =
+    &["test", "--locked", "--features", "mcp-kernel/opentelemetry", "--doc", "manual::tracing"];
 
 const CI: &[Step] = &[
     Step { what: "formatting", args: &["fmt", "--all", "--check"], env: &[] },
@@ -116,20 +113,7 @@ const CI: &[Step] = &[
     // the guide's doctest run here, for the crates that have it.
     Step { what: "opentelemetry lints", args: OTEL_CLIPPY, env: &[] },
     Step { what: "opentelemetry tests", args: OTEL_TESTS, env: &[] },
-    Step {
-        what: "opentelemetry doc tests",
-        args: &[
-            "test",
-            "--locked",
-            "-p",
-            "mcp-kernel",
-            "--features",
-            "opentelemetry",
-            "--doc",
-            "manual::tracing",
-        ],
-        env: &[],
-    },
+    Step { what: "opentelemetry doc tests", args: OTEL_DOC_TESTS, env: &[] },
     // Every doc link resolves (the workspace denies `rustdoc::broken_intra_doc_links`), and no other
     // rustdoc warning is let through (an HTML-looking `<name>` in `docs/*.md`, which the manual includes).
     Step {
