@@ -27,6 +27,9 @@
 //! | [`packaging`] | the published crates, the facade's features and what each costs, the build profile |
 //! | [`connectome_render`] | rendering the connectome's exports: `connectome render` |
 
+// The connectome chapters are included with the `connectome` feature only (docs.rs builds with every
+// feature): their Rust examples use the connectome crates, which the feature brings.
+//
 // The documents are read from `manual/`, whose files link to the workspace's `docs/`: the package
 // carries them as plain files (`cargo package` follows a link to a file), so it builds on its own.
 
@@ -97,22 +100,26 @@ pub mod performance {}
 
 /// The connectome: the declared and observed graphs of a composed MCP system, and their diff.
 ///
-#[doc = include_str!("../manual/connectome.md")]
+#[cfg_attr(feature = "connectome", doc = include_str!("../manual/connectome.md"))]
+#[cfg_attr(not(feature = "connectome"), doc = "Built without the `connectome` feature: this chapter's examples use it.")]
 pub mod connectome {}
 
 /// The canonical bytes of a connectome graph (`schema_version` 3): the contract an encoder follows.
 ///
-#[doc = include_str!("../manual/connectome-canonical.md")]
+#[cfg_attr(feature = "connectome", doc = include_str!("../manual/connectome-canonical.md"))]
+#[cfg_attr(not(feature = "connectome"), doc = "Built without the `connectome` feature: this chapter's examples use it.")]
 pub mod connectome_canonical {}
 
 /// The observed connectome (`connectome-observe`): the dispatch collector and the optional span tracer.
 ///
-#[doc = include_str!("../manual/connectome-observe.md")]
+#[cfg_attr(feature = "connectome", doc = include_str!("../manual/connectome-observe.md"))]
+#[cfg_attr(not(feature = "connectome"), doc = "Built without the `connectome` feature: this chapter's examples use it.")]
 pub mod connectome_observe {}
 
 /// Rendering the connectome's JSON exports as Mermaid, DOT or one HTML page (`connectome render`).
 ///
-#[doc = include_str!("../manual/connectome-render.md")]
+#[cfg_attr(feature = "connectome", doc = include_str!("../manual/connectome-render.md"))]
+#[cfg_attr(not(feature = "connectome"), doc = "Built without the `connectome` feature: this chapter's examples use it.")]
 pub mod connectome_render {}
 
 /// Packaging: the published crates, what `cargo xtask package` proves, the features and their cost.
