@@ -101,25 +101,37 @@ pub mod performance {}
 /// The connectome: the declared and observed graphs of a composed MCP system, and their diff.
 ///
 #[cfg_attr(feature = "connectome", doc = include_str!("../manual/connectome.md"))]
-#[cfg_attr(not(feature = "connectome"), doc = "Built without the `connectome` feature: this chapter's examples use it.")]
+#[cfg_attr(
+    not(feature = "connectome"),
+    doc = "Built without the `connectome` feature: this chapter's examples use it."
+)]
 pub mod connectome {}
 
 /// The canonical bytes of a connectome graph (`schema_version` 3): the contract an encoder follows.
 ///
 #[cfg_attr(feature = "connectome", doc = include_str!("../manual/connectome-canonical.md"))]
-#[cfg_attr(not(feature = "connectome"), doc = "Built without the `connectome` feature: this chapter's examples use it.")]
+#[cfg_attr(
+    not(feature = "connectome"),
+    doc = "Built without the `connectome` feature: this chapter's examples use it."
+)]
 pub mod connectome_canonical {}
 
 /// The observed connectome (`connectome-observe`): the dispatch collector and the optional span tracer.
 ///
 #[cfg_attr(feature = "connectome", doc = include_str!("../manual/connectome-observe.md"))]
-#[cfg_attr(not(feature = "connectome"), doc = "Built without the `connectome` feature: this chapter's examples use it.")]
+#[cfg_attr(
+    not(feature = "connectome"),
+    doc = "Built without the `connectome` feature: this chapter's examples use it."
+)]
 pub mod connectome_observe {}
 
 /// Rendering the connectome's JSON exports as Mermaid, DOT or one HTML page (`connectome render`).
 ///
 #[cfg_attr(feature = "connectome", doc = include_str!("../manual/connectome-render.md"))]
-#[cfg_attr(not(feature = "connectome"), doc = "Built without the `connectome` feature: this chapter's examples use it.")]
+#[cfg_attr(
+    not(feature = "connectome"),
+    doc = "Built without the `connectome` feature: this chapter's examples use it."
+)]
 pub mod connectome_render {}
 
 /// Packaging: the published crates, what `cargo xtask package` proves, the features and their cost.
