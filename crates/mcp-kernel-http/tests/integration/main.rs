@@ -1,7 +1,8 @@
 //! The HTTP transport's integration tests, one module a file, in one test binary: one link instead of one a
 //! file (about 38 MB of target/ each). `cargo test -p mcp-kernel-http --test integration <module>::` runs one
 //! file. Apart, each in its own binary: `accept_path` and `body_budget_memory` (they measure the process),
-//! `drip`, `connection_limits` and `held_connections` (they hold many connections open), `browser` (Chromium,
+//! `drip`, `connection_limits` and `held_connections` (they hold many connections open), `trace_headers`
+//! (it records through a scoped subscriber), `browser` (Chromium,
 //! `cargo xtask edge browser`), and `trace_opentelemetry` (feature `opentelemetry`).
 
 mod support;
@@ -27,4 +28,3 @@ mod progress;
 mod refusals;
 mod sealed_state_across_instances;
 mod serve;
-mod trace_headers;

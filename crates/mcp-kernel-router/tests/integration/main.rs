@@ -1,6 +1,8 @@
 //! The router's integration tests, one module a file, in one test binary: one link instead of one a file
 //! (about 38 MB of target/ each). `cargo test -p mcp-kernel-router --test integration <module>::` runs one file.
 //! The modules behind `fuzzing` use internals that feature exposes (the workspace build turns it on).
+//! Apart: `dispatch_span` and `trace_context` (they record through scoped subscribers) and
+//! `trace_opentelemetry` (feature `opentelemetry`).
 
 mod support;
 
@@ -12,7 +14,6 @@ mod cursor_properties;
 mod derived_schemas;
 mod dispatch_observer;
 mod dispatch_order;
-mod dispatch_span;
 mod echo_bound;
 mod host_identity;
 #[cfg(feature = "fuzzing")]
@@ -32,7 +33,6 @@ mod template_variables;
 mod test_client;
 mod tool_metadata;
 mod tools_call;
-mod trace_context;
 mod transport_support;
 mod typed_prompts;
 mod typed_retry_input;

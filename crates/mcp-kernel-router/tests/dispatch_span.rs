@@ -1,10 +1,16 @@
 //! The one dispatch span (protocol.md B-14): the server, the tool, the method and the outcome, after
 //! the OpenTelemetry conventions for MCP; never arguments, results or headers. A validation failure
 //! emits no dispatch span.
+//!
+//! In a test binary of its own: it records through a scoped subscriber, whose interest in the span
+//! another test of the same process could settle first.
 
-use crate::support::spans::Spans;
-use crate::support::*;
+#[path = "integration/support/mod.rs"]
+mod support;
+
 use serde_json::json;
+use support::spans::Spans;
+use support::*;
 
 #[tokio::test]
 async fn the_dispatch_span_names_server_tool_method_and_outcome_never_a_payload() {

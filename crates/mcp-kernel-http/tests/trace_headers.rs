@@ -1,12 +1,18 @@
 //! The trace context of the HTTP headers, as a plain `tracing` subscriber sees it
 //! (`docs/tracing.md` T-2): `traceparent` (with `tracestate`, `baggage`) continued when `_meta` carries none, `_meta`
 //! winning over it, a malformed header ignored and never echoed, and the span's network.
+//!
+//! In a test binary of its own: it records through a scoped subscriber, whose interest in the span
+//! another test of the same process could settle first.
+
+#[path = "integration/support/mod.rs"]
+mod support;
 
 use std::sync::{Arc, Mutex};
 
-use crate::support::*;
 use http::StatusCode;
 use serde_json::{Value, json};
+use support::*;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};

@@ -3,6 +3,12 @@
 //! collector's rows, the snapshot's canonical bytes, the sidecar, the latency summary, and every span or
 //! event field any layer recorded. The panic test also installs the location-only panic hook the docs
 //! recommend and shows the marker is not in what that hook prints (the default hook would print it).
+//!
+//! In a test binary of its own: it swaps the process's panic hook and records through scoped
+//! subscribers, whose interest in the dispatch span another test of the same process could settle first.
+
+#[path = "integration/support/mod.rs"]
+mod support;
 
 use std::hash::{BuildHasher, RandomState};
 use std::panic::{self, AssertUnwindSafe, PanicHookInfo};
@@ -10,10 +16,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::SystemTime;
 
-use crate::support::*;
 use connectome_graph::Algorithm;
 use connectome_observe::Collector;
 use serde_json::{Value, json};
+use support::*;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing_subscriber::Registry;

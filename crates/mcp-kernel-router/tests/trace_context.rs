@@ -1,12 +1,18 @@
 //! The trace a request carries, as a plain `tracing` subscriber sees it (`docs/tracing.md` T-1 to T-4):
 //! `params._meta.traceparent` first, then the transport's carrier; one server span per routed request;
 //! malformed context ignored and never echoed; no name the client made up.
+//!
+//! In a test binary of its own: it records through a scoped subscriber, whose interest in the span
+//! another test of the same process could settle first.
 
-use crate::support::spans::Spans;
-use crate::support::*;
+#[path = "integration/support/mod.rs"]
+mod support;
+
 use mcp_kernel_router::Inbound;
 use mcp_kernel_router::wire::trace::TraceCarrier;
 use serde_json::{Value, json};
+use support::spans::Spans;
+use support::*;
 
 const TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
 const PARENT: &str = "00f067aa0ba902b7";
