@@ -1,25 +1,8 @@
 //! The `render` command (`connectome render`): refusals exit 2 with one short line, output is byte-identical.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-/// What one in-process run of the `render` command gave: its exit code and both streams.
-struct Output {
-    code: u8,
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
-}
-
-/// Runs the `render` command in-process, as the `connectome` program does.
-fn run_cli<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
-    let args: Vec<std::ffi::OsString> = args.iter().map(|a| a.as_ref().to_owned()).collect();
-    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-    let code = connectome_render::cli::main(&args, &mut stdout, &mut stderr);
-    Output { code, stdout, stderr }
-}
-
-fn data(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name).to_string_lossy().into_owned()
-}
+use crate::common::{Output, data, run_cli};
 
 fn scratch(name: &str, bytes: &[u8]) -> String {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("connectome-render-cli");

@@ -1,7 +1,9 @@
 //! The weighted view of the effective export (docs/connectome.md W-6): strict reading, thickness by
 //! count, never-observed edges dashed at zero, undeclared edges flagged, SVG and DOT, the command line.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use crate::common::{data, run_cli};
 
 use connectome_render::effective::{self, EffectiveFormat, thickness};
 use connectome_render::vocab::DiffClass;
@@ -98,25 +100,6 @@ fn w6_svg_is_standalone_and_deterministic() {
     assert!(edge("stroke=\"#e63946\"").contains(">1 undeclared</text>"));
     assert_eq!(out, effective::svg(&w5()));
     assert_eq!(effective::render(&w5(), EffectiveFormat::Svg), out);
-}
-
-/// What one in-process run of the `render` command gave: its exit code and both streams.
-struct Output {
-    code: u8,
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
-}
-
-/// Runs the `render` command in-process, as the `connectome` program does.
-fn run_cli<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
-    let args: Vec<std::ffi::OsString> = args.iter().map(|a| a.as_ref().to_owned()).collect();
-    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-    let code = connectome_render::cli::main(&args, &mut stdout, &mut stderr);
-    Output { code, stdout, stderr }
-}
-
-fn data(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name).to_string_lossy().into_owned()
 }
 
 #[test]

@@ -141,3 +141,27 @@ pub fn host_inputs(modules: usize, edges: usize) -> Inputs {
     let g = Graph::from_json(Role::Declared, &host_graph(modules, edges, "declared")).unwrap();
     Inputs::new(g, None, None, None).unwrap()
 }
+
+/// What one in-process run of the `render` command gave: its exit code and both streams.
+pub struct Output {
+    pub code: u8,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+/// Runs the `render` command in-process, as the `connectome` program does.
+pub fn run_cli<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Output {
+    let args: Vec<std::ffi::OsString> = args.iter().map(|a| a.as_ref().to_owned()).collect();
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let code = connectome_render::cli::main(&args, &mut stdout, &mut stderr);
+    Output { code, stdout, stderr }
+}
+
+/// The path of a file of `tests/data/`.
+pub fn data(name: &str) -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
