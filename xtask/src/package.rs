@@ -22,7 +22,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::boundary::LIBRARIES;
-use crate::scratch::{Scratch, cargo_in, cargo_program};
+use crate::scratch::{Scratch, cargo_in, cargo_program, copy_pins};
 
 /// Where the scratch workspace's builds go, under the repository's `target/`.
 const TEST_TARGET_DIR: &str = "target/package-tests";
@@ -198,9 +198,7 @@ fn test_packages(packages: &[Package], crates: &[PathBuf]) -> Result<(), String>
     std::fs::write(scratch.0.join("Cargo.toml"), scratch_manifest(packages, &dirs))
         .map_err(|e| e.to_string())?;
     // The pinned versions of every other dependency, and the toolchain, are this workspace's.
-    for file in ["Cargo.lock", "rust-toolchain.toml"] {
-        std::fs::copy(root.join(file), scratch.0.join(file)).map_err(|e| format!("{file}: {e}"))?;
-    }
+    copy_pins(&root, &scratch.0)?;
     let target = root.join(TEST_TARGET_DIR);
     let steps: [&[&str]; 3] = [
         // The facade's tests spawn its example programs, which `--all-targets` builds only as tests.

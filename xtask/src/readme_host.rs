@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::readme::block_after;
-use crate::scratch::{Scratch, cargo_in};
+use crate::scratch::{Scratch, cargo_in, copy_pins};
 
 /// The marker before the README's `[dependencies]` block.
 const TOML_MARK: &str = "<!-- readme-host:toml -->";
@@ -42,9 +42,7 @@ pub fn check(readme: &str) -> Result<(), String> {
     std::fs::create_dir_all(host.join("src")).map_err(|e| format!("{}: {e}", host.display()))?;
     std::os::unix::fs::symlink(&repo, scratch.0.join("mcp-kernel")).map_err(|e| e.to_string())?;
     std::fs::write(host.join("src/main.rs"), main).map_err(|e| e.to_string())?;
-    for file in ["Cargo.lock", "rust-toolchain.toml"] {
-        std::fs::copy(repo.join(file), host.join(file)).map_err(|e| format!("{file}: {e}"))?;
-    }
+    copy_pins(&repo, &host)?;
     let target = scratch.0.join("target");
 
     std::fs::write(host.join("Cargo.toml"), manifest(dependencies)).map_err(|e| e.to_string())?;

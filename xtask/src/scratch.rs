@@ -35,3 +35,12 @@ pub fn cargo_in(dir: &Path, target: &Path) -> Command {
     command.current_dir(dir).env("CARGO_TARGET_DIR", target).env_remove("RUSTUP_TOOLCHAIN");
     command
 }
+
+/// Copies the workspace's `Cargo.lock` and `rust-toolchain.toml` from `repo` into `dir`: a project built
+/// outside the workspace then resolves to the versions it was tested with, on the pinned toolchain.
+pub fn copy_pins(repo: &Path, dir: &Path) -> Result<(), String> {
+    for file in ["Cargo.lock", "rust-toolchain.toml"] {
+        std::fs::copy(repo.join(file), dir.join(file)).map_err(|e| format!("{file}: {e}"))?;
+    }
+    Ok(())
+}

@@ -16,7 +16,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use super::report::median;
-use crate::scratch::cargo_in;
+use crate::scratch::{cargo_in, copy_pins};
 
 /// The feature sets measured: (name, the facade's features). The first is the baseline.
 const SETS: &[(&str, &[&str])] = &[
@@ -123,9 +123,7 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     std::fs::write(host.join("Cargo.toml"), manifest(&root.join("crates/mcp-kernel")))
         .map_err(|e| e.to_string())?;
     std::fs::write(host.join("src/main.rs"), MAIN).map_err(|e| e.to_string())?;
-    for file in ["Cargo.lock", "rust-toolchain.toml"] {
-        std::fs::copy(root.join(file), host.join(file)).map_err(|e| format!("{file}: {e}"))?;
-    }
+    copy_pins(root, &host)?;
     // Download once, so that no set's time includes the network.
     cargo(&host, &dir.join("fetch"), &["fetch"])?;
     let mut results: Vec<Vec<Figures>> = SETS.iter().map(|_| Vec::new()).collect();
