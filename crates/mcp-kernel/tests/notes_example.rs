@@ -108,6 +108,13 @@ fn text(result: &Value, uri: &str) -> String {
     contents[0]["text"].as_str().unwrap_or_else(|| panic!("a text content: {result}")).to_owned()
 }
 
+/// The titles of the notes a `search_notes` result holds.
+fn note_titles(result: &Value) -> Vec<String> {
+    let notes = structured(result)["notes"].clone();
+    let notes = notes.as_array().unwrap_or_else(|| panic!("notes: {result}"));
+    notes.iter().map(|note| note["title"].as_str().expect("a title").to_owned()).collect()
+}
+
 /// The ids of the notes a `search_notes` result holds.
 fn note_ids(result: &Value) -> Vec<u64> {
     let notes = structured(result)["notes"].clone();
@@ -329,10 +336,10 @@ impl HttpServer {
         structured(&result)["id"].as_u64().unwrap_or_else(|| panic!("an id: {result}"))
     }
 
-    /// alice adds note 1, bob note 2.
+    /// alice adds her note 1, then bob his note 1 (ids are numbered per caller).
     fn alice_and_bob_add_a_note_each(&self) {
         assert_eq!(self.add_as(ALICE, 1, "alice's"), 1);
-        assert_eq!(self.add_as(BOB, 2, "bob's"), 2);
+        assert_eq!(self.add_as(BOB, 2, "bob's"), 1);
     }
 
     /// Asserts that the server is still running, then kills it.
@@ -452,9 +459,9 @@ fn http_search_and_index_show_only_the_callers_own_notes() {
     server.alice_and_bob_add_a_note_each();
 
     let found = server.call_as(ALICE, 3, "search_notes", json!({"query": "text"}));
-    assert_eq!(note_ids(&found), [1], "alice's only: {found}");
+    assert_eq!(note_titles(&found), ["alice's"], "alice's only: {found}");
     let found = server.call_as(BOB, 4, "search_notes", json!({"query": "text"}));
-    assert_eq!(note_ids(&found), [2], "bob's only: {found}");
+    assert_eq!(note_titles(&found), ["bob's"], "bob's only: {found}");
 
     let index = server.post(&read(5, "notes://index"), &[("authorization", ALICE)]).result(&json!(5));
     assert_eq!(text(&index, "notes://index"), "1\talice's\n");
@@ -472,20 +479,81 @@ fn http_the_bearer_scheme_name_is_matched_case_insensitively() {
     server.stop();
 }
 
+/// bob's requests that name note `id` in `era` ([`MODERN`] or [`LEGACY`]), each with the JSON-RPC id
+/// 7 and the headers that era's client sends: `delete_note`, and a read of `notes://note/{id}`.
+fn bob_naming(server: &HttpServer, era: &str, id: u64) -> Vec<Reply> {
+    let delete = json!({"name": "delete_note", "arguments": {"id": id}});
+    let read = json!({"uri": format!("notes://note/{id}")});
+    [("tools/call", delete), ("resources/read", read)]
+        .into_iter()
+        .map(|(method, params)| {
+            if era == MODERN {
+                server.post(&modern(7, method, params), &[("authorization", BOB)])
+            } else {
+                let fields = [("mcp-protocol-version", LEGACY.to_owned()), ("authorization", BOB.to_owned())];
+                server.post_raw(&fields, &serde_json::to_vec(&legacy(7, method, params)).expect("JSON"))
+            }
+        })
+        .collect()
+}
+
+/// A reply to bob's naming note `id`, as bytes to compare: status, header fields but `date`, and body,
+/// with the uri a read's not-found echoes spelled `notes://note/ID` (so that two ids compare).
+fn as_sent(reply: &Reply, id: u64) -> (u16, Vec<(String, String)>, String) {
+    let headers = reply.headers.iter().filter(|(name, _)| name != "date").cloned().collect();
+    let body = String::from_utf8_lossy(&reply.body).replace(&format!("notes://note/{id}"), "notes://note/ID");
+    (reply.status, headers, body)
+}
+
 #[test]
-fn http_deleting_another_callers_note_is_a_tool_error() {
-    let server = HttpServer::start();
-    server.alice_and_bob_add_a_note_each();
+fn http_a_foreign_note_is_answered_exactly_as_a_missing_one() {
+    for era in [MODERN, LEGACY] {
+        let server = HttpServer::start();
+        assert_eq!(server.add_as(BOB, 1, "bob's"), 1);
+        // bob names note 3 before anyone has one: a missing note.
+        let missing: Vec<_> = bob_naming(&server, era, 3).iter().map(|r| as_sent(r, 3)).collect();
+        for n in 1..=3 {
+            assert_eq!(server.add_as(ALICE, 1 + n, &format!("alice's {n}")), n);
+        }
+        // alice's note 3 now exists: bob's answers are the same, byte for byte.
+        let replies = bob_naming(&server, era, 3);
+        let foreign: Vec<_> = replies.iter().map(|r| as_sent(r, 3)).collect();
+        assert_eq!(foreign, missing, "{era}");
+        // And the same as for an id nobody ever used (but for the uri the read echoes).
+        let never_used: Vec<_> = bob_naming(&server, era, 9).iter().map(|r| as_sent(r, 9)).collect();
+        assert_eq!(foreign, never_used, "{era}");
+        // Each is the miss: the tool's error, the read's not-found (the era's code).
+        let deleted = replies[0].result(&json!(7));
+        assert_eq!(deleted["content"], json!([{"type": "text", "text": "there is no such note"}]), "{era}");
+        assert_eq!(deleted["isError"], true, "{era}");
+        assert!(deleted.get("structuredContent").is_none(), "no structured content on error: {deleted}");
+        let read = replies[1].json();
+        let code = if era == MODERN { -32602 } else { -32002 };
+        assert_eq!(read["error"]["code"], code, "{era}: {read}");
+        assert_eq!(
+            read["error"]["data"],
+            json!({"uri": "notes://note/3", "reason": "there is no such note"})
+        );
+        // bob's delete touched nothing of alice's.
+        let found = server.call_as(ALICE, 9, "search_notes", json!({"query": ""}));
+        assert_eq!(note_ids(&found), [1, 2, 3], "{era}: {found}");
+        server.stop();
+    }
+}
 
-    let refused = server.call_as(BOB, 3, "delete_note", json!({"id": 1}));
-    assert_eq!(refused["isError"], true, "{refused}");
-    assert_eq!(refused["content"], json!([{"type": "text", "text": "that note belongs to someone else"}]));
-    assert!(refused.get("structuredContent").is_none(), "no structured content on error: {refused}");
-
-    // Still there for alice.
-    let found = server.call_as(ALICE, 4, "search_notes", json!({"query": ""}));
-    assert_eq!(note_ids(&found), [1], "{found}");
-    server.stop();
+#[test]
+fn http_note_ids_reveal_nothing_about_other_callers_notes() {
+    let mut firsts = Vec::new();
+    for alice_adds in [0, 5] {
+        let server = HttpServer::start();
+        for n in 1..=alice_adds {
+            server.add_as(ALICE, n, &format!("alice's {n}"));
+        }
+        firsts.push((server.add_as(BOB, 10, "bob's first"), server.add_as(BOB, 11, "bob's second")));
+        server.stop();
+    }
+    assert_eq!(firsts[0], firsts[1], "bob's ids with no note of alice's, and after her 5");
+    assert_eq!(firsts[0], (1, 2));
 }
 
 #[test]
@@ -497,11 +565,9 @@ fn http_a_caller_reads_her_own_note_through_the_template() {
     let note = server.post(&read(3, uri), &[("authorization", ALICE)]).result(&json!(3));
     assert_eq!(text(&note, uri), "# alice's\n\nalice's text\n\ntags: \n");
 
-    // bob's reading it finds nothing: a JSON-RPC error, not her note.
-    let reply = server.post(&read(4, uri), &[("authorization", BOB)]);
-    let body = reply.json();
-    assert_eq!(body["id"], 4, "{body}");
-    assert_eq!(body["error"]["data"]["reason"], "there is no such note", "{body}");
+    // The same uri, read by bob, is his own note 1, never hers.
+    let note = server.post(&read(4, uri), &[("authorization", BOB)]).result(&json!(4));
+    assert_eq!(text(&note, uri), "# bob's\n\nbob's text\n\ntags: \n");
     server.stop();
 }
 

@@ -11,10 +11,14 @@ use mcp_kernel::{
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::store::{DeleteRefused, Note, Store};
+use crate::store::{Note, Store};
+
+/// The one answer to an id the caller has no note under: never added, deleted, or another caller's
+/// (which the store cannot even see: ids are numbered per caller, see `store`).
+const NO_SUCH_NOTE: &str = "there is no such note";
 
 /// Who is calling: a name from `NOTES_TOKENS` over HTTP, `local` over stdio.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Caller(pub String);
 
 /// The caller the transport attached (every transport of this host attaches one).
@@ -34,7 +38,7 @@ struct AddNote {
 
 #[derive(Serialize, JsonSchema)]
 struct Added {
-    /// The new note's id.
+    /// The new note's id, among the caller's notes.
     id: u64,
 }
 
@@ -90,11 +94,9 @@ fn tools(store: &Arc<Store>) -> Tools {
         .add_derived(
             ToolSpec::new("delete_note", Mode::Proposal).description("Delete one of your notes."),
             |store: Arc<Store>, args: DeleteNote, cx| async move {
-                match store.delete(caller(&cx)?, args.id) {
-                    Ok(()) => Ok(Deleted { id: args.id }),
-                    Err(DeleteRefused::Unknown) => Err(ToolError::new("there is no such note")),
-                    Err(DeleteRefused::NotYours) => Err(ToolError::new("that note belongs to someone else")),
-                }
+                let deleted =
+                    store.delete(caller(&cx)?, args.id).ok_or_else(|| ToolError::new(NO_SUCH_NOTE))?;
+                Ok(Deleted { id: deleted.id })
             },
         )
         .into()
@@ -122,8 +124,7 @@ fn resources(store: &Arc<Store>) -> Resources {
             ResourceTemplateSpec::new("notes://note/{id}", "note").mime_type("text/plain"),
             |store: Arc<Store>, found: TemplateMatch, cx| async move {
                 let id: u64 = found.parse("id")?;
-                let note =
-                    store.get(reader(&cx)?, id).ok_or_else(|| ReaderError::new("there is no such note"))?;
+                let note = store.get(reader(&cx)?, id).ok_or_else(|| ReaderError::new(NO_SUCH_NOTE))?;
                 let text = format!("# {}\n\n{}\n\ntags: {}\n", note.title, note.body, note.tags.join(", "));
                 Ok(vec![ResourceContents::text(found.uri(), text).with_mime_type("text/plain")])
             },

@@ -11,6 +11,11 @@
 //!
 //! Either way, Ctrl-C or `SIGTERM` drains (`mcp_kernel::shutdown_signal()`): nothing new is taken,
 //! what was taken is answered, and the process exits 0.
+//!
+//! A caller sees only their own notes, and another caller's note is answered exactly as a missing
+//! one on every path (the same message, code and shape): ids are numbered per caller (alice's notes
+//! are 1, 2, 3 …, bob's 1, 2 …), so an id neither names nor counts anyone else's notes (`store` says
+//! why this rather than unguessable ids).
 
 mod host;
 mod store;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use mcp_kernel::wire::ProtocolVersion;
 use mcp_kernel::wire::types::{ContentBlock, ResourceContents};
-use mcp_kernel::{Server, TestClient};
+use mcp_kernel::{Called, ClientError, Server, TestClient};
 use serde_json::{Value, json};
 
 use crate::host::{self, Caller};
@@ -93,18 +93,81 @@ async fn a_limit_outside_1_to_50_is_refused_by_the_schema() {
     }
 }
 
+/// Every request that names a note by id, as one client sends it: `delete_note` and a read of the
+/// note's template, with their whole answers (result or JSON-RPC error, notifications and all).
+async fn answers_naming(client: &TestClient, id: u64) -> Vec<Result<Called<Value>, ClientError>> {
+    vec![
+        client.request("tools/call", json!({"name": "delete_note", "arguments": {"id": id}})).await,
+        client.request("resources/read", json!({"uri": format!("notes://note/{id}")})).await,
+    ]
+}
+
+/// `answers` printed, with the uri the read echoes spelled with id `to` instead of `from`.
+fn with_id(answers: &[Result<Called<Value>, ClientError>], from: u64, to: u64) -> String {
+    let text = format!("{answers:?}");
+    text.replace(&format!("notes://note/{from}"), &format!("notes://note/{to}"))
+}
+
 #[tokio::test]
-async fn deleting_another_callers_note_is_a_tool_error() {
+async fn a_foreign_note_is_answered_exactly_as_a_missing_one() {
+    for era in [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25] {
+        let server = notes();
+        let (alice, bob) = (client(&server, "alice"), client(&server, "bob").era(era));
+        add(&bob, "bob's", "text").await;
+        // bob asks for note 3 before anyone has one: a missing note.
+        let missing = answers_naming(&bob, 3).await;
+        for n in 1..=3 {
+            add(&alice, &format!("alice's {n}"), "keep out").await;
+        }
+        // alice's note 3 now exists: bob's answers are the same, byte for byte.
+        let foreign = answers_naming(&bob, 3).await;
+        assert_eq!(foreign, missing, "{era:?}");
+        // And the same as for an id nobody ever used (but for the uri the read echoes).
+        let never_used = answers_naming(&bob, 9).await;
+        assert_eq!(with_id(&never_used, 9, 3), format!("{foreign:?}"), "{era:?}");
+        // Each answer is the miss: the tool's error, the read's not-found.
+        let Ok(deleted) = &foreign[0] else { panic!("{era:?}: a tool result: {foreign:?}") };
+        assert_eq!(deleted.result["isError"], true, "{era:?}");
+        assert_eq!(deleted.result["content"], json!([{"type": "text", "text": "there is no such note"}]));
+        let read = foreign[1].as_ref().expect_err("not found").rpc().expect("a JSON-RPC error");
+        assert_eq!(read.data.as_ref().map(|d| &d["reason"]), Some(&json!("there is no such note")));
+        // bob's delete touched nothing of alice's.
+        let hers = alice.read_resource("notes://note/3").await.expect("alice still reads her note 3");
+        assert!(text_of(&hers.result.contents).starts_with("# alice's 3\n"), "{era:?}");
+    }
+}
+
+#[tokio::test]
+async fn note_ids_reveal_nothing_about_other_callers_notes() {
+    let (quiet, busy) = (notes(), notes());
+    let alice = client(&busy, "alice");
+    for n in 1..=5 {
+        add(&alice, &format!("alice's {n}"), "text").await;
+    }
+    let mut ids = Vec::new();
+    for server in [&quiet, &busy] {
+        let bob = client(server, "bob");
+        let first = add(&bob, "bob's first", "text").await;
+        let second = add(&bob, "bob's second", "text").await;
+        let index = text_of(&bob.read_resource("notes://index").await.expect("read").result.contents);
+        ids.push((first, second, index));
+    }
+    assert_eq!(ids[0], ids[1], "bob's ids are the same whether alice added 5 notes first or none");
+    assert_eq!(ids[0], (1, 2, "1\tbob's first\n2\tbob's second\n".to_owned()));
+}
+
+#[tokio::test]
+async fn a_caller_deletes_her_own_note_once() {
     let server = notes();
-    let (alice, bob) = (client(&server, "alice"), client(&server, "bob"));
-    let id = add(&alice, "mine", "keep out").await;
-    let refused = bob.call_tool("delete_note", json!({"id": id})).await.expect("a result");
-    assert_eq!(refused.result.is_error, Some(true));
-    assert_eq!(refused.result.content, [ContentBlock::text("that note belongs to someone else")]);
+    let alice = client(&server, "alice");
+    let id = add(&alice, "mine", "text").await;
     let deleted = alice.call_tool("delete_note", json!({"id": id})).await.expect("a result");
     assert_eq!(deleted.result.structured_content, Some(json!({"id": id})));
     let gone = alice.call_tool("delete_note", json!({"id": id})).await.expect("a result");
+    assert_eq!(gone.result.is_error, Some(true));
     assert_eq!(gone.result.content, [ContentBlock::text("there is no such note")]);
+    // Ids are not reused: a stale id never names a newer note.
+    assert_eq!(add(&alice, "newer", "text").await, id + 1);
 }
 
 #[tokio::test]
@@ -115,7 +178,7 @@ async fn the_index_lists_the_callers_notes_one_per_line() {
     add(&bob, "Go", "goroutines").await;
     add(&alice, "Zig", "comptime").await;
     let index = alice.read_resource("notes://index").await.expect("read");
-    assert_eq!(text_of(&index.result.contents), "1\tRust\n3\tZig\n");
+    assert_eq!(text_of(&index.result.contents), "1\tRust\n2\tZig\n");
 }
 
 #[tokio::test]
