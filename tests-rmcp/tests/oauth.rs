@@ -149,6 +149,14 @@ struct Principal {
     scopes: Vec<String>,
 }
 
+/// The client the kernel charges a request's body to is the OAuth client, whatever scopes its token
+/// carries this time.
+impl std::hash::Hash for Principal {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.client_id.hash(state);
+    }
+}
+
 /// The resource server's side: token introspection at the authorization server, then the checks.
 struct Introspector {
     /// The client for the introspection calls.

@@ -19,20 +19,19 @@ pub struct ResponseBody {
     held: Option<Reserved>,
 }
 
+#[derive(Default)]
 enum Inner {
+    /// No content, and no length announced (see [`ResponseBody::empty`]).
+    #[default]
+    Empty,
     Full(Full<Bytes>),
     Sse(Box<SseStream>),
-}
-
-impl Default for Inner {
-    fn default() -> Self {
-        Inner::Full(Full::default())
-    }
 }
 
 impl std::fmt::Debug for ResponseBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.inner {
+            Inner::Empty => f.write_str("ResponseBody(Empty)"),
             Inner::Full(full) => f.debug_tuple("ResponseBody").field(full).finish(),
             Inner::Sse(_) => f.write_str("ResponseBody(SseStream)"),
         }
@@ -40,9 +39,25 @@ impl std::fmt::Debug for ResponseBody {
 }
 
 impl ResponseBody {
-    /// An empty body.
+    /// An empty body whose length is not announced.
+    ///
+    /// It ends at once, and its size hint is not exact, so that hyper writes no `content-length`
+    /// for it over HTTP/2 either: hyper derives one from an exact hint whenever the end of the stream
+    /// does not go with the head, which is how `serve` sends every HTTP/2 answer. A 204 must carry
+    /// none, and a `HEAD` answer only `GET`'s (RFC 9110 §8.6). Over HTTP/1.1 hyper writes
+    /// `content-length: 0` where the status allows one (a 202, an empty 405), as before.
     pub fn empty() -> Self {
-        Self { inner: Inner::Full(Full::new(Bytes::new())), held: None }
+        Self { inner: Inner::Empty, held: None }
+    }
+
+    /// Makes `response` the answer to a `HEAD`: no content, and the `content-length` a `GET` would
+    /// have had, when it is known (RFC 9110 §9.3.2). hyper leaves a `HEAD`'s content out over HTTP/1.1
+    /// but sends it over HTTP/2, where a client takes DATA on a `HEAD` for a protocol error.
+    pub(crate) fn answer_head(response: &mut http::Response<Self>) {
+        if let Some(length) = response.body().size_hint().exact() {
+            response.headers_mut().insert(http::header::CONTENT_LENGTH, http::HeaderValue::from(length));
+        }
+        *response.body_mut() = Self::empty();
     }
 
     /// Keeps `reserved` until this body is dropped.
@@ -71,6 +86,7 @@ impl Body for ResponseBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
         match &mut self.inner {
+            Inner::Empty => Poll::Ready(None),
             Inner::Full(full) => Pin::new(full).poll_frame(cx),
             Inner::Sse(stream) => {
                 stream.poll_event(cx).map(|event| event.map(|bytes| Ok(Frame::data(bytes))))
@@ -80,6 +96,7 @@ impl Body for ResponseBody {
 
     fn is_end_stream(&self) -> bool {
         match &self.inner {
+            Inner::Empty => true,
             Inner::Full(full) => full.is_end_stream(),
             Inner::Sse(stream) => stream.is_done(),
         }
@@ -87,8 +104,9 @@ impl Body for ResponseBody {
 
     fn size_hint(&self) -> SizeHint {
         match &self.inner {
+            // Unknown, for `Empty` too: no length is derived from it (see `empty`).
+            Inner::Empty | Inner::Sse(_) => SizeHint::default(),
             Inner::Full(full) => full.size_hint(),
-            Inner::Sse(_) => SizeHint::default(),
         }
     }
 }

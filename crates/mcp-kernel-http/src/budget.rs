@@ -1,142 +1,289 @@
-//! The request-body budget: a bound on the bytes of request bodies held across the whole service.
+//! The request-body budget: a bound on the bytes of request bodies held across the whole service, and
+//! a share of it per client.
 //!
-//! Threat: many clients that each start a body near the cap and then hold it — 1,000 HTTP/1.1
-//! connections, or one HTTP/2 connection with many streams, each keeping almost a mebibyte — so that
-//! memory grows with the number of clients, not with the work. The per-request cap and the body
-//! deadline bound one request; this bounds their sum.
+//! Threats:
 //!
-//! Bytes are reserved as they are held, so that a head alone (a declared length, or an HTTP/2 stream
-//! with none) cannot claim more than a little of the budget:
+//! * **Many held bodies**: many connections (1,000 HTTP/1.1 ones, or HTTP/2 streams by the thousand)
+//!   that each start a body near the cap and then hold it, so that memory grows with the number of
+//!   clients, not with the work. The per-request cap and the body deadline bound one request; the
+//!   budget bounds their sum.
+//! * **Heads that spend the budget**: a request head costs a client a few dozen bytes; if it reserved
+//!   part of the budget before its body arrived, a thousand heads (64 HTTP/2 connections × 16 streams
+//!   with no DATA, or HTTP/1.1 heads declaring a mebibyte) would spend the budget without sending a
+//!   byte of body, and every other client would be refused.
+//! * **One client spending everyone's budget**: a client that holds bodies on many connections at
+//!   once, each within the cap and the deadline, renewing them as they expire.
 //!
-//! * **Before the body is read**, its first [`UPFRONT_BYTES`] (or all of it, when it declares less —
-//!   an HTTP/1.1 request with neither a length nor `transfer-encoding` has an empty body and reserves
-//!   nothing). A request whose first bytes do not fit is refused at once with 503 and `Retry-After`,
-//!   before a byte of its body is read: waiting would hold its connection, and its client's bytes in the
-//!   socket, for the budget it waits for.
-//! * **While it is read**, each frame that takes the body past what is reserved reserves the rest of
-//!   it; one that does not fit is refused the same way (the rest of the body is not read, and an
-//!   HTTP/1.1 connection is closed).
-//! * **Once it is read**, the reservation shrinks to the bytes that arrived, and is held until the
-//!   response has been handed to the transport: through the decode and the dispatch, while the
-//!   message's decoded form is alive, and while an answer of about the same size waits to be written.
-//!   So a client that asks and does not read the answer keeps its reservation, and a slow tool with a
-//!   small body holds a small one.
+//! So the budget counts bytes of buffer the service has allocated for bodies, and nothing else, and
+//! each client ([`crate::client`]: its principal, else its address prefix) may hold only its share:
+//!
+//! * **Before the body is read** nothing is charged. The budget and the client's share are only
+//!   *checked* for the body's first bytes ([`FIRST_BYTES`], or all of it when it declares less): a
+//!   request that could not get them now is refused at once with 503 and `Retry-After`, before a
+//!   byte of its body is read, rather than holding its connection while it waits. A head alone
+//!   holds nothing, however many there are.
+//! * **As the body arrives** its buffer is allocated and charged: it doubles as bytes arrive, at
+//!   least to what must fit and never past the declared length, so a buffer is never more than twice
+//!   the bytes that arrived (a body that arrives whole in one frame, as most do, is one exact
+//!   allocation). A growth that does not fit the budget or the client's share is refused the same way
+//!   (the rest of the body is not read, and an HTTP/1.1 connection is closed).
+//! * **Once it is read**, the buffer is trimmed to the bytes that arrived and the charge with it; the
+//!   charge is held until the response has been handed to the transport: through the decode and the
+//!   dispatch, while the message's decoded form is alive, and while an answer of about the same size
+//!   waits to be written. So a client that asks and does not read the answer keeps its charge, and a
+//!   slow tool with a small body holds a small one.
+//!
+//! The arithmetic: holding budget takes sending bytes, at least half a byte per byte held. A client
+//! holds at most its share (default an eighth of the budget, 8 MiB of the default 64 MiB: eight
+//! cap-sized bodies at once, or the same bytes spread over many small ones), so one client — one
+//! principal, one IPv4 address, one IPv6 `/64` — cannot spend more than an eighth, and filling the
+//! budget takes eight clients each sending at least 4 MiB and holding it. Requests whose client is
+//! unknown (no principal, no address: a service mounted in another server without a
+//! [`PeerAddr`](crate::PeerAddr)) cannot be told apart, and share the whole budget.
+//!
+//! A host that expects fewer, larger clients raises the share; one behind a proxy that does not forward
+//! the client's address either names principals in `authorize` or raises the share to the budget
+//! (every anonymous request then comes from the proxy's one address).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
+use crate::client::Client;
 
 /// The default budget: 64 MiB of request bodies at once (64 cap-sized bodies, or tens of thousands
 /// of ordinary requests).
 pub const DEFAULT_BODY_BYTES_IN_FLIGHT: usize = 64 * 1_048_576;
 
-/// The bytes of request bodies the service may hold at once.
-#[derive(Debug, Clone)]
-pub(crate) struct BodyBudget {
-    bytes: Arc<Semaphore>,
-    total: usize,
+/// The default share of one client, as a fraction of the budget: one eighth (8 MiB of the default
+/// budget), and never less than one body of the cap.
+pub const DEFAULT_CLIENT_SHARE_DIVISOR: usize = 8;
+
+/// How much of a body must fit, before any of it is read, for the read to begin.
+pub(crate) const FIRST_BYTES: usize = 64 * 1024;
+
+/// Why bytes could not be charged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Full {
+    /// The client already holds its share.
+    ClientShare,
+    /// The budget is spent.
+    Budget,
 }
 
-/// How much of a body is reserved before any of it is read.
-pub(crate) const UPFRONT_BYTES: usize = 64 * 1024;
+/// The bytes of request bodies the service may hold at once, and each client's share of them.
+#[derive(Debug, Clone)]
+pub(crate) struct BodyBudget {
+    ledger: Arc<Ledger>,
+}
 
-/// Bytes reserved for one request's body; given back when dropped.
+#[derive(Debug)]
+struct Ledger {
+    total: usize,
+    per_client: usize,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Bytes charged in all.
+    held: usize,
+    /// Bytes charged per client; a client holding nothing has no entry.
+    by_client: HashMap<Client, usize>,
+}
+
+impl Ledger {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether `more` bytes for `client` fit now.
+    fn room(&self, state: &State, client: Client, more: usize) -> Result<(), Full> {
+        if state.held.saturating_add(more) > self.total {
+            return Err(Full::Budget);
+        }
+        if client == Client::Unknown {
+            return Ok(());
+        }
+        let mine = state.by_client.get(&client).copied().unwrap_or(0);
+        if mine.saturating_add(more) > self.per_client {
+            return Err(Full::ClientShare);
+        }
+        Ok(())
+    }
+}
+
+/// The bytes charged for one request's body; given back when dropped.
 #[derive(Debug)]
 pub(crate) struct Reserved {
-    bytes: Arc<Semaphore>,
-    held: Option<OwnedSemaphorePermit>,
+    ledger: Arc<Ledger>,
+    client: Client,
+    len: usize,
 }
 
 impl Reserved {
-    /// How many bytes are reserved.
+    /// How many bytes are charged.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.held.as_ref().map_or(0, OwnedSemaphorePermit::num_permits)
+        self.len
     }
 
-    /// Reserves more, so that `bytes` are held in all; false (and nothing more held) when they do not fit.
-    pub(crate) fn grow_to(&mut self, bytes: usize) -> bool {
-        let Some(more) = bytes.checked_sub(self.len()).filter(|&more| more > 0) else { return true };
-        let Ok(more) = u32::try_from(more) else { return false };
-        match Arc::clone(&self.bytes).try_acquire_many_owned(more) {
-            Ok(permit) => {
-                match &mut self.held {
-                    Some(held) => held.merge(permit),
-                    None => self.held = Some(permit),
-                }
-                true
-            }
-            Err(TryAcquireError::NoPermits | TryAcquireError::Closed) => false,
+    /// Charges more, so that `bytes` are held in all; refused (and nothing more held) when they do not
+    /// fit the budget or the client's share.
+    pub(crate) fn grow_to(&mut self, bytes: usize) -> Result<(), Full> {
+        let Some(more) = bytes.checked_sub(self.len).filter(|&more| more > 0) else { return Ok(()) };
+        let mut state = self.ledger.lock();
+        self.ledger.room(&state, self.client, more)?;
+        state.held += more;
+        *state.by_client.entry(self.client).or_insert(0) += more;
+        self.len = bytes;
+        Ok(())
+    }
+
+    /// Gives back all but `bytes` of the charge (the body turned out smaller than its buffer).
+    pub(crate) fn shrink_to(&mut self, bytes: usize) {
+        if let Some(surplus) = self.len.checked_sub(bytes).filter(|&n| n > 0) {
+            give_back(&self.ledger, self.client, surplus);
+            self.len = bytes;
         }
     }
+}
 
-    /// Gives back all but `bytes` of the reservation (the body turned out smaller than it could have been).
-    pub(crate) fn shrink_to(&mut self, bytes: usize) {
-        if let Some(permit) = &mut self.held
-            && let Some(surplus) = permit.num_permits().checked_sub(bytes).filter(|&n| n > 0)
-        {
-            drop(permit.split(surplus));
+impl Drop for Reserved {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            give_back(&self.ledger, self.client, self.len);
+        }
+    }
+}
+
+fn give_back(ledger: &Ledger, client: Client, bytes: usize) {
+    let mut state = ledger.lock();
+    state.held = state.held.saturating_sub(bytes);
+    if let Some(mine) = state.by_client.get_mut(&client) {
+        *mine = mine.saturating_sub(bytes);
+        if *mine == 0 {
+            state.by_client.remove(&client);
         }
     }
 }
 
 impl BodyBudget {
-    /// A budget of `total` bytes.
-    pub(crate) fn new(total: usize) -> Self {
-        let total = total.min(Semaphore::MAX_PERMITS);
-        Self { bytes: Arc::new(Semaphore::new(total)), total }
+    /// A budget of `total` bytes, of which one client may hold `per_client` (clamped to the total).
+    pub(crate) fn new(total: usize, per_client: usize) -> Self {
+        let ledger = Ledger { total, per_client: per_client.min(total), state: Mutex::default() };
+        Self { ledger: Arc::new(ledger) }
     }
 
     /// The budget's size in bytes.
     pub(crate) fn total(&self) -> usize {
-        self.total
+        self.ledger.total
     }
 
-    /// Reserves `bytes`, or `None` when they do not fit now.
-    pub(crate) fn reserve(&self, bytes: usize) -> Option<Reserved> {
-        let mut reserved = Reserved { bytes: Arc::clone(&self.bytes), held: None };
-        reserved.grow_to(bytes).then_some(reserved)
+    /// One client's share in bytes.
+    pub(crate) fn per_client(&self) -> usize {
+        self.ledger.per_client
+    }
+
+    /// Whether `bytes` more for `client` would fit now (nothing is charged).
+    pub(crate) fn check(&self, client: Client, bytes: usize) -> Result<(), Full> {
+        let state = self.ledger.lock();
+        self.ledger.room(&state, client, bytes)
+    }
+
+    /// An empty charge for one of `client`'s bodies, to grow as its bytes arrive.
+    pub(crate) fn open(&self, client: Client) -> Reserved {
+        Reserved { ledger: Arc::clone(&self.ledger), client, len: 0 }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::AddressPrefixes;
 
-    #[test]
-    fn reservations_past_the_budget_are_refused_until_one_is_given_back() {
-        let budget = BodyBudget::new(100);
-        let first = budget.reserve(60).expect("fits");
-        assert!(budget.reserve(41).is_none(), "60 + 41 > 100");
-        let second = budget.reserve(40).expect("60 + 40 fits exactly");
-        drop(first);
-        assert!(budget.reserve(60).is_some(), "given back on drop");
-        drop(second);
-        assert!(budget.reserve(0).is_some(), "an empty body needs no bytes");
+    fn client(n: u8) -> Client {
+        Client::Network(AddressPrefixes::default().network([192, 0, 2, n].into()))
+    }
+
+    fn charged(budget: &BodyBudget, who: Client, bytes: usize) -> Result<Reserved, Full> {
+        let mut reserved = budget.open(who);
+        reserved.grow_to(bytes)?;
+        Ok(reserved)
     }
 
     #[test]
-    fn a_reservation_grows_while_the_budget_has_room_and_not_past_it() {
-        let budget = BodyBudget::new(100);
-        let mut held = budget.reserve(10).expect("fits");
-        assert!(held.grow_to(60));
+    fn charges_past_the_budget_are_refused_until_one_is_given_back() {
+        let budget = BodyBudget::new(100, 100);
+        let first = charged(&budget, client(1), 60).expect("fits");
+        assert_eq!(charged(&budget, client(2), 41).err(), Some(Full::Budget), "60 + 41 > 100");
+        let second = charged(&budget, client(2), 40).expect("60 + 40 fits exactly");
+        drop(first);
+        assert!(charged(&budget, client(3), 60).is_ok(), "given back on drop");
+        drop(second);
+        assert!(budget.ledger.lock().by_client.is_empty(), "no entry for a client holding nothing");
+    }
+
+    #[test]
+    fn one_client_holds_at_most_its_share_and_others_are_not_affected() {
+        let budget = BodyBudget::new(100, 30);
+        let a = charged(&budget, client(1), 20).expect("within the share");
+        assert_eq!(charged(&budget, client(1), 11).err(), Some(Full::ClientShare), "20 + 11 > 30");
+        assert_eq!(budget.check(client(1), 11), Err(Full::ClientShare));
+        assert_eq!(budget.check(client(2), 30), Ok(()), "another client has its whole share");
+        let b = charged(&budget, client(2), 30).expect("another client's share");
+        drop(a);
+        assert!(charged(&budget, client(1), 30).is_ok(), "a share comes back with its bytes");
+        drop(b);
+    }
+
+    #[test]
+    fn a_check_charges_nothing_so_heads_cannot_spend_the_budget() {
+        let budget = BodyBudget::new(100, 100);
+        for _ in 0..1_000 {
+            assert_eq!(budget.check(client(1), 64), Ok(()));
+            let _opened = budget.open(client(1));
+        }
+        assert_eq!(budget.ledger.lock().held, 0);
+        assert!(charged(&budget, client(2), 100).is_ok(), "the whole budget is still there");
+    }
+
+    #[test]
+    fn a_charge_grows_while_there_is_room_and_not_past_it() {
+        let budget = BodyBudget::new(100, 100);
+        let mut held = charged(&budget, client(1), 10).expect("fits");
+        assert_eq!(held.grow_to(60), Ok(()));
         assert_eq!(held.len(), 60);
-        let other = budget.reserve(30).expect("60 + 30 fits");
-        assert!(!held.grow_to(71), "60 + 30 + 11 > 100");
+        let other = charged(&budget, client(2), 30).expect("60 + 30 fits");
+        assert_eq!(held.grow_to(71), Err(Full::Budget), "60 + 30 + 11 > 100");
         assert_eq!(held.len(), 60, "a failed growth holds nothing more");
         drop(other);
-        assert!(held.grow_to(100));
-        assert!(held.grow_to(50), "never shrinks by growing");
+        assert_eq!(held.grow_to(100), Ok(()));
+        assert_eq!(held.grow_to(50), Ok(()), "never shrinks by growing");
         assert_eq!(held.len(), 100);
     }
 
     #[test]
-    fn a_reservation_shrinks_to_the_bytes_that_arrived() {
-        let budget = BodyBudget::new(100);
-        let mut held = budget.reserve(100).expect("the whole budget");
-        assert!(budget.reserve(1).is_none());
+    fn a_charge_shrinks_to_the_bytes_that_arrived() {
+        let budget = BodyBudget::new(100, 100);
+        let mut held = charged(&budget, client(1), 100).expect("the whole budget");
+        assert_eq!(budget.check(client(2), 1), Err(Full::Budget));
         held.shrink_to(10);
-        assert!(budget.reserve(90).is_some(), "the surplus is given back at once");
+        assert!(charged(&budget, client(2), 90).is_ok(), "the surplus is given back at once");
         held.shrink_to(50);
-        assert!(budget.reserve(91).is_none(), "a reservation never grows");
+        assert_eq!(held.len(), 10, "a charge never grows by shrinking");
+    }
+
+    #[test]
+    fn requests_whose_client_is_unknown_share_the_whole_budget() {
+        let budget = BodyBudget::new(100, 30);
+        let unknown = charged(&budget, Client::Unknown, 90).expect("no share to hold it to");
+        assert_eq!(charged(&budget, Client::Unknown, 11).err(), Some(Full::Budget));
+        drop(unknown);
+    }
+
+    #[test]
+    fn a_share_larger_than_the_budget_is_the_budget() {
+        let budget = BodyBudget::new(100, 1_000);
+        assert_eq!(budget.per_client(), 100);
     }
 }

@@ -19,7 +19,7 @@
 //! ```
 //! use mcp_kernel_http::{AllowedOrigins, McpHttp, Refused};
 //! # let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Listing::default()).build().unwrap();
-//! #[derive(Clone)]
+//! #[derive(Clone, PartialEq, Eq, Hash)]
 //! struct Caller(String);
 //!
 //! let service = McpHttp::builder(server)
@@ -66,6 +66,7 @@
 //! ```
 
 use std::future::Future;
+use std::hash::Hash;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -74,8 +75,11 @@ use futures_util::FutureExt;
 use http::request::Parts;
 use mcp_kernel_router::LiveServer;
 
-use crate::budget::{BodyBudget, DEFAULT_BODY_BYTES_IN_FLIGHT};
-use crate::hooks::{AuthorizeAsyncFn, AuthorizeBodyFn, AuthorizeFn, AuthorizeHook, Refused, principal};
+use crate::budget::{BodyBudget, DEFAULT_BODY_BYTES_IN_FLIGHT, DEFAULT_CLIENT_SHARE_DIVISOR};
+use crate::client::PrincipalDigest;
+use crate::hooks::{
+    Admission, AuthorizeAsyncFn, AuthorizeBodyFn, AuthorizeFn, AuthorizeHook, Refused, principal,
+};
 use crate::host::AllowedHosts;
 use crate::legacy::LegacyClients;
 use crate::origin::AllowedOrigins;
@@ -108,6 +112,7 @@ impl McpHttp {
             read_timeout: DEFAULT_READ_TIMEOUT,
             max_body_bytes: MAX_BODY_BYTES,
             body_bytes_in_flight: DEFAULT_BODY_BYTES_IN_FLIGHT,
+            body_bytes_per_client: None,
         }
     }
 }
@@ -141,6 +146,7 @@ pub struct Builder<O, A> {
     read_timeout: Duration,
     max_body_bytes: usize,
     body_bytes_in_flight: usize,
+    body_bytes_per_client: Option<usize>,
 }
 
 impl<O: std::fmt::Debug, A: std::fmt::Debug> std::fmt::Debug for Builder<O, A> {
@@ -154,6 +160,7 @@ impl<O: std::fmt::Debug, A: std::fmt::Debug> std::fmt::Debug for Builder<O, A> {
             .field("read_timeout", &self.read_timeout)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("body_bytes_in_flight", &self.body_bytes_in_flight)
+            .field("body_bytes_per_client", &self.body_bytes_per_client)
             .finish_non_exhaustive()
     }
 }
@@ -172,6 +179,7 @@ impl<A> Builder<NoOrigins, A> {
             read_timeout: self.read_timeout,
             max_body_bytes: self.max_body_bytes,
             body_bytes_in_flight: self.body_bytes_in_flight,
+            body_bytes_per_client: self.body_bytes_per_client,
         }
     }
 }
@@ -182,12 +190,21 @@ impl<O> Builder<O, NoAuthorize> {
     ///
     /// What it admits with is the caller's principal, attached to the request and handed to the host
     /// as `RequestContext::principal::<P>()` (a `()` attaches nothing).
+    ///
+    /// The principal also names the request's client, whose share of the body budget its body is
+    /// charged to ([`Builder::max_body_bytes_per_client`]): equal principals (by `Hash`) are one client
+    /// from any address. So hash what identifies the caller, not the token (an expiry or a token id
+    /// in the hash gives each fresh token a share of its own); and a hook that admits anonymous
+    /// callers beside named ones should return `()` for nobody rather than `None` of an `Option`:
+    /// every `None` is one client, from every address, where `()` falls back to the address.
     pub fn authorize<F, P>(self, hook: F) -> Builder<O, Authorize>
     where
         F: Fn(&Parts) -> Result<P, Refused> + Send + Sync + 'static,
-        P: Clone + Send + Sync + 'static,
+        P: Hash + Clone + Send + Sync + 'static,
     {
-        let hook: AuthorizeFn = Arc::new(move |parts: &Parts| hook(parts).map(principal));
+        let digest = PrincipalDigest::default();
+        let hook: AuthorizeFn =
+            Arc::new(move |parts: &Parts| hook(parts).map(|principal| Admission::of(&digest, principal)));
         self.authorized(AuthorizeHook::Sync(hook))
     }
 
@@ -197,15 +214,19 @@ impl<O> Builder<O, NoAuthorize> {
     ///
     /// Its time counts against the request's [`Builder::read_timeout`], the one deadline that covers
     /// the hook and then the body: a hook not done by then is dropped and answered 503 with
-    /// `retry-after: 1` (logged). A panic, when called or while polled, is answered 500.
+    /// `retry-after: 1` (logged). A panic, when called or while polled, is answered 500. What it admits
+    /// with names the request's client as [`Builder::authorize`]'s principal does.
     pub fn authorize_async<F, Fut, P>(self, hook: F) -> Builder<O, Authorize>
     where
         F: Fn(&Parts) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<P, Refused>> + Send + 'static,
-        P: Clone + Send + Sync + 'static,
+        P: Hash + Clone + Send + Sync + 'static,
     {
-        let hook: AuthorizeAsyncFn =
-            Arc::new(move |parts: &Parts| hook(parts).map(|answer| answer.map(principal)).boxed());
+        let digest = PrincipalDigest::default();
+        let hook: AuthorizeAsyncFn = Arc::new(move |parts: &Parts| {
+            let digest = digest.clone();
+            hook(parts).map(move |answer| answer.map(|principal| Admission::of(&digest, principal))).boxed()
+        });
         self.authorized(AuthorizeHook::Async(hook))
     }
 
@@ -221,6 +242,7 @@ impl<O> Builder<O, NoAuthorize> {
             read_timeout: self.read_timeout,
             max_body_bytes: self.max_body_bytes,
             body_bytes_in_flight: self.body_bytes_in_flight,
+            body_bytes_per_client: self.body_bytes_per_client,
         }
     }
 }
@@ -282,11 +304,32 @@ impl<O, A> Builder<O, A> {
     }
 
     /// The bytes of request bodies held at once across the service (default
-    /// [`DEFAULT_BODY_BYTES_IN_FLIGHT`], 64 MiB; never below the body cap). Each request reserves its
-    /// declared `Content-Length` (the cap when it declares none) before its body is read and keeps it
-    /// until its answer is ready; one that does not fit is refused 503 with `Retry-After: 1`, unread.
+    /// [`DEFAULT_BODY_BYTES_IN_FLIGHT`], 64 MiB; never below the body cap). A body is charged as its
+    /// bytes arrive — its buffer doubles with them, never past its declared length, never more than
+    /// twice what arrived — and keeps its charge until its answer has been handed to the transport; a head
+    /// alone is charged nothing. Before a body is read, its first 64 KiB (all of it if it declares less)
+    /// must fit, or it is refused 503 with `retry-after: 1`, unread; a body that outgrows the room
+    /// left is refused the same way.
     pub fn max_body_bytes_in_flight(mut self, bytes: usize) -> Self {
         self.body_bytes_in_flight = bytes;
+        self
+    }
+
+    /// The share of the body budget one client may hold at once (default an eighth of
+    /// [`Builder::max_body_bytes_in_flight`], 8 MiB of the default 64 MiB; never below the body cap, never
+    /// above the budget). A client is the principal `authorize` names, else the peer's address prefix
+    /// (`ServeOptions::client_prefixes`: an IPv4 address, an IPv6 `/64`); a body that would take its
+    /// client past its share is refused 503 with `retry-after: 1`, like one the budget has no room for.
+    ///
+    /// A client's body bytes are charged as they arrive (a buffer never more than twice what arrived),
+    /// so holding a share takes sending it. Requests with neither a principal nor a peer address (a
+    /// service mounted in another server without a [`PeerAddr`](crate::PeerAddr) extension) cannot be
+    /// told apart: they are held to the budget alone. Behind a proxy that does not forward the client's
+    /// address, every anonymous request comes from the proxy: raise the share to the budget there,
+    /// insert the forwarded address as `PeerAddr` in a layer you trust, or name principals in
+    /// `authorize`.
+    pub fn max_body_bytes_per_client(mut self, bytes: usize) -> Self {
+        self.body_bytes_per_client = Some(bytes);
         self
     }
 }
@@ -313,7 +356,14 @@ impl Builder<AllowedOrigins, Authorize> {
             authorize_body: self.authorize_body,
             read_timeout: self.read_timeout,
             max_body_bytes: self.max_body_bytes,
-            budget: BodyBudget::new(self.body_bytes_in_flight.max(self.max_body_bytes)),
+            budget: {
+                let total = self.body_bytes_in_flight.max(self.max_body_bytes);
+                let share = self
+                    .body_bytes_per_client
+                    .unwrap_or(total / DEFAULT_CLIENT_SHARE_DIVISOR)
+                    .max(self.max_body_bytes);
+                BodyBudget::new(total, share)
+            },
         })
     }
 }

@@ -10,7 +10,9 @@
 //!
 //! What a hook admits with is the host's principal: it is put into the request's
 //! [`Extensions`] (nothing for `()`), `authorize_body`'s over `authorize`'s for the same type, and
-//! reaches the host in `RequestContext::extensions` / `principal::<P>()` on every path.
+//! reaches the host in `RequestContext::extensions` / `principal::<P>()` on every path. The pre-read
+//! hook's principal, digested (`client.rs`), also names the client whose share of the body budget
+//! the request's body is charged to.
 //!
 //! A refusal's reason is logged, never returned; a hook that panics (an async one: while its future
 //! is made or polled) is a host fault, answered 500, and the server keeps serving.
@@ -20,6 +22,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use std::any::TypeId;
+use std::hash::Hash;
 
 use bytes::Bytes;
 use futures_util::FutureExt;
@@ -28,6 +31,7 @@ use mcp_kernel_router::{BoxFuture, Extensions};
 use tokio::time::Instant;
 
 use crate::challenge::Denial;
+use crate::client::PrincipalDigest;
 
 /// A hook's refusal: its kind, which decides the status and the `WWW-Authenticate` challenge (the
 /// table is in [`ProtectedResource`](crate::ProtectedResource)'s docs), and a reason for the log
@@ -129,12 +133,30 @@ impl fmt::Display for Refused {
     }
 }
 
-/// The pre-read hook, as stored: the host's principal already turned into [`Extensions`].
-pub(crate) type AuthorizeFn = Arc<dyn Fn(&Parts) -> Result<Extensions, Refused> + Send + Sync>;
+/// What the pre-read hook admitted a request with: the host's principal as [`Extensions`], and its
+/// digest, the client the request's body is charged to (`None` for a hook that names nobody).
+#[derive(Debug, Default)]
+pub(crate) struct Admission {
+    pub(crate) extensions: Extensions,
+    pub(crate) principal: Option<u64>,
+}
+
+impl Admission {
+    /// The admission of `principal`, digested by `digest`.
+    pub(crate) fn of<P: Hash + Clone + Send + Sync + 'static>(
+        digest: &PrincipalDigest,
+        principal: P,
+    ) -> Self {
+        Self { principal: digest.of(&principal), extensions: self::principal(principal) }
+    }
+}
+
+/// The pre-read hook, as stored: the host's principal already turned into an [`Admission`].
+pub(crate) type AuthorizeFn = Arc<dyn Fn(&Parts) -> Result<Admission, Refused> + Send + Sync>;
 
 /// The asynchronous pre-read hook, as stored (its future is boxed; the sync hook's answer is not).
 pub(crate) type AuthorizeAsyncFn =
-    Arc<dyn Fn(&Parts) -> BoxFuture<'static, Result<Extensions, Refused>> + Send + Sync>;
+    Arc<dyn Fn(&Parts) -> BoxFuture<'static, Result<Admission, Refused>> + Send + Sync>;
 
 /// The post-read hook, as stored.
 pub(crate) type AuthorizeBodyFn = Arc<dyn Fn(&Parts, &Bytes) -> Result<Extensions, Refused> + Send + Sync>;
@@ -203,7 +225,7 @@ pub(crate) async fn run_authorize(
     hook: &AuthorizeHook,
     parts: &Parts,
     deadline: Instant,
-) -> HookOutcome<Extensions> {
+) -> HookOutcome<Admission> {
     const NAME: &str = "authorize_async";
     let hook = match hook {
         AuthorizeHook::Sync(hook) => return run_hook("authorize", || hook(parts)),
@@ -259,7 +281,7 @@ mod tests {
         let slow: AuthorizeAsyncFn = Arc::new(|_: &Parts| {
             Box::pin(async {
                 tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
-                Ok(Extensions::new())
+                Ok(Admission::default())
             })
         });
         let soon = Instant::now() + std::time::Duration::from_millis(20);

@@ -37,10 +37,13 @@
 //! * **Slow and oversized bodies**: one deadline over the whole body (default 15 s, 408), a 1 MiB cap
 //!   (413) checked from `Content-Length` before reading and while streaming, `transfer-encoding`
 //!   refused (411) because a chunked body defeats a whole-body bound.
-//! * **Many held bodies**: a budget of request-body bytes across the service (default 64 MiB); a
-//!   request whose declared length does not fit is refused 503 with `retry-after` before it is read.
-//! * **Held connections** ([`serve`], [`serve_with`]): connections bounded in total and per peer
-//!   address, 16 HTTP/2 streams per connection, one deadline from accept to the first request's head
+//! * **Many held bodies**: a budget of request-body bytes across the service (default 64 MiB) and a
+//!   share of it per client (default 8 MiB; the principal `authorize` names, else the address prefix:
+//!   [`AddressPrefixes`]), charged only as bytes arrive, so heads alone hold nothing and one client
+//!   cannot spend the others' room; a body that does not fit is refused 503 with `retry-after`.
+//! * **Held connections** ([`serve`], [`serve_with`]): connections bounded in total and per client
+//!   (its address prefix, [`AddressPrefixes`]), the client holding the most giving one up to a client
+//!   holding fewer when all are held, 16 HTTP/2 streams per connection, one deadline from accept to the first request's head
 //!   (the protocol decision reads, never peeks, so a partial preface costs nothing while it waits),
 //!   an idle timeout that pings do not reset, and a write deadline for responses the client will not
 //!   take. The bounds and their costs are in [`ServeOptions`].
@@ -67,6 +70,7 @@ mod body;
 mod budget;
 mod builder;
 mod challenge;
+mod client;
 mod core;
 mod cors;
 mod event_stream;
@@ -95,6 +99,7 @@ pub use budget::DEFAULT_BODY_BYTES_IN_FLIGHT;
 pub use builder::{
     Authorize, Builder, DEFAULT_READ_TIMEOUT, MAX_BODY_BYTES, McpHttp, NoAuthorize, NoOrigins,
 };
+pub use client::{AddressPrefixes, ClientNetwork, DEFAULT_IPV4_PREFIX, DEFAULT_IPV6_PREFIX};
 pub use hooks::Refused;
 pub use host::AllowedHosts;
 pub use legacy::LegacyClients;
@@ -103,8 +108,8 @@ pub use origin::AllowedOrigins;
 pub use resource::{InvalidResource, ProtectedResource};
 pub use serve::{
     DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER,
-    FIRST_BYTES_TIMEOUT, HEADER_READ_TIMEOUT, HTTP1_READ_BUFFER, HTTP2_KEEP_ALIVE, IDLE_TIMEOUT, PeerAddr,
-    SHUTDOWN_GRACE, ServeOptions, WRITE_TIMEOUT, serve, serve_with,
+    FIRST_BYTES_TIMEOUT, HEADER_READ_TIMEOUT, HTTP1_READ_BUFFER, HTTP2_KEEP_ALIVE, HTTP2_RECEIVE_WINDOW,
+    IDLE_TIMEOUT, PeerAddr, SHUTDOWN_GRACE, ServeOptions, WRITE_TIMEOUT, serve, serve_with,
 };
 pub use service::{McpService, ResponseFuture};
 

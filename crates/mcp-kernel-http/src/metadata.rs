@@ -3,8 +3,10 @@
 //! The document is public (it names the resource and its authorization servers, nothing secret), so
 //! it is served to any caller and any origin (`access-control-allow-origin: *`, without credentials),
 //! as browser-based clients must read it cross-origin; a CORS preflight (a client that sends
-//! `MCP-Protocol-Version` with its `GET`) is granted `GET`, `HEAD` and that header. It is serialized
-//! once, when the service is made; the request body is never read.
+//! `MCP-Protocol-Version` with its `GET`) is granted `GET`, `HEAD` and that header, with a 204 that
+//! carries no `content-length`. A `HEAD` is answered with `GET`'s headers, `content-length` (the
+//! document's length) included, and no content (RFC 9110 §8.6, §9.3.2), over HTTP/1.1 and HTTP/2
+//! alike. It is serialized once, when the service is made; the request body is never read.
 
 use std::convert::Infallible;
 use std::future::{Ready, ready};
@@ -14,8 +16,8 @@ use bytes::Bytes;
 use http::header::CONNECTION;
 use http::header::{
     ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN,
-    ACCESS_CONTROL_MAX_AGE, ACCESS_CONTROL_REQUEST_METHOD, ALLOW, CACHE_CONTROL, CONTENT_TYPE, HeaderValue,
-    ORIGIN,
+    ACCESS_CONTROL_MAX_AGE, ACCESS_CONTROL_REQUEST_METHOD, ALLOW, CACHE_CONTROL, CONTENT_LENGTH,
+    CONTENT_TYPE, HeaderValue, ORIGIN,
 };
 use http::{Method, Request, Response, StatusCode, Version};
 use serde_json::Value;
@@ -26,7 +28,8 @@ use crate::body::ResponseBody;
 const CACHE_CONTROL_VALUE: &str = "max-age=300";
 
 /// Serves one protected resource's metadata document: `GET` and `HEAD` get it (200,
-/// `application/json`); any other method gets 405 with `allow: GET, HEAD`. Cheap to clone. Made by
+/// `application/json`; `HEAD` with `GET`'s `content-length` and no content); any other method gets
+/// 405 with `allow: GET, HEAD`. Cheap to clone. Made by
 /// [`crate::ProtectedResource::metadata_service`].
 #[derive(Clone)]
 pub struct MetadataService {
@@ -62,7 +65,11 @@ impl MetadataService {
         let mut response = if method == Method::GET {
             Response::new(ResponseBody::from(self.document.to_vec()))
         } else if method == Method::HEAD {
-            Response::new(ResponseBody::empty())
+            // No content, and `GET`'s length, the only one RFC 9110 §8.6 allows on a `HEAD` answer:
+            // set here, so that nothing derives `0` from the empty body.
+            let mut head = Response::new(ResponseBody::empty());
+            head.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from(self.document.len()));
+            head
         } else {
             let mut refused = Response::new(ResponseBody::empty());
             *refused.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
@@ -125,8 +132,17 @@ mod tests {
             serde_json::from_slice::<Value>(&body).unwrap()["resource"],
             "https://mcp.example.com/mcp"
         );
-        let (status, _, body) = call(Method::HEAD).await;
+    }
+
+    #[tokio::test]
+    async fn a_head_is_answered_with_gets_headers_and_length_and_no_content() {
+        let (_, get, document) = call(Method::GET).await;
+        let (status, head, body) = call(Method::HEAD).await;
         assert_eq!((status, body.len()), (StatusCode::OK, 0));
+        assert_eq!(head[CONTENT_LENGTH], document.len().to_string().as_str());
+        for name in [CONTENT_TYPE, CACHE_CONTROL, ACCESS_CONTROL_ALLOW_ORIGIN] {
+            assert_eq!(head[&name], get[&name]);
+        }
     }
 
     #[tokio::test]

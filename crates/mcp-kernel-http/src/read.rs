@@ -7,17 +7,14 @@
 //! refused, so at most the cap plus one frame is ever in memory. A declared `Content-Length` over the
 //! cap is refused before a byte is read.
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Buf, Bytes};
 use http::HeaderMap;
 use http::header::CONTENT_LENGTH;
 use http_body::Body;
 use http_body_util::BodyExt;
 use tokio::time::Instant;
 
-use crate::budget::Reserved;
-
-/// The first allocation for a body of undeclared length (HTTP/2 without `content-length`).
-const UNDECLARED_START: usize = 16 * 1024;
+use crate::budget::{Full, Reserved};
 
 /// Why the body could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,8 +25,8 @@ pub(crate) enum ReadFailure {
     TimedOut,
     /// The connection failed while reading (400).
     Failed,
-    /// The body budget has no room for the bytes that arrived (503).
-    Busy,
+    /// The body budget, or the client's share of it, has no room for the bytes that arrived (503).
+    Busy(Full),
 }
 
 /// The instant a deadline of `timeout` from `start` falls on; a timeout too large to represent is as
@@ -60,8 +57,19 @@ pub(crate) fn most_bytes<B: Body>(body: &B, cap: usize) -> usize {
     body.size_hint().upper().map_or(cap, |upper| usize::try_from(upper).unwrap_or(cap).min(cap))
 }
 
-/// Reads the whole body before `deadline`, refusing it once it exceeds `cap` bytes, and growing
-/// `reserved` to cover every byte held (refused as [`ReadFailure::Busy`] when the budget has no room).
+/// The capacity a body's buffer grows to when `need` bytes must fit and it holds `capacity`: double
+/// what it had, at least what must fit, never past the declared length (or the cap without one). So
+/// a buffer is never more than twice the bytes that arrived: holding budget takes sending bytes — a
+/// byte buys a byte — and a body that arrives whole in one frame (most do) is one exact allocation.
+fn next_capacity(capacity: usize, need: usize, declared: Option<usize>, cap: usize) -> usize {
+    let limit = declared.filter(|&declared| need <= declared).unwrap_or(cap);
+    need.max(capacity.saturating_mul(2)).min(limit)
+}
+
+/// Reads the whole body before `deadline`, refusing it once it exceeds `cap` bytes. Its buffer is
+/// allocated as bytes arrive — nothing for a head alone — and `reserved` is grown to the buffer's
+/// capacity before each allocation (refused as [`ReadFailure::Busy`] when the budget or the client's
+/// share has no room).
 pub(crate) async fn read_bounded<B>(
     body: B,
     cap: usize,
@@ -72,26 +80,33 @@ where
     B: Body,
 {
     let mut body = std::pin::pin!(body);
-    // A declared length (already checked against the cap) sizes the buffer exactly, so it never
-    // regrows: its pages are touched only as bytes arrive, and the budget is charged as they do.
-    // Without one, the buffer starts small and grows.
-    let capacity =
-        body.size_hint().exact().map_or(UNDECLARED_START, |n| usize::try_from(n).unwrap_or(cap).min(cap));
-    let mut buffer = BytesMut::with_capacity(capacity);
+    // The buffer doubles as bytes arrive, up to the declared length (already checked against the
+    // cap), which it then fits exactly.
+    let declared = body.size_hint().exact().map(|n| usize::try_from(n).unwrap_or(cap).min(cap));
+    let mut buffer: Vec<u8> = Vec::new();
     loop {
         let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
             Err(_elapsed) => return Err(ReadFailure::TimedOut),
-            Ok(None) => return Ok(buffer.freeze()),
+            Ok(None) => {
+                // Spare capacity would stay allocated behind the `Bytes` once the charge shrinks to
+                // the bytes that arrived (a body shorter than its doubled buffer).
+                if buffer.len() < buffer.capacity() {
+                    buffer.shrink_to_fit();
+                }
+                return Ok(Bytes::from(buffer));
+            }
             Ok(Some(Err(_))) => return Err(ReadFailure::Failed),
             Ok(Some(Ok(frame))) => frame,
         };
         if let Ok(mut data) = frame.into_data() {
-            let held = buffer.len() + data.remaining();
-            if held > cap {
+            let need = buffer.len() + data.remaining();
+            if need > cap {
                 return Err(ReadFailure::TooLarge);
             }
-            if !reserved.grow_to(held) {
-                return Err(ReadFailure::Busy);
+            if need > buffer.capacity() {
+                let capacity = next_capacity(buffer.capacity(), need, declared, cap);
+                reserved.grow_to(capacity).map_err(ReadFailure::Busy)?;
+                buffer.reserve_exact(capacity - buffer.len());
             }
             while data.has_remaining() {
                 let chunk = data.chunk();
@@ -106,24 +121,65 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::Client;
     use http::HeaderValue;
     use http_body_util::{Full, StreamBody};
     use std::convert::Infallible;
     use std::time::Duration;
 
+    fn who() -> Client {
+        Client::Unknown
+    }
+
     fn room() -> Reserved {
-        crate::budget::BodyBudget::new(1 << 20).reserve(0).expect("an empty reservation")
+        crate::budget::BodyBudget::new(1 << 20, 1 << 20).open(who())
     }
 
     #[tokio::test]
     async fn bytes_past_the_budget_are_refused_busy() {
-        let budget = crate::budget::BodyBudget::new(50);
-        let mut reserved = budget.reserve(10).expect("fits");
+        let budget = crate::budget::BodyBudget::new(50, 50);
+        let mut reserved = budget.open(who());
         let body = Full::new(Bytes::from(vec![b'x'; 60]));
-        assert_eq!(read_bounded(body, 100, far(), &mut reserved).await, Err(ReadFailure::Busy));
+        assert_eq!(
+            read_bounded(body, 100, far(), &mut reserved).await,
+            Err(ReadFailure::Busy(crate::budget::Full::Budget))
+        );
+        assert_eq!(reserved.len(), 0, "a refused body holds nothing");
         let body = Full::new(Bytes::from(vec![b'x'; 40]));
         assert_eq!(read_bounded(body, 100, far(), &mut reserved).await.map(|b| b.len()), Ok(40));
-        assert_eq!(reserved.len(), 40, "the reservation covers what is held");
+        assert_eq!(reserved.len(), 40, "the charge covers the buffer, the declared length exactly");
+    }
+
+    #[tokio::test]
+    async fn a_head_whose_body_never_arrives_is_charged_nothing() {
+        let budget = crate::budget::BodyBudget::new(100, 100);
+        let mut reserved = budget.open(who());
+        let silent =
+            StreamBody::new(futures_util::stream::pending::<Result<http_body::Frame<Bytes>, Infallible>>());
+        let soon = Instant::now() + Duration::from_millis(20);
+        assert_eq!(read_bounded(silent, 100, soon, &mut reserved).await, Err(ReadFailure::TimedOut));
+        assert_eq!(reserved.len(), 0);
+    }
+
+    #[test]
+    fn a_buffer_doubles_as_bytes_arrive_up_to_the_declared_length_or_the_cap() {
+        let cap = 1 << 20;
+        assert_eq!(next_capacity(0, 1, Some(700_000), cap), 1, "a byte buys a byte");
+        assert_eq!(next_capacity(0, 300, Some(300), cap), 300, "a body in one frame: one exact buffer");
+        assert_eq!(next_capacity(1, 2, Some(700_000), cap), 2);
+        assert_eq!(next_capacity(65_536, 65_537, Some(700_000), cap), 131_072);
+        assert_eq!(next_capacity(524_288, 524_289, Some(700_000), cap), 700_000, "never past the declared");
+        assert_eq!(next_capacity(600_000, 600_001, None, cap), cap, "never past the cap");
+        assert_eq!(next_capacity(0, 200_000, None, cap), 200_000, "at least what must fit");
+        for received in [1, 10, 1_000, 70_000, 500_000, cap] {
+            let mut capacity = 0;
+            for need in (1..=received).step_by(997).chain([received]) {
+                if need > capacity {
+                    capacity = next_capacity(capacity, need, None, cap);
+                }
+            }
+            assert!(capacity <= 2 * received, "a buffer of {capacity} for {received} bytes");
+        }
     }
 
     fn far() -> Instant {
@@ -156,7 +212,7 @@ mod tests {
     }
 
     #[test]
-    fn a_body_reserves_what_it_can_hold_and_the_cap_only_when_unbounded() {
+    fn a_body_is_checked_for_what_it_can_hold_and_the_cap_only_when_unbounded() {
         assert_eq!(most_bytes(&Full::new(Bytes::from_static(b"12345")), 100), 5);
         assert_eq!(most_bytes(&Full::new(Bytes::from(vec![0u8; 500])), 100), 100);
         assert_eq!(most_bytes(&http_body_util::Empty::<Bytes>::new(), 100), 0);

@@ -5,13 +5,13 @@
 //! | 0 | the server current when the request arrived (`LiveServer::current`), read once: every later step and the core use it | — | — |
 //! | 1 | `Host` / `:authority` in the allowed hosts (`host.rs`; default: the protected resource's name, else the loopback names) | 421; 400 if missing, repeated, malformed or disagreeing; 403 instead when the `Origin` is not allowed either | closed (HTTP/1.x) |
 //! | 1a | `Origin`, every value | 403 | closed |
-//! | 1b | a CORS preflight from a listed origin (`cors.rs`) | 204 with the grant | kept |
+//! | 1b | a CORS preflight from a listed origin (`cors.rs`) | 204 with the grant | kept (a declared body is never read: drained if it came with the head, else the connection is closed after the 204) |
 //! | 2 | method is POST | 405, `allow: POST` | closed |
 //! | 3 | no `transfer-encoding` | 411 | closed |
 //! | 4 | `authorize(&Parts)` or `authorize_async(&Parts)`, admitting with the caller's principal (into the request's `Extensions`); the async hook is awaited within the request's one deadline (`read_timeout`, from arrival), which the body read then shares | the refusal's kind: 401 / 403 / 400 with its `WWW-Authenticate` (`challenge.rs`); 500 if it panics; 503, `retry-after: 1`, if the async hook is not done by the deadline | closed |
 //! | 5 | declared `Content-Length` within the cap | 413 | closed |
-//! | 5a | the body's first 64 KiB (all of it if it declares less) fit the body budget (`budget.rs`) | 503, `retry-after: 1` | closed |
-//! | 6 | the body, within the cap, one deadline and the budget (reserved as it arrives) | 413 / 408 / 503 / 400 | closed |
+//! | 5a | the body's first 64 KiB (all of it if it declares less) would fit the body budget and the client's share of it (`budget.rs`; the client is the principal step 4 named, else the address prefix, else one unknown client held only to the budget: `client.rs`) — checked, nothing charged | 503, `retry-after: 1` | closed |
+//! | 6 | the body, within the cap, one deadline, the budget and the client's share (charged as its bytes arrive) | 413 / 408 / 503 / 400 | closed |
 //! | 7 | `authorize_body(&Parts, &Bytes)`, whose principal joins the extensions (replacing one of the same type) | 401 / 403 / 400 as in step 4, or 500 | kept |
 //! | 8 | bounded decode: depth, duplicate keys, an object; read once into an `Envelope`, which every later step asks | 400 | kept |
 //! | 8a | with `LegacyClients::Stateless` only, a 2025-11-25 message is served by `legacy.rs` instead (the core with `Revisions::Legacy`, `sessionless` and the same extensions) | 400 / 200 / 202 / 500 | kept |
@@ -20,6 +20,8 @@
 //! | 10 | removed methods (`initialize`, `notifications/initialized`, `ping`) | 404, or 202 without an id | kept |
 //! | 11 | the core (`handle_envelope`: the extensions, `Revisions::Stateless`, `sessionless`, the trace context of the `traceparent`, `tracestate` and `baggage` headers, `trace.rs`) | 200 / 202 / 400 / 404 / 500 | kept |
 //! | 11a | `tools/call`, `resources/read` or `prompts/get` with `_meta.progressToken` (or a `logLevel` with log notifications on), and a notification sent before the answer: an SSE stream (`sse.rs`) | 200 | kept |
+//!
+//! A `HEAD` is answered as a `GET` would be (405), without content (`body.rs`).
 //!
 //! Every answer after step 1a to a request from a listed origin carries the CORS grant (`cors.rs`),
 //! refusals included, so that a browser page can read a 401's challenge; with a list of origins,
@@ -45,7 +47,8 @@ use mcp_kernel_wire::{
 };
 
 use crate::body::ResponseBody;
-use crate::budget::{BodyBudget, UPFRONT_BYTES};
+use crate::budget::{BodyBudget, FIRST_BYTES, Full};
+use crate::client::Client;
 use crate::hooks::{AuthorizeBodyFn, AuthorizeHook, HookOutcome, run_authorize, run_hook};
 use crate::host::{self, AllowedHosts, HostRefusal};
 use crate::legacy::LegacyClients;
@@ -88,6 +91,7 @@ impl std::fmt::Debug for McpService {
             .field("read_timeout", &self.shared.read_timeout)
             .field("max_body_bytes", &self.shared.max_body_bytes)
             .field("body_bytes_in_flight", &self.shared.budget.total())
+            .field("body_bytes_per_client", &self.shared.budget.per_client())
             .finish_non_exhaustive()
     }
 }
@@ -123,13 +127,18 @@ where
         let shared = Arc::clone(&self.shared);
         Box::pin(async move {
             let version = request.version();
+            let head = request.method() == Method::HEAD;
             // A fault in the transport itself is answered 500, never a dropped connection.
             let answer = AssertUnwindSafe(serve(shared, request)).catch_unwind().await;
-            Ok(answer.unwrap_or_else(|_| {
+            let mut response = answer.unwrap_or_else(|_| {
                 tracing::error!("the HTTP transport panicked; answered 500");
                 Refusal::pre_body(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal())
                     .into_response(version)
-            }))
+            });
+            if head {
+                ResponseBody::answer_head(&mut response);
+            }
+            Ok(response)
         })
     }
 }
@@ -215,8 +224,11 @@ where
         let error = ErrorObject::new(mcp_kernel_wire::code::INTERNAL_ERROR, "Server busy; retry later");
         Refusal::pre_body(StatusCode::SERVICE_UNAVAILABLE, error).retry_after(1)
     };
-    let extensions = match run_authorize(&shared.authorize, &parts, deadline).await {
-        HookOutcome::Admitted(extensions) => extensions,
+    let (extensions, client) = match run_authorize(&shared.authorize, &parts, deadline).await {
+        HookOutcome::Admitted(admission) => {
+            let client = Client::of(admission.principal, &parts.extensions);
+            (admission.extensions, client)
+        }
         HookOutcome::Refused(denial) => {
             return refuse(Refusal::denied(&denial, shared.metadata_url.as_deref(), Stage::PreBody));
         }
@@ -236,17 +248,19 @@ where
     if declares_more_than(&parts.headers, cap) {
         return refuse(too_large());
     }
-    // The first bytes of the body are reserved before any is read; the rest as it arrives.
-    let Some(mut reserved) = shared.budget.reserve(most_bytes(&body, cap).min(UPFRONT_BYTES)) else {
-        return refuse(busy());
-    };
+    // Before any of the body is read, its first bytes must fit (checked: a head alone holds nothing);
+    // then its buffer is charged as its bytes arrive.
+    if let Err(full) = shared.budget.check(client, most_bytes(&body, cap).min(FIRST_BYTES)) {
+        return refuse(over_budget(full, client));
+    }
+    let mut reserved = shared.budget.open(client);
     let bytes = match read_bounded(body, cap, deadline, &mut reserved).await {
         Ok(bytes) => {
             reserved.shrink_to(bytes.len());
             bytes
         }
         Err(ReadFailure::TooLarge) => return refuse(too_large()),
-        Err(ReadFailure::Busy) => return refuse(busy()),
+        Err(ReadFailure::Busy(full)) => return refuse(over_budget(full, client)),
         Err(ReadFailure::TimedOut) => {
             let ms = shared.read_timeout.as_millis();
             let error = ErrorObject::refused(format!("Request body not received within {ms} ms"));
@@ -261,6 +275,22 @@ where
     let mut response = answer(shared, server, parts, bytes, extensions).await;
     response.body_mut().hold(reserved);
     response
+}
+
+/// A body the budget, or its client's share, has no room for: 503, try again shortly (logged at
+/// `debug`, with which of the two was full and, for an address, whose).
+fn over_budget(full: Full, client: Client) -> Refusal {
+    match (full, client) {
+        (Full::ClientShare, Client::Network(network)) => {
+            tracing::debug!(%network, "a body past its client's share of the budget was refused 503");
+        }
+        (Full::ClientShare, _) => {
+            tracing::debug!("a body past its client's share of the budget was refused 503")
+        }
+        (Full::Budget, _) => tracing::debug!("a body past the body budget was refused 503"),
+    }
+    let error = ErrorObject::new(mcp_kernel_wire::code::INTERNAL_ERROR, "Server busy; retry later");
+    Refusal::pre_body(StatusCode::SERVICE_UNAVAILABLE, error).retry_after(1)
 }
 
 /// Steps 7 to 11: everything after the body has been read, by the request's one `server`.

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use mcp_kernel_http::{DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS, ServeOptions};
 use serde_json::json;
-use support::edge::{dripped_head, hold_connections};
+use support::edge::{connect_from, dripped_head, hold_connections, loopback};
 use support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -58,6 +58,29 @@ async fn http2_advertises_sixteen_concurrent_streams_by_default_and_the_hosts_ch
         let server = start_with(ServeOptions::new().http2_max_concurrent_streams(3)).await;
         let mut stream = TcpStream::connect(server.addr).await.expect("connect");
         assert!(server_settings(&mut stream).await.contains(&(MAX_CONCURRENT_STREAMS, 3)));
+    })
+    .await;
+}
+
+/// `SETTINGS_INITIAL_WINDOW_SIZE` (RFC 9113 §6.5.2).
+const INITIAL_WINDOW_SIZE: u16 = 0x4;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http2_lets_a_client_send_no_more_than_the_protocols_initial_window_before_it_is_read() {
+    bounded(async {
+        let server = start_default().await;
+        let mut stream = TcpStream::connect(server.addr).await.expect("connect");
+        let settings = server_settings(&mut stream).await;
+        // Absent means the protocol's 65,535; hyper on its own advertises 1 MiB per stream.
+        let window = settings.iter().find(|(id, _)| *id == INITIAL_WINDOW_SIZE).map_or(65_535, |(_, v)| *v);
+        assert_eq!(window, mcp_kernel_http::HTTP2_RECEIVE_WINDOW, "{settings:?}");
+        // Nor is the connection's window opened past it: no WINDOW_UPDATE on stream 0 follows.
+        let mut head = [0u8; 9];
+        let next = tokio::time::timeout(Duration::from_millis(300), stream.read_exact(&mut head)).await;
+        if let Ok(Ok(_)) = next {
+            let stream_id = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+            assert!(!(head[3] == 0x8 && stream_id == 0), "a connection-level WINDOW_UPDATE: {head:?}");
+        }
     })
     .await;
 }
@@ -120,18 +143,54 @@ async fn a_peer_over_its_share_is_closed_at_accept_and_others_are_served() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn past_the_connection_limit_a_new_connection_waits_for_a_free_slot() {
     bounded(async {
+        // When every slot is held, a newcomer from a smaller client takes one from the biggest holder
+        // (`serve/limits.rs`), whose connection is told to close; with two slots, one connection at
+        // most may be on its way out at once. Both slots hold calls in flight from 127.0.0.2, and one
+        // of them is told to close for 127.0.0.3: until that call ends, nothing more may be told, and
+        // a new connection waits before accept.
         let server = start_with(ServeOptions::new().max_connections(2)).await;
-        let held = hold_connections(server.addr, 2, b"").await;
+        let slow = request(2, "tools/call", json!({"name": "slow", "arguments": {"ms": 1_500}}));
+        let slow_body = serde_json::to_vec(&slow).expect("JSON");
+        let mut fields = raw_standard("tools/call");
+        fields.push(("mcp-name", "slow".to_owned()));
+        fields.push(("content-length", slow_body.len().to_string()));
+        let fields: Vec<(&str, &str)> = fields.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let mut held = Vec::new();
+        for _ in 0..2 {
+            let mut stream = connect_from(loopback(2), server.addr).await.expect("connect");
+            stream.write_all(&raw_head("POST", server.addr, &fields)).await.expect("head");
+            stream.write_all(&slow_body).await.expect("body");
+            held.push(stream);
+        }
         tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut third = connect_from(loopback(3), server.addr).await.expect("connect");
         let message = request(1, "tools/list", json!({}));
+        let reply = post_on(&mut third, server.addr, &message).await;
+        assert_eq!(reply.status, 200, "a smaller client takes a slot at once: {reply:?}");
         let waiting = tokio::spawn(async move { post_message(server.addr, Proto::H1, &message).await });
         tokio::time::sleep(Duration::from_millis(400)).await;
-        assert!(!waiting.is_finished(), "no third connection is served while two are held");
-        drop(held);
+        assert!(!waiting.is_finished(), "no new connection is served while two are held and one is leaving");
+        // The told call ends, and its connection with it: the waiting connection is accepted.
         let reply = tokio::time::timeout(EXCHANGE_TIMEOUT, waiting).await.expect("in time").expect("joined");
         assert_eq!(reply.status, 200);
+        drop((held, third));
     })
     .await;
+}
+
+/// One `POST` of `message` on a raw HTTP/1.1 connection, its response read whole.
+async fn post_on(
+    stream: &mut TcpStream,
+    addr: std::net::SocketAddr,
+    message: &serde_json::Value,
+) -> RawResponse {
+    let body = serde_json::to_vec(message).expect("JSON");
+    let mut fields = raw_standard(message["method"].as_str().expect("a method"));
+    fields.push(("content-length", body.len().to_string()));
+    let fields: Vec<(&str, &str)> = fields.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    stream.write_all(&raw_head("POST", addr, &fields)).await.expect("head");
+    stream.write_all(&body).await.expect("body");
+    read_raw_response(stream).await
 }
 
 /// Body bytes sent before the head of a near-cap body is left waiting.
@@ -243,7 +302,7 @@ async fn heads_that_send_no_body_cannot_spend_the_budget() {
     bounded(async {
         let service = builder().authorize(|_| Ok(())).max_body_bytes_in_flight(1_100_000).build();
         let server = serve_with(service, ServeOptions::new()).await;
-        // Ten heads declaring near-cap bodies, and not a byte of them: each holds only its first 64 KiB.
+        // Ten heads declaring near-cap bodies, and not a byte of them: a head alone holds nothing.
         let held =
             support::edge::hold_connections(server.addr, 10, &dripped_head(server.addr, NEAR_CAP)).await;
         let mut sender = h2_connect(server.addr).await;

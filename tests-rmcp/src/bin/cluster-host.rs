@@ -56,7 +56,7 @@ const APP_ORIGIN: &str = "http://app.localhost";
 const TOOLS_TTL_MS: u64 = 60_000;
 
 /// The caller, named by the bearer token (the harness trusts it as given; a real host verifies it).
-#[derive(Clone)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 struct Caller(String);
 
 /// What every tool and the health route share.

@@ -6,15 +6,20 @@
 //!
 //! | step | bound | module | when it is passed |
 //! |---|---|---|---|
-//! | 1 | a slot in total (waits before `accept`) and per peer address (closed at `accept`) | `limits.rs` | [`ServeOptions::max_connections`], [`ServeOptions::max_connections_per_peer`] |
+//! | 1a | a share per client (its address prefix, [`ServeOptions::client_prefixes`]) | `limits.rs` | closed at `accept` ([`ServeOptions::max_connections_per_peer`]) |
+//! | 1b | a slot in total; when all are held, the biggest holder gives one up to a smaller client | `limits.rs`, `evict.rs` | the newcomer is admitted and the biggest holder's longest-idle (else oldest) connection is told to close; a newcomer from a client holding as many as the biggest is closed at `accept`; past 1 in 16 connections on their way out, `serve` waits before `accept` ([`ServeOptions::max_connections`]) |
 //! | 2 | the protocol decision, reading (never peeking) under the first-bytes deadline | `sniff.rs` | closed, no response |
 //! | 3 | the first request's head, under the same deadline from accept | `watch.rs` | closed (`GOAWAY` first over HTTP/2) |
 //! | 4 | each later HTTP/1.1 head (hyper's header timer) | hyper | closed |
-//! | 5 | HTTP/2 streams open at once | hyper (`SETTINGS_MAX_CONCURRENT_STREAMS`) | the client queues; a stream opened anyway is refused (`REFUSED_STREAM`) |
+//! | 5 | HTTP/2 streams open at once, and request bytes sent before the service reads them (the receive window, 64 KiB per connection and per stream) | hyper (`SETTINGS_MAX_CONCURRENT_STREAMS`, the initial windows) | the client queues; a stream opened anyway is refused (`REFUSED_STREAM`); DATA past the window is a flow-control error |
 //! | 6 | no open request for the idle timeout, pings or not | `watch.rs` | closed politely (`GOAWAY`) |
 //! | 7 | a write blocked for the write timeout; a response whose waits on the client add up to it | `io.rs`, `tracked.rs`, `watch.rs` | abandoned, closed |
 //! | 8 | shutdown: open connections finish within the grace period (the drain, on [`serve_with`]) | here | ended |
+//!
+//! A connection told to close (step 1b) goes the way of one closed at a deadline: `GOAWAY` over HTTP/2;
+//! over HTTP/1.1 closed if idle, else after the request in flight, answered with `connection: close`.
 
+mod evict;
 mod io;
 mod limits;
 mod options;
@@ -44,18 +49,21 @@ use tower::ServiceExt;
 
 pub use options::{
     DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER,
-    FIRST_BYTES_TIMEOUT, HEADER_READ_TIMEOUT, HTTP1_READ_BUFFER, HTTP2_KEEP_ALIVE, IDLE_TIMEOUT,
-    SHUTDOWN_GRACE, ServeOptions, WRITE_TIMEOUT,
+    FIRST_BYTES_TIMEOUT, HEADER_READ_TIMEOUT, HTTP1_READ_BUFFER, HTTP2_KEEP_ALIVE, HTTP2_RECEIVE_WINDOW,
+    IDLE_TIMEOUT, SHUTDOWN_GRACE, ServeOptions, WRITE_TIMEOUT,
 };
 
+use crate::client::ClientNetwork;
 use crate::read::deadline_after;
+use evict::Notice;
 use io::ConnIo;
-use limits::Slots;
+use limits::{Refusal, Slots};
 use sniff::Protocol;
 use tracked::Tracked;
 use watch::{Deadlines, Verdict, Watch};
 
-/// The peer's address, inserted into every request's extensions by [`serve`] (visible to `authorize`).
+/// The peer's address, inserted into every request's extensions by [`serve`] (visible to `authorize`),
+/// beside its client's [`ClientNetwork`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeerAddr(pub SocketAddr);
 
@@ -178,39 +186,54 @@ where
     let draining = Arc::new(AtomicBool::new(false));
     let mut shutdown = std::pin::pin!(shutdown);
     let mut last_warned = None;
-    let admit = |connections: &mut tokio::task::JoinSet<()>, stream: TcpStream, peer: SocketAddr, free| {
-        let accepted_at = Instant::now();
-        // An answer is written whole or as a stream of events, never as a small write waiting on a
-        // larger one: Nagle's algorithm would hold a response's last segment until the client's
-        // delayed ACK (40 ms on Linux), which a 1 MiB answer on one connection hit about one time in ten.
-        if let Err(error) = stream.set_nodelay(true) {
-            tracing::debug!(%error, "TCP_NODELAY could not be set");
-        }
-        while connections.try_join_next().is_some() {}
-        let Some(slot) = slots.admit(free, peer.ip()) else {
-            tracing::debug!("a peer over its connection share was closed at accept");
-            return;
+    let admit =
+        |connections: &mut tokio::task::JoinSet<()>, stream: TcpStream, peer: SocketAddr, may_tell| {
+            let accepted_at = Instant::now();
+            // An answer is written whole or as a stream of events, never as a small write waiting on a
+            // larger one: Nagle's algorithm would hold a response's last segment until the client's
+            // delayed ACK (40 ms on Linux), which a 1 MiB answer on one connection hit about one time in ten.
+            if let Err(error) = stream.set_nodelay(true) {
+                tracing::debug!(%error, "TCP_NODELAY could not be set");
+            }
+            while connections.try_join_next().is_some() {}
+            let network = options.client_prefixes.network(peer.ip());
+            let watch = Watch::new();
+            let slot = match slots.admit(network, Arc::clone(&watch), may_tell) {
+                Ok(slot) => slot,
+                Err(refusal) => {
+                    let why = match refusal {
+                        Refusal::OverShare => "its client holds its share",
+                        Refusal::Outnumbered => "every slot is held and its client holds as many as any",
+                        Refusal::Full => "every slot is held",
+                    };
+                    tracing::debug!(%network, why, "a connection was closed at accept");
+                    return;
+                }
+            };
+            let connection = Connection {
+                stream,
+                peer,
+                network,
+                watch,
+                notice: Arc::clone(slot.notice()),
+                accepted_at,
+                builders: Arc::clone(&builders),
+                options: options.clone(),
+                stop: stop_signal.clone(),
+                draining: Arc::clone(&draining),
+            };
+            let service = service.clone();
+            connections.spawn(async move {
+                connection.run(service).await;
+                drop(slot);
+            });
         };
-        let connection = Connection {
-            stream,
-            peer,
-            accepted_at,
-            builders: Arc::clone(&builders),
-            options: options.clone(),
-            stop: stop_signal.clone(),
-            draining: Arc::clone(&draining),
-        };
-        let service = service.clone();
-        connections.spawn(async move {
-            connection.run(service).await;
-            drop(slot);
-        });
-    };
     loop {
-        let free = tokio::select! {
-            free = slots.free() => free,
+        // Room: a free slot, or one a smaller client may take from the biggest holder (limits.rs).
+        tokio::select! {
+            () = slots.room() => {}
             () = &mut shutdown => break,
-        };
+        }
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -227,17 +250,20 @@ where
             },
             () = &mut shutdown => break,
         };
-        admit(&mut connections, stream, peer, free);
+        admit(&mut connections, stream, peer, true);
     }
     // Every HTTP/1.1 response made from now on says it is the connection's last. The connections the
-    // kernel completed that were not yet taken (the listen backlog) are taken now, while slots last:
-    // closing the listener would reset them, perhaps after their client sent a request. Then new
-    // connections are refused (the listener is closed), and every connection is told.
+    // kernel completed that were not yet taken (the listen backlog) are taken now, while free slots
+    // last (nobody is told to close for them): closing the listener would reset them, perhaps after
+    // their client sent a request. Then new connections are refused (the listener is closed), and
+    // every connection is told.
     draining.store(true, Ordering::Release);
     loop {
-        let Some(free) = slots.free().now_or_never() else { break };
+        if !slots.has_free() {
+            break;
+        }
         let Some(Ok((stream, peer))) = listener.accept().now_or_never() else { break };
-        admit(&mut connections, stream, peer, free);
+        admit(&mut connections, stream, peer, false);
     }
     drop(listener);
     let _ = stopping.send(true);
@@ -276,7 +302,9 @@ impl Builders {
             .timer(TokioTimer::new())
             .keep_alive_interval(Some(HTTP2_KEEP_ALIVE))
             .keep_alive_timeout(HTTP2_KEEP_ALIVE)
-            .max_concurrent_streams(options.http2_max_concurrent_streams);
+            .max_concurrent_streams(options.http2_max_concurrent_streams)
+            .initial_connection_window_size(HTTP2_RECEIVE_WINDOW)
+            .initial_stream_window_size(HTTP2_RECEIVE_WINDOW);
         Self { http1: builder.clone().http1_only(), http2: builder.http2_only() }
     }
 }
@@ -285,6 +313,12 @@ impl Builders {
 struct Connection {
     stream: TcpStream,
     peer: SocketAddr,
+    /// Its client, put in every request's extensions.
+    network: ClientNetwork,
+    /// Its open requests (the slots read it to find a client's longest-idle connection).
+    watch: Arc<Watch>,
+    /// Told when another client needs its slot.
+    notice: Arc<Notice>,
     accepted_at: Instant,
     builders: Arc<Builders>,
     options: ServeOptions,
@@ -311,6 +345,7 @@ impl Connection {
         // sending its first request right now, and gets a moment to show it (served below, as the
         // connection's last); one that stays silent is closed then.
         let mut drain_began = None;
+        let notice = Arc::clone(&self.notice);
         let decided = {
             let decide = sniff::decide(&mut self.stream, first_request);
             tokio::pin!(decide);
@@ -320,26 +355,33 @@ impl Connection {
                     drain_began = Some(Instant::now());
                     tokio::time::timeout(LATE_FIRST_REQUEST, decide).await.ok().flatten()
                 }
+                // Told to close before it has sent a request: nothing to finish.
+                () = notice.told() => None,
             }
         };
         // Nothing useful before the deadline, or the peer left: there is no one to answer.
         let Some((protocol, read)) = decided else { return };
         let io = TokioIo::new(ConnIo::new(self.stream, read, self.options.write_timeout));
-        let watch = Watch::new();
+        let watch = Arc::clone(&self.watch);
         let hold_end = protocol == Protocol::Http2;
-        let (peer, tracker) = (self.peer, Arc::clone(&watch));
+        let (peer, network, tracker) = (self.peer, self.network, Arc::clone(&watch));
         // Over HTTP/1.1 a response made once shutdown has begun carries `connection: close`, and
         // hyper closes the connection after it: graceful shutdown alone says so only when it lands
-        // before the response's head is written. (HTTP/2 has `GOAWAY`, and no `connection` field.)
-        let draining = (protocol == Protocol::Http1).then(|| Arc::clone(&self.draining));
+        // before the response's head is written. (HTTP/2 has `GOAWAY`, and no `connection` field.) The
+        // same holds for a response made once the connection has been told to close.
+        let last = (protocol == Protocol::Http1).then(|| (Arc::clone(&self.draining), Arc::clone(&notice)));
         let hyper_service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
             request.extensions_mut().insert(PeerAddr(peer));
+            request.extensions_mut().insert(network);
             let open = tracker.request_started();
             let answer = service.clone().oneshot(request);
-            let draining = draining.clone();
+            let last = last.clone();
             async move {
                 let mut response = answer.await?;
-                if draining.is_some_and(|draining| draining.load(Ordering::Acquire)) {
+                let closing = |(draining, notice): (Arc<AtomicBool>, Arc<Notice>)| {
+                    draining.load(Ordering::Acquire) || notice.is_told()
+                };
+                if last.is_some_and(closing) {
                     response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
                 }
                 Ok::<_, Infallible>(response.map(|body| Tracked::new(body, open, hold_end)))
@@ -362,6 +404,27 @@ impl Connection {
             }
             verdict = watch.verdict(deadlines) => Some(verdict),
             () = stopping(&mut self.stop) => None,
+            () = notice.told() => {
+                // Another client needs the slot (limits.rs): the requests open run to their end under
+                // the connection's deadlines, then it has a moment to close (evict.rs).
+                tracing::debug!("closing a connection told to make room for another client");
+                let told_at = Instant::now();
+                connection.as_mut().graceful_shutdown();
+                tokio::select! {
+                    ended = connection.as_mut() => {
+                        if let Err(error) = ended {
+                            tracing::debug!(%error, "connection ended with an error");
+                        }
+                    }
+                    verdict = watch.verdict(deadlines) => {
+                        tracing::debug!(?verdict, "closed a told connection at its deadline");
+                    }
+                    () = evict::quiet(&watch, told_at, GOODBYE) => {
+                        tracing::debug!("closed a told connection that did not close by itself");
+                    }
+                }
+                return;
+            }
         };
         match verdict {
             // Over HTTP/1.1 a connection without a request head, or whose response was not taken, has

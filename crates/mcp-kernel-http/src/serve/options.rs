@@ -8,6 +8,8 @@
 
 use std::time::Duration;
 
+use crate::client::AddressPrefixes;
+
 /// How long [`serve`](super::serve) waits for open connections to finish once shutdown is asked (its
 /// drain, [`serve_with`](super::serve_with)), before it cuts them and returns.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
@@ -15,6 +17,14 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// The largest read buffer an HTTP/1.1 connection keeps (hyper's default is about 400 KiB, held for
 /// the connection's life; a request body streams through it in pieces of this size).
 pub const HTTP1_READ_BUFFER: usize = 64 * 1024;
+
+/// The HTTP/2 receive window, per connection and per stream: the request bytes a client may send
+/// before the server has read them — the protocol's own initial window (RFC 9113 §6.9.2), where
+/// hyper's default is 1 MiB. Bytes inside the window wait in the transport's buffers, outside the body
+/// budget (while an `authorize_async` hook decides, for instance): at this size an HTTP/2 connection
+/// holds no more of them than an HTTP/1.1 one holds in [`HTTP1_READ_BUFFER`]. The window reopens as
+/// the service reads, so a 1 MiB body takes about sixteen round trips of window updates.
+pub const HTTP2_RECEIVE_WINDOW: u32 = 65_535;
 
 /// The deadline from accepting a connection to the whole head of its first request: the protocol
 /// decision (the 24-byte HTTP/2 preface, or the start of an HTTP/1.1 request) and the request's
@@ -29,10 +39,13 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(15);
 /// is disconnected.
 pub const HTTP2_KEEP_ALIVE: Duration = Duration::from_secs(30);
 
-/// How many connections are served at once by default; the next one waits in the listen backlog.
+/// How many connections are served at once by default. Past it, a newcomer from a client holding
+/// fewer connections than the biggest holder takes one of that holder's; any other newcomer is closed
+/// at accept, or waits in the listen backlog while 256 connections are already on their way out.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4_096;
 
-/// How many connections one peer address may hold at once by default; one more is closed at accept.
+/// How many connections one client (its address prefix, [`ServeOptions::client_prefixes`]) may hold
+/// at once by default; one more is closed at accept.
 pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 512;
 
 /// How many requests one HTTP/2 connection may have open at once by default.
@@ -59,8 +72,9 @@ pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 ///
 /// | bound | default | what it costs when reached |
 /// |---|---|---|
-/// | [`max_connections`](Self::max_connections) | 4,096 | about 25 KiB per held connection (24.6 KiB measured, `docs/performance.md`), up to 64 KiB more while a body streams through hyper's buffer |
-/// | [`max_connections_per_peer`](Self::max_connections_per_peer) | 512 | the same, per peer address |
+/// | [`max_connections`](Self::max_connections) | 4,096 | about 25 KiB per held connection (24.6 KiB measured, `docs/performance.md`), up to 64 KiB more while a body streams through hyper's buffer; when all are held, the biggest holder gives one up to a smaller client, with at most 1 in 16 more (256) open while on their way out |
+/// | [`max_connections_per_peer`](Self::max_connections_per_peer) | 512 | the same, per client address prefix |
+/// | [`client_prefixes`](Self::client_prefixes) | IPv4 `/32`, IPv6 `/64` | which addresses count as one client for the two bounds above |
 /// | [`http2_max_concurrent_streams`](Self::http2_max_concurrent_streams) | 16 | one request (and its body) per stream |
 /// | [`first_bytes_timeout`](Self::first_bytes_timeout) | 15 s | a connection that says nothing useful holds its slot this long |
 /// | [`header_read_timeout`](Self::header_read_timeout) | 15 s | the same, for each later HTTP/1.1 head |
@@ -74,6 +88,7 @@ pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct ServeOptions {
     pub(crate) max_connections: usize,
     pub(crate) max_connections_per_peer: usize,
+    pub(crate) client_prefixes: AddressPrefixes,
     pub(crate) http2_max_concurrent_streams: u32,
     pub(crate) first_bytes_timeout: Duration,
     pub(crate) header_read_timeout: Duration,
@@ -87,6 +102,7 @@ impl Default for ServeOptions {
         Self {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_connections_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
+            client_prefixes: AddressPrefixes::default(),
             http2_max_concurrent_streams: DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS,
             first_bytes_timeout: FIRST_BYTES_TIMEOUT,
             header_read_timeout: HEADER_READ_TIMEOUT,
@@ -109,19 +125,37 @@ impl ServeOptions {
         Self::default()
     }
 
-    /// How many connections are served at once (at least 1); past it, new connections wait in the
-    /// listen backlog until one closes. Each is a file descriptor: keep it below the process's limit
-    /// (`ulimit -n`, often 1,024 by default), or accepting fails first (logged once a second, retried).
+    /// How many connections are served at once (at least 1). When all are held, a new connection from a
+    /// client holding fewer connections than the client holding the most is admitted, and that client's
+    /// longest-idle connection (else its oldest) is told to close: `GOAWAY` over HTTP/2, closed if idle
+    /// over HTTP/1.1, else after its request with `connection: close`. A new connection whose client
+    /// holds as many as the biggest holder, or more, is closed at accept. Connections told to close
+    /// stay open until they end, at most `max(1, connections / 16)` at once; past that, new
+    /// connections wait in the listen backlog until one ends.
+    ///
+    /// Each connection is a file descriptor: keep `connections + connections / 16` below the process's
+    /// limit (`ulimit -n`, often 1,024 by default), or accepting fails first (logged once a second,
+    /// retried).
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.max_connections = connections.clamp(1, MAX_CONNECTIONS_CEILING);
         self
     }
 
-    /// How many connections one peer IP address may hold (at least 1); one more is closed as soon as it
-    /// is accepted. Behind a proxy every connection comes from the proxy: raise this to
-    /// `max_connections` there.
+    /// How many connections one client — per client address prefix ([`client_prefixes`](Self::client_prefixes)):
+    /// an IPv4 address, an IPv6 `/64`, by default — may hold (at least 1), those told to close counted
+    /// until they end; one more is closed as soon as it is accepted. Behind a proxy every connection
+    /// comes from the proxy: raise this to `max_connections` there.
     pub fn max_connections_per_peer(mut self, connections: usize) -> Self {
         self.max_connections_per_peer = connections.max(1);
+        self
+    }
+
+    /// Which peer addresses count as one client for [`max_connections_per_peer`](Self::max_connections_per_peer)
+    /// and for who gives a connection up when all are held (default: an IPv4 address whole, an IPv6
+    /// address to its `/64`). `serve` puts each connection's [`ClientNetwork`](crate::ClientNetwork) in
+    /// every request's extensions, beside [`PeerAddr`](crate::PeerAddr).
+    pub fn client_prefixes(mut self, prefixes: AddressPrefixes) -> Self {
+        self.client_prefixes = prefixes;
         self
     }
 
@@ -183,6 +217,7 @@ mod tests {
         let options = ServeOptions::default();
         assert_eq!(options.max_connections, DEFAULT_MAX_CONNECTIONS);
         assert_eq!(options.max_connections_per_peer, DEFAULT_MAX_CONNECTIONS_PER_PEER);
+        assert_eq!(options.client_prefixes, AddressPrefixes::new(32, 64));
         assert_eq!(options.http2_max_concurrent_streams, DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS);
         assert_eq!(options.first_bytes_timeout, FIRST_BYTES_TIMEOUT);
         assert_eq!(options.idle_timeout, IDLE_TIMEOUT);

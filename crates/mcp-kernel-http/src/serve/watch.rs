@@ -153,6 +153,13 @@ impl Watch {
         self.lock().owed.remove(&id);
     }
 
+    /// Since when the connection has had no open request (since it was made, before its first), or
+    /// `None` while one is open: how [`super::limits`] finds a client's longest-idle connection.
+    pub(super) fn idle_since(&self) -> Option<Instant> {
+        let state = self.lock();
+        (state.open == 0).then_some(state.idle_since)
+    }
+
     /// The next deadline and what passing it means; `None` while requests are open and no response
     /// waits on the client.
     fn next_deadline(&self, deadlines: &Deadlines) -> Option<(Instant, Verdict)> {

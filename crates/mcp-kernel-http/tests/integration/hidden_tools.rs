@@ -12,7 +12,7 @@ use mcp_kernel_http::{AllowedOrigins, LegacyClients, McpHttp, Refused};
 use mcp_kernel_router::{Listed, RequestContext, Server};
 
 /// The host's principal.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Caller(String);
 
 /// The tools only `admin` sees: `search` (annotated parameters) and `bad_header` (a broken annotation,

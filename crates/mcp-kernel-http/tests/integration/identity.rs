@@ -19,7 +19,7 @@ use mcp_kernel_http::{AllowedOrigins, Authorize, Builder, LegacyClients, McpHttp
 use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 
 /// The host's principal: who the `x-caller` header says is calling.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Caller(String);
 
 /// A second principal type, which only `authorize_body` attaches.

@@ -13,6 +13,7 @@ mod cors;
 mod deadline;
 mod drain;
 mod echo_bound;
+mod empty_answers;
 mod happy_path;
 mod hidden_tools;
 mod hooks;

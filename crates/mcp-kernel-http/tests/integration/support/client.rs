@@ -111,6 +111,12 @@ pub async fn connect_local(addr: SocketAddr, proto: Proto) -> (Conn, SocketAddr)
     (connect_stream(stream, proto).await, local)
 }
 
+/// Opens a connection speaking `proto` to `addr` from the loopback address `source`.
+pub async fn connect_source(source: std::net::IpAddr, addr: SocketAddr, proto: Proto) -> Conn {
+    let stream = super::edge::connect_from(source, addr).await.expect("connect");
+    connect_stream(stream, proto).await
+}
+
 async fn connect_stream(stream: TcpStream, proto: Proto) -> Conn {
     let io = TokioIo::new(stream);
     match proto {

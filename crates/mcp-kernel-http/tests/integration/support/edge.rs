@@ -73,3 +73,22 @@ pub async fn median_latency(addr: SocketAddr, count: usize) -> Duration {
     times.sort();
     times[times.len() / 2]
 }
+
+/// A connection to `addr` from the loopback address `source` (127.0.0.2, 127.0.0.3 …: every address
+/// of 127.0.0.0/8 is this machine, so tests can stand in for several peers).
+pub async fn connect_from(source: std::net::IpAddr, addr: SocketAddr) -> std::io::Result<TcpStream> {
+    assert!(source.is_loopback() && addr.ip().is_loopback(), "tests stay on the loopback");
+    let socket = match source {
+        std::net::IpAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        std::net::IpAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    socket.bind(SocketAddr::new(source, 0))?;
+    let stream = socket.connect(addr).await?;
+    stream.set_nodelay(true)?;
+    Ok(stream)
+}
+
+/// The loopback address `127.0.0.n`.
+pub fn loopback(n: u8) -> std::net::IpAddr {
+    std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, n))
+}

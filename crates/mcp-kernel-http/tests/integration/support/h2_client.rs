@@ -19,6 +19,16 @@ pub async fn h2_connect(addr: SocketAddr) -> h2::client::SendRequest<Bytes> {
     sender
 }
 
+/// An HTTP/2 connection driven by the `h2` crate, from the loopback address `source`.
+pub async fn h2_connect_from(source: std::net::IpAddr, addr: SocketAddr) -> h2::client::SendRequest<Bytes> {
+    let stream = super::edge::connect_from(source, addr).await.expect("connect");
+    let (sender, connection) = h2::client::handshake(stream).await.expect("h2 handshake");
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    sender
+}
+
 /// A POST head for the `h2` client.
 pub fn h2_request(addr: SocketAddr, headers: HeaderMap) -> Request<()> {
     let mut request = Request::builder()
