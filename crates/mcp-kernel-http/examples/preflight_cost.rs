@@ -19,7 +19,7 @@
 //!
 //! * `ordinary`: what a browser sends before a `tools/call` with one mirrored argument;
 //! * `duplicates`: 63 distinct `mcp-param-*` names, then the last of them repeated up to 60,000 bytes
-//!   (issue 30, item 6);
+//!   (the crafted list that once cost 70 ordinary preflights);
 //! * `long_names`: 60,000 bytes of distinct 127-byte `mcp-param-*` names, alike but for their last
 //!   bytes;
 //! * `long_duplicates`: 63 of those, then the last of them repeated up to 60,000 bytes (the most
