@@ -163,7 +163,7 @@ async fn a_preflight_under_a_rebound_host_is_refused_before_any_grant() {
     .await;
 }
 
-/// Issue 30's crafted preflight: 63 distinct `mcp-param-*` names, then the last of them repeated
+/// The crafted preflight: 63 distinct `mcp-param-*` names, then the last of them repeated
 /// (mixed case) up to `bytes`, then one more distinct name.
 fn crafted_request_headers(bytes: usize) -> String {
     let mut list: String = (0..63).map(|i| format!("mcp-param-p{i},")).collect();
