@@ -1,6 +1,6 @@
-//! The sidecar float placement of C-11 (Erlang `float_to_binary(f, [:short])`).
+//! The sidecar float placement of CC-11 (Erlang `float_to_binary(f, [:short])`).
 
-/// Writes a finite float per C-11; `None` for NaN or an infinity.
+/// Writes a finite float per CC-11; `None` for NaN or an infinity.
 pub fn format_float(f: f64) -> Option<String> {
     if !f.is_finite() {
         return None;

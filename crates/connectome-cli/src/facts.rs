@@ -1,5 +1,5 @@
 //! `connectome facts`: call facts read from the LLVM IR rustc emits for the named packages of any Cargo
-//! workspace (connectome K-13, docs/connectome-facts.md), a thin call of `connectome_facts::extract`.
+//! workspace (connectome CK-13, docs/connectome-facts.md), a thin call of `connectome_facts::extract`.
 
 use std::ffi::OsString;
 use std::io::Write;

@@ -1,5 +1,5 @@
 //! Call facts of any Cargo workspace, read from the LLVM IR rustc emits for it (docs/connectome.md
-//! D-4, K-6, K-13; docs/connectome-facts.md).
+//! CD-4, CK-6, CK-13; docs/connectome-facts.md).
 //!
 //! A [`FactsRequest`] names a workspace (its `Cargo.toml`) and the packages in scope, as cargo names
 //! them. [`extract`] builds each package's library alone with `cargo rustc -p <package> --lib` into a
@@ -222,13 +222,13 @@ mod tests {
     use super::{FactsRequest, Progress};
 
     #[test]
-    fn k13_progress_says_which_package_and_how_many() {
+    fn ck13_progress_says_which_package_and_how_many() {
         let progress = Progress::Building { package: "mcp-kernel-router".to_owned(), index: 2, total: 5 };
         assert_eq!(progress.to_string(), "building mcp-kernel-router (2 of 5)");
     }
 
     #[test]
-    fn k13_a_request_defaults_to_the_locked_workspace_cargo_finds() {
+    fn ck13_a_request_defaults_to_the_locked_workspace_cargo_finds() {
         let request = FactsRequest::new(["a", "b"]);
         assert_eq!(request.packages(), ["a", "b"]);
         assert_eq!(request.manifest_path, None);

@@ -3,9 +3,9 @@
 //!
 //! Every declared edge is listed with its observed count and timing, a declared edge never observed at
 //! zero, and every observed edge that was not declared flagged as such; the classes are the diff's
-//! (F-3), with `changed_sign` folded into `declared_and_observed`: this export reads and writes no
-//! sign (W-2). The export is a report of one window: it is the one hashed document that holds
-//! measurements (W-4); the graph exports' hashes still cover none. The library hands out the counts
+//! (CF-3), with `changed_sign` folded into `declared_and_observed`: this export reads and writes no
+//! sign (CW-2). The export is a report of one window: it is the one hashed document that holds
+//! measurements (CW-4); the graph exports' hashes still cover none. The library hands out the counts
 //! and the sums; it never divides them into a mean.
 //!
 //! ```
@@ -45,11 +45,11 @@ use crate::graph::Graph;
 use crate::read::excerpt;
 use crate::timing::{MeasureError, Timing, Timings, counts, timed};
 
-/// The effective export's `schema_version` (W-3): 3, like the diff record's, so the C-13 verifier reads
+/// The effective export's `schema_version` (CW-3): 3, like the diff record's, so the CC-13 verifier reads
 /// it with the digest it names.
 pub const EFFECTIVE_SCHEMA_VERSION: u64 = 3;
 
-/// The class of an effective edge (W-2): the diff's classes (F-3), `changed_sign` folded into
+/// The class of an effective edge (CW-2): the diff's classes (CF-3), `changed_sign` folded into
 /// `declared_and_observed`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EffectiveClass {
@@ -101,7 +101,7 @@ pub struct EffectiveNode {
     pub level: Level,
 }
 
-/// Why an effective export could not be built (W-1), in check order.
+/// Why an effective export could not be built (CW-1), in check order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EffectiveError {
     /// The declared graph has no canonical form or holds an observed edge.
@@ -144,7 +144,7 @@ pub struct Effective {
     bytes: Vec<u8>,
 }
 
-/// The digest of one side's canonical bytes under `algorithm`, after F-2's checks of that side: its
+/// The digest of one side's canonical bytes under `algorithm`, after CF-2's checks of that side: its
 /// canonical form, then the provenance of every edge.
 fn side(graph: &Graph, provenance: Provenance, algorithm: Algorithm) -> Result<String, SideError> {
     let bytes = graph.to_canonical_bytes(algorithm).map_err(SideError::Uncanonical)?;
@@ -158,9 +158,9 @@ fn side(graph: &Graph, provenance: Provenance, algorithm: Algorithm) -> Result<S
 type Key = (String, String, EdgeKind);
 
 impl Effective {
-    /// Lays `observed` (every edge weighed by its call count, B-6) and, if given, its `timings` onto
+    /// Lays `observed` (every edge weighed by its call count, CB-6) and, if given, its `timings` onto
     /// `declared` over `window` (a JSON object, copied like the diff's), writing the export under
-    /// `algorithm`. Refused, first match wins (W-1): the declared side, the observed side (its form, its
+    /// `algorithm`. Refused, first match wins (CW-1): the declared side, the observed side (its form, its
     /// provenance, its counts, its timings), the window, then a node the graphs describe differently.
     pub fn build(
         declared: &Graph,
@@ -200,7 +200,7 @@ impl Effective {
         })
     }
 
-    /// The W-1 checks in order, then the export.
+    /// The CW-1 checks in order, then the export.
     fn checked(
         declared: &Graph,
         observed: &Graph,
@@ -273,7 +273,7 @@ impl Effective {
         &self.window
     }
 
-    /// The export of W-3 as a plain map, for [`connectome_canonical::encode_value`].
+    /// The export of CW-3 as a plain map, for [`connectome_canonical::encode_value`].
     pub fn to_record(&self) -> Labels {
         let timing = |t: Option<Timing>, f: fn(Timing) -> u64| t.map_or(Value::Null, |t| Value::from(f(t)));
         let edges = self
@@ -313,7 +313,7 @@ impl Effective {
         ])
     }
 
-    /// The export's canonical bytes (W-3): [`connectome_canonical::encode_value`] of
+    /// The export's canonical bytes (CW-3): [`connectome_canonical::encode_value`] of
     /// [`Effective::to_record`].
     pub fn encode(&self) -> &[u8] {
         &self.bytes

@@ -1,4 +1,4 @@
-//! The typed refusals of the constructors (B-1…B-3).
+//! The typed refusals of the constructors (CB-1…CB-3).
 
 use std::fmt;
 
@@ -7,7 +7,7 @@ use connectome_canonical::{Level, NodeKind};
 use crate::graph::EdgeKey;
 use crate::identity::Identity;
 
-/// Why an identity does not fit the node being built (B-1 step 6), in check order.
+/// Why an identity does not fit the node being built (CB-1 step 6), in check order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IdentityFault {
     /// The identity's tag is not the node kind (a boundary identity requires kind `module`).
@@ -17,9 +17,9 @@ pub enum IdentityFault {
     Level,
 }
 
-/// A refusal of [`crate::Node::new`], [`crate::Edge::new`] or [`crate::Graph::new`] (B-1…B-3).
+/// A refusal of [`crate::Node::new`], [`crate::Edge::new`] or [`crate::Graph::new`] (CB-1…CB-3).
 ///
-/// B-1 steps 1–5 (argument shape, unknown and missing keys, bad kind or level names, labels that are not
+/// CB-1 steps 1–5 (argument shape, unknown and missing keys, bad kind or level names, labels that are not
 /// a map) cannot occur in Rust: the types rule them out, and `Edge::new` has no sign parameter at all.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GraphError {

@@ -1,4 +1,4 @@
-//! Non-canonical exports (B-8): Graphviz DOT and GraphML. Never hashed; they may change in any release.
+//! Non-canonical exports (CB-8): Graphviz DOT and GraphML. Never hashed; they may change in any release.
 //!
 //! Both read the canonical order and never choose one of their own: nodes by the bytes of the NFC id,
 //! edges by (NFC from, NFC to, kind, provenance), label keys by UTF-16 code units after NFC. A label
@@ -132,7 +132,7 @@ fn check_xml(nodes: &[FlatNode]) -> Result<(), Uncanonical> {
 }
 
 impl Graph {
-    /// The Graphviz DOT export (B-8): `digraph connectome {…}`, every id and value quoted, node attributes
+    /// The Graphviz DOT export (CB-8): `digraph connectome {…}`, every id and value quoted, node attributes
     /// `kind`, `level` and `"label_<key>"`, edge attributes `kind`, `provenance`, `sign`.
     pub fn to_dot(&self) -> Result<String, Uncanonical> {
         let (nodes, edges) = flatten(self)?;
@@ -169,7 +169,7 @@ impl Graph {
         Ok(out)
     }
 
-    /// The GraphML export (B-8): keys `kind`, `level`, `l0..ln` (label keys in UTF-16 order), `ekind`,
+    /// The GraphML export (CB-8): keys `kind`, `level`, `l0..ln` (label keys in UTF-16 order), `ekind`,
     /// `provenance`, `sign`; XML escapes plus `&#9; &#10; &#13;`; a character outside XML 1.0 `Char` is
     /// refused as [`Uncanonical::NotXml`].
     pub fn to_graphml(&self) -> Result<String, Uncanonical> {

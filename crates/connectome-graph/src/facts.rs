@@ -1,5 +1,5 @@
 //! Call facts: what the compiled code says about calls, read offline from the LLVM IR rustc emits for
-//! the crates in scope (docs/connectome.md D-5, D-7, K-6, K-9), and embedded or loaded by the host.
+//! the crates in scope (docs/connectome.md CD-5, CD-7, CK-6, CK-9), and embedded or loaded by the host.
 //!
 //! The facts file is JSON, produced by `cargo xtask connectome facts` and read by
 //! [`CallFacts::from_json`]. Paths are demangled Rust paths with closures, async bodies and generic
@@ -89,7 +89,7 @@ pub struct DynamicSite {
     pub site: u64,
 }
 
-/// The completeness bound of the facts (D-7 mapped to Rust): every field is a sorted list.
+/// The completeness bound of the facts (CD-7 mapped to Rust): every field is a sorted list.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FactsBound {

@@ -52,7 +52,7 @@ pub enum Error {
         /// The parser's reason (it names a position, never the content).
         reason: String,
     },
-    /// An input is JSON but not the export format (B-4..B-7).
+    /// An input is JSON but not the export format (CB-4..CB-7).
     Format {
         /// The input.
         role: Role,

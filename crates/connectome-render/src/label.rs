@@ -1,4 +1,4 @@
-//! Human names for nodes, read back from their ids (connectome A-13, J-3).
+//! Human names for nodes, read back from their ids (connectome CA-13, CJ-3).
 //!
 //! An id is its components, each escaped (`%` as `%25`, then `/` as `%2F`) and joined with `/`:
 //! `<server>/<tag>/<rest…>`. The name undoes the escaping per component and picks what a person calls
@@ -11,7 +11,7 @@ use crate::vocab::NodeKind;
 /// The longest name a drawing prints, in characters; a longer one keeps its end (the most specific part).
 pub const MAX_CHARS: usize = 40;
 
-/// One id component with the A-13 escaping undone: `%2F` is `/`, `%25` is `%`; any other `%` stays.
+/// One id component with the CA-13 escaping undone: `%2F` is `/`, `%25` is `%`; any other `%` stays.
 pub fn decode_component(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;

@@ -1,4 +1,4 @@
-//! The layered layout of a drawing (connectome J-6): deterministic, and bounded in work so a host of
+//! The layered layout of a drawing (connectome CJ-6): deterministic, and bounded in work so a host of
 //! thousands of modules and edges is laid out in milliseconds.
 //!
 //! 1. **Cycles.** The nodes are put in one sequence, greedily: the roots first; then, repeatedly, a

@@ -1,4 +1,4 @@
-//! Mermaid `graph LR` diagrams (J-2): aliases `n0…` in id order, shapes by node kind, arrows by
+//! Mermaid `graph LR` diagrams (CJ-2): aliases `n0…` in id order, shapes by node kind, arrows by
 //! edge kind, weights as arrow labels; the diff with a `linkStyle` colour per class, dashed
 //! one-side-only nodes and a legend.
 

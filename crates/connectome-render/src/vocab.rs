@@ -1,4 +1,4 @@
-//! The closed vocabularies of the exports (A-2..A-6, C-1). A value outside them is refused, never
+//! The closed vocabularies of the exports (CA-2..CA-6, CC-1). A value outside them is refused, never
 //! mapped to a neighbour.
 
 /// A closed vocabulary read from an export string.
@@ -46,7 +46,7 @@ macro_rules! vocabulary {
 }
 
 vocabulary!(
-    /// A node kind.
+    /// A node kind (CA-2).
     NodeKind, "node kind", {
         Server => "server",
         Tool => "tool",
@@ -58,7 +58,7 @@ vocabulary!(
 );
 
 vocabulary!(
-    /// A node level.
+    /// A node level (CA-4).
     Level, "level", {
         Mfa => "mfa",
         Module => "module",
@@ -68,7 +68,7 @@ vocabulary!(
 );
 
 vocabulary!(
-    /// An edge kind.
+    /// An edge kind (CA-3).
     EdgeKind, "edge kind", {
         Invoke => "invoke",
         Read => "read",
@@ -78,7 +78,7 @@ vocabulary!(
 );
 
 vocabulary!(
-    /// An edge provenance.
+    /// An edge provenance (CA-5).
     Provenance, "provenance", {
         Declared => "declared",
         Observed => "observed",
@@ -86,7 +86,7 @@ vocabulary!(
 );
 
 vocabulary!(
-    /// An edge sign, schema 2 and 3 vocabulary (A-6, C-13).
+    /// An edge sign, schema 2 and 3 vocabulary (CA-6, CC-13).
     Sign, "sign", {
         Allow => "allow",
         Deny => "deny",
@@ -97,7 +97,7 @@ vocabulary!(
 );
 
 vocabulary!(
-    /// The digest an export names (C-1).
+    /// The digest an export names (CC-1).
     Algorithm, "algorithm", {
         Sha256 => "sha256",
         Sha384 => "sha384",
@@ -106,7 +106,7 @@ vocabulary!(
 );
 
 vocabulary!(
-    /// A diff class (F-3), in the order the views draw and list them.
+    /// A diff class (CF-3), in the order the views draw and list them.
     DiffClass, "diff class", {
         DeclaredAndObserved => "declared_and_observed",
         DeclaredNeverObserved => "declared_never_observed",
@@ -116,7 +116,7 @@ vocabulary!(
 );
 
 impl DiffClass {
-    /// The class colour every view uses (J-2).
+    /// The class colour every view uses (CJ-2).
     pub fn colour(self) -> &'static str {
         match self {
             DiffClass::DeclaredAndObserved => "#2a9d8f",

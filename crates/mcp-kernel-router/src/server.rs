@@ -151,7 +151,7 @@ impl Server {
     }
 
     fn assemble(snapshot: Arc<Snapshot>, options: ServerOptions, parts: Parts) -> Self {
-        // Both encoded once: `discover` copies the capabilities, `modernise` the identity, per request.
+        // Both encoded once: `discover` copies the capabilities, the decoration the identity, per request.
         let identity = crate::advertised::identity(&options);
         let server_info = serde_json::to_value(&identity).unwrap_or(Value::Null);
         let capabilities =

@@ -1,4 +1,4 @@
-//! The reader's one refusal type: which document, where in it, and what is wrong, in one line.
+//! The reader's one refusal type (CR-5): which document, where in it, and what is wrong, in one line.
 
 use std::fmt;
 
@@ -6,21 +6,21 @@ use connectome_canonical::{Uncanonical, VerifyError};
 
 use crate::error::GraphError;
 
-/// The longest excerpt of input a message quotes, in characters.
+/// The longest excerpt of input a message quotes, in characters (CR-5).
 pub const EXCERPT_CHARS: usize = 32;
 
 /// Which document a refusal is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Document {
-    /// A graph export (B-4).
+    /// A graph export (CB-4).
     GraphExport,
-    /// A weight sidecar (B-5).
+    /// A weight sidecar (CB-5).
     Sidecar,
-    /// A timing sidecar (M-2).
+    /// A timing sidecar (CM-2).
     TimingSidecar,
-    /// A federation record (M-5).
+    /// A federation record (CM-5).
     FederationRecord,
-    /// A record written with the label grammar (C-10), read by [`crate::read::verify_record`].
+    /// A record written with the label grammar (CC-10), read by [`crate::read::verify_record`].
     Record,
 }
 
@@ -37,7 +37,7 @@ impl Document {
     }
 }
 
-/// What is wrong with a document (R-1, in the order the reader finds it).
+/// What is wrong with a document (CR-1, in the order the reader finds it).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReadFault {
     /// The bytes are not JSON: ill-formed UTF-8, a syntax error, a member named twice, too deep.
@@ -49,7 +49,7 @@ pub enum ReadFault {
     },
     /// The `schema_version` is not 3; the value as written.
     SchemaVersion(String),
-    /// A schema 1 or 2 export that the C-13 verifier refuses.
+    /// A schema 1 or 2 export that the CC-13 verifier refuses.
     Older(Box<VerifyError>),
     /// A member the format requires is absent.
     MissingMember(&'static str),
@@ -72,11 +72,11 @@ pub enum ReadFault {
     /// A number that is not what the member holds (a count beyond 64 bits, a negative or non-finite
     /// weight, a float in a label); the number as written.
     Number(String),
-    /// The graph fails its own checks (B-3).
+    /// The graph fails its own checks (CB-3).
     Graph(Box<GraphError>),
-    /// What was read has no canonical form (C-14).
+    /// What was read has no canonical form (CC-14).
     Uncanonical(Box<Uncanonical>),
-    /// The bytes are not the canonical bytes of what they hold: the first byte that differs.
+    /// The bytes are not the canonical bytes of what they hold (CR-2): the first byte that differs.
     NotCanonical {
         /// The offset of the first byte that differs from the re-encoding.
         offset: usize,
@@ -87,7 +87,7 @@ pub enum ReadFault {
     DuplicateEdge(String),
 }
 
-/// A refusal of the reader: the document, the place (`edges[3].kind`, empty for the whole
+/// A refusal of the reader (CR-5): the document, the place (`edges[3].kind`, empty for the whole
 /// document) and the fault; its `Display` is one line that quotes input only as a short excerpt.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadError {

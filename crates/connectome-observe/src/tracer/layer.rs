@@ -1,6 +1,6 @@
 //! The tracer's `tracing_subscriber` layer: inert unless a tracer session is running.
 //!
-//! What it sees (K-11): only spans, that is, only **instrumented** code (`#[tracing::instrument]` or a
+//! What it sees (CK-11): only spans, that is, only **instrumented** code (`#[tracing::instrument]` or a
 //! span entered by hand). A plain function call leaves no trace and is not an edge. A span's module is
 //! the `module_path` of the callsite that created it; its caller is the module of its parent span.
 //!

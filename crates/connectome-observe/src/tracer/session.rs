@@ -1,4 +1,4 @@
-//! One tracer session and the process-wide slot that holds it (one tracer at a time, E-6).
+//! One tracer session and the process-wide slot that holds it (one tracer at a time, CE-6).
 //!
 //! The slot is a static: `SESSION` holds the running session, `ARMED` mirrors "the slot is full" so that
 //! an idle [`super::TracerLayer`] costs one relaxed load per span entry. A session ends exactly once,

@@ -1,4 +1,4 @@
-//! The explorer around each drawing of the page (connectome J-5): a tool bar (search by name, a
+//! The explorer around each drawing of the page (connectome CJ-5): a tool bar (search by name, a
 //! checkbox per node kind, zoom buttons, a status line), the drawing in a pan-and-zoom viewport, and
 //! the drawing's graph as JSON data for the page's one script ([`SCRIPT`]).
 //!
