@@ -1,5 +1,8 @@
 //! `connectome diff` and `connectome effective`: a declared export against an observed one (with its
-//! sidecar and timing sidecar), written as the diff record (CB-7) or the effective export (CW-3).
+//! sidecar and timing sidecar), written as the diff record ([CB-7]) or the effective export ([CW-3]).
+//!
+//! [CB-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CW-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::io::Write;
 use std::path::Path;
@@ -44,12 +47,16 @@ const DIFF_FLAGS: &[Flag] = &[Flag::once("--sidecar"), Flag::once("--window"), F
 const EFFECTIVE_FLAGS: &[Flag] =
     &[Flag::once("--sidecar"), Flag::once("--timing"), Flag::once("--window"), Flag::once("--out")];
 
-/// Reads the graph export at `path` strictly (CR-1).
+/// Reads the graph export at `path` strictly ([CR-1]).
+///
+/// [CR-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn graph(path: &Path) -> Result<Export, Failure> {
     read_export(&fail::read(path)?).map_err(|e| Failure::input(path, e))
 }
 
-/// Reads the observed export at `path`, weighed by the sidecar at `sidecar` if one is given (CR-4).
+/// Reads the observed export at `path`, weighed by the sidecar at `sidecar` if one is given ([CR-4]).
+///
+/// [CR-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn observed(path: &Path, sidecar: Option<&Path>) -> Result<Export, Failure> {
     let export = graph(path)?;
     let Some(sidecar) = sidecar else { return Ok(export) };
@@ -58,7 +65,9 @@ pub fn observed(path: &Path, sidecar: Option<&Path>) -> Result<Export, Failure> 
     Ok(Export { graph, algorithm: export.algorithm })
 }
 
-/// Reads the timing sidecar at `path` strictly (CR-4).
+/// Reads the timing sidecar at `path` strictly ([CR-4]).
+///
+/// [CR-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn timing(path: &Path) -> Result<Timings, Failure> {
     read_timing(&fail::read(path)?).map_err(|e| Failure::input(path, e))
 }

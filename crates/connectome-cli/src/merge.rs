@@ -1,5 +1,8 @@
 //! `connectome merge`: several instances' observed exports, or earlier merged results, merged into one
-//! federation (connectome CM-4, CM-5), written as its four files in one directory.
+//! federation (connectome [CM-4], [CM-5]), written as its four files in one directory.
+//!
+//! [CM-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CM-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::ffi::OsString;
 use std::io::Write;

@@ -1,5 +1,7 @@
 //! `connectome verify`: re-hashes a connectome document as held and says whether its bytes are
-//! canonical (connectome CR-6); sidecars, which are never hashed, are read strictly instead.
+//! canonical (connectome [CR-6]); sidecars, which are never hashed, are read strictly instead.
+//!
+//! [CR-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -26,11 +28,17 @@ not judged, 2 refused (usage, unreadable, not a connectome document).
 /// What a document is, by its members.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
-    /// A graph export (CB-4).
+    /// A graph export ([CB-4]).
+    ///
+    /// [CB-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Graph,
-    /// A sidecar (CB-5).
+    /// A sidecar ([CB-5]).
+    ///
+    /// [CB-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Sidecar,
-    /// A timing sidecar (CM-2).
+    /// A timing sidecar ([CM-2]).
+    ///
+    /// [CM-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Timing,
     /// A record written with the label grammar, named.
     Record(&'static str),

@@ -1,5 +1,5 @@
 //! Call facts of any Cargo workspace, read from the LLVM IR rustc emits for it (docs/connectome.md
-//! CD-4, CK-6, CK-13; docs/connectome-facts.md).
+//! [CD-4], [CK-6], [CK-13]; docs/connectome-facts.md).
 //!
 //! A [`FactsRequest`] names a workspace (its `Cargo.toml`) and the packages in scope, as cargo names
 //! them. [`extract`] builds each package's library alone with `cargo rustc -p <package> --lib` into a
@@ -28,6 +28,10 @@
 //! The builds run the workspace's own toolchain: cargo and rustc are started in the workspace root,
 //! where rustup reads its `rust-toolchain.toml`, and `rustc_version` is what `rustc --version` says
 //! there.
+//!
+//! [CD-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #![forbid(unsafe_code)]
 
 mod build;
