@@ -12,6 +12,7 @@
 mod authority;
 mod citations;
 mod client;
+mod enforced;
 mod hidden;
 mod items;
 mod lines;
@@ -146,6 +147,7 @@ pub fn census(inputs: &Inputs, file: &dyn Fn(&str) -> Option<String>) -> Vec<Out
         named_tests::check(&inputs.threat_model, &inputs.will_not_implement, file),
         readme_split::check(&inputs.readme, &items::Index::build(&inputs.library)),
         citations::check(&inputs.cited, file),
+        enforced::check(&inputs.cited, file),
     ]
 }
 

@@ -1,6 +1,6 @@
 //! `cargo xtask connectome facts --crate <name>… [--out <file>|-]`, also `--manifest-path <Cargo.toml>`
 //! and `--target-dir <dir>`: call facts read from the LLVM IR rustc emits for the crates in scope
-//! (docs/connectome.md K-6, K-13; docs/connectome-facts.md), a thin call of `connectome_facts::extract`.
+//! (docs/connectome.md CK-6, CK-13; docs/connectome-facts.md), a thin call of `connectome_facts::extract`.
 //!
 //! The library does the work: it reads the workspace with `cargo metadata`, builds each package's
 //! library alone with IR and reads the facts. This task parses the command line, prints the progress
@@ -102,7 +102,7 @@ mod tests {
     }
 
     #[test]
-    fn k13_the_task_reads_crates_out_manifest_path_and_target_dir() {
+    fn ck13_the_task_reads_crates_out_manifest_path_and_target_dir() {
         let line = ["--crate", "a", "--manifest-path", "w/Cargo.toml", "--crate", "b", "--target-dir", "ir"];
         let want = Args {
             packages: vec!["a".to_owned(), "b".to_owned()],

@@ -1,5 +1,5 @@
 //! `cargo xtask connectome facts` is a thin call of `connectome_facts::extract` (docs/connectome.md
-//! K-13): on `fixtures/connectome-fixture`, with `--manifest-path` and `--target-dir`, the file the task
+//! CK-13): on `fixtures/connectome-fixture`, with `--manifest-path` and `--target-dir`, the file the task
 //! writes is the bytes the library returns for the same request.
 //!
 //! Offline and bounded: the fixture has no dependencies. Its exact facts are pinned by
@@ -11,7 +11,7 @@ use std::process::Command;
 use connectome_facts::{FactsRequest, extract};
 
 #[test]
-fn k13_the_task_writes_the_bytes_the_library_extracts() {
+fn ck13_the_task_writes_the_bytes_the_library_extracts() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root");
     let manifest = workspace.join("Cargo.toml");
     let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("connectome-facts");

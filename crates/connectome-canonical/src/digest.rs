@@ -1,10 +1,15 @@
-//! The one digest site (C-12): every hash in this crate goes through [`digest()`].
+//! The one digest site ([CC-12]): every hash in this crate goes through [`digest()`].
+//!
+//! [CC-12]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::fmt;
 
 use sha2::Digest as _;
 
-/// The digest an envelope names in its `"algorithm"` member (C-1, C-12). The default is permanent.
+/// The digest an envelope names in its `"algorithm"` member ([CC-1], [CC-12]). The default is permanent.
+///
+/// [CC-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CC-12]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Algorithm {
     /// SHA-256: 32 bytes, 64 hex digits; the default.

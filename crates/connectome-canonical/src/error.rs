@@ -1,19 +1,27 @@
-//! The refusal type of C-14: `{:uncanonical, r}` becomes `Err(Uncanonical::…)`.
+//! The refusal type of [CC-14]: `{:uncanonical, r}` becomes `Err(Uncanonical::…)`.
+//!
+//! [CC-14]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::fmt;
 
 use crate::model::{EdgeKind, Provenance};
 
-/// Why a graph (or a record) has no canonical bytes (C-14). Variant names are the spec's reasons.
+/// Why a graph (or a record) has no canonical bytes ([CC-14]). Variant names are the spec's reasons.
+///
+/// [CC-14]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq)]
 pub enum Uncanonical {
-    /// Two node ids are equal after NFC (C-6); names the NFC id.
+    /// Two node ids are equal after NFC ([CC-6]); names the NFC id.
+    ///
+    /// [CC-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     DuplicateIdAfterNfc {
         /// The id after NFC.
         id: String,
     },
-    /// A label value that C-9 refuses (in this model: a float from JSON); names the top-level label and
+    /// A label value that [CC-9] refuses (in this model: a float from JSON); names the top-level label and
     /// its whole value.
+    ///
+    /// [CC-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     LabelValue {
         /// The node id (or `"record"` for [`crate::encode_value`]).
         id: String,
@@ -22,29 +30,38 @@ pub enum Uncanonical {
         /// The whole top-level value.
         value: serde_json::Value,
     },
-    /// A key that is neither an atom nor a string (C-5). Rust keys are strings, so this writer never
-    /// produces it; it is kept so the C-14 vocabulary is complete.
+    /// A key that is neither an atom nor a string ([CC-5]). Rust keys are strings, so this writer never
+    /// produces it; it is kept so the [CC-14] vocabulary is complete.
+    ///
+    /// [CC-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+    /// [CC-14]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     LabelKey {
         /// The node id.
         id: String,
         /// A rendering of the offending key.
         key: String,
     },
-    /// Two keys of one object are equal after NFC (C-6); nothing is merged.
+    /// Two keys of one object are equal after NFC ([CC-6]); nothing is merged.
+    ///
+    /// [CC-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     DuplicateLabelKey {
         /// The node id (or `"record"`).
         id: String,
         /// The key after NFC.
         key: String,
     },
-    /// A field is not well-formed UTF-8 (C-7).
+    /// A field is not well-formed UTF-8 ([CC-7]).
+    ///
+    /// [CC-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     InvalidUtf8 {
         /// The node id (or what identifies the owner).
         id: String,
         /// The field name.
         field: String,
     },
-    /// The graph fails its own check (B-3).
+    /// The graph fails its own check ([CB-3]).
+    ///
+    /// [CB-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     InvalidGraph(GraphReason),
     /// A label value nests arrays and objects deeper than [`crate::MAX_LABEL_DEPTH`] levels of the document. Not one of
     /// the specification's reasons: a bound this writer adds so that a value built in code cannot
@@ -53,7 +70,9 @@ pub enum Uncanonical {
         /// The node id (or `"record"`).
         id: String,
     },
-    /// A character outside XML 1.0 `Char` in the GraphML export (B-8); not produced by this crate.
+    /// A character outside XML 1.0 `Char` in the GraphML export ([CB-8]); not produced by this crate.
+    ///
+    /// [CB-8]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     NotXml {
         /// The node id.
         id: String,
@@ -62,7 +81,9 @@ pub enum Uncanonical {
     },
 }
 
-/// The graph-check reason wrapped by [`Uncanonical::InvalidGraph`] (B-3, in check order).
+/// The graph-check reason wrapped by [`Uncanonical::InvalidGraph`] ([CB-3], in check order).
+///
+/// [CB-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq)]
 pub enum GraphReason {
     /// Two nodes have the same raw id.
@@ -80,7 +101,9 @@ pub enum GraphReason {
     },
     /// An edge endpoint names no node.
     DanglingEdge(String),
-    /// A weight is a float that is NaN, infinite or below zero (B-2).
+    /// A weight is a float that is NaN, infinite or below zero ([CB-2]).
+    ///
+    /// [CB-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     InvalidWeight {
         /// Source id.
         from: String,
@@ -132,7 +155,9 @@ impl fmt::Display for Uncanonical {
 
 impl std::error::Error for Uncanonical {}
 
-/// A refusal of [`crate::hash_value`] (C-12).
+/// A refusal of [`crate::hash_value`] ([CC-12]).
+///
+/// [CC-12]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq)]
 pub enum HashValueError {
     /// The record's own `"algorithm"` member disagrees with the algorithm asked for.
@@ -140,7 +165,9 @@ pub enum HashValueError {
         /// The algorithm asked for.
         requested: crate::Algorithm,
     },
-    /// The record has no canonical bytes (C-10).
+    /// The record has no canonical bytes ([CC-10]).
+    ///
+    /// [CC-10]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Uncanonical(Uncanonical),
 }
 

@@ -1,6 +1,10 @@
-//! The sidecar float placement of C-11 (Erlang `float_to_binary(f, [:short])`).
+//! The sidecar float placement of [CC-11] (Erlang `float_to_binary(f, [:short])`).
+//!
+//! [CC-11]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
-/// Writes a finite float per C-11; `None` for NaN or an infinity.
+/// Writes a finite float per [CC-11]; `None` for NaN or an infinity.
+///
+/// [CC-11]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn format_float(f: f64) -> Option<String> {
     if !f.is_finite() {
         return None;

@@ -2,18 +2,25 @@
 //! that cannot hold a float.
 //!
 //! The `connectome-graph` crate converts its `Graph` into a [`CanonicalGraph`]; nothing else in this crate
-//! knows about that type. Strings are Rust `String`s, so C-7 holds by construction for this model; bytes
-//! from elsewhere enter through [`text_from_bytes`], which applies the C-7 refusal.
+//! knows about that type. Strings are Rust `String`s, so [CC-7] holds by construction for this model; bytes
+//! from elsewhere enter through [`text_from_bytes`], which applies the [CC-7] refusal.
+//!
+//! [CC-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::error::Uncanonical;
 
-/// The graph `schema_version` this crate writes (docs/connectome.md V-1).
+/// The graph `schema_version` this crate writes (docs/connectome.md [CV-1]).
+///
+/// [CV-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub const SCHEMA_VERSION: u8 = 3;
 
-/// Node kind; written as its lowercase name (C-5).
+/// Node kind ([CA-2]); written as its lowercase name ([CC-5]).
+///
+/// [CA-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CC-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum NodeKind {
     /// A composed MCP server.
@@ -57,7 +64,10 @@ impl NodeKind {
     }
 }
 
-/// Node level, finest first; written as its lowercase name (C-5).
+/// Node level ([CA-4]), finest first; written as its lowercase name ([CC-5]).
+///
+/// [CA-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CC-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
     /// A single function (an MFA in BeamMCP).
@@ -93,7 +103,9 @@ impl Level {
     }
 }
 
-/// Edge kind; there are exactly four.
+/// Edge kind ([CA-3]); there are exactly four.
+///
+/// [CA-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum EdgeKind {
     /// Any call, including server-to-tool dispatch.
@@ -129,7 +141,9 @@ impl EdgeKind {
     }
 }
 
-/// Edge provenance, exactly one per edge.
+/// Edge provenance ([CA-5]), exactly one per edge.
+///
+/// [CA-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Provenance {
     /// Built from what can happen.
@@ -157,7 +171,9 @@ impl Provenance {
     }
 }
 
-/// Edge sign slot (A-6, schema 2 and 3 vocabulary); the package itself only ever writes [`Sign::Unset`].
+/// Edge sign slot ([CA-6], schema 2 and 3 vocabulary); the package itself only ever writes [`Sign::Unset`].
+///
+/// [CA-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum Sign {
     /// Policy permits.
@@ -186,7 +202,9 @@ impl Sign {
     }
 
     /// The sign a name in the bytes stands for, if it is one: the parse table, with which an export is
-    /// read back (reading the sign a consumer supplied is not writing one, A-6).
+    /// read back (reading the sign a consumer supplied is not writing one, [CA-6]).
+    ///
+    /// [CA-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn from_name(name: &str) -> Option<Sign> {
         match name {
             "allow" => Some(Sign::Allow),
@@ -199,7 +217,9 @@ impl Sign {
     }
 }
 
-/// An integer of unbounded size, held as its canonical decimal text (C-9).
+/// An integer of unbounded size, held as its canonical decimal text ([CC-9]).
+///
+/// [CC-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Integer(String);
 
@@ -242,7 +262,9 @@ macro_rules! integer_from {
 }
 integer_from!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
 
-/// A label value (C-9): there is no float variant, so C-9's float refusal holds by construction.
+/// A label value ([CC-9]): there is no float variant, so [CC-9]'s float refusal holds by construction.
+///
+/// [CC-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Value {
     /// JSON `null`.
@@ -255,7 +277,10 @@ pub enum Value {
     Str(String),
     /// An array, written in the order held.
     Array(Vec<Value>),
-    /// An object; its keys are written in UTF-16 code-unit order after NFC (C-4, C-6).
+    /// An object; its keys are written in UTF-16 code-unit order after NFC ([CC-4], [CC-6]).
+    ///
+    /// [CC-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+    /// [CC-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Object(BTreeMap<String, Value>),
 }
 
@@ -324,11 +349,13 @@ impl Value {
     }
 }
 
-/// Converts JSON labels of node `id`, refusing a float at any depth as C-9's `label_value`, naming the
+/// Converts JSON labels of node `id`, refusing a float at any depth as [CC-9]'s `label_value`, naming the
 /// first offending top-level label in key byte order and its whole value.
 ///
 /// `serde_json` reads integers beyond the 64-bit range, and `-0`, as floats, so they are refused here;
 /// build such labels with [`Value::Int`] and [`Integer::parse`] instead.
+///
+/// [CC-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn labels_from_json(
     id: &str,
     labels: &serde_json::Map<String, serde_json::Value>,
@@ -353,9 +380,11 @@ pub fn labels_from_json(
     Ok(out)
 }
 
-/// Accepts only well-formed UTF-8 (C-7): refuses overlong forms, encoded surrogates, code points past
+/// Accepts only well-formed UTF-8 ([CC-7]): refuses overlong forms, encoded surrogates, code points past
 /// U+10FFFF and truncated sequences as `invalid_utf8` naming `id` and `field`; U+FFFE, U+FFFF and a BOM
 /// pass unchanged.
+///
+/// [CC-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn text_from_bytes(id: &str, field: &str, bytes: &[u8]) -> Result<String, Uncanonical> {
     match std::str::from_utf8(bytes) {
         Ok(s) => Ok(s.to_owned()),
@@ -363,10 +392,15 @@ pub fn text_from_bytes(id: &str, field: &str, bytes: &[u8]) -> Result<String, Un
     }
 }
 
-/// A node as the writer takes it (B-1): `id` is the A-13 id, not yet NFC'd.
+/// A node as the writer takes it ([CB-1]): `id` is the [CA-13] id, not yet NFC'd.
+///
+/// [CA-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CB-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq)]
 pub struct CanonicalNode {
-    /// The node id, compared as bytes.
+    /// The node id ([CA-13]), compared as bytes.
+    ///
+    /// [CA-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub id: String,
     /// The node kind.
     pub kind: NodeKind,
@@ -376,17 +410,24 @@ pub struct CanonicalNode {
     pub labels: Labels,
 }
 
-/// An edge weight: never hashed; written only in the sidecar (B-5).
+/// An edge weight ([CA-7]): never hashed; written only in the sidecar ([CB-5]).
+///
+/// [CA-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CB-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Weight {
     /// A count, written as an integer.
     Int(u64),
-    /// A measurement, written with the C-11 placement; must be finite and not below zero (`-0.0` is
+    /// A measurement, written with the [CC-11] placement; must be finite and not below zero (`-0.0` is
     /// accepted).
+    ///
+    /// [CC-11]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Float(f64),
 }
 
-/// An edge as the writer takes it (B-2); its identity is `(from, to, kind, provenance)`.
+/// An edge as the writer takes it ([CB-2]); its identity is `(from, to, kind, provenance)`.
+///
+/// [CB-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq)]
 pub struct CanonicalEdge {
     /// The source node id.
@@ -403,8 +444,10 @@ pub struct CanonicalEdge {
     pub weight: Option<Weight>,
 }
 
-/// A graph as the writer takes it (B-3); its `schema_version` is always [`SCHEMA_VERSION`]. The order of
+/// A graph as the writer takes it ([CB-3]); its `schema_version` is always [`SCHEMA_VERSION`]. The order of
 /// `nodes` and `edges` does not affect the bytes.
+///
+/// [CB-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CanonicalGraph {
     /// The nodes, in any order.

@@ -1,4 +1,6 @@
-//! The verifier of C-13: checks held bytes of schema 1, 2 or 3 against a digest, without re-encoding.
+//! The verifier of [CC-13]: checks held bytes of schema 1, 2 or 3 against a digest, without re-encoding.
+//!
+//! [CC-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::fmt;
 
@@ -13,7 +15,9 @@ pub struct Verified {
     pub algorithm: Algorithm,
 }
 
-/// Why held bytes do not verify (C-13).
+/// Why held bytes do not verify ([CC-13]).
+///
+/// [CC-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq)]
 pub enum VerifyError {
     /// The bytes are not a JSON object.
@@ -59,7 +63,9 @@ impl fmt::Display for VerifyError {
 
 impl std::error::Error for VerifyError {}
 
-/// The sign vocabulary of a schema version (C-13): v1 keeps `unknown` and never narrows it.
+/// The sign vocabulary of a schema version ([CC-13]): v1 keeps `unknown` and never narrows it.
+///
+/// [CC-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn sign_vocabulary(schema_version: u8) -> &'static [&'static str] {
     match schema_version {
         1 => &["allow", "deny", "hold", "unknown"],

@@ -1,5 +1,14 @@
-//! The writer of section C: envelope (C-1), node and edge order (C-2, C-3), label objects (C-4…C-9), the
-//! record encoder (C-10) and the sidecar (B-5, C-11).
+//! The writer of section C: envelope ([CC-1]), node and edge order ([CC-2], [CC-3]), label objects ([CC-4]…[CC-9]), the
+//! record encoder ([CC-10]) and the sidecar ([CB-5], [CC-11]).
+//!
+//! [CB-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CC-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CC-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CC-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CC-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CC-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CC-10]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CC-11]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -12,8 +21,10 @@ use crate::error::{GraphReason, HashValueError, Uncanonical};
 use crate::float::format_float;
 use crate::model::{CanonicalEdge, CanonicalGraph, CanonicalNode, SCHEMA_VERSION, Value, Weight};
 
-/// NFC, not NFKC (C-6), as the writer applies it; borrows when the quick check proves the text
+/// NFC, not NFKC ([CC-6]), as the writer applies it; borrows when the quick check proves the text
 /// already is (ASCII always is).
+///
+/// [CC-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn nfc(s: &str) -> Cow<'_, str> {
     if s.is_ascii() || is_nfc_quick(s.chars()) == IsNormalized::Yes {
         Cow::Borrowed(s)
@@ -22,14 +33,18 @@ pub fn nfc(s: &str) -> Cow<'_, str> {
     }
 }
 
-/// Compares keys by UTF-16 code units (C-4, RFC 8785). The orders differ only between a character above
+/// Compares keys by UTF-16 code units ([CC-4], RFC 8785). The orders differ only between a character above
 /// U+FFFF and one in U+E000…U+FFFF, so when either side is ASCII the byte order is the same.
+///
+/// [CC-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
     if a.is_ascii() || b.is_ascii() { a.cmp(b) } else { a.encode_utf16().cmp(b.encode_utf16()) }
 }
 
-/// Writes a JSON string with the C-8 escaping set; `s` must already be NFC. Every byte of a multi-byte
+/// Writes a JSON string with the [CC-8] escaping set; `s` must already be NFC. Every byte of a multi-byte
 /// UTF-8 sequence is 0x80 or above, so the text is scanned byte-wise and copied in unescaped runs.
+///
+/// [CC-8]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 fn write_str(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
@@ -65,7 +80,9 @@ pub const MAX_LABEL_DEPTH: usize = 127;
 /// The level of a node's labels object in the graph document: the envelope, `nodes`, the node, the labels.
 const NODE_LABELS_DEPTH: usize = 4;
 
-/// Writes a label value (C-9) for owner `id` at nesting `depth`; refusals name `id` and the NFC key.
+/// Writes a label value ([CC-9]) for owner `id` at nesting `depth`; refusals name `id` and the NFC key.
+///
+/// [CC-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 fn write_value(out: &mut Vec<u8>, id: &str, value: &Value, depth: usize) -> Result<(), Uncanonical> {
     if depth > MAX_LABEL_DEPTH && matches!(value, Value::Array(_) | Value::Object(_)) {
         return Err(Uncanonical::TooDeep { id: id.to_owned() });
@@ -91,7 +108,10 @@ fn write_value(out: &mut Vec<u8>, id: &str, value: &Value, depth: usize) -> Resu
     Ok(())
 }
 
-/// Writes an object: keys NFC'd, refused when equal after NFC, sorted by UTF-16 code units (C-4, C-6).
+/// Writes an object: keys NFC'd, refused when equal after NFC, sorted by UTF-16 code units ([CC-4], [CC-6]).
+///
+/// [CC-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CC-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 fn write_object(
     out: &mut Vec<u8>,
     id: &str,
@@ -119,13 +139,17 @@ fn write_object(
     Ok(())
 }
 
-/// The raw edge key of B-2.
+/// The raw edge key of [CB-2].
+///
+/// [CB-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 fn raw_key(e: &CanonicalEdge) -> (&str, &str, &'static str, &'static str) {
     (&e.from, &e.to, e.kind.as_str(), e.provenance.as_str())
 }
 
-/// The B-3 checks the writer repeats, in the graph's own order: each edge's weight, then a duplicate
+/// The [CB-3] checks the writer repeats, in the graph's own order: each edge's weight, then a duplicate
 /// id, a duplicate edge key and a dangling endpoint.
+///
+/// [CB-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 fn check_graph(graph: &CanonicalGraph) -> Result<(), GraphReason> {
     for e in &graph.edges {
         if let Some(Weight::Float(f)) = e.weight
@@ -196,7 +220,10 @@ fn prepare(graph: &CanonicalGraph) -> Result<(SortedNodes<'_>, Vec<SortedEdge<'_
     Ok((nodes, edges))
 }
 
-/// The canonical bytes of `graph` under `algorithm` (C-1…C-9): the document that is the contract.
+/// The canonical bytes of `graph` under `algorithm` ([CC-1]…[CC-9]): the document that is the contract.
+///
+/// [CC-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CC-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn encode(graph: &CanonicalGraph, algorithm: Algorithm) -> Result<Vec<u8>, Uncanonical> {
     let (nodes, edges) = prepare(graph)?;
     let mut out = Vec::with_capacity(256 + 160 * (nodes.len() + edges.len()));
@@ -249,7 +276,9 @@ pub fn check(graph: &CanonicalGraph) -> Result<(), Uncanonical> {
     encode(graph, Algorithm::default()).map(drop)
 }
 
-/// The digest named by `algorithm` over the canonical bytes of `graph` (C-12).
+/// The digest named by `algorithm` over the canonical bytes of `graph` ([CC-12]).
+///
+/// [CC-12]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn hash(graph: &CanonicalGraph, algorithm: Algorithm) -> Result<Vec<u8>, Uncanonical> {
     encode(graph, algorithm).map(|bytes| digest(algorithm, &bytes))
 }
@@ -259,15 +288,19 @@ pub fn hash_hex(graph: &CanonicalGraph, algorithm: Algorithm) -> Result<String, 
     hash(graph, algorithm).map(|d| to_hex(&d))
 }
 
-/// Writes a plain map with the label grammar (C-10), e.g. the diff record; refusals name `"record"`.
+/// Writes a plain map with the label grammar ([CC-10]), e.g. the diff record; refusals name `"record"`.
+///
+/// [CC-10]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn encode_value(record: &BTreeMap<String, Value>) -> Result<Vec<u8>, Uncanonical> {
     let mut out = Vec::new();
     write_object(&mut out, "record", record, 1)?;
     Ok(out)
 }
 
-/// The digest named by `algorithm` over [`encode_value`]'s bytes of `record` (C-12), refusing first a
+/// The digest named by `algorithm` over [`encode_value`]'s bytes of `record` ([CC-12]), refusing first a
 /// record whose own `"algorithm"` member is not exactly that algorithm's name (nothing is hashed then).
+///
+/// [CC-12]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn hash_value(record: &BTreeMap<String, Value>, algorithm: Algorithm) -> Result<Vec<u8>, HashValueError> {
     if let Some(named) = record.get("algorithm")
         && *named != Value::Str(algorithm.name().to_owned())
@@ -278,8 +311,12 @@ pub fn hash_value(record: &BTreeMap<String, Value>, algorithm: Algorithm) -> Res
     Ok(digest(algorithm, &bytes))
 }
 
-/// The unsigned weight sidecar (B-5): one entry per weighted edge, in edge order (C-3); integers as
-/// integers, floats per C-11. Refused with the graph's own reason when the graph cannot be encoded.
+/// The unsigned weight sidecar ([CB-5]): one entry per weighted edge, in edge order ([CC-3]); integers as
+/// integers, floats per [CC-11]. Refused with the graph's own reason when the graph cannot be encoded.
+///
+/// [CB-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CC-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CC-11]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn encode_sidecar(graph: &CanonicalGraph) -> Result<Vec<u8>, Uncanonical> {
     check(graph)?;
     let (_, edges) = prepare(graph)?;

@@ -188,8 +188,8 @@ fn canonical_section(heading: &str) -> Section {
 #[path = "integration/common/mod.rs"]
 mod common;
 
-/// "## Worked example": the C-15 graph.
-use common::{c15_graph as worked_example_graph, golden_graph, labels};
+/// "## Worked example": the CC-15 graph.
+use common::{cc15_graph as worked_example_graph, golden_graph, labels};
 
 fn utf8(place: &str, bytes: Vec<u8>) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|e| format!("{place}: the library wrote ill-formed UTF-8: {e}"))
@@ -450,7 +450,7 @@ fn altered_documents_fail_naming_the_section() {
         "f5b9b2f4fe21a4bfe88721d804f4f82d167f73f7dd59b1a64ae0196f4cf78f05a6b9a3efa6d02e7362469796dbba53dd";
     let c15_sha512_line = "sha512: `26cacb025eeaeabb0c441a293882ab81ec2436b80559618fd700dc494f9a5d2e2c6d46cee69a68cbdc84746aa9d64a4a11da027df7b0bc733ba1091031ee2e78`";
     let golden_sha512 = "21637ad9bbfb72132e751e2f4ead2e9a902d42dedba664c8f199527dd05304158116d0499b02b8441c028e8cf60de7783c398ffdcb97115b9c7a2ba90f495fe4";
-    let c15_block = r#"{"id":"s/tool/t","kind":"tool","labels":{"mode":"read_only"},"level":"server"}"#;
+    let cc15_block = r#"{"id":"s/tool/t","kind":"tool","labels":{"mode":"read_only"},"level":"server"}"#;
 
     let cases: Vec<(&str, String, &str)> = vec![
         (
@@ -477,12 +477,12 @@ fn altered_documents_fail_naming_the_section() {
         ),
         (
             WORKED_EXAMPLE,
-            mutate(CANONICAL_DOC, c15_block, &c15_block.replace("read_only", "read_ONLY")),
+            mutate(CANONICAL_DOC, cc15_block, &cc15_block.replace("read_only", "read_ONLY")),
             "differ from byte",
         ),
         (
             WORKED_EXAMPLE,
-            mutate(CANONICAL_DOC, c15_block, &c15_block.replace(r#""labels":"#, "\n\"labels\":")),
+            mutate(CANONICAL_DOC, cc15_block, &cc15_block.replace(r#""labels":"#, "\n\"labels\":")),
             "exactly one line",
         ),
         (WORKED_EXAMPLE, mutate(CANONICAL_DOC, c15_sha512_line, ""), "the sha512 line is missing"),

@@ -1,5 +1,7 @@
 //! `connectome facts`: call facts read from the LLVM IR rustc emits for the named packages of any Cargo
-//! workspace (connectome K-13, docs/connectome-facts.md), a thin call of `connectome_facts::extract`.
+//! workspace (connectome [CK-13], docs/connectome-facts.md), a thin call of `connectome_facts::extract`.
+//!
+//! [CK-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::ffi::OsString;
 use std::io::Write;

@@ -1,5 +1,8 @@
 //! `connectome diff` and `connectome effective`: a declared export against an observed one (with its
-//! sidecar and timing sidecar), written as the diff record (B-7) or the effective export (W-3).
+//! sidecar and timing sidecar), written as the diff record ([CB-7]) or the effective export ([CW-3]).
+//!
+//! [CB-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CW-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::io::Write;
 use std::path::Path;
@@ -15,7 +18,7 @@ pub const DIFF_USAGE: &str = "\
 connectome diff <declared.json> <observed.json> [--sidecar S.json] [--window JSON] [--out FILE]
 
 Diffs a declared graph export against an observed one and writes the diff record (the four classes
-and the ten coverage counts, connectome B-7) under the declared export's digest algorithm.
+and the ten coverage counts, connectome CB-7) under the declared export's digest algorithm.
   --sidecar  the observed export's sidecar (its call counts); the diff reads no weight, but a
              sidecar given is read strictly and must weigh the observed export's edges
   --window   the observation window, a JSON object copied into the record (default {})
@@ -29,7 +32,7 @@ connectome effective <declared.json> <observed.json> [--sidecar S.json] [--timin
                      [--window JSON] [--out FILE]
 
 Lays the observed call counts (and times) onto the declared graph and writes the effective export
-(connectome W-3): every declared edge with its count, 0 when never observed, and every observed edge
+(connectome CW-3): every declared edge with its count, 0 when never observed, and every observed edge
 that was not declared, flagged.
   --sidecar  the observed export's sidecar: every observed edge needs its call count
   --timing   the observed export's timing sidecar (total and longest call time per edge)
@@ -44,12 +47,16 @@ const DIFF_FLAGS: &[Flag] = &[Flag::once("--sidecar"), Flag::once("--window"), F
 const EFFECTIVE_FLAGS: &[Flag] =
     &[Flag::once("--sidecar"), Flag::once("--timing"), Flag::once("--window"), Flag::once("--out")];
 
-/// Reads the graph export at `path` strictly (R-1).
+/// Reads the graph export at `path` strictly ([CR-1]).
+///
+/// [CR-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn graph(path: &Path) -> Result<Export, Failure> {
     read_export(&fail::read(path)?).map_err(|e| Failure::input(path, e))
 }
 
-/// Reads the observed export at `path`, weighed by the sidecar at `sidecar` if one is given (R-4).
+/// Reads the observed export at `path`, weighed by the sidecar at `sidecar` if one is given ([CR-4]).
+///
+/// [CR-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn observed(path: &Path, sidecar: Option<&Path>) -> Result<Export, Failure> {
     let export = graph(path)?;
     let Some(sidecar) = sidecar else { return Ok(export) };
@@ -58,7 +65,9 @@ pub fn observed(path: &Path, sidecar: Option<&Path>) -> Result<Export, Failure> 
     Ok(Export { graph, algorithm: export.algorithm })
 }
 
-/// Reads the timing sidecar at `path` strictly (R-4).
+/// Reads the timing sidecar at `path` strictly ([CR-4]).
+///
+/// [CR-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn timing(path: &Path) -> Result<Timings, Failure> {
     read_timing(&fail::read(path)?).map_err(|e| Failure::input(path, e))
 }

@@ -1,5 +1,8 @@
 //! `connectome merge`: several instances' observed exports, or earlier merged results, merged into one
-//! federation (connectome M-4, M-5), written as its four files in one directory.
+//! federation (connectome [CM-4], [CM-5]), written as its four files in one directory.
+//!
+//! [CM-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CM-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -18,7 +21,7 @@ connectome merge --federation DIR --federation DIR [--federation DIR …] --out-
 
 Merges the observed exports of several instances of one system (its server name) into one
 federation: nodes united, each edge's call count and total time summed and its longest call kept,
-each edge naming the instances that observed it (connectome M-4).
+each edge naming the instances that observed it (connectome CM-4).
   --system      the system: the server name of every instance's server node (needed with --instance)
   --instance    one instance: its name, its observed graph export, its sidecar and, optionally, its
                 timing sidecar, separated by `:` (so the paths hold no `:`); repeat for each instance

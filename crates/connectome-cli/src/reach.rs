@@ -196,7 +196,7 @@ mod tests {
     use super::printable;
 
     #[test]
-    fn l6_an_id_with_control_characters_is_printed_on_one_line() {
+    fn cl6_an_id_with_control_characters_is_printed_on_one_line() {
         assert_eq!(printable("srv/tool/a\nb\u{1b}[31m"), "srv/tool/a\\u{a}b\\u{1b}[31m");
         assert_eq!(
             printable("weather/resource/weather:%2F%2Fplaces"),

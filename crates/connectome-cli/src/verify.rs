@@ -1,5 +1,7 @@
 //! `connectome verify`: re-hashes a connectome document as held and says whether its bytes are
-//! canonical (connectome R-6); sidecars, which are never hashed, are read strictly instead.
+//! canonical (connectome [CR-6]); sidecars, which are never hashed, are read strictly instead.
+//!
+//! [CR-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -14,7 +16,7 @@ pub const USAGE: &str = "\
 connectome verify <file> [--hash HEX]
 
 Re-hashes a graph export, a diff record, a federation record or an effective export as held, with
-the digest it names, and says whether its bytes are canonical (connectome R-6); prints one line:
+the digest it names, and says whether its bytes are canonical (connectome CR-6); prints one line:
 `<document>: schema_version 3, <algorithm> <hex>: canonical`. A sidecar or timing sidecar, never
 hashed, is read strictly and said canonical or refused. A schema 1 or 2 export is hashed as held and
 not judged.
@@ -26,11 +28,17 @@ not judged, 2 refused (usage, unreadable, not a connectome document).
 /// What a document is, by its members.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
-    /// A graph export (B-4).
+    /// A graph export ([CB-4]).
+    ///
+    /// [CB-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Graph,
-    /// A sidecar (B-5).
+    /// A sidecar ([CB-5]).
+    ///
+    /// [CB-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Sidecar,
-    /// A timing sidecar (M-2).
+    /// A timing sidecar ([CM-2]).
+    ///
+    /// [CM-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Timing,
     /// A record written with the label grammar, named.
     Record(&'static str),

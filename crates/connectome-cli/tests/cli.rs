@@ -59,7 +59,7 @@ fn refused(args: &[&str]) -> String {
 }
 
 #[test]
-fn l1_help_lists_every_subcommand_and_each_has_its_help() {
+fn cl1_help_lists_every_subcommand_and_each_has_its_help() {
     let top = String::from_utf8(ok(&["--help"])).unwrap();
     for command in SUBCOMMANDS {
         assert!(top.contains(&format!("\n  {command} ")), "{command} listed: {top}");
@@ -71,7 +71,7 @@ fn l1_help_lists_every_subcommand_and_each_has_its_help() {
 }
 
 #[test]
-fn l1_unknown_command_or_flag_is_one_usage_line_exit_2() {
+fn cl1_unknown_command_or_flag_is_one_usage_line_exit_2() {
     assert!(refused(&[]).starts_with("connectome: usage: missing command"));
     assert!(refused(&["draw"]).contains("unknown command \"draw\""));
     for command in SUBCOMMANDS {
@@ -87,7 +87,7 @@ fn l1_unknown_command_or_flag_is_one_usage_line_exit_2() {
 }
 
 #[test]
-fn l2_every_subcommand_refuses_bad_input_with_one_line() {
+fn cl2_every_subcommand_refuses_bad_input_with_one_line() {
     let dir = scratch("bad");
     let declared = std::fs::read(weather("weather.declared.json")).unwrap();
     let truncated = file(&dir, "truncated.json", &declared[..declared.len() / 2]);
@@ -139,7 +139,7 @@ fn l2_every_subcommand_refuses_bad_input_with_one_line() {
 }
 
 #[test]
-fn l3_diff_writes_the_record_the_library_writes() {
+fn cl3_diff_writes_the_record_the_library_writes() {
     let (declared, observed) = (weather("weather.declared.json"), weather("weather.observed.json"));
     let window = r#"{"started_at":"2026-11-30T00:00:00Z","ended_at":"2026-11-30T01:00:00Z"}"#;
     let bytes = ok(&["diff", &declared, &observed, "--window", window]);
@@ -157,7 +157,7 @@ fn l3_diff_writes_the_record_the_library_writes() {
 }
 
 #[test]
-fn l4_effective_writes_the_export_the_library_writes() {
+fn cl4_effective_writes_the_export_the_library_writes() {
     let (declared, observed, sidecar) = (
         weather("weather.declared.json"),
         weather("weather.observed.json"),
@@ -178,7 +178,7 @@ fn l4_effective_writes_the_export_the_library_writes() {
 }
 
 #[test]
-fn l5_merge_writes_the_four_federation_files_and_reads_them_back() {
+fn cl5_merge_writes_the_four_federation_files_and_reads_them_back() {
     let (export, sidecar) = (weather("weather.observed.json"), weather("weather.observed.sidecar.json"));
     let dir = scratch("merge");
     let ab = dir.join("ab").to_string_lossy().into_owned();
@@ -214,7 +214,7 @@ fn l5_merge_writes_the_four_federation_files_and_reads_them_back() {
 }
 
 #[test]
-fn l6_reach_answers_with_the_witness() {
+fn cl6_reach_answers_with_the_witness() {
     let declared = weather("weather.declared.json");
     let (server, tool, module) =
         ("weather/server", "weather/tool/get_weather", "weather/module/weather::catalog");
@@ -247,7 +247,7 @@ fn l6_reach_answers_with_the_witness() {
 }
 
 #[test]
-fn l7_verify_exits_0_canonical_3_otherwise() {
+fn cl7_verify_exits_0_canonical_3_otherwise() {
     let declared = weather("weather.declared.json");
     let out = String::from_utf8(ok(&["verify", &declared])).unwrap();
     assert!(
@@ -282,7 +282,7 @@ fn l7_verify_exits_0_canonical_3_otherwise() {
 }
 
 #[test]
-fn l8_facts_refuses_an_unknown_package_naming_only_it() {
+fn cl8_facts_refuses_an_unknown_package_naming_only_it() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
     let err = refused(&["facts", "--manifest-path", &manifest.to_string_lossy(), "-p", "no-such-package"]);
     assert!(err.contains("no-such-package"), "{err}");
@@ -291,7 +291,7 @@ fn l8_facts_refuses_an_unknown_package_naming_only_it() {
 }
 
 #[test]
-fn l9_render_is_the_renderer_library() {
+fn cl9_render_is_the_renderer_library() {
     let args = [
         "render",
         "--declared",
@@ -314,7 +314,7 @@ fn l9_render_is_the_renderer_library() {
 }
 
 #[test]
-fn l2_an_input_that_is_not_a_regular_file_is_refused_before_it_is_read() {
+fn cl2_an_input_that_is_not_a_regular_file_is_refused_before_it_is_read() {
     // `/dev/zero` never ends: read whole, it would fill memory; it is refused at once instead.
     for args in [vec!["verify", "/dev/zero"], vec!["diff", "/dev/zero", "/dev/null"]] {
         let err = refused(&args);

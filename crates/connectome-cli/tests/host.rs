@@ -1,4 +1,4 @@
-//! A host outside the repository (L-10): a scratch Cargo workspace under the system's temporary
+//! A host outside the repository (CL-10): a scratch Cargo workspace under the system's temporary
 //! directory, with a library of its own (`tiny-tools`) and a server over the facade (`tiny-host`), taken
 //! through every step of docs/connectome.md "Your own host, step by step" by the real `connectome`.
 
@@ -102,7 +102,7 @@ fn write_workspace(root: &Path) {
 }
 
 #[test]
-fn l10_a_host_outside_the_repository_runs_every_step() {
+fn cl10_a_host_outside_the_repository_runs_every_step() {
     let started = Instant::now();
     let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
     let scratch =

@@ -126,7 +126,7 @@ mod tests {
     }
 
     #[test]
-    fn k6_the_build_is_cargo_rustc_of_the_library_alone_with_the_ir_flags() {
+    fn ck6_the_build_is_cargo_rustc_of_the_library_alone_with_the_ir_flags() {
         let workspace = read(&FactsRequest::new(["my-lib"]));
         let built = command(&workspace, "my-lib");
         let args: Vec<&OsStr> = built.get_args().collect();
@@ -173,7 +173,7 @@ mod tests {
     }
 
     #[test]
-    fn d4_the_ir_is_the_ll_beside_the_artifact_in_deps() {
+    fn cd4_the_ir_is_the_ll_beside_the_artifact_in_deps() {
         let ll = |artifact: &str| ll_beside(Path::new(artifact)).map(|p| p.to_string_lossy().into_owned());
         assert_eq!(ll("/t/debug/deps/libmy_lib-0a1b.rmeta").as_deref(), Some("/t/debug/deps/my_lib-0a1b.ll"));
         assert_eq!(ll("/t/debug/deps/libmy_lib-0a1b.rlib").as_deref(), Some("/t/debug/deps/my_lib-0a1b.ll"));

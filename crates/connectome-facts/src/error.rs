@@ -96,7 +96,7 @@ mod tests {
     use super::ExtractError;
 
     #[test]
-    fn k13_every_error_is_one_line_and_cargo_output_is_kept_apart() {
+    fn ck13_every_error_is_one_line_and_cargo_output_is_kept_apart() {
         let status =
             std::process::Command::new(env!("CARGO")).arg("--version").output().expect("cargo runs").status;
         let stderr = "error: one\nerror: two\n".to_owned();

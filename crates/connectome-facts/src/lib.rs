@@ -1,5 +1,5 @@
 //! Call facts of any Cargo workspace, read from the LLVM IR rustc emits for it (docs/connectome.md
-//! D-4, K-6, K-13; docs/connectome-facts.md).
+//! [CD-4], [CK-6], [CK-13]; docs/connectome-facts.md).
 //!
 //! A [`FactsRequest`] names a workspace (its `Cargo.toml`) and the packages in scope, as cargo names
 //! them. [`extract`] builds each package's library alone with `cargo rustc -p <package> --lib` into a
@@ -28,6 +28,10 @@
 //! The builds run the workspace's own toolchain: cargo and rustc are started in the workspace root,
 //! where rustup reads its `rust-toolchain.toml`, and `rustc_version` is what `rustc --version` says
 //! there.
+//!
+//! [CD-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #![forbid(unsafe_code)]
 
 mod build;
@@ -222,13 +226,13 @@ mod tests {
     use super::{FactsRequest, Progress};
 
     #[test]
-    fn k13_progress_says_which_package_and_how_many() {
+    fn ck13_progress_says_which_package_and_how_many() {
         let progress = Progress::Building { package: "mcp-kernel-router".to_owned(), index: 2, total: 5 };
         assert_eq!(progress.to_string(), "building mcp-kernel-router (2 of 5)");
     }
 
     #[test]
-    fn k13_a_request_defaults_to_the_locked_workspace_cargo_finds() {
+    fn ck13_a_request_defaults_to_the_locked_workspace_cargo_finds() {
         let request = FactsRequest::new(["a", "b"]);
         assert_eq!(request.packages(), ["a", "b"]);
         assert_eq!(request.manifest_path, None);

@@ -219,7 +219,7 @@ mod tests {
     }
 
     #[test]
-    fn d4_an_unknown_package_is_refused_naming_only_it() {
+    fn cd4_an_unknown_package_is_refused_naming_only_it() {
         let refused = workspace(&["my-lib", "ghost"]).plan().expect_err("ghost is no package");
         assert!(matches!(&refused, ExtractError::UnknownPackage { package } if package == "ghost"));
         assert_eq!(refused.to_string(), r#""ghost" is not a package of this workspace"#);
@@ -227,7 +227,7 @@ mod tests {
     }
 
     #[test]
-    fn k13_the_ir_directory_is_the_requests_or_connectome_ir_in_the_workspace_target() {
+    fn ck13_the_ir_directory_is_the_requests_or_connectome_ir_in_the_workspace_target() {
         let read = workspace(&["my-lib"]);
         assert_eq!(read.root().to_str(), Some("/w"));
         assert_eq!(read.target_directory().to_str(), Some("/w/target"));

@@ -1,4 +1,4 @@
-//! `extract` on a Cargo workspace outside this repository (docs/connectome.md K-13): a scratch workspace
+//! `extract` on a Cargo workspace outside this repository (docs/connectome.md CK-13): a scratch workspace
 //! under the system's temporary directory, two library crates, one calling the other, built into a
 //! target directory of their own.
 //!
@@ -66,7 +66,7 @@ fn edge(caller: &str, callee: &str) -> CallEdge {
 }
 
 #[test]
-fn k13_facts_of_a_workspace_outside_the_repository() {
+fn ck13_facts_of_a_workspace_outside_the_repository() {
     let scratch = scratch_workspace();
     let request = FactsRequest::new(["scratch-leaf", "scratch-caller"])
         .manifest_path(scratch.0.join("Cargo.toml"))

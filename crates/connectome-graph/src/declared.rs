@@ -1,4 +1,4 @@
-//! The declared builder (docs/connectome.md D-1…D-9 mapped to Rust, K-6…K-9): what *can* happen in a
+//! The declared builder (docs/connectome.md [CD-1]…[CD-9] mapped to Rust, [CK-6]…[CK-9]): what *can* happen in a
 //! composed server, read from the catalog, host declarations and the offline call facts.
 //!
 //! # Input
@@ -8,9 +8,9 @@
 //! - [`DeclaredBuilder::catalog`]: a [`DeclaredCatalog`] the host copies out of its own catalog (this crate
 //!   depends on no protocol crate): tools with their `mode` and optional `command_class`, resource URIs,
 //!   resource templates, prompt names, and the entries the host could not read;
-//! - host declarations (K-8, a *claim*, not a reading): [`DeclaredBuilder::tool_module`] (tool → module),
+//! - host declarations ([CK-8], a *claim*, not a reading): [`DeclaredBuilder::tool_module`] (tool → module),
 //!   [`DeclaredBuilder::boundary`] (module → group) and [`DeclaredBuilder::edge`] (module → module);
-//! - [`DeclaredBuilder::facts`]: the [`CallFacts`] read offline from the LLVM IR rustc emitted (K-6);
+//! - [`DeclaredBuilder::facts`]: the [`CallFacts`] read offline from the LLVM IR rustc emitted ([CK-6]);
 //! - [`DeclaredBuilder::allow_dynamic`] (`dynamic_allowlist`): callers whose dynamic dispatch sites the
 //!   host vouches for;
 //! - [`DeclaredBuilder::level`] ([`DeclaredLevel::Module`] by default) and
@@ -18,29 +18,29 @@
 //!
 //! Module paths are Rust paths (`my_crate::tools`); a call path's module is the path minus its last
 //! segment. [`DeclaredBuilder::build`] checks the whole input before it builds anything and refuses with
-//! a [`DeclaredError`] (D-1 mapped): an empty server name, a catalog that names a tool without a name or
+//! a [`DeclaredError`] ([CD-1] mapped): an empty server name, a catalog that names a tool without a name or
 //! mode, or names a tool, resource (template) or prompt twice, a `tool_module` for a tool the catalog does
 //! not name (refused, not bounded: a mapping for a tool that does not exist is a host mistake), one tool
 //! or one module mapped twice differently, a malformed path or group, an allowlisted caller that is not
 //! an item path, two module paths equal after NFC, and facts of another format, naming an unknown source,
 //! naming a path outside the scope, an external callee inside it, or compile-time code that is not. Names
-//! are compared after NFC (C-6), as the canonical writer compares ids: `café` and `cafe\u{301}` are one
+//! are compared after NFC ([CC-6]), as the canonical writer compares ids: `café` and `cafe\u{301}` are one
 //! tool. When several faults exist, the first in sorted input order is reported, so a shuffled input is
 //! refused the same way. Last, a build whose graph would have no canonical bytes (two ids equal after
 //! NFC that no earlier check names, e.g. two such groups or functions) is refused with
 //! [`DeclaredError::Uncanonical`]: a successful build always has canonical bytes.
 //!
-//! # Result (D-2, D-3)
+//! # Result ([CD-2], [CD-3])
 //!
 //! A [`Declared`] holds the [`Graph`] and its [`DeclaredBound`]. Every edge is `invoke`, `declared`, with
 //! sign `unset` and no weight; ids come only from [`crate::Identity::id`]. The server node and one node
 //! per catalog part are at level `server`. Tools are labelled `mode` and, when given, `command_class`,
 //! and have an `invoke` edge server → tool at every level. Resources, resource templates and prompts are
 //! nodes with **no edges** (a declared resource is not a read). A resource template is a resource node
-//! keyed by its `uriTemplate` and labelled `template: true` (spec D-3 and U-3 leave templates open; they
+//! keyed by its `uriTemplate` and labelled `template: true` (spec [CD-3] and [CU-3] leave templates open; they
 //! are declared, so they are nodes). An entry with an empty name is bounded as unreadable, never refused.
 //!
-//! # Levels and scope (D-6, A-12)
+//! # Levels and scope ([CD-6], [CA-12])
 //!
 //! The scope is the crates the facts name (`facts.crates`) plus every module a host declaration names: a
 //! module is in scope when its first segment is a crate in scope or the host declared it. The scope holds
@@ -58,7 +58,7 @@
 //!   Group nodes are kind `module` at level `boundary`; self-loops are dropped; a tool mapped to a grouped
 //!   module has an edge tool → group.
 //!
-//! # The bound (D-7)
+//! # The bound ([CD-7])
 //!
 //! [`DeclaredBound`] enumerates what the graph does not show, each field a sorted, deduplicated list,
 //! never a count: the facts' dynamic dispatch sites, split into those of allowlisted callers
@@ -73,7 +73,7 @@
 //! cargo's crate map was relied on. The allowlist is not a source: it adds no node or edge, and what it
 //! vouches for stays listed in `allowlisted_calls`.
 //!
-//! # Blind spots (D-8 adapted)
+//! # Blind spots ([CD-8] adapted)
 //!
 //! - A module passed *as data* to library code — a trait object stored in a struct, a callback handed to
 //!   a runtime, a `tokio::spawn` target — is neither an edge nor in the bound, except as the dynamic
@@ -86,6 +86,20 @@
 //! - Macro-expanded and generic code is read as compiled, but build scripts and proc macros run at
 //!   compile time and are never edges: they appear only as the facts' `macro_expansion_crates` and
 //!   `macro_expansion_calls`, and only when the facts producer was asked for them.
+//!
+//! [CA-12]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CC-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CD-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CD-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CD-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CD-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CD-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CD-8]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CD-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-8]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CU-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 mod build;
 mod error;
@@ -99,7 +113,9 @@ use crate::graph::Graph;
 use crate::identity::GroupSource;
 use connectome_canonical::Level;
 
-/// A catalog tool as the host declares it (D-3).
+/// A catalog tool as the host declares it ([CD-3]).
+///
+/// [CD-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct DeclaredTool {
     /// The tool name (required, non-empty).
@@ -137,7 +153,9 @@ pub enum CatalogSection {
     Tools,
 }
 
-/// A catalog entry with no usable name (D-3): `{section, entry}`.
+/// A catalog entry with no usable name ([CD-3]): `{section, entry}`.
+///
+/// [CD-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct UnreadableEntry {
     /// The section the entry was in.
@@ -153,7 +171,9 @@ impl UnreadableEntry {
     }
 }
 
-/// The catalog as the host copies it for the builder, independent of the protocol crates (D-3).
+/// The catalog as the host copies it for the builder, independent of the protocol crates ([CD-3]).
+///
+/// [CD-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DeclaredCatalog {
     /// The tools; each name at most once.
@@ -168,7 +188,9 @@ pub struct DeclaredCatalog {
     pub unreadable: Vec<UnreadableEntry>,
 }
 
-/// The level a declared graph is built at (D-6).
+/// The level a declared graph is built at ([CD-6]).
+///
+/// [CD-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum DeclaredLevel {
     /// Module nodes and module → module edges (the default).
@@ -191,8 +213,10 @@ impl DeclaredLevel {
     }
 }
 
-/// The completeness bound of a declared build (D-7 mapped to Rust): every list sorted and deduplicated,
+/// The completeness bound of a declared build ([CD-7] mapped to Rust): every list sorted and deduplicated,
 /// never a count. Serializes as a JSON object with these member names.
+///
+/// [CD-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct DeclaredBound {
     /// Indirect call sites per caller, from the facts (the analogue of unresolved calls), except those of
@@ -225,7 +249,9 @@ pub struct DeclaredBound {
     pub rustc_version: Option<String>,
 }
 
-/// A declared build: the graph and what it does not show (D-2).
+/// A declared build: the graph and what it does not show ([CD-2]).
+///
+/// [CD-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq)]
 pub struct Declared {
     /// The declared graph: every edge `invoke`, `declared`, sign unset, no weight.
@@ -235,13 +261,17 @@ pub struct Declared {
 }
 
 impl Declared {
-    /// Starts a build for `server` (D-1); see the module docs for the options.
+    /// Starts a build for `server` ([CD-1]); see the module docs for the options.
+    ///
+    /// [CD-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn builder(server: impl Into<String>) -> DeclaredBuilder {
         DeclaredBuilder { server: server.into(), ..DeclaredBuilder::default() }
     }
 }
 
-/// The options of a declared build (D-1); [`DeclaredBuilder::build`] checks and builds.
+/// The options of a declared build ([CD-1]); [`DeclaredBuilder::build`] checks and builds.
+///
+/// [CD-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, Default)]
 pub struct DeclaredBuilder {
     server: String,
@@ -293,7 +323,9 @@ impl DeclaredBuilder {
 
     /// Vouches for the dynamic dispatch sites of `caller`, an item path (`my_crate::tools::run`, as the
     /// facts name it): they move from `dynamic_dispatch_sites` to `allowlisted_calls` (`dynamic_allowlist`,
-    /// D-1). A caller with no site changes nothing.
+    /// [CD-1]). A caller with no site changes nothing.
+    ///
+    /// [CD-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn allow_dynamic(mut self, caller: impl Into<String>) -> DeclaredBuilder {
         self.dynamic_allowlist.push(caller.into());
         self
@@ -312,7 +344,10 @@ impl DeclaredBuilder {
         self
     }
 
-    /// Checks the input and builds the graph and its bound (D-2…D-7).
+    /// Checks the input and builds the graph and its bound ([CD-2]…[CD-7]).
+    ///
+    /// [CD-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+    /// [CD-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn build(self) -> Result<Declared, DeclaredError> {
         build::run(self)
     }

@@ -1,8 +1,8 @@
-//! The diff of a declared and an observed graph (docs/connectome.md §F, B-7).
+//! The diff of a declared and an observed graph (docs/connectome.md §F, [CB-7]).
 //!
-//! An edge's **label** is `(from, to, kind)` after NFC (F-1). The diff is a set difference over labels —
+//! An edge's **label** is `(from, to, kind)` after NFC ([CF-1]). The diff is a set difference over labels —
 //! deliberately not an isomorphism check — and puts every label of either graph in exactly one of four
-//! classes (F-3):
+//! classes ([CF-3]):
 //!
 //! | class | meaning |
 //! |--|--|
@@ -12,11 +12,11 @@
 //! | `changed_sign` | in both, **both** signs supplied (not `unset`) and different: drift too |
 //!
 //! A sign never moves an edge between the other classes, and `unset` against anything is never a
-//! change. The ten [`Coverage`] counts (F-4) are stated together with the consumer's window, which the
+//! change. The ten [`Coverage`] counts ([CF-4]) are stated together with the consumer's window, which the
 //! record copies verbatim; the consumer divides them into ratios. The diff never reads weights, signs
 //! nothing and interprets nothing.
 //!
-//! # Refusals (F-2), first match wins
+//! # Refusals ([CF-2]), first match wins
 //!
 //! 1. The options: in Rust the window is a required argument and there are no other options, so
 //!    `{:invalid, :opts, …}` and `{:missing, :window}` cannot be written.
@@ -30,13 +30,21 @@
 //!
 //! The window's size is not bounded here; a host taking a window from a caller bounds it first.
 //!
-//! # The record (B-7)
+//! # The record ([CB-7])
 //!
 //! [`Diff::encode`] writes `{"algorithm", "classes", "coverage", "schema_version", "window"}` with the
-//! label grammar of C-4…C-9 (so every key is in UTF-16 order and `"algorithm"` comes first), equal to
+//! label grammar of [CC-4]…[CC-9] (so every key is in UTF-16 order and `"algorithm"` comes first), equal to
 //! [`connectome_canonical::encode_value`] of [`Diff::to_record`]. Each class is an array of
 //! `{"from","kind","to"}` (a `changed_sign` entry adds `"declared_sign"` and `"observed_sign"`), sorted
 //! by from, to and kind name as UTF-16 code units. Nothing else is written: no weight, latency or labels.
+//!
+//! [CB-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CC-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CC-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CF-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CF-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CF-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CF-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -50,10 +58,14 @@ use connectome_canonical::{
 use crate::graph::Graph;
 use connectome_canonical::EdgeKind;
 
-/// The diff record's own `schema_version` (V-3): 3, the version that carries `"algorithm"`.
+/// The diff record's own `schema_version` ([CV-3]): 3, the version that carries `"algorithm"`.
+///
+/// [CV-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub const RECORD_SCHEMA_VERSION: u64 = 3;
 
-/// An edge's label `(from, to, kind)`, its endpoints in NFC (F-1).
+/// An edge's label `(from, to, kind)`, its endpoints in NFC ([CF-1]).
+///
+/// [CF-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Label {
     /// The source node id, NFC.
@@ -65,7 +77,9 @@ pub struct Label {
 }
 
 impl Label {
-    /// The record order (B-7): from, to, then the kind name, each by UTF-16 code units.
+    /// The record order ([CB-7]): from, to, then the kind name, each by UTF-16 code units.
+    ///
+    /// [CB-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     fn record_cmp(&self, other: &Label) -> Ordering {
         utf16_cmp(&self.from, &other.from)
             .then_with(|| utf16_cmp(&self.to, &other.to))
@@ -93,7 +107,9 @@ pub struct SignChange {
     pub observed_sign: Sign,
 }
 
-/// The four classes (F-3); together they partition the labels of both graphs.
+/// The four classes ([CF-3]); together they partition the labels of both graphs.
+///
+/// [CF-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Classes {
     /// In both graphs, both signs supplied and different.
@@ -106,7 +122,9 @@ pub struct Classes {
     pub observed_but_undeclared: Vec<Label>,
 }
 
-/// The ten coverage counts (F-4); node counts are distinct NFC ids of each graph's node list.
+/// The ten coverage counts ([CF-4]); node counts are distinct NFC ids of each graph's node list.
+///
+/// [CF-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Coverage {
     /// 1. Labels in the declared graph.
@@ -132,7 +150,9 @@ pub struct Coverage {
 }
 
 impl Coverage {
-    /// The counts by their record names, in the order of F-4.
+    /// The counts by their record names, in the order of [CF-4].
+    ///
+    /// [CF-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn named(&self) -> [(&'static str, u64); 10] {
         [
             ("declared_edges", self.declared_edges),
@@ -149,16 +169,22 @@ impl Coverage {
     }
 }
 
-/// Why one side of the diff was refused (F-2 steps 2 and 3).
+/// Why one side of the diff was refused ([CF-2] steps 2 and 3).
+///
+/// [CF-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq)]
 pub enum SideError {
-    /// The graph has no canonical bytes (C-14).
+    /// The graph has no canonical bytes ([CC-14]).
+    ///
+    /// [CC-14]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Uncanonical(Uncanonical),
     /// An edge has the other side's provenance: `{:invalid, :provenance, p}` naming the one found.
     Provenance(Provenance),
 }
 
-/// A refusal of [`Diff::run`], in the order of F-2.
+/// A refusal of [`Diff::run`], in the order of [CF-2].
+///
+/// [CF-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq)]
 pub enum DiffError {
     /// The declared graph was refused.
@@ -196,16 +222,20 @@ pub struct Diff {
     classes: Classes,
     coverage: Coverage,
     window: Labels,
-    /// The canonical record after its `"algorithm"` member: `"classes":…}` (B-7), written once by `run`.
+    /// The canonical record after its `"algorithm"` member: `"classes":…}` ([CB-7]), written once by `run`.
+    ///
+    /// [CB-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     tail: Vec<u8>,
 }
 
 impl Diff {
     /// Diffs `declared` against `observed` over `window` (a JSON object copied verbatim into the record),
-    /// refusing in the order of F-2 (see the module docs).
+    /// refusing in the order of [CF-2] (see the module docs).
     ///
     /// JSON integers beyond the 64-bit range arrive as floats and are refused; use
     /// [`Diff::run_with_window`] for a window with larger integers.
+    ///
+    /// [CF-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn run(declared: &Graph, observed: &Graph, window: &serde_json::Value) -> Result<Diff, DiffError> {
         Diff::run_checked(declared, observed, || json_window(window))
     }
@@ -219,7 +249,9 @@ impl Diff {
         })
     }
 
-    /// Both sides' checks, then the window's (F-2), then the diff itself.
+    /// Both sides' checks, then the window's ([CF-2]), then the diff itself.
+    ///
+    /// [CF-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     fn run_checked(
         declared: &Graph,
         observed: &Graph,
@@ -308,14 +340,18 @@ impl Diff {
         &self.window
     }
 
-    /// The record of B-7 naming `algorithm`, as a plain map for [`connectome_canonical::encode_value`].
+    /// The record of [CB-7] naming `algorithm`, as a plain map for [`connectome_canonical::encode_value`].
+    ///
+    /// [CB-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn to_record(&self, algorithm: Algorithm) -> Labels {
         let mut record = self.to_record_without_algorithm();
         record.insert("algorithm".to_owned(), Value::from(algorithm.name()));
         record
     }
 
-    /// The canonical bytes of the record naming `algorithm` (F-6).
+    /// The canonical bytes of the record naming `algorithm` ([CF-6]).
+    ///
+    /// [CF-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn encode(&self, algorithm: Algorithm) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.tail.len() + 24);
         out.extend_from_slice(b"{\"algorithm\":\"");
@@ -367,7 +403,9 @@ impl Diff {
     }
 }
 
-/// F-2 steps 2 and 3 for one side: the canonical check, then every edge's provenance.
+/// [CF-2] steps 2 and 3 for one side: the canonical check, then every edge's provenance.
+///
+/// [CF-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 fn check_side(graph: &Graph, side: Provenance) -> Result<(), SideError> {
     connectome_canonical::check(&graph.to_canonical()).map_err(SideError::Uncanonical)?;
     match graph.edges().iter().find(|e| e.provenance != side) {
@@ -376,7 +414,9 @@ fn check_side(graph: &Graph, side: Provenance) -> Result<(), SideError> {
     }
 }
 
-/// The window as a label object, or the F-2 step 4 refusal naming the value as given.
+/// The window as a label object, or the [CF-2] step 4 refusal naming the value as given.
+///
+/// [CF-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 fn json_window(window: &serde_json::Value) -> Result<Labels, DiffError> {
     let refused = || {
         DiffError::Window(Uncanonical::LabelValue {

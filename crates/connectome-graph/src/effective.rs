@@ -3,9 +3,9 @@
 //!
 //! Every declared edge is listed with its observed count and timing, a declared edge never observed at
 //! zero, and every observed edge that was not declared flagged as such; the classes are the diff's
-//! (F-3), with `changed_sign` folded into `declared_and_observed`: this export reads and writes no
-//! sign (W-2). The export is a report of one window: it is the one hashed document that holds
-//! measurements (W-4); the graph exports' hashes still cover none. The library hands out the counts
+//! ([CF-3]), with `changed_sign` folded into `declared_and_observed`: this export reads and writes no
+//! sign ([CW-2]). The export is a report of one window: it is the one hashed document that holds
+//! measurements ([CW-4]); the graph exports' hashes still cover none. The library hands out the counts
 //! and the sums; it never divides them into a mean.
 //!
 //! ```
@@ -30,6 +30,10 @@
 //! assert_eq!(effective.hash_hex().len(), 64);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! [CF-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CW-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CW-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -45,12 +49,18 @@ use crate::graph::Graph;
 use crate::read::excerpt;
 use crate::timing::{MeasureError, Timing, Timings, counts, timed};
 
-/// The effective export's `schema_version` (W-3): 3, like the diff record's, so the C-13 verifier reads
+/// The effective export's `schema_version` ([CW-3]): 3, like the diff record's, so the [CC-13] verifier reads
 /// it with the digest it names.
+///
+/// [CC-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CW-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub const EFFECTIVE_SCHEMA_VERSION: u64 = 3;
 
-/// The class of an effective edge (W-2): the diff's classes (F-3), `changed_sign` folded into
+/// The class of an effective edge ([CW-2]): the diff's classes ([CF-3]), `changed_sign` folded into
 /// `declared_and_observed`.
+///
+/// [CF-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CW-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EffectiveClass {
     /// Declared, and observed in the window.
@@ -101,7 +111,9 @@ pub struct EffectiveNode {
     pub level: Level,
 }
 
-/// Why an effective export could not be built (W-1), in check order.
+/// Why an effective export could not be built ([CW-1]), in check order.
+///
+/// [CW-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq)]
 pub enum EffectiveError {
     /// The declared graph has no canonical form or holds an observed edge.
@@ -144,8 +156,10 @@ pub struct Effective {
     bytes: Vec<u8>,
 }
 
-/// The digest of one side's canonical bytes under `algorithm`, after F-2's checks of that side: its
+/// The digest of one side's canonical bytes under `algorithm`, after [CF-2]'s checks of that side: its
 /// canonical form, then the provenance of every edge.
+///
+/// [CF-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 fn side(graph: &Graph, provenance: Provenance, algorithm: Algorithm) -> Result<String, SideError> {
     let bytes = graph.to_canonical_bytes(algorithm).map_err(SideError::Uncanonical)?;
     if let Some(edge) = graph.edges().iter().find(|e| e.provenance != provenance) {
@@ -158,10 +172,13 @@ fn side(graph: &Graph, provenance: Provenance, algorithm: Algorithm) -> Result<S
 type Key = (String, String, EdgeKind);
 
 impl Effective {
-    /// Lays `observed` (every edge weighed by its call count, B-6) and, if given, its `timings` onto
+    /// Lays `observed` (every edge weighed by its call count, [CB-6]) and, if given, its `timings` onto
     /// `declared` over `window` (a JSON object, copied like the diff's), writing the export under
-    /// `algorithm`. Refused, first match wins (W-1): the declared side, the observed side (its form, its
+    /// `algorithm`. Refused, first match wins ([CW-1]): the declared side, the observed side (its form, its
     /// provenance, its counts, its timings), the window, then a node the graphs describe differently.
+    ///
+    /// [CB-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+    /// [CW-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn build(
         declared: &Graph,
         observed: &Graph,
@@ -200,7 +217,9 @@ impl Effective {
         })
     }
 
-    /// The W-1 checks in order, then the export.
+    /// The [CW-1] checks in order, then the export.
+    ///
+    /// [CW-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     fn checked(
         declared: &Graph,
         observed: &Graph,
@@ -273,7 +292,9 @@ impl Effective {
         &self.window
     }
 
-    /// The export of W-3 as a plain map, for [`connectome_canonical::encode_value`].
+    /// The export of [CW-3] as a plain map, for [`connectome_canonical::encode_value`].
+    ///
+    /// [CW-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn to_record(&self) -> Labels {
         let timing = |t: Option<Timing>, f: fn(Timing) -> u64| t.map_or(Value::Null, |t| Value::from(f(t)));
         let edges = self
@@ -313,8 +334,10 @@ impl Effective {
         ])
     }
 
-    /// The export's canonical bytes (W-3): [`connectome_canonical::encode_value`] of
+    /// The export's canonical bytes ([CW-3]): [`connectome_canonical::encode_value`] of
     /// [`Effective::to_record`].
+    ///
+    /// [CW-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn encode(&self) -> &[u8] {
         &self.bytes
     }

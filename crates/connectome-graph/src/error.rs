@@ -1,4 +1,7 @@
-//! The typed refusals of the constructors (B-1…B-3).
+//! The typed refusals of the constructors ([CB-1]…[CB-3]).
+//!
+//! [CB-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CB-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::fmt;
 
@@ -7,7 +10,9 @@ use connectome_canonical::{Level, NodeKind};
 use crate::graph::EdgeKey;
 use crate::identity::Identity;
 
-/// Why an identity does not fit the node being built (B-1 step 6), in check order.
+/// Why an identity does not fit the node being built ([CB-1] step 6), in check order.
+///
+/// [CB-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IdentityFault {
     /// The identity's tag is not the node kind (a boundary identity requires kind `module`).
@@ -17,10 +22,13 @@ pub enum IdentityFault {
     Level,
 }
 
-/// A refusal of [`crate::Node::new`], [`crate::Edge::new`] or [`crate::Graph::new`] (B-1…B-3).
+/// A refusal of [`crate::Node::new`], [`crate::Edge::new`] or [`crate::Graph::new`] ([CB-1]…[CB-3]).
 ///
-/// B-1 steps 1–5 (argument shape, unknown and missing keys, bad kind or level names, labels that are not
+/// [CB-1] steps 1–5 (argument shape, unknown and missing keys, bad kind or level names, labels that are not
 /// a map) cannot occur in Rust: the types rule them out, and `Edge::new` has no sign parameter at all.
+///
+/// [CB-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CB-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq)]
 pub enum GraphError {
     /// `{:invalid, :identity, v}`: the identity does not fit the kind or level given.

@@ -1,10 +1,12 @@
-//! Non-canonical exports (B-8): Graphviz DOT and GraphML. Never hashed; they may change in any release.
+//! Non-canonical exports ([CB-8]): Graphviz DOT and GraphML. Never hashed; they may change in any release.
 //!
 //! Both read the canonical order and never choose one of their own: nodes by the bytes of the NFC id,
 //! edges by (NFC from, NFC to, kind, provenance), label keys by UTF-16 code units after NFC. A label
 //! value is flattened to text: a string as itself (NFC), an integer in decimal, `true`/`false`/`null`,
 //! and an array or object as its canonical JSON. Weights are not exported. A graph without canonical
 //! bytes is refused with the same [`Uncanonical`] reason before anything is written.
+//!
+//! [CB-8]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use connectome_canonical::{Labels, Uncanonical, Value};
 use unicode_normalization::UnicodeNormalization;
@@ -132,8 +134,10 @@ fn check_xml(nodes: &[FlatNode]) -> Result<(), Uncanonical> {
 }
 
 impl Graph {
-    /// The Graphviz DOT export (B-8): `digraph connectome {…}`, every id and value quoted, node attributes
+    /// The Graphviz DOT export ([CB-8]): `digraph connectome {…}`, every id and value quoted, node attributes
     /// `kind`, `level` and `"label_<key>"`, edge attributes `kind`, `provenance`, `sign`.
+    ///
+    /// [CB-8]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn to_dot(&self) -> Result<String, Uncanonical> {
         let (nodes, edges) = flatten(self)?;
         let mut out = String::from("digraph connectome {\n");
@@ -169,9 +173,11 @@ impl Graph {
         Ok(out)
     }
 
-    /// The GraphML export (B-8): keys `kind`, `level`, `l0..ln` (label keys in UTF-16 order), `ekind`,
+    /// The GraphML export ([CB-8]): keys `kind`, `level`, `l0..ln` (label keys in UTF-16 order), `ekind`,
     /// `provenance`, `sign`; XML escapes plus `&#9; &#10; &#13;`; a character outside XML 1.0 `Char` is
     /// refused as [`Uncanonical::NotXml`].
+    ///
+    /// [CB-8]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn to_graphml(&self) -> Result<String, Uncanonical> {
         let (nodes, edges) = flatten(self)?;
         check_xml(&nodes)?;

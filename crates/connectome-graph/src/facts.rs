@@ -1,5 +1,5 @@
 //! Call facts: what the compiled code says about calls, read offline from the LLVM IR rustc emits for
-//! the crates in scope (docs/connectome.md D-5, D-7, K-6, K-9), and embedded or loaded by the host.
+//! the crates in scope (docs/connectome.md [CD-5], [CD-7], [CK-6], [CK-9]), and embedded or loaded by the host.
 //!
 //! The facts file is JSON, produced by `cargo xtask connectome facts` and read by
 //! [`CallFacts::from_json`]. Paths are demangled Rust paths with closures, async bodies and generic
@@ -42,6 +42,11 @@
 //! `crates`); `macro_expansion_calls` lists calls made by such code, should a producer read them (the
 //! xtask does not: it builds no compile-time code, so it writes `[]`). Both members were added to format
 //! 1 and default to `[]`, so older files still read.
+//!
+//! [CD-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CD-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::fmt;
 
@@ -89,7 +94,9 @@ pub struct DynamicSite {
     pub site: u64,
 }
 
-/// The completeness bound of the facts (D-7 mapped to Rust): every field is a sorted list.
+/// The completeness bound of the facts ([CD-7] mapped to Rust): every field is a sorted list.
+///
+/// [CD-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FactsBound {

@@ -1,14 +1,14 @@
 //! Federation (docs/connectome.md §M): the observed graphs of several instances of one system, merged
 //! into one observed graph that says which instances saw each edge.
 //!
-//! A [`Federation`] is four documents: the graph export (B-4) of the union of the instances' edges, its
-//! weight sidecar (B-5) with the call counts summed, its timing sidecar (M-2) with the times summed
-//! and the longest call kept (when the instances gave timings), and the federation record (M-5), a
+//! A [`Federation`] is four documents: the graph export ([CB-4]) of the union of the instances' edges, its
+//! weight sidecar ([CB-5]) with the call counts summed, its timing sidecar ([CM-2]) with the times summed
+//! and the longest call kept (when the instances gave timings), and the federation record ([CM-5]), a
 //! canonical, hashed document naming the system, the instances and, for each edge, the instances that
 //! observed it. One instance's export is lifted into a federation of one ([`Federation::instance`]);
 //! [`merge`] combines federations into one; [`Federation::read`] reads the four documents back, so a
 //! merged result is itself a merge input and `merge` is associative and commutative on the bytes,
-//! with [`Federation::empty`] as its identity (M-6).
+//! with [`Federation::empty`] as its identity ([CM-6]).
 //!
 //! ```
 //! use connectome_graph::federation::{Federation, merge};
@@ -29,6 +29,12 @@
 //! assert_eq!(again, both);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! [CB-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CB-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CM-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CM-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CM-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 mod error;
 mod record;
@@ -48,7 +54,9 @@ use crate::identity::Identity;
 use crate::read::{Document, read_observed, read_timing, require_canonical};
 use crate::timing::{Timing, Timings, counts, timed};
 
-/// One or more instances of one system, merged (M-5): the graph, the provenance and the documents.
+/// One or more instances of one system, merged ([CM-5]): the graph, the provenance and the documents.
+///
+/// [CM-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq)]
 pub struct Federation {
     system: String,
@@ -71,8 +79,10 @@ fn name(what: &'static str, given: &str) -> Result<String, FederationError> {
     Ok(nfc(given).into_owned())
 }
 
-/// The M-1 checks of an observed graph of `system`, in order: every edge observed, every edge
+/// The [CM-1] checks of an observed graph of `system`, in order: every edge observed, every edge
 /// counted, the timings timing exactly its edges, every server node the system's.
+///
+/// [CM-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 fn check(system: &str, graph: &Graph, timings: Option<&Timings>) -> Result<(), FederationError> {
     if let Some(edge) = graph.edges().iter().find(|e| e.provenance != Provenance::Observed) {
         return Err(FederationError::NotObserved(edge.key()));
@@ -100,8 +110,10 @@ struct Held<'a> {
 impl Federation {
     /// Writes the documents of a federation whose parts are already checked and normalised: NFC ids,
     /// `instances` sorted by UTF-16 and unique, `seen_by[i]` the instances of edge `i` (sorted here).
-    /// `held` are the graph's and timings' documents when they were just read back (R-2): the same
+    /// `held` are the graph's and timings' documents when they were just read back ([CR-2]): the same
     /// bytes the writer would give.
+    ///
+    /// [CR-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     fn assemble(
         system: String,
         algorithm: Algorithm,
@@ -140,17 +152,21 @@ impl Federation {
         })
     }
 
-    /// The federation of no instance of `system` (M-6): the identity of [`merge`]. It carries no
+    /// The federation of no instance of `system` ([CM-6]): the identity of [`merge`]. It carries no
     /// timings and merges with timed and untimed parts alike.
+    ///
+    /// [CM-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn empty(system: &str, algorithm: Algorithm) -> Result<Federation, FederationError> {
         let system = name("system", system)?;
         Federation::assemble(system, algorithm, Vec::new(), Graph::default(), Vec::new(), None, None)
     }
 
     /// Lifts one instance's observed export — its graph export, its sidecar and, if it has one, its
-    /// timing sidecar — into a federation of one (M-1), refusing in order: an empty instance or system
+    /// timing sidecar — into a federation of one ([CM-1]), refusing in order: an empty instance or system
     /// name, a document that does not read (§R), an edge that is not observed, an edge without a call
     /// count, timings that do not time exactly the graph's edges, and a server node of another system.
+    ///
+    /// [CM-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn instance(
         instance: &str,
         system: &str,
@@ -183,11 +199,14 @@ impl Federation {
         Federation::instance(instance, system, &export, &sidecar, timing.as_deref())
     }
 
-    /// Reads a federation's documents back (M-5) — what [`Federation::export_bytes`],
+    /// Reads a federation's documents back ([CM-5]) — what [`Federation::export_bytes`],
     /// [`Federation::sidecar_bytes`], [`Federation::record_bytes`] and [`Federation::timing_bytes`]
-    /// wrote — refusing a document that does not read, a graph that fails the M-1 checks, a record
+    /// wrote — refusing a document that does not read, a graph that fails the [CM-1] checks, a record
     /// that does not describe the graph (its algorithm, its graph digest, its edges), and a record whose
     /// bytes are not the canonical bytes of what it holds.
+    ///
+    /// [CM-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+    /// [CM-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn read(
         export: &[u8],
         sidecar: &[u8],
@@ -259,22 +278,30 @@ impl Federation {
         self.timings.as_ref()
     }
 
-    /// The graph export (B-4).
+    /// The graph export ([CB-4]).
+    ///
+    /// [CB-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn export_bytes(&self) -> &[u8] {
         &self.export
     }
 
-    /// The weight sidecar (B-5): the summed call counts.
+    /// The weight sidecar ([CB-5]): the summed call counts.
+    ///
+    /// [CB-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn sidecar_bytes(&self) -> &[u8] {
         &self.sidecar
     }
 
-    /// The federation record (M-5).
+    /// The federation record ([CM-5]).
+    ///
+    /// [CM-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn record_bytes(&self) -> &[u8] {
         &self.record
     }
 
-    /// The timing sidecar (M-2), when the federation carries timings.
+    /// The timing sidecar ([CM-2]), when the federation carries timings.
+    ///
+    /// [CM-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn timing_bytes(&self) -> Option<&[u8]> {
         self.timing.as_deref()
     }
@@ -293,11 +320,14 @@ struct Merged<'a> {
     seen: Vec<u32>,
 }
 
-/// Merges federations of one system into one (M-3, M-4): nodes united by id, edges by
+/// Merges federations of one system into one ([CM-3], [CM-4]): nodes united by id, edges by
 /// (from, to, kind), call counts and total times summed (saturating), the longest call kept, each
 /// edge's instances united. Refused, first match wins: no part, a part of another system, a part
 /// under another algorithm, an instance in two parts, timed and untimed parts (a part without
 /// instances is neither), a node two parts describe differently, an edge two parts sign differently.
+///
+/// [CM-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CM-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn merge(parts: &[Federation]) -> Result<Federation, FederationError> {
     let first = parts.first().ok_or(FederationError::NoInputs)?;
     for (index, part) in parts.iter().enumerate() {
@@ -339,7 +369,7 @@ pub fn merge(parts: &[Federation]) -> Result<Federation, FederationError> {
         let remap: Vec<u32> = part.instances.iter().map(|n| position[n.as_str()]).collect();
         let times = part.timings.as_ref().map(Timings::entries);
         for (i, edge) in part.graph.edges().iter().enumerate() {
-            // Every edge of a part carries its count: lifting and reading back check it (M-1).
+            // Every edge of a part carries its count: lifting and reading back check it (CM-1).
             let count = match edge.weight {
                 Some(Weight::Int(n)) => n,
                 _ => 0,

@@ -1,4 +1,7 @@
-//! Nodes, edges and the graph (B-1…B-3), and the conversion to the canonical model (§C).
+//! Nodes, edges and the graph ([CB-1]…[CB-3]), and the conversion to the canonical model (§C).
+//!
+//! [CB-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CB-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -11,7 +14,9 @@ use connectome_canonical::{
 use crate::error::{GraphError, IdentityFault};
 use crate::identity::Identity;
 
-/// A node `{id, kind, level, labels}` (B-1); its id is derived from an [`Identity`], never supplied.
+/// A node `{id, kind, level, labels}` ([CB-1]); its id is derived from an [`Identity`], never supplied.
+///
+/// [CB-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
     id: String,
@@ -22,7 +27,9 @@ pub struct Node {
 
 impl Node {
     /// Builds a node, refusing an identity whose tag is not `kind`, then one whose level is not `level`
-    /// (B-1 step 6; steps 1–5 are ruled out by the types).
+    /// ([CB-1] step 6; steps 1–5 are ruled out by the types).
+    ///
+    /// [CB-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn new(kind: NodeKind, level: Level, identity: Identity, labels: Labels) -> Result<Node, GraphError> {
         let fault = if identity.kind() != kind {
             Some(IdentityFault::Kind)
@@ -42,13 +49,17 @@ impl Node {
         Node { id: identity.id(), kind: identity.kind(), level: identity.level(), labels }
     }
 
-    /// A node read back from an export's bytes: it keeps the id the export holds, which was
+    /// A node read back from an export's bytes ([CR-3]): it keeps the id the export holds, which was
     /// derived when the export was written; no id is derived or parsed back here.
+    ///
+    /// [CR-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub(crate) fn read_back(id: String, kind: NodeKind, level: Level, labels: Labels) -> Node {
         Node { id, kind, level, labels }
     }
 
-    /// The id.
+    /// The id ([CA-13]).
+    ///
+    /// [CA-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn id(&self) -> &str {
         &self.id
     }
@@ -69,7 +80,9 @@ impl Node {
     }
 }
 
-/// An edge's identity `(from, to, kind, provenance)` (B-2); sign and weight are not part of it.
+/// An edge's identity `(from, to, kind, provenance)` ([CB-2]); sign and weight are not part of it.
+///
+/// [CB-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct EdgeKey {
     /// The source node id.
@@ -83,7 +96,10 @@ pub struct EdgeKey {
 }
 
 impl EdgeKey {
-    /// The raw sort key: from and to as bytes, then the kind and provenance names (B-3, C-3).
+    /// The raw sort key: from and to as bytes, then the kind and provenance names ([CB-3], [CC-3]).
+    ///
+    /// [CB-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+    /// [CC-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     fn order(&self) -> (&str, &str, &'static str, &'static str) {
         (&self.from, &self.to, self.kind.as_str(), self.provenance.as_str())
     }
@@ -95,10 +111,12 @@ impl fmt::Display for EdgeKey {
     }
 }
 
-/// An edge `{from, to, kind, provenance, weight, sign}` (B-2).
+/// An edge `{from, to, kind, provenance, weight, sign}` ([CB-2]).
 ///
 /// [`Edge::new`] takes no sign and sets [`Sign::Unset`]; the consumer may assign [`Edge::sign`] and
 /// rebuild the graph with [`Graph::new`], which checks every edge again.
+///
+/// [CB-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq)]
 pub struct Edge {
     /// The source node id.
@@ -109,9 +127,13 @@ pub struct Edge {
     pub kind: EdgeKind,
     /// Declared or observed.
     pub provenance: Provenance,
-    /// A measurement; never hashed, written only in the sidecar.
+    /// A measurement ([CA-7]); never hashed, written only in the sidecar.
+    ///
+    /// [CA-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub weight: Option<Weight>,
-    /// The sign slot: [`Sign::Unset`] unless the consumer assigns another value.
+    /// The sign slot ([CA-6]): [`Sign::Unset`] unless the consumer assigns another value.
+    ///
+    /// [CA-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub sign: Sign,
 }
 
@@ -130,7 +152,9 @@ impl Edge {
         Ok(edge)
     }
 
-    /// Checks the fields in the B-2 order; in Rust only the weight can be refused.
+    /// Checks the fields in the [CB-2] order; in Rust only the weight can be refused.
+    ///
+    /// [CB-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn check(&self) -> Result<(), GraphError> {
         match self.weight {
             Some(Weight::Float(w)) if !(w.is_finite() && w >= 0.0) => {
@@ -140,13 +164,17 @@ impl Edge {
         }
     }
 
-    /// The edge's identity (B-2).
+    /// The edge's identity ([CB-2]).
+    ///
+    /// [CB-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn key(&self) -> EdgeKey {
         EdgeKey { from: self.from.clone(), to: self.to.clone(), kind: self.kind, provenance: self.provenance }
     }
 }
 
-/// A checked graph `{schema_version, nodes, edges}` (B-3): nodes sorted by raw id, edges by raw key.
+/// A checked graph `{schema_version, nodes, edges}` ([CB-3]): nodes sorted by raw id, edges by raw key.
+///
+/// [CB-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Graph {
     nodes: Vec<Node>,
@@ -164,9 +192,11 @@ impl Graph {
         Graph::with_version(Graph::schema_version(), nodes, edges)
     }
 
-    /// Builds a graph, refusing in the B-3 order: a version other than 3, then each edge's own check,
+    /// Builds a graph, refusing in the [CB-3] order: a version other than 3, then each edge's own check,
     /// then a duplicate raw id (the first in id order), a duplicate raw key (the first in key order), and
     /// a dangling endpoint (edges in key order, `from` before `to`).
+    ///
+    /// [CB-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn with_version(
         schema_version: u64,
         mut nodes: Vec<Node>,
@@ -241,12 +271,18 @@ impl Graph {
         }
     }
 
-    /// The canonical bytes naming `algorithm` (C-1…C-9); refusals are C-14's.
+    /// The canonical bytes naming `algorithm` ([CC-1]…[CC-9]); refusals are [CC-14]'s.
+    ///
+    /// [CC-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+    /// [CC-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+    /// [CC-14]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn to_canonical_bytes(&self, algorithm: Algorithm) -> Result<Vec<u8>, Uncanonical> {
         connectome_canonical::encode(&self.to_canonical(), algorithm)
     }
 
-    /// The digest named by `algorithm` over the canonical bytes (C-12).
+    /// The digest named by `algorithm` over the canonical bytes ([CC-12]).
+    ///
+    /// [CC-12]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn hash(&self, algorithm: Algorithm) -> Result<Vec<u8>, Uncanonical> {
         connectome_canonical::hash(&self.to_canonical(), algorithm)
     }
@@ -256,7 +292,9 @@ impl Graph {
         connectome_canonical::hash_hex(&self.to_canonical(), algorithm)
     }
 
-    /// The unsigned weight sidecar (B-5).
+    /// The unsigned weight sidecar ([CB-5]).
+    ///
+    /// [CB-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn to_sidecar_bytes(&self) -> Result<Vec<u8>, Uncanonical> {
         connectome_canonical::encode_sidecar(&self.to_canonical())
     }

@@ -1,8 +1,13 @@
-//! Structural identities and the one id function (A-13, K-2); see the crate docs for the scheme.
+//! Structural identities and the one id function ([CA-13], [CK-2]); see the crate docs for the scheme.
+//!
+//! [CA-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use connectome_canonical::{Level, NodeKind};
 
-/// Where a boundary group comes from.
+/// Where a boundary group comes from ([CA-10]).
+///
+/// [CA-10]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum GroupSource {
     /// A crate, standing where an OTP application stood; written `application`.
@@ -21,7 +26,10 @@ impl GroupSource {
     }
 }
 
-/// The structural identity of a node (A-13, K-2); never a counter.
+/// The structural identity of a node ([CA-13], [CK-2]); never a counter.
+///
+/// [CA-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CK-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Identity {
     /// A composed MCP server.
@@ -84,7 +92,9 @@ pub enum Identity {
     },
 }
 
-/// Escapes one id component: `%` → `%25`, then `/` → `%2F`.
+/// Escapes one id component: `%` → `%25`, then `/` → `%2F` ([CA-13]).
+///
+/// [CA-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn escape_component(component: &str) -> String {
     component.replace('%', "%25").replace('/', "%2F")
 }
@@ -139,7 +149,9 @@ impl Identity {
         }
     }
 
-    /// The id: the only function that derives one.
+    /// The id ([CA-13]): the only function that derives one.
+    ///
+    /// [CA-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn id(&self) -> String {
         let rest: Vec<&str> = match self {
             Identity::Server { .. } => vec![],

@@ -1,18 +1,18 @@
-//! The connectome graph model (docs/connectome.md §A–B, K-1…K-3): nodes, edges, identities, the graph
+//! The connectome graph model (docs/connectome.md §A–B, [CK-1]…[CK-3]): nodes, edges, identities, the graph
 //! and its exports.
 //!
-//! - **Nodes (B-1)** are built only by [`Node::new`] (or [`Node::from_identity`]) from an [`Identity`];
+//! - **Nodes ([CB-1])** are built only by [`Node::new`] (or [`Node::from_identity`]) from an [`Identity`];
 //!   the id is never a counter and never supplied by hand.
-//! - **Edges (B-2)** are built by [`Edge::new`], which takes **no sign**: every edge starts with
+//! - **Edges ([CB-2])** are built by [`Edge::new`], which takes **no sign**: every edge starts with
 //!   [`Sign::Unset`]. `sign` is a public field that the *consumer* may assign before rebuilding the graph;
-//!   this crate never constructs any other [`Sign`] value (A-6, K-1).
-//! - **Graphs (B-3)** are built by [`Graph::new`], which checks nodes then edges, refuses duplicate ids,
+//!   this crate never constructs any other [`Sign`] value ([CA-6], [CK-1]).
+//! - **Graphs ([CB-3])** are built by [`Graph::new`], which checks nodes then edges, refuses duplicate ids,
 //!   duplicate edge keys and dangling endpoints in that order, and stores nodes sorted by raw id and edges
 //!   by raw key.
 //! - **Canonical bytes (§C)** come from the `connectome-canonical` writer through
 //!   [`Graph::to_canonical`], [`Graph::to_canonical_bytes`] and [`Graph::hash_hex`].
 //! - **Diff (§F)**: [`Diff::run`] puts every edge label of a declared and an observed graph in one of
-//!   four classes, counts the ten coverage numbers and writes the B-7 record.
+//!   four classes, counts the ten coverage numbers and writes the [CB-7] record.
 //! - **Reading back (§R)**: [`read::read_export`], [`read::read_sidecar`], [`read::read_timing`] read
 //!   the exports strictly (exactly their canonical bytes); [`read::verify_export`] and
 //!   [`read::verify_record`] re-hash held bytes and say whether they are canonical.
@@ -20,9 +20,9 @@
 //!   of one system, with per-edge instance provenance, summed counts and kept maxima ([`Timings`]).
 //! - **Effective connectivity (§W)**: [`Effective::build`] lays the observed counts and times onto the
 //!   declared graph as one canonical, hashed export.
-//! - **Non-canonical exports (B-8)**: [`Graph::to_dot`] and [`Graph::to_graphml`]; never hashed.
+//! - **Non-canonical exports ([CB-8])**: [`Graph::to_dot`] and [`Graph::to_graphml`]; never hashed.
 //!
-//! # Identity scheme (A-13, K-2)
+//! # Identity scheme ([CA-13], [CK-2])
 //!
 //! [`Identity::id`] is the only function that derives an id. Its components are, in order, the server,
 //! the tag, then the rest of the identity; each component is escaped (`%` → `%25`, then `/` → `%2F`) and
@@ -49,7 +49,19 @@
 //! | `Boundary { "srv", Application, "my_crate" }` | boundary | `srv/boundary/application/my_crate` |
 //! | `Boundary { "srv", BoundaryModule, "my_crate::api" }` | boundary | `srv/boundary/boundary_module/my_crate::api` |
 //!
-//! Boundary identities have node kind `module`.
+//! Boundary identities have node kind `module` ([CA-4]).
+//!
+//! [CA-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CA-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CA-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CB-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CB-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CB-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CB-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CB-8]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #![forbid(unsafe_code)]
 
 pub mod declared;
@@ -85,15 +97,21 @@ pub use read::{
 };
 pub use timing::{MeasureError, Timing, Timings};
 
-/// Re-exported vocabulary of the canonical model (A-2…A-5, K-3).
+/// Re-exported vocabulary of the canonical model ([CA-2]…[CA-5], [CK-3]).
+///
+/// [CA-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CA-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CK-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub use connectome_canonical::{
     Algorithm, EdgeKind, Integer, Labels, Level, NodeKind, Provenance, SCHEMA_VERSION, Uncanonical, Value,
     Weight,
 };
 
-/// The edge sign slot: this crate only ever constructs [`Sign::Unset`] (the default, set by
+/// The edge sign slot ([CA-6]): this crate only ever constructs [`Sign::Unset`] (the default, set by
 /// [`Edge::new`]); `Allow`, `Deny`, `Hold` and `Ungoverned` are assigned by the consumer to the public
 /// [`Edge::sign`] field, and the graph is then rebuilt with [`Graph::new`].
+///
+/// [CA-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub use connectome_canonical::Sign;
 
 /// This crate's README (its page on the registry), compiled as doctests so that its example stays true.

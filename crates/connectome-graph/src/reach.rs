@@ -1,6 +1,6 @@
-//! Reachability and dominance queries over a [`Graph`] (docs/connectome.md §G, K-5).
+//! Reachability and dominance queries over a [`Graph`] (docs/connectome.md §G, [CK-5]).
 //!
-//! # Queries and results (G-1)
+//! # Queries and results ([CG-1])
 //!
 //! | function | result |
 //! |--|--|
@@ -10,13 +10,13 @@
 //! | [`mandatory_pass`] | `Ok(BTreeSet<String>)` of node ids |
 //! | [`all_paths`] | always `Err(ReachError::Refused("all_paths"))` |
 //!
-//! # Semantics (G-2)
+//! # Semantics ([CG-2])
 //!
 //! - Paths follow edge direction over the **admitted kinds** only; a node reaches itself with zero hops.
 //! - Gates are crossed at the endpoints too: if `from` or `to` is a gate, [`reachable_without`] answers
 //!   `None`.
 //! - `max_hops`: a query whose shortest admitted path is longer than `max_hops` answers false / `None`.
-//! - The dominance queries add a **virtual root** with an edge to each entry (A-11: the entry set is the
+//! - The dominance queries add a **virtual root** with an edge to each entry ([CA-11]: the entry set is the
 //!   `server` nodes unless [`DominanceOptions::entries`] is given). `d` dominates `t` when every path from
 //!   the root to `t` passes through `d`. The root itself is never reported. A sole entry therefore
 //!   dominates everything reachable; with several entries, an entry dominates `t` only if every root path
@@ -26,7 +26,7 @@
 //!   `Err(ReachError::Unreachable(t))`, never true.
 //! - Signs are never consulted; neither are weights, labels or provenance.
 //!
-//! # Witness (G-3, K-5)
+//! # Witness ([CG-3], [CK-5])
 //!
 //! The witness of [`reachable_without`] is a **shortest** gate-free path over the admitted kinds: the one
 //! a breadth-first search from `from` finds when it visits each node's out-edges in canonical graph edge
@@ -39,7 +39,7 @@
 //! The tie-break between shortest paths is fixed by the canonical order; Elixir's was whatever `:digraph`
 //! did, so only the properties above and cases with a unique shortest path compare across the two.
 //!
-//! # Options (G-4)
+//! # Options ([CG-4])
 //!
 //! | option | field of | values |
 //! |--|--|--|
@@ -48,20 +48,20 @@
 //! | `entries` | [`DominanceOptions`] | `None` (the server nodes; there must be one) or a non-empty list of known ids |
 //! | `max_edges` | [`PathOptions`], [`DominanceOptions`] | default [`DEFAULT_MAX_EDGES`]; the graph's edge count (every kind) must not exceed it |
 //!
-//! Each query takes the option struct of its family, so an option the query does not allow (G-4's
+//! Each query takes the option struct of its family, so an option the query does not allow ([CG-4]'s
 //! `{:unknown_option, k}`) cannot be written: that refusal is impossible by type.
 //!
-//! # Refusal order (G-5)
+//! # Refusal order ([CG-5])
 //!
 //! 1. options, in the order `kinds`, `max_hops` / `entries`: [`ReachError::InvalidOption`], then
 //!    [`ReachError::UnknownNode`] for the first unknown entry id (in list order);
 //! 2. the cap: [`ReachError::Cap`], before any adjacency is built;
 //! 3. `Graph.check`: vacuous in Rust, since a [`Graph`] can only be obtained from [`Graph::new`], which
-//!    checks it (B-3), and it has no mutable access;
+//!    checks it ([CB-3]), and it has no mutable access;
 //! 4. argument ids, in argument order (`from`, `to`, then each gate; `gate`, then `target`):
 //!    [`ReachError::UnknownNode`].
 //!
-//! # Algorithms and cost (G-6)
+//! # Algorithms and cost ([CG-6])
 //!
 //! Each query builds a private adjacency list over the admitted kinds (in canonical order, endpoint ids
 //! resolved through a per-query map of borrowed ids, nothing cloned) and drops it on every exit; nothing
@@ -73,6 +73,16 @@
 //! answer equals the removal definition that [`dominates`] uses (a property test holds them equal). A
 //! whole-tree algorithm (petgraph's `simple_fast`) was measured quadratic on a long chain with many
 //! joins — minutes just under the default edge cap — and is not used.
+//!
+//! [CA-11]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CB-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CG-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CG-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CG-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CG-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CG-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CG-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::collections::BTreeSet;
 use std::convert::Infallible;
@@ -87,10 +97,14 @@ pub use error::ReachError;
 
 use search::{Adjacency, KindMask, bfs, kind_slot, node_index, strict_dominators};
 
-/// The default of `max_edges` (G-4): a graph with more edges is refused before anything is built.
+/// The default of `max_edges` ([CG-4]): a graph with more edges is refused before anything is built.
+///
+/// [CG-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub const DEFAULT_MAX_EDGES: usize = 1_000_000;
 
-/// A witness path (G-3): `nodes` are ids from `from` to `to`, `edges` the graph edges between them.
+/// A witness path ([CG-3]): `nodes` are ids from `from` to `to`, `edges` the graph edges between them.
+///
+/// [CG-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq)]
 pub struct Path {
     /// The node ids, from the source to the target; never empty.
@@ -99,7 +113,9 @@ pub struct Path {
     pub edges: Vec<Edge>,
 }
 
-/// The options of [`reachable`] and [`reachable_without`] (G-4).
+/// The options of [`reachable`] and [`reachable_without`] ([CG-4]).
+///
+/// [CG-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathOptions {
     /// The admitted edge kinds; `None` admits all four, an empty set is refused.
@@ -116,12 +132,16 @@ impl Default for PathOptions {
     }
 }
 
-/// The options of [`dominates`] and [`mandatory_pass`] (G-4).
+/// The options of [`dominates`] and [`mandatory_pass`] ([CG-4]).
+///
+/// [CG-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DominanceOptions {
     /// The admitted edge kinds; `None` admits all four, an empty set is refused.
     pub kinds: Option<BTreeSet<EdgeKind>>,
-    /// The entry ids; `None` means the `server` nodes; an empty list is refused.
+    /// The entry ids; `None` means the `server` nodes ([CA-11]); an empty list is refused.
+    ///
+    /// [CA-11]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub entries: Option<Vec<String>>,
     /// The largest graph (in edges, every kind) the query accepts.
     pub max_edges: usize,
@@ -133,7 +153,10 @@ impl Default for DominanceOptions {
     }
 }
 
-/// Whether `to` can be reached from `from` over the admitted kinds within `max_hops` (G-1, G-2).
+/// Whether `to` can be reached from `from` over the admitted kinds within `max_hops` ([CG-1], [CG-2]).
+///
+/// [CG-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CG-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn reachable(g: &Graph, from: &str, to: &str, o: &PathOptions) -> Result<bool, ReachError> {
     let admitted = path_options(o)?;
     check_cap(g, o.max_edges)?;
@@ -143,7 +166,10 @@ pub fn reachable(g: &Graph, from: &str, to: &str, o: &PathOptions) -> Result<boo
     Ok(bfs(&adj, &[from], &[], o.max_hops, Some(to)).reached(to))
 }
 
-/// A shortest path from `from` to `to` that crosses no gate (endpoints included), or `None` (G-1…G-3).
+/// A shortest path from `from` to `to` that crosses no gate (endpoints included), or `None` ([CG-1]…[CG-3]).
+///
+/// [CG-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CG-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn reachable_without<S: AsRef<str>>(
     g: &Graph,
     from: &str,
@@ -174,11 +200,14 @@ pub fn reachable_without<S: AsRef<str>>(
     Ok(Some(Path { nodes, edges }))
 }
 
-/// Whether every path from the entry set to `target` passes through `gate` (G-1, G-2).
+/// Whether every path from the entry set to `target` passes through `gate` ([CG-1], [CG-2]).
 ///
 /// `gate == target` answers true. Otherwise this is the removal definition: `target` is reachable from
 /// the virtual root, and is no longer once `gate` is removed (with the root's edge to it, if it is an
 /// entry). An unreachable target is `Err(ReachError::Unreachable(target))`.
+///
+/// [CG-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CG-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn dominates(g: &Graph, gate: &str, target: &str, o: &DominanceOptions) -> Result<bool, ReachError> {
     let (admitted, entries) = dominance_options(g, o)?;
     let gate = known(g, gate)?;
@@ -197,10 +226,13 @@ pub fn dominates(g: &Graph, gate: &str, target: &str, o: &DominanceOptions) -> R
     Ok(!bfs(&adj, &entries, &blocked, None, Some(target_index)).reached(target_index))
 }
 
-/// The nodes every path from the entry set to `target` passes through, `target` excluded (G-1, G-6).
+/// The nodes every path from the entry set to `target` passes through, `target` excluded ([CG-1], [CG-6]).
 ///
 /// This is the immediate-dominator chain of `target` under the virtual root, minus the root and
 /// `target`. An unreachable target is `Err(ReachError::Unreachable(target))`.
+///
+/// [CG-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CG-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn mandatory_pass(g: &Graph, target: &str, o: &DominanceOptions) -> Result<BTreeSet<String>, ReachError> {
     let (admitted, entries) = dominance_options(g, o)?;
     let target_index = known(g, target)?;
@@ -211,11 +243,13 @@ pub fn mandatory_pass(g: &Graph, target: &str, o: &DominanceOptions) -> Result<B
     Ok(chain.into_iter().filter_map(|i| g.nodes().get(i)).map(|n| n.id().to_owned()).collect())
 }
 
-/// Always `Err(ReachError::Refused("all_paths"))` (G-1): the simple paths between two nodes can number
+/// Always `Err(ReachError::Refused("all_paths"))` ([CG-1]): the simple paths between two nodes can number
 /// exponentially many in the graph's size, so no bound on time or memory could be promised.
 ///
 /// Nothing is checked, not even the ids. Ask [`reachable_without`] for one shortest witness instead, or
 /// [`mandatory_pass`] for the nodes every path shares.
+///
+/// [CG-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn all_paths(_g: &Graph, _from: &str, _to: &str) -> Result<Infallible, ReachError> {
     Err(ReachError::Refused("all_paths"))
 }
@@ -239,7 +273,9 @@ fn kind_mask(kinds: Option<&BTreeSet<EdgeKind>>) -> Result<KindMask, ReachError>
     }
 }
 
-/// G-5 step 1 for [`PathOptions`]: `kinds`, then `max_hops`.
+/// [CG-5] step 1 for [`PathOptions`]: `kinds`, then `max_hops`.
+///
+/// [CG-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 fn path_options(o: &PathOptions) -> Result<KindMask, ReachError> {
     let admitted = kind_mask(o.kinds.as_ref())?;
     if o.max_hops == Some(0) {
@@ -248,8 +284,10 @@ fn path_options(o: &PathOptions) -> Result<KindMask, ReachError> {
     Ok(admitted)
 }
 
-/// G-5 steps 1–2 for [`DominanceOptions`]: `kinds`, then `entries` (empty, unknown ids in list order, or
+/// [CG-5] steps 1–2 for [`DominanceOptions`]: `kinds`, then `entries` (empty, unknown ids in list order, or
 /// no server node to default to), then the cap. Returns the mask and the entry node indices.
+///
+/// [CG-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 fn dominance_options(g: &Graph, o: &DominanceOptions) -> Result<(KindMask, Vec<usize>), ReachError> {
     let admitted = kind_mask(o.kinds.as_ref())?;
     let entries = match &o.entries {
@@ -278,7 +316,9 @@ fn dominance_options(g: &Graph, o: &DominanceOptions) -> Result<(KindMask, Vec<u
     Ok((admitted, entries))
 }
 
-/// G-5 step 2: refuses a graph with more edges than `max_edges`.
+/// [CG-5] step 2: refuses a graph with more edges than `max_edges`.
+///
+/// [CG-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 fn check_cap(g: &Graph, max_edges: usize) -> Result<(), ReachError> {
     let edges = g.edges().len();
     if edges > max_edges { Err(ReachError::Cap { max_edges, edges }) } else { Ok(()) }

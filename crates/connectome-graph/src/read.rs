@@ -1,15 +1,15 @@
 //! Reading exports back (docs/connectome.md §R): a graph export's canonical bytes into a [`Graph`] and
 //! the [`Algorithm`] it names, a sidecar into weights, a timing sidecar into [`Timings`] — strictly.
 //!
-//! Every reader refuses, in this order (R-1): bytes that are not JSON (ill-formed UTF-8, a syntax
+//! Every reader refuses, in this order ([CR-1]): bytes that are not JSON (ill-formed UTF-8, a syntax
 //! error, a member named twice, nesting deeper than 127 levels), a top level that is not an object, a
 //! `schema_version` other than 3 (read first), a missing and then an unknown member, a value of the
-//! wrong type or outside its vocabulary (in document order), the graph's own checks (B-3), what has no
-//! canonical form (C-14), and finally bytes that are not exactly the canonical bytes of what they hold
-//! (R-2): the reader re-encodes what it read and refuses any difference, naming the first byte that
-//! differs. Nothing is corrected. Each refusal is one [`ReadError`] (R-5).
+//! wrong type or outside its vocabulary (in document order), the graph's own checks ([CB-3]), what has no
+//! canonical form ([CC-14]), and finally bytes that are not exactly the canonical bytes of what they hold
+//! ([CR-2]): the reader re-encodes what it read and refuses any difference, naming the first byte that
+//! differs. Nothing is corrected. Each refusal is one [`ReadError`] ([CR-5]).
 //!
-//! [`verify_export`] and [`verify_record`] are the lenient side, for a `verify` command (R-6): they
+//! [`verify_export`] and [`verify_record`] are the lenient side, for a `verify` command ([CR-6]): they
 //! re-hash bytes as held and say whether they are canonical instead of refusing them.
 //!
 //! ```
@@ -27,6 +27,13 @@
 //! assert_eq!(verify_export(&bytes)?.canonical, Canonicity::Canonical);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! [CB-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CC-14]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CR-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CR-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CR-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CR-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 mod error;
 pub(crate) mod json;
@@ -55,7 +62,9 @@ pub struct Export {
     pub algorithm: Algorithm,
 }
 
-/// Whether held bytes are canonical (R-6).
+/// Whether held bytes are canonical ([CR-6]).
+///
+/// [CR-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Canonicity {
     /// The bytes are exactly the canonical bytes of what they hold.
@@ -67,7 +76,9 @@ pub enum Canonicity {
         /// The digest (same algorithm) of the canonical bytes, lowercase hex.
         canonical_hex: String,
     },
-    /// A schema 1 or 2 export: verified as held, never re-encoded (C-13), so not judged.
+    /// A schema 1 or 2 export: verified as held, never re-encoded ([CC-13]), so not judged.
+    ///
+    /// [CC-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Held,
 }
 
@@ -76,7 +87,9 @@ pub enum Canonicity {
 pub struct Verdict {
     /// The document's `schema_version`.
     pub schema_version: u8,
-    /// The digest used: the one the document names, SHA-256 below schema 3 (C-13).
+    /// The digest used: the one the document names, SHA-256 below schema 3 ([CC-13]).
+    ///
+    /// [CC-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub algorithm: Algorithm,
     /// The digest of the bytes as held, lowercase hex.
     pub hash_hex: String,
@@ -100,7 +113,9 @@ fn first_difference(held: &[u8], canonical: &[u8]) -> Option<usize> {
     }
 }
 
-/// Refuses `held` unless it is exactly `canonical` (R-2).
+/// Refuses `held` unless it is exactly `canonical` ([CR-2]).
+///
+/// [CR-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub(crate) fn require_canonical(document: Document, held: &[u8], canonical: &[u8]) -> Result<(), ReadError> {
     match first_difference(held, canonical) {
         None => Ok(()),
@@ -108,7 +123,9 @@ pub(crate) fn require_canonical(document: Document, held: &[u8], canonical: &[u8
     }
 }
 
-/// The graph and algorithm of a parsed export (R-1 steps up to the graph's own checks).
+/// The graph and algorithm of a parsed export ([CR-1] steps up to the graph's own checks).
+///
+/// [CR-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 fn graph_of(json: &Json) -> Result<Export, ReadError> {
     let doc = Document::GraphExport;
     let top = Obj::new(doc, "", json)?;
@@ -146,7 +163,9 @@ fn graph_of(json: &Json) -> Result<Export, ReadError> {
     Ok(Export { graph, algorithm })
 }
 
-/// The canonical bytes of a read export, or the C-14 refusal.
+/// The canonical bytes of a read export, or the [CC-14] refusal.
+///
+/// [CC-14]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 fn reencode(export: &Export) -> Result<Vec<u8>, ReadError> {
     export
         .graph
@@ -154,16 +173,23 @@ fn reencode(export: &Export) -> Result<Vec<u8>, ReadError> {
         .map_err(|reason| ReadError::new(Document::GraphExport, "", ReadFault::Uncanonical(Box::new(reason))))
 }
 
-/// Reads a graph export (B-4) strictly (R-1, R-2): the bytes must be exactly the canonical bytes of the
+/// Reads a graph export ([CB-4]) strictly ([CR-1], [CR-2]): the bytes must be exactly the canonical bytes of the
 /// graph they hold under the algorithm they name.
+///
+/// [CB-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CR-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CR-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn read_export(bytes: &[u8]) -> Result<Export, ReadError> {
     let export = graph_of(&parse(Document::GraphExport, bytes)?)?;
     require_canonical(Document::GraphExport, bytes, &reencode(&export)?)?;
     Ok(export)
 }
 
-/// Reads a weight sidecar (B-5) strictly (R-4): an integer weight is a count, one with a fraction or an
+/// Reads a weight sidecar ([CB-5]) strictly ([CR-4]): an integer weight is a count, one with a fraction or an
 /// exponent a float (finite, not below zero); the entries in file order.
+///
+/// [CB-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CR-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn read_sidecar(bytes: &[u8]) -> Result<Vec<(EdgeKey, Weight)>, ReadError> {
     let doc = Document::Sidecar;
     let json = parse(doc, bytes)?;
@@ -246,8 +272,10 @@ fn nfc_key(key: &EdgeKey) -> EdgeKey {
     }
 }
 
-/// Puts `weights` on the edges of `graph` (R-4), matching keys after NFC; refuses an entry naming no
+/// Puts `weights` on the edges of `graph` ([CR-4]), matching keys after NFC; refuses an entry naming no
 /// edge of the graph, or one edge twice. Edges no entry names keep their weight.
+///
+/// [CR-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn weigh(graph: Graph, weights: &[(EdgeKey, Weight)]) -> Result<Graph, ReadError> {
     let doc = Document::Sidecar;
     let (nodes, mut edges) = graph.into_parts();
@@ -275,7 +303,10 @@ pub fn read_observed(export: &[u8], sidecar: &[u8]) -> Result<Export, ReadError>
     Ok(Export { graph: weigh(read.graph, &weights)?, algorithm: read.algorithm })
 }
 
-/// Reads a timing sidecar (M-2) strictly, like a sidecar (R-4).
+/// Reads a timing sidecar ([CM-2]) strictly, like a sidecar ([CR-4]).
+///
+/// [CM-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CR-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn read_timing(bytes: &[u8]) -> Result<Timings, ReadError> {
     let doc = Document::TimingSidecar;
     let json = parse(doc, bytes)?;
@@ -315,9 +346,12 @@ fn verdict(schema_version: u8, algorithm: Algorithm, held: &[u8], canonical: &[u
     Verdict { schema_version, algorithm, hash_hex, canonical }
 }
 
-/// Re-hashes a graph export as held and says whether its bytes are canonical (R-6). A schema 3 export
+/// Re-hashes a graph export as held and says whether its bytes are canonical ([CR-6]). A schema 3 export
 /// must be a valid graph export (every refusal of [`read_export`] but the last applies); a schema 1 or
-/// 2 export is hashed as held with SHA-256 and not judged (C-13).
+/// 2 export is hashed as held with SHA-256 and not judged ([CC-13]).
+///
+/// [CC-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CR-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn verify_export(bytes: &[u8]) -> Result<Verdict, ReadError> {
     let doc = Document::GraphExport;
     let json = parse(doc, bytes)?;
@@ -339,9 +373,12 @@ pub fn verify_export(bytes: &[u8]) -> Result<Verdict, ReadError> {
     Ok(verdict(3, export.algorithm, bytes, &reencode(&export)?))
 }
 
-/// Re-hashes a record written with the label grammar (C-10) — the diff record, the federation record,
-/// the effective export — with the digest it names, and says whether its bytes are canonical (R-6). It
+/// Re-hashes a record written with the label grammar ([CC-10]) — the diff record, the federation record,
+/// the effective export — with the digest it names, and says whether its bytes are canonical ([CR-6]). It
 /// must be an object with `schema_version` 3 and a known `algorithm`, and hold no float.
+///
+/// [CC-10]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CR-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn verify_record(bytes: &[u8]) -> Result<Verdict, ReadError> {
     let doc = Document::Record;
     let json = parse(doc, bytes)?;

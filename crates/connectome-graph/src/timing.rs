@@ -1,11 +1,16 @@
-//! The timing sidecar (docs/connectome.md M-2): each observed edge's total and longest call time, the
+//! The timing sidecar (docs/connectome.md [CM-2]): each observed edge's total and longest call time, the
 //! measurements the collector keeps beside the call count.
 //!
-//! It is unsigned and never hashed, like the weight sidecar (B-5, A-7): the graph's hash says which
+//! It is unsigned and never hashed, like the weight sidecar ([CB-5], [CA-7]): the graph's hash says which
 //! edges ran, never how long they took. Its bytes are
 //! `{"schema_version":3,"timings":[{"from","kind","max_ns","provenance","sum_ns","to"}]}`, one entry per
-//! edge in the canonical edge order (C-3), written with the label grammar (so ids and keys in NFC).
+//! edge in the canonical edge order ([CC-3]), written with the label grammar (so ids and keys in NFC).
 //! It holds no count: the count is the weight sidecar's.
+//!
+//! [CA-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CB-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CC-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CM-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::collections::BTreeMap;
 
@@ -13,7 +18,9 @@ use connectome_canonical::{GraphReason, Uncanonical, Value, nfc};
 
 use crate::graph::EdgeKey;
 
-/// The timing sidecar's `schema_version` (M-2): 3, like the weight sidecar's.
+/// The timing sidecar's `schema_version` ([CM-2]): 3, like the weight sidecar's.
+///
+/// [CM-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub const TIMING_SCHEMA_VERSION: u64 = 3;
 
 /// One edge's call times, in nanoseconds (a measurement: never hashed).
@@ -26,8 +33,10 @@ pub struct Timing {
 }
 
 impl Timing {
-    /// Two measurements of one edge as one (M-4): the sums added (saturating at `u64::MAX`, as the
+    /// Two measurements of one edge as one ([CM-4]): the sums added (saturating at `u64::MAX`, as the
     /// collector's do), the longest of the two longest calls.
+    ///
+    /// [CM-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn merge(self, other: Timing) -> Timing {
         Timing { sum_ns: self.sum_ns.saturating_add(other.sum_ns), max_ns: self.max_ns.max(other.max_ns) }
     }
@@ -39,7 +48,9 @@ pub struct Timings {
     entries: Vec<(EdgeKey, Timing)>,
 }
 
-/// The canonical order of an edge key (C-3): endpoints as bytes, then the kind and provenance names.
+/// The canonical order of an edge key ([CC-3]): endpoints as bytes, then the kind and provenance names.
+///
+/// [CC-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 fn order(key: &EdgeKey) -> (&str, &str, &'static str, &'static str) {
     (&key.from, &key.to, key.kind.as_str(), key.provenance.as_str())
 }
@@ -99,7 +110,9 @@ impl Timings {
         self.entries.is_empty()
     }
 
-    /// The timing sidecar's bytes (M-2).
+    /// The timing sidecar's bytes ([CM-2]).
+    ///
+    /// [CM-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn to_bytes(&self) -> Result<Vec<u8>, Uncanonical> {
         let entries = self
             .entries
@@ -122,7 +135,10 @@ impl Timings {
     }
 }
 
-/// Why an observed graph's measurements cannot be read as counts and timings (M-1, W-1).
+/// Why an observed graph's measurements cannot be read as counts and timings ([CM-1], [CW-1]).
+///
+/// [CM-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CW-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MeasureError {
     /// An observed edge carries no weight: its call count is unknown.

@@ -1,4 +1,4 @@
-//! The collector's overhead (E-10, K-12): one `tools/call` through the core (`Server::handle` on a ready
+//! The collector's overhead (CE-10, CK-12): one `tools/call` through the core (`Server::handle` on a ready
 //! no-op tool, polled once with no runtime) without and with a running collector, side by side in one
 //! run. The `mcp.dispatch` span is emitted either way (no subscriber is installed), so the difference is
 //! the observer hook (two clock reads) plus the collector's hot path.
@@ -8,7 +8,7 @@
 //! collector minus without, printed beside the 1.5 µs ceiling. `OBSERVE_BENCH_N` and `OBSERVE_BENCH_R` set
 //! N and R. Under `cargo test` the figure runs with N = 1,000 as a smoke run and is never enforced.
 //!
-//! The gate (E-10, K-12) is enforced only where the hardware is known: with `OBSERVE_OVERHEAD_ENFORCE=1`
+//! The gate (CE-10, CK-12) is enforced only where the hardware is known: with `OBSERVE_OVERHEAD_ENFORCE=1`
 //! a figure above the ceiling exits with status 1 (after the report). `OBSERVE_OVERHEAD_CEILING_NS` sets
 //! the ceiling in nanoseconds (default 1,500); a value that is not a positive integer exits with status 2.
 //! Without `OBSERVE_OVERHEAD_ENFORCE=1` the figure is only reported.

@@ -1,12 +1,12 @@
-//! The collector (E-2…E-5, K-10): one row per distinct edge, written in the dispatching task.
+//! The collector ([CE-2]…[CE-5], [CK-10]): one row per distinct edge, written in the dispatching task.
 //!
-//! Hot path (E-3): a call on an edge already seen is one atomic load of the running flag, one lock-free
+//! Hot path ([CE-3]): a call on an edge already seen is one atomic load of the running flag, one lock-free
 //! lookup in a concurrent map (`papaya`) by a *borrowed* key (no allocation, no id formatting) and three
 //! relaxed atomic updates — `count += 1`, `sum_ns += d`, `max_ns = max(max_ns, d)`. No lock is taken and
 //! no other thread is involved. First sight of an edge (the cold path) allocates its owned key once; the
 //! table is bounded by the number of distinct edges, never by the number of calls.
 //!
-//! Lifecycle (E-4, E-5): [`Collector::new`] is **not started**; every read of a collector that is not
+//! Lifecycle ([CE-4], [CE-5]): [`Collector::new`] is **not started**; every read of a collector that is not
 //! running is [`ObserveError::NotStarted`](crate::ObserveError::NotStarted), never an empty answer.
 //! [`Collector::start`] opens a window with zero rows, [`Collector::stop`] closes it and drops its rows
 //! (take the snapshot first), and a later `start` begins again from zero. A call in flight across a
@@ -14,10 +14,17 @@
 //! under the lifecycle lock, see [`Collector::record_in_window`]). Counters are read one by one, so a snapshot taken under load
 //! may pair a count with a sum one call apart; each value is exact on its own.
 //!
-//! Threat model (E-9): accidents and API misuse are in scope; an adversary inside the process is not (it
+//! Threat model ([CE-9]): accidents and API misuse are in scope; an adversary inside the process is not (it
 //! could call dispatch itself). What reaches a row is only the names in the key and a duration: the
 //! router hands the observer no argument, result, error text or panic payload. (Whether a panic's
 //! message reaches stderr is up to the host's panic hook, which runs before the router catches it.)
+//!
+//! [CE-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CE-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CE-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CE-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CE-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-10]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};

@@ -1,7 +1,9 @@
 //! The collector's refusals.
 //!
 //! "Not started" is a refusal, never an empty answer: "nothing watched" is a different claim from
-//! "nothing ran" (E-4), so no read of a collector that is not running returns an empty graph, list or map.
+//! "nothing ran" ([CE-4]), so no read of a collector that is not running returns an empty graph, list or map.
+//!
+//! [CE-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::fmt;
 

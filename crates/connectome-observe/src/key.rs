@@ -2,9 +2,11 @@
 //!
 //! Semantics: a key is the *structure* of an [`Identity`] (its tag and components), not its id string.
 //! Ids are derived only at snapshot time through [`Identity::id`], the one id function, so the hot path
-//! never formats or escapes anything (E-3). A borrowed form, [`KeyRef`], hashes exactly like the owned
+//! never formats or escapes anything ([CE-3]). A borrowed form, [`KeyRef`], hashes exactly like the owned
 //! [`Key`] (`Arc<str>` and `&str` both hash as `str`; the derives list the same fields in the same
 //! order), so an existing row is found without allocating; an owned key is built only on first sight.
+//!
+//! [CE-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::hash::Hash;
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! The observed side of the connectome (docs/connectome.md §E, K-10, K-11): what did happen.
+//! The observed side of the connectome (docs/connectome.md §E, [CK-10], [CK-11]): what did happen.
 //!
 //! - [`Collector`]: one row per distinct edge `(from identity, to identity, kind)` with a call count, a
 //!   latency sum and a maximum. It implements the router's [`DispatchObserver`], so
@@ -6,16 +6,16 @@
 //!   call that reaches dispatch — ok, tool error or panic alike: the attempt is the edge. A call refused
 //!   before dispatch (schema, unknown tool) is not an edge. Hosts record their own edges with
 //!   [`Collector::observe`].
-//! - Reads: [`Collector::snapshot`] (the observed [`Graph`], B-6), [`Collector::sidecar_bytes`] (the
-//!   call counts, B-5), [`Collector::snapshot_with_timings`] (the graph and its `Timings` from one read,
-//!   M-2), [`Collector::latency`], [`Collector::rows`], [`Collector::size`]. A collector
+//! - Reads: [`Collector::snapshot`] (the observed [`Graph`], [CB-6]), [`Collector::sidecar_bytes`] (the
+//!   call counts, [CB-5]), [`Collector::snapshot_with_timings`] (the graph and its `Timings` from one read,
+//!   [CM-2]), [`Collector::latency`], [`Collector::rows`], [`Collector::size`]. A collector
 //!   that is not running refuses every read with [`ObserveError::NotStarted`]: "nothing watched" is never
 //!   reported as "nothing ran" (an empty graph).
 //! - [`Tracer`] (optional, off by default, one at a time): module-level `invoke` edges between
 //!   instrumented spans of named modules, through a [`TracerLayer`] in the host's subscriber. It sees
 //!   only instrumented functions.
 //!
-//! **What is never recorded** (E-1, E-11): arguments, results, error text, headers, panic payloads. The
+//! **What is never recorded** ([CE-1], [CE-11]): arguments, results, error text, headers, panic payloads. The
 //! router hands the observer names and a duration only; the tracer reads span metadata (module paths),
 //! never field values. Names are identity and are published: a secret in a server, tool or module name
 //! ends up in the signed bytes. The package never logs a panic payload either, but what reaches stderr
@@ -31,6 +31,14 @@
 //! collector.start();
 //! assert!(collector.snapshot().unwrap().edges().is_empty()); // watched, nothing ran
 //! ```
+//!
+//! [CB-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CB-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CE-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CE-11]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-10]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-11]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CM-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #![forbid(unsafe_code)]
 
 mod collector;

@@ -1,14 +1,19 @@
-//! The collector's reads (E-4): rows, size, the observed graph, its sidecar and the latency summary.
+//! The collector's reads ([CE-4]): rows, size, the observed graph, its sidecar and the latency summary.
 //!
 //! Id strings are built here and only here, through [`Node::from_identity`] (which calls
-//! [`Identity::id`], the one id function): once per distinct endpoint per read, never per call (E-3).
+//! [`Identity::id`], the one id function): once per distinct endpoint per read, never per call ([CE-3]).
 //! Every read of a collector that is not running is [`ObserveError::NotStarted`].
 //!
-//! The graph (B-6): one node per distinct identity, at the level the identity requires (servers and
+//! The graph ([CB-6]): one node per distinct identity, at the level the identity requires (servers and
 //! catalog parts at `server`, modules at `module`), all labels empty; one edge per row, `observed`, sign
 //! unset, weight = call count. Weights and latency are measurements: never hashed, written only in the
-//! sidecar (counts), the timing sidecar (total and longest call, M-2) or returned as a summary
+//! sidecar (counts), the timing sidecar (total and longest call, [CM-2]) or returned as a summary
 //! (latency).
+//!
+//! [CB-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CE-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CE-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CM-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
@@ -61,7 +66,9 @@ impl EdgeIds {
     }
 }
 
-/// The latency of one edge (E-4): a summary, never hashed.
+/// The latency of one edge ([CE-4]): a summary, never hashed.
+///
+/// [CE-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LatencySummary {
     /// Calls seen.
@@ -125,26 +132,34 @@ impl Collector {
         Ok(self.inner.rows.len())
     }
 
-    /// The observed graph (B-6): one node per distinct identity, one `observed` edge per row with the
+    /// The observed graph ([CB-6]): one node per distinct identity, one `observed` edge per row with the
     /// call count as its weight; refused when not running. A running collector with no rows gives the
     /// empty graph ("watched, nothing ran").
+    ///
+    /// [CB-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn snapshot(&self) -> Result<Graph, ObserveError> {
         Ok(graph_of(self.read()?)?.0)
     }
 
-    /// The observed graph and the timings of its edges (their total and longest call time, M-2), from
+    /// The observed graph and the timings of its edges (their total and longest call time, [CM-2]), from
     /// one read of the rows, so the two describe the same calls; refused when not running.
+    ///
+    /// [CM-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn snapshot_with_timings(&self) -> Result<(Graph, Timings), ObserveError> {
         let (graph, timings) = graph_of(self.read()?)?;
         Ok((graph, Timings::new(timings)?))
     }
 
-    /// The unsigned weight sidecar (B-5) of [`Collector::snapshot`]: one call count per edge.
+    /// The unsigned weight sidecar ([CB-5]) of [`Collector::snapshot`]: one call count per edge.
+    ///
+    /// [CB-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn sidecar_bytes(&self) -> Result<Vec<u8>, ObserveError> {
         Ok(self.snapshot()?.to_sidecar_bytes()?)
     }
 
-    /// The latency summary per edge (E-4), keyed by the edge's ids; refused when not running.
+    /// The latency summary per edge ([CE-4]), keyed by the edge's ids; refused when not running.
+    ///
+    /// [CE-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn latency(&self) -> Result<BTreeMap<EdgeIds, LatencySummary>, ObserveError> {
         let mut ids: HashMap<End, String> = HashMap::new();
         let mut id_of = |end: &End| ids.entry(end.clone()).or_insert_with(|| end.to_identity().id()).clone();

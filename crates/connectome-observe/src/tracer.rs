@@ -1,4 +1,4 @@
-//! The optional tracer (E-6…E-9 adapted, K-11): module-level `invoke` edges read from `tracing` spans.
+//! The optional tracer ([CE-6]…[CE-9] adapted, [CK-11]): module-level `invoke` edges read from `tracing` spans.
 //!
 //! Off by default, at most one running in the process at a time. [`Tracer::start`] arms a session that
 //! the [`TracerLayer`] (installed once in the host's subscriber) consults on every span entry; the
@@ -11,12 +11,17 @@
 //!
 //! **It sees only instrumented functions** (spans); see [`TracerLayer`] for what one edge is.
 //!
-//! Guards (E-6, E-8): a running collector is required; both limits must be positive; the module list
+//! Guards ([CE-6], [CE-8]): a running collector is required; both limits must be positive; the module list
 //! must be non-empty and name Rust paths — no wildcard (`*`, `_`, an empty path or segment). Refusals
 //! are checked in that order, and only then is the process-wide slot claimed, so a refused start never
-//! disturbs a running session. Threat model (E-9): accidents and misuse (a forgotten stop, a panic
+//! disturbs a running session. Threat model ([CE-9]): accidents and misuse (a forgotten stop, a panic
 //! unwinding past the guard, a stopped collector, a second start) are in scope; an adversary in the
 //! process is not.
+//!
+//! [CE-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CE-8]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CE-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-11]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 mod layer;
 mod session;
@@ -32,9 +37,13 @@ pub use session::StopReason;
 use crate::collector::Collector;
 use session::Session;
 
-/// The default `max_events` (E-6's `max_messages`).
+/// The default `max_events` ([CE-6]'s `max_messages`).
+///
+/// [CE-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub const DEFAULT_MAX_EVENTS: u64 = 1_000;
-/// The default `max_duration` (E-6's `max_duration_ms`).
+/// The default `max_duration` ([CE-6]'s `max_duration_ms`).
+///
+/// [CE-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub const DEFAULT_MAX_DURATION: Duration = Duration::from_secs(5);
 
 /// What a tracer session traces and for how long.

@@ -1,4 +1,4 @@
-//! E-11 marker tests: a `PAYLOAD-MARKER-<random>` carried in nested arguments, a uri argument, a returned
+//! CE-11 marker tests: a `PAYLOAD-MARKER-<random>` carried in nested arguments, a uri argument, a returned
 //! tool error and a panic message reaches dispatch (each test proves it first) and is absent from the
 //! collector's rows, the snapshot's canonical bytes, the sidecar, the latency summary, and every span or
 //! event field any layer recorded. The panic test also installs the location-only panic hook the docs

@@ -1,4 +1,4 @@
-//! The tracer's rules (E-6…E-9 adapted, K-11): off by default, one at a time, module edges between
+//! The tracer's rules (CE-6…CE-9 adapted, CK-11): off by default, one at a time, module edges between
 //! instrumented spans of named modules only, bounded by events and time, inert on every exit, typed
 //! refusals, and it never reads a field value.
 //!

@@ -1,4 +1,4 @@
-//! Rendering a generated host of 2,000 modules and 10,000 edges (connectome J-6): the layout alone,
+//! Rendering a generated host of 2,000 modules and 10,000 edges (connectome CJ-6): the layout alone,
 //! the HTML page of the declared graph, and the page of all three views (declared, observed, and a
 //! diff whose 10,000 entries are all `declared_and_observed`). Prints each page's size; the times are
 //! criterion's. Nothing here asserts a time.

@@ -1,4 +1,8 @@
-//! The diff record (B-7), its ten counts (F-4) and the four ratios a consumer divides (F-5).
+//! The diff record ([CB-7]), its ten counts ([CF-4]) and the four ratios a consumer divides ([CF-5]).
+//!
+//! [CB-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CF-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CF-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::fmt;
 
@@ -21,7 +25,9 @@ pub struct DiffEntry {
     pub signs: Option<(Sign, Sign)>,
 }
 
-/// The ten counts, in F-4 order.
+/// The ten counts, in [CF-4] order.
+///
+/// [CF-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub const COUNTS: [(&str, &str); 10] = [
     ("declared_edges", "labels in the declared graph"),
     ("observed_edges", "labels in the observed graph"),
@@ -40,12 +46,16 @@ pub const COUNTS: [(&str, &str); 10] = [
 pub struct Coverage(pub [u64; 10]);
 
 impl Coverage {
-    /// The count with this F-4 name.
+    /// The count with this [CF-4] name.
+    ///
+    /// [CF-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn get(&self, name: &str) -> u64 {
         COUNTS.iter().position(|(n, _)| *n == name).map_or(0, |i| self.0[i])
     }
 
-    /// The four F-5 ratios, in the order the page prints them.
+    /// The four [CF-5] ratios, in the order the page prints them.
+    ///
+    /// [CF-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn ratios(&self) -> [Ratio; 4] {
         let g = |n| self.get(n);
         let both = g("declared_and_observed");
@@ -117,7 +127,9 @@ pub struct DiffRecord {
 }
 
 impl DiffRecord {
-    /// Reads a diff record, refusing anything that is not exactly the B-7 format.
+    /// Reads a diff record, refusing anything that is not exactly the [CB-7] format.
+    ///
+    /// [CB-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn from_json(bytes: &[u8]) -> Result<Self, Error> {
         let role = Role::Diff;
         let doc = json::parse(role, bytes)?;

@@ -1,4 +1,4 @@
-//! The effective export (docs/connectome.md W-3) read strictly, and its weighted view (W-6) as SVG and
+//! The effective export (docs/connectome.md [CW-3]) read strictly, and its weighted view ([CW-6]) as SVG and
 //! DOT: `connectome render --effective E.json --format svg|dot`.
 //!
 //! - **Reading.** `schema_version` 3 first, then exactly the members `algorithm`, `declared_graph`,
@@ -11,9 +11,14 @@
 //!   kind); an edge's thickness grows with its count ([`thickness`]); a declared edge never observed is
 //!   dashed, grey and labelled `0`; an observed edge that was not declared is red and labelled
 //!   `undeclared`; declared and observed edges are teal. The colours are the diff's class colours
-//!   (J-2). Tooltips carry the kind, the class, the count and, when timed, the total, longest and
-//!   mean call time (the mean is the renderer's division, F-5). Layers come from [`svg::layers`].
+//!   ([CJ-2]). Tooltips carry the kind, the class, the count and, when timed, the total, longest and
+//!   mean call time (the mean is the renderer's division, [CF-5]). Layers come from [`svg::layers`].
 //!   The same export gives the same bytes, on every run.
+//!
+//! [CF-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CJ-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CW-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CW-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -57,7 +62,9 @@ pub struct EffectiveEdge {
     pub timing: Option<(u64, u64)>,
 }
 
-/// An effective export, schema 3 (W-3).
+/// An effective export, schema 3 ([CW-3]).
+///
+/// [CW-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Clone, Debug, PartialEq)]
 pub struct EffectiveExport {
     /// The digest the export names.
@@ -95,7 +102,9 @@ fn digest_member(o: &Obj<'_>, key: &str, algorithm: Algorithm) -> Result<String,
 }
 
 impl EffectiveExport {
-    /// Reads an effective export, refusing anything that is not exactly the W-3 format.
+    /// Reads an effective export, refusing anything that is not exactly the [CW-3] format.
+    ///
+    /// [CW-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn from_json(bytes: &[u8]) -> Result<Self, Error> {
         let role = Role::Effective;
         let doc = json::parse(role, bytes)?;

@@ -52,7 +52,10 @@ pub enum Error {
         /// The parser's reason (it names a position, never the content).
         reason: String,
     },
-    /// An input is JSON but not the export format (B-4..B-7).
+    /// An input is JSON but not the export format ([CB-4]..[CB-7]).
+    ///
+    /// [CB-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+    /// [CB-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Format {
         /// The input.
         role: Role,

@@ -119,7 +119,9 @@ impl<'a> Obj<'a> {
         T::from_name(s).ok_or_else(|| self.err(key, format!("unknown {} {}", T::WHAT, excerpt(s))))
     }
 
-    /// Refuses a `schema_version` other than 3, before anything else is read (C-13).
+    /// Refuses a `schema_version` other than 3, before anything else is read ([CC-13]).
+    ///
+    /// [CC-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn schema_version_3(&self) -> Result<(), Error> {
         let v = self.get("schema_version")?;
         if v.as_u64() == Some(3) && !v.is_f64() {

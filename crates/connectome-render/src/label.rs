@@ -1,17 +1,22 @@
-//! Human names for nodes, read back from their ids (connectome A-13, J-3).
+//! Human names for nodes, read back from their ids (connectome [CA-13], [CJ-3]).
 //!
 //! An id is its components, each escaped (`%` as `%25`, then `/` as `%2F`) and joined with `/`:
 //! `<server>/<tag>/<rest…>`. The name undoes the escaping per component and picks what a person calls
 //! the node: a server its name, a tool, prompt or process its name, a resource its URI, a module its
 //! Rust path, a function `path::name`, a boundary its name. An id that does not follow the scheme, or
 //! whose tag disagrees with the node's kind, is shown as written: nothing is guessed.
+//!
+//! [CA-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CJ-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use crate::vocab::NodeKind;
 
 /// The longest name a drawing prints, in characters; a longer one keeps its end (the most specific part).
 pub const MAX_CHARS: usize = 40;
 
-/// One id component with the A-13 escaping undone: `%2F` is `/`, `%25` is `%`; any other `%` stays.
+/// One id component with the [CA-13] escaping undone: `%2F` is `/`, `%25` is `%`; any other `%` stays.
+///
+/// [CA-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub fn decode_component(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;

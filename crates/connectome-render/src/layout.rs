@@ -1,4 +1,4 @@
-//! The layered layout of a drawing (connectome J-6): deterministic, and bounded in work so a host of
+//! The layered layout of a drawing (connectome [CJ-6]): deterministic, and bounded in work so a host of
 //! thousands of modules and edges is laid out in milliseconds.
 //!
 //! 1. **Cycles.** The nodes are put in one sequence, greedily: the roots first; then, repeatedly, a
@@ -23,6 +23,8 @@
 //! change); each refining pass sorts every node's edges and the sequence, `O(E log E + V log V)`; the
 //! layering is linear; each sweep reads every edge twice and sorts every layer. The whole is
 //! `O((REFINE_PASSES + SWEEPS) · (E log E + V log V))`, with no step that grows faster.
+//!
+//! [CJ-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -1,8 +1,8 @@
 //! Renders connectome JSON exports (docs/connectome.md §J, adapted to a command line) as Mermaid,
 //! DOT or one self-contained HTML page.
 //!
-//! - **Inputs** are only the bytes of the exports: the graph export (B-4, declared or observed),
-//!   the weight sidecar (B-5) and the diff record (B-7), all `schema_version` 3. This crate depends
+//! - **Inputs** are only the bytes of the exports: the graph export ([CB-4], declared or observed),
+//!   the weight sidecar ([CB-5]) and the diff record ([CB-7]), all `schema_version` 3. This crate depends
 //!   on no connectome or kernel crate; it is a consumer of the bytes.
 //! - **Strict reading.** A wrong `schema_version`, a missing or unexpected member, a value outside
 //!   the vocabularies (kinds, levels, provenance, signs, algorithm), a duplicate node or edge, an
@@ -10,6 +10,10 @@
 //!   [`Error`]; nothing is corrected, guessed or inferred.
 //! - **Views** ([`view`]): declared, observed (with sidecar weights), and the diff over the union of
 //!   nodes coloured by class. Aliases `n0…` follow id order; output is byte-identical across runs.
+//!
+//! [CB-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CB-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CB-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 #![forbid(unsafe_code)]
 

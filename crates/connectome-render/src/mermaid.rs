@@ -1,6 +1,8 @@
-//! Mermaid `graph LR` diagrams (J-2): aliases `n0…` in id order, shapes by node kind, arrows by
+//! Mermaid `graph LR` diagrams ([CJ-2]): aliases `n0…` in id order, shapes by node kind, arrows by
 //! edge kind, weights as arrow labels; the diff with a `linkStyle` colour per class, dashed
 //! one-side-only nodes and a legend.
+//!
+//! [CJ-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::fmt::Write as _;
 

@@ -1,4 +1,8 @@
-//! The graph export (B-4, B-6) and the weight sidecar (B-5), read strictly from their bytes.
+//! The graph export ([CB-4], [CB-6]) and the weight sidecar ([CB-5]), read strictly from their bytes.
+//!
+//! [CB-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CB-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CB-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -37,7 +41,9 @@ pub struct Edge {
     pub sign: Sign,
 }
 
-/// An edge's identity (B-2): from, to, kind, provenance.
+/// An edge's identity ([CB-2]): from, to, kind, provenance.
+///
+/// [CB-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub type EdgeKey = (String, String, EdgeKind, Provenance);
 
 impl Edge {
@@ -59,8 +65,10 @@ pub struct Graph {
 }
 
 impl Graph {
-    /// Reads a graph export, refusing anything that is not exactly the B-4 format, duplicate node ids
+    /// Reads a graph export, refusing anything that is not exactly the [CB-4] format, duplicate node ids
     /// or edge keys, and edges whose endpoints are not nodes.
+    ///
+    /// [CB-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn from_json(role: Role, bytes: &[u8]) -> Result<Self, Error> {
         let doc = json::parse(role, bytes)?;
         let top = Obj::new(role, "", &doc)?;
@@ -125,7 +133,9 @@ pub struct Weight {
     pub weight: Number,
 }
 
-/// A sidecar, schema 3 (B-5): one weight per weighed edge.
+/// A sidecar, schema 3 ([CB-5]): one weight per weighed edge.
+///
+/// [CB-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sidecar {
     /// The entries, in file order.
@@ -133,7 +143,9 @@ pub struct Sidecar {
 }
 
 impl Sidecar {
-    /// Reads a sidecar, refusing anything that is not exactly the B-5 format.
+    /// Reads a sidecar, refusing anything that is not exactly the [CB-5] format.
+    ///
+    /// [CB-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn from_json(bytes: &[u8]) -> Result<Self, Error> {
         let role = Role::Sidecar;
         let doc = json::parse(role, bytes)?;

@@ -1,8 +1,10 @@
-//! An inline SVG drawing of a view, laid out here ([`crate::layout`], connectome J-6): layers left to
+//! An inline SVG drawing of a view, laid out here ([`crate::layout`], connectome [CJ-6]): layers left to
 //! right, the order within a layer by barycenter sweeps, a large layer dealt into several columns.
 //! Nodes show their human names ([`crate::label`]), their full ids on hover. All coordinates are
 //! integers, so the bytes are the same on every run and platform. Edges sit in one `<g class="edges">`
 //! and nodes in one `<g class="nodes">`, each child in view order, for the page's script.
+//!
+//! [CJ-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::fmt::Write as _;
 

@@ -1,5 +1,9 @@
-//! The closed vocabularies of the exports (A-2..A-6, C-1). A value outside them is refused, never
+//! The closed vocabularies of the exports ([CA-2]..[CA-6], [CC-1]). A value outside them is refused, never
 //! mapped to a neighbour.
+//!
+//! [CA-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CA-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CC-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 /// A closed vocabulary read from an export string.
 pub trait Vocabulary: Sized + Copy {
@@ -46,7 +50,9 @@ macro_rules! vocabulary {
 }
 
 vocabulary!(
-    /// A node kind.
+    /// A node kind ([CA-2]).
+    ///
+    /// [CA-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     NodeKind, "node kind", {
         Server => "server",
         Tool => "tool",
@@ -58,7 +64,9 @@ vocabulary!(
 );
 
 vocabulary!(
-    /// A node level.
+    /// A node level ([CA-4]).
+    ///
+    /// [CA-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Level, "level", {
         Mfa => "mfa",
         Module => "module",
@@ -68,7 +76,9 @@ vocabulary!(
 );
 
 vocabulary!(
-    /// An edge kind.
+    /// An edge kind ([CA-3]).
+    ///
+    /// [CA-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     EdgeKind, "edge kind", {
         Invoke => "invoke",
         Read => "read",
@@ -78,7 +88,9 @@ vocabulary!(
 );
 
 vocabulary!(
-    /// An edge provenance.
+    /// An edge provenance ([CA-5]).
+    ///
+    /// [CA-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Provenance, "provenance", {
         Declared => "declared",
         Observed => "observed",
@@ -86,7 +98,10 @@ vocabulary!(
 );
 
 vocabulary!(
-    /// An edge sign, schema 2 and 3 vocabulary (A-6, C-13).
+    /// An edge sign, schema 2 and 3 vocabulary ([CA-6], [CC-13]).
+    ///
+    /// [CA-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+    /// [CC-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Sign, "sign", {
         Allow => "allow",
         Deny => "deny",
@@ -97,7 +112,9 @@ vocabulary!(
 );
 
 vocabulary!(
-    /// The digest an export names (C-1).
+    /// The digest an export names ([CC-1]).
+    ///
+    /// [CC-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Algorithm, "algorithm", {
         Sha256 => "sha256",
         Sha384 => "sha384",
@@ -106,7 +123,9 @@ vocabulary!(
 );
 
 vocabulary!(
-    /// A diff class (F-3), in the order the views draw and list them.
+    /// A diff class ([CF-3]), in the order the views draw and list them.
+    ///
+    /// [CF-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     DiffClass, "diff class", {
         DeclaredAndObserved => "declared_and_observed",
         DeclaredNeverObserved => "declared_never_observed",
@@ -116,7 +135,9 @@ vocabulary!(
 );
 
 impl DiffClass {
-    /// The class colour every view uses (J-2).
+    /// The class colour every view uses ([CJ-2]).
+    ///
+    /// [CJ-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub fn colour(self) -> &'static str {
         match self {
             DiffClass::DeclaredAndObserved => "#2a9d8f",

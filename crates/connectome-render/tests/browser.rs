@@ -1,4 +1,4 @@
-//! The page in headless Chromium (connectome J-7): every node is in the DOM, a search or a kind
+//! The page in headless Chromium (connectome CJ-7): every node is in the DOM, a search or a kind
 //! filter read from the URL fragment narrows what is shown, a selected node lights up exactly what it
 //! reaches and what reaches it, and no script error is recorded (the page's `data-errors` attribute
 //! and Chromium's console log). Screenshots go to `connectome-render/` under cargo's temporary
@@ -216,7 +216,7 @@ fn write_page(scratch: &Path, inputs: &Inputs) -> PathBuf {
 }
 
 #[test]
-fn j7_page_in_chromium_shows_every_node_narrows_on_search_and_highlights_reach() {
+fn cj7_page_in_chromium_shows_every_node_narrows_on_search_and_highlights_reach() {
     if skipped() {
         return;
     }
@@ -274,7 +274,7 @@ fn j7_page_in_chromium_shows_every_node_narrows_on_search_and_highlights_reach()
 }
 
 #[test]
-fn j7_page_in_chromium_stays_usable_at_ten_thousand_edges() {
+fn cj7_page_in_chromium_stays_usable_at_ten_thousand_edges() {
     if skipped() {
         return;
     }

@@ -5,7 +5,9 @@ use std::borrow::Cow;
 
 use serde_json::Number;
 
-/// The text a `Mcp-Name` / `Mcp-Param-*` value stands for: decoded when it is canonical base64 (D-18).
+/// The text a `Mcp-Name` / `Mcp-Param-*` value stands for: decoded when it is canonical base64 ([D-18]).
+///
+/// [D-18]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 pub fn decoded(raw: &str) -> Cow<'_, str> {
     crate::header_value::decoded(raw)
 }
@@ -15,7 +17,9 @@ pub fn is_malformed_sentinel(raw: &str) -> bool {
     crate::header_value::is_malformed_sentinel(raw)
 }
 
-/// Whether an integer header value names the same integer as the body number (D-19).
+/// Whether an integer header value names the same integer as the body number ([D-19]).
+///
+/// [D-19]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 pub fn integer_matches(header: &str, body: &Number) -> bool {
     crate::header_value::integer_matches(header, body)
 }

@@ -3,13 +3,17 @@
 //! Headers are what gateways, load balancers and firewalls route on; the body is what the server
 //! executes. If the two can be read differently, a gateway and the server see different requests
 //! (request smuggling). So a header is never read as "the first value": every value of a repeated
-//! header is returned and must pass the same rule (`protocol.md` D-12). Values are decoded as UTF-8,
+//! header is returned and must pass the same rule (`protocol.md` [D-12]). Values are decoded as UTF-8,
 //! not as visible ASCII (`HeaderValue::to_str` would refuse a UTF-8 value a proxy passed through),
 //! and a value that is not UTF-8 is refused by the header's name, never echoed.
 //!
-//! The base64 sentinel `=?base64?<B>?=` (D-18, MCP 2026-07-28 S-22) is honoured only in its
+//! The base64 sentinel `=?base64?<B>?=` ([D-18], MCP 2026-07-28 [S-22]) is honoured only in its
 //! canonical form: a value that two encoders could spell differently would again let two readers
 //! disagree, so a non-canonical value is compared as the raw text it is.
+//!
+//! [D-12]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+//! [D-18]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+//! [S-22]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 
 use std::borrow::Cow;
 
@@ -41,8 +45,10 @@ pub(crate) fn values<'a>(headers: &'a HeaderMap, name: &str) -> Result<Vec<&'a s
 /// The text a `mcp-name` or `mcp-param-*` value stands for: decoded when it is canonical base64.
 /// True for a value shaped like the base64 sentinel that does not decode canonically to UTF-8.
 ///
-/// Clients MUST encode any value that itself looks like the sentinel (S-22), so such a value is
+/// Clients MUST encode any value that itself looks like the sentinel ([S-22]), so such a value is
 /// malformed: comparing it raw would let a lenient decoder in a gateway read another value.
+///
+/// [S-22]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 pub(crate) fn is_malformed_sentinel(raw: &str) -> bool {
     raw.starts_with(SENTINEL_OPEN)
         && raw.ends_with(SENTINEL_CLOSE)
@@ -66,10 +72,12 @@ pub(crate) fn decoded(raw: &str) -> Cow<'_, str> {
     }
 }
 
-/// Whether an integer header value names the same integer as the body number (D-19).
+/// Whether an integer header value names the same integer as the body number ([D-19]).
 ///
 /// The header must be `-?(0|[1-9][0-9]*)(\.0+)?`; no `+`, leading zeros, exponents, hex or
 /// fractions. The body must be an integer: an `i64`/`u64`, or an integral `f64` within ±2^53.
+///
+/// [D-19]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 pub(crate) fn integer_matches(header: &str, body: &Number) -> bool {
     match (canonical_integer(header), body_integer(body)) {
         (Some(header), Some(body)) => header == body,

@@ -1,4 +1,4 @@
-//! The header rules of `protocol.md` D-11 to D-19: the standard MCP headers must mirror the body.
+//! The header rules of `protocol.md` [D-11] to [D-19]: the standard MCP headers must mirror the body.
 //!
 //! MCP 2026-07-28 copies the routing facts of a request into HTTP headers (`MCP-Protocol-Version`,
 //! `Mcp-Method`, `Mcp-Name`, and `Mcp-Param-*` for annotated tool arguments) so that gateways can
@@ -11,6 +11,9 @@
 //!
 //! Every refusal here is issued after the body was read and echoes the request id. No refusal
 //! repeats a header value or a body value: only header names and the host's own annotation names.
+//!
+//! [D-11]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+//! [D-19]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 #![allow(
     clippy::result_large_err,
     reason = "a refusal is built at most once per request and returned straight to the caller"
@@ -35,26 +38,48 @@ const METHOD: &str = "mcp-method";
 /// The name header (base64 sentinel honoured).
 const NAME: &str = "mcp-name";
 
-/// D-15: a request without a declared protocol version.
+/// [D-15]: a request without a declared protocol version.
+///
+/// [D-15]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 const META_VERSION_MISSING: &str =
     "params._meta with io.modelcontextprotocol/protocolVersion is required on every request";
 
-/// D-14: no version header.
+/// [D-14]: no version header.
+///
+/// [D-14]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 const VERSION_MISSING: &str = "Missing mcp-protocol-version header; it is required on every POST";
-/// D-14: a version header value differs from the body's `protocolVersion`.
+/// [D-14]: a version header value differs from the body's `protocolVersion`.
+///
+/// [D-14]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 const VERSION_DIFFERS: &str = "mcp-protocol-version header does not match the body value";
-/// D-12: follows a header's name when one of its values is not UTF-8.
+/// [D-12]: follows a header's name when one of its values is not UTF-8.
+///
+/// [D-12]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 const NOT_UTF8: &str = "header value is not valid UTF-8";
-/// S-22, S-23: follows a mirrored header's name when a raw value holds text that must be base64-encoded.
+/// [S-22], [S-23]: follows a mirrored header's name when a raw value holds text that must be base64-encoded.
+///
+/// [S-22]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
+/// [S-23]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 const NOT_PLAIN: &str =
     "header value must be visible ASCII without surrounding whitespace, or canonical =?base64?...?=";
-/// D-16, D-17: follows a header's name when it is required and absent.
+/// [D-16], [D-17]: follows a header's name when it is required and absent.
+///
+/// [D-16]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+/// [D-17]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 const REQUIRED: &str = "header; it is required";
-/// D-16, D-17, D-19: follows a header's name when a value differs from the body.
+/// [D-16], [D-17], [D-19]: follows a header's name when a value differs from the body.
+///
+/// [D-16]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+/// [D-17]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+/// [D-19]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 const DIFFERS: &str = "header does not match the corresponding request body value";
-/// D-19: follows the header's name when the body has nothing to mirror.
+/// [D-19]: follows the header's name when the body has nothing to mirror.
+///
+/// [D-19]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 const NO_BODY_VALUE: &str = "header was sent, but the body carries no such value";
-/// D-19: follows the header's name when the body has a value and the header is absent.
+/// [D-19]: follows the header's name when the body has a value and the header is absent.
+///
+/// [D-19]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 const VALUE_UNMIRRORED: &str = "header is required: the body carries a value to mirror";
 
 /// The host's visibility filter's answer for a `tools/call`'s tool, asked once per request: `None`
@@ -74,8 +99,11 @@ pub(crate) fn tool_decision(
     Some((tool.to_owned(), shown))
 }
 
-/// Runs the header rules of `protocol.md` D-13 to D-19, in order, on a decoded message; `decision` is
+/// Runs the header rules of `protocol.md` [D-13] to [D-19], in order, on a decoded message; `decision` is
 /// [`tool_decision`]'s (a tool hidden from the caller mirrors nothing, exactly like an unknown tool).
+///
+/// [D-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+/// [D-19]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 pub(crate) fn check(
     headers: &HeaderMap,
     message: &Envelope,
@@ -114,9 +142,11 @@ enum Mirror {
     IfSent,
 }
 
-/// The header rules of a 2025-11-25 message (`LegacyClients::Stateless`, MCP S-63): `Mcp-Method`,
+/// The header rules of a 2025-11-25 message (`LegacyClients::Stateless`, MCP [S-63]): `Mcp-Method`,
 /// `Mcp-Name` and `Mcp-Param-*` are never required, but any that is sent must agree with the body,
 /// so that a gateway routing on it never sees another request than the one this server runs.
+///
+/// [S-63]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 pub(crate) fn check_sent(
     headers: &HeaderMap,
     message: &Envelope,
@@ -134,13 +164,18 @@ pub(crate) fn check_sent(
     Ok(())
 }
 
-/// D-12: every value of header `name`, or a -32020 refusal naming `label` if one is not UTF-8.
+/// [D-12]: every value of header `name`, or a -32020 refusal naming `label` if one is not UTF-8.
+///
+/// [D-12]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 fn read<'h>(headers: &'h HeaderMap, name: &str, label: &str, id: &Value) -> Result<Vec<&'h str>, Refusal> {
     values(headers, name).map_err(|_| mismatch(&format!("{label} {NOT_UTF8}"), id))
 }
 
-/// Reads a header whose plain values are restricted to visible ASCII, space and tab (MCP S-22): any
-/// other text must travel `=?base64?…?=`-encoded, so a raw value holding it is refused (S-23).
+/// Reads a header whose plain values are restricted to visible ASCII, space and tab (MCP [S-22]): any
+/// other text must travel `=?base64?…?=`-encoded, so a raw value holding it is refused ([S-23]).
+///
+/// [S-22]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
+/// [S-23]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 fn read_mirrored<'h>(
     headers: &'h HeaderMap,
     name: &str,
@@ -162,9 +197,12 @@ fn read_mirrored<'h>(
     }
 }
 
-/// D-14: the version header is present, agrees with the body and names the one served revision.
+/// [D-14]: the version header is present, agrees with the body and names the one served revision.
 ///
-/// `params._meta`, when present, is first checked to be an object (the core's rule, B-3.8).
+/// `params._meta`, when present, is first checked to be an object (the core's rule, [B-3.8]).
+///
+/// [B-3.8]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+/// [D-14]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 fn protocol_version(
     headers: &HeaderMap,
     meta: &RequestMeta,
@@ -212,7 +250,9 @@ fn protocol_version(
     Ok(())
 }
 
-/// D-15 (requests only): `params._meta` declares the revision and the client's capabilities.
+/// [D-15] (requests only): `params._meta` declares the revision and the client's capabilities.
+///
+/// [D-15]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 fn meta_fields(meta: &RequestMeta, id: &Value) -> Result<(), Refusal> {
     if meta.protocol_version().is_none() {
         return Err(invalid_params(META_VERSION_MISSING, id.clone()));
@@ -220,7 +260,9 @@ fn meta_fields(meta: &RequestMeta, id: &Value) -> Result<(), Refusal> {
     meta.require_capabilities().map_err(|error| refused(error, id.clone()))
 }
 
-/// D-16: `Mcp-Method` is required on requests and, whenever sent, equals the body `method`.
+/// [D-16]: `Mcp-Method` is required on requests and, whenever sent, equals the body `method`.
+///
+/// [D-16]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 fn mcp_method(
     headers: &HeaderMap,
     method: Option<&Method>,
@@ -237,7 +279,9 @@ fn mcp_method(
     Ok(())
 }
 
-/// D-17: `Mcp-Name` mirrors `params.name` (`tools/call`, `prompts/get`) or `params.uri` (`resources/read`).
+/// [D-17]: `Mcp-Name` mirrors `params.name` (`tools/call`, `prompts/get`) or `params.uri` (`resources/read`).
+///
+/// [D-17]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 fn mcp_name(
     headers: &HeaderMap,
     method: Option<&Method>,
@@ -263,11 +307,13 @@ fn mcp_name(
     }
 }
 
-/// D-19 (`tools/call`): every parameter the tool's schema annotates is mirrored exactly.
+/// [D-19] (`tools/call`): every parameter the tool's schema annotates is mirrored exactly.
 ///
 /// The annotations are the tool's as this caller may see it: a tool the host's `Visibility` filter
 /// hides from them is an unknown tool here too, so nothing about its headers (or a fault in its
 /// annotations) can reveal that it exists; the core then answers "Unknown tool".
+///
+/// [D-19]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 fn param_headers(
     headers: &HeaderMap,
     params: Option<&Map<String, Value>>,
@@ -306,7 +352,9 @@ fn param_headers(
     Ok(())
 }
 
-/// D-19 for one annotated parameter.
+/// [D-19] for one annotated parameter.
+///
+/// [D-19]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 fn one_param(
     headers: &HeaderMap,
     param: &HeaderParam,

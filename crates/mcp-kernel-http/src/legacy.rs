@@ -9,14 +9,14 @@
 //!   `MCP-Protocol-Version` names no `2026-07-28` and its `params._meta` has no
 //!   `io.modelcontextprotocol/protocolVersion`. A header-less request is legacy only if it is an
 //!   `initialize`; any other header-less request keeps today's refusal (400, -32020), since
-//!   `2025-03-26`, which S-24 would let a server assume, is not served. A downgraded request gains
+//!   `2025-03-26`, which [S-24] would let a server assume, is not served. A downgraded request gains
 //!   nothing: it declares no client capabilities, and its results are legacy-shaped.
 //! * **Smuggling.** 2025-11-25 has no `Mcp-*` headers, so none is required here; one that is sent must
 //!   still agree with the body (400, -32020), so a gateway routing on it sees the request that runs.
 //! * **Sessions.** None exist: nothing is remembered from `initialize`, every request is served from
 //!   its header and body alone, `Mcp-Session-Id` is never minted and a client's is ignored. There is no
 //!   session to steal, fix or exhaust.
-//! * **Misread statuses.** A 2025-11-25 client reads 404 as "your session ended" (S-62) and
+//! * **Misread statuses.** A 2025-11-25 client reads 404 as "your session ended" ([S-62]) and
 //!   re-initializes: every JSON-RPC error of the core is therefore answered 200 (a host fault, 500).
 //!
 //! Progress is served as on `2026-07-28` (`sse.rs`): a request carrying `_meta.progressToken` whose
@@ -27,9 +27,13 @@
 //!
 //! Left out, because they need a delivery stream or a session: server-to-client requests (sampling,
 //! elicitation, roots), `resources/subscribe`, log messages outside a request, resumable SSE. Nothing
-//! advertises them; `logging/setLevel` is accepted as a no-op (S-64 item 7) by the core, which is told
+//! advertises them; `logging/setLevel` is accepted as a no-op ([S-64] item 7) by the core, which is told
 //! the transport keeps no session (`Inbound::sessionless`): the level in force stays the host's
 //! minimum, and `shutdown` is -32601.
+//!
+//! [S-24]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
+//! [S-62]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
+//! [S-64]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 #![allow(
     clippy::result_large_err,
     reason = "a refusal is built at most once per request and returned straight to the caller"
@@ -60,11 +64,15 @@ use crate::sse::{self, Outcome};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum LegacyClients {
-    /// Refused as by a `2026-07-28`-only server (MCP S-25): the default.
+    /// Refused as by a `2026-07-28`-only server (MCP [S-25]): the default.
+    ///
+    /// [S-25]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
     #[default]
     Refused,
-    /// Also served, statelessly, on the same endpoint (MCP S-64): `initialize` answered without a
+    /// Also served, statelessly, on the same endpoint (MCP [S-64]): `initialize` answered without a
     /// session, every later request served from its `MCP-Protocol-Version` header and body alone.
+    ///
+    /// [S-64]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
     Stateless,
 }
 
@@ -77,7 +85,9 @@ fn is_legacy_revision(value: &str) -> bool {
 }
 
 /// Whether a decoded message belongs to the 2025-11-25 wire: no `2026-07-28` header value, no modern
-/// `params._meta`, and either a version header or, without one, the method `initialize` (MCP S-64).
+/// `params._meta`, and either a version header or, without one, the method `initialize` (MCP [S-64]).
+///
+/// [S-64]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 pub(crate) fn claims(headers: &HeaderMap, message: &Envelope) -> bool {
     if message.meta().protocol_version().is_some() {
         return false;
@@ -140,10 +150,12 @@ pub(crate) async fn serve(
     }
 }
 
-/// 2025-11-25 results carry no cache hints (S-64 item 8); the core writes them in both eras. A result
+/// 2025-11-25 results carry no cache hints ([S-64] item 8); the core writes them in both eras. A result
 /// the core encoded to bytes (`tools/list`) has its top-level members read as raw JSON, never as a
 /// [`Value`]: the members are copied as they are, whatever they nest (a `Value` read back is refused
 /// past serde_json's recursion limit, 128), and the modern path pays nothing for it.
+///
+/// [S-64]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 fn strip_cache_hints(response: &mut JsonRpcResponse) {
     match &mut response.body {
         Ok(Payload::Value(Value::Object(result))) => {
@@ -203,15 +215,19 @@ impl Serialize for Members<'_> {
 }
 
 /// A JSON-RPC response, 200 whatever its error (a host fault excepted, 500): a 2025-11-25 client
-/// reads 404 as an ended session (S-62).
+/// reads 404 as an ended session ([S-62]).
+///
+/// [S-62]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 fn answer(response: &JsonRpcResponse) -> http::Response<ResponseBody> {
     let fault = response.as_error().is_some_and(|error| error.code == code::INTERNAL_ERROR);
     let status = if fault { StatusCode::INTERNAL_SERVER_ERROR } else { StatusCode::OK };
     json_response(status, response.to_bytes())
 }
 
-/// MCP S-63: every value of `MCP-Protocol-Version`, when sent, names a served legacy revision (400:
+/// MCP [S-63]: every value of `MCP-Protocol-Version`, when sent, names a served legacy revision (400:
 /// -32020 for a value that is not UTF-8, -32022 naming both served revisions otherwise).
+///
+/// [S-63]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 fn protocol_version(headers: &HeaderMap, id: &Value) -> Result<(), Refusal> {
     let sent = values(headers, PROTOCOL_VERSION).map_err(|_| {
         Refusal::header_mismatch(&format!("{PROTOCOL_VERSION} header value is not valid UTF-8"), id.clone())

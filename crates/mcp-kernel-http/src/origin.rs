@@ -1,9 +1,12 @@
-//! The Origin check (`protocol.md` D-3, MCP S-14).
+//! The Origin check (`protocol.md` [D-3], MCP [S-14]).
 //!
 //! Threat: DNS rebinding. A page served from an attacker's domain that resolves to 127.0.0.1 can make a
 //! browser POST to a local MCP server; the browser sends the page's `Origin`, and the server must refuse
 //! it. Every `Origin` value is checked (a request carrying two must have both allowed); an absent
 //! `Origin` is admitted, since non-browser clients send none.
+//!
+//! [D-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+//! [S-14]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 
 use http::HeaderMap;
 use http::header::ORIGIN;

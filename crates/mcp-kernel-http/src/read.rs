@@ -1,4 +1,4 @@
-//! The bounded body read (`protocol.md` D-5, D-7).
+//! The bounded body read (`protocol.md` [D-5], [D-7]).
 //!
 //! Threats: a slow client that drips a body a byte (or an empty HTTP/2 DATA frame) at a time to hold a
 //! task and its buffer forever; a client that sends, or declares, more than the server will ever
@@ -6,6 +6,9 @@
 //! the time that remains. The buffer never holds more than the cap: the frame that would cross it is
 //! refused, so at most the cap plus one frame is ever in memory. A declared `Content-Length` over the
 //! cap is refused before a byte is read.
+//!
+//! [D-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+//! [D-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 
 use bytes::{Buf, Bytes};
 use http::HeaderMap;

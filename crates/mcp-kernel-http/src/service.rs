@@ -1,4 +1,4 @@
-//! The service: every refusal layer of `protocol.md` D-3 to D-20, in order, then the core.
+//! The service: every refusal layer of `protocol.md` [D-3] to [D-20], in order, then the core.
 //!
 //! | step | check | refusal | connection |
 //! |---|---|---|---|
@@ -26,6 +26,9 @@
 //! Every answer after step 1a to a request from a listed origin carries the CORS grant (`cors.rs`),
 //! refusals included, so that a browser page can read a 401's challenge; with a list of origins,
 //! every answer after step 1a carries `vary: origin`.
+//!
+//! [D-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+//! [D-20]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 
 use std::convert::Infallible;
 use std::future::Future;

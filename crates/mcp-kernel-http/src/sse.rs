@@ -1,6 +1,6 @@
 //! Progress and logs over HTTP: a request that may be sent notifications ([`Server::may_notify`]: it
 //! carries `_meta.progressToken`, or log notifications may reach it) and whose call sends one is
-//! answered as an SSE stream scoped to it (MCP S-17, S-18, S-19, S-52).
+//! answered as an SSE stream scoped to it (MCP [S-17], [S-18], [S-19], [S-52]).
 //!
 //! Threats guarded against:
 //!
@@ -14,11 +14,17 @@
 //!   or a log.
 //! * **Work for nobody.** The body owns the dispatch future: a client closing the stream or the
 //!   connection drops the body, which drops the dispatch (the observer sees `Cancelled`); nothing more
-//!   is written for that request (S-19). On the legacy path a disconnect is not cancellation in
-//!   2025-11-25 (S-61), but a stateless endpoint has no other stream to deliver to, so it is treated
+//!   is written for that request ([S-19]). On the legacy path a disconnect is not cancellation in
+//!   2025-11-25 ([S-61]), but a stateless endpoint has no other stream to deliver to, so it is treated
 //!   the same. No priming event or event id is sent: nothing is resumable.
 //! * **A flooding tool.** At most [`QUEUED_NOTIFICATIONS`] notifications wait for a slow reader; further
 //!   notifications are dropped (progress and logs are advisory; the response is never dropped).
+//!
+//! [S-17]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
+//! [S-18]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
+//! [S-19]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
+//! [S-52]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
+//! [S-61]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -114,7 +120,9 @@ pub(crate) async fn run(
     Outcome::Streaming(sse_response(stream))
 }
 
-/// 200 with the SSE headers of S-18.
+/// 200 with the SSE headers of [S-18].
+///
+/// [S-18]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 fn sse_response(stream: SseStream) -> Response<ResponseBody> {
     let mut response = Response::new(ResponseBody::sse(stream));
     *response.status_mut() = StatusCode::OK;

@@ -1,4 +1,8 @@
-//! The HTTP status of a core answer (`protocol.md` D-20, D-22; MCP S-24).
+//! The HTTP status of a core answer (`protocol.md` [D-20], [D-22]; MCP [S-24]).
+//!
+//! [D-20]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+//! [D-22]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+//! [S-24]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 
 use http::StatusCode;
 use mcp_kernel_wire::{ErrorObject, code};

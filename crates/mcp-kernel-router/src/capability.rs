@@ -1,9 +1,12 @@
 //! Which client capabilities a request declared, and which of a host's input requests it may be sent.
 //!
-//! Threat: a server that relies on a capability the client never declared (MCP S-3, S-48) — a tool
+//! Threat: a server that relies on a capability the client never declared (MCP [S-3], [S-48]) — a tool
 //! that needs one, or an input request the client cannot answer. The request's own `_meta`
 //! `clientCapabilities` is the only source (nothing is remembered across requests); an input request
 //! for a capability it does not declare is never sent.
+//!
+//! [S-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
+//! [S-48]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 
 use std::collections::BTreeMap;
 

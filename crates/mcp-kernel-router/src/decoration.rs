@@ -1,9 +1,11 @@
-//! B-5: what a `2026-07-28` result carries besides its own members — `resultType` (`complete`, unless
+//! [B-5]: what a `2026-07-28` result carries besides its own members — `resultType` (`complete`, unless
 //! the handler wrote `input_required`) and the server's identity in `_meta`.
 //!
 //! Written once, in two forms: [`Decoration::apply`] for a result held as a [`Value`], and
 //! [`Decoration::append`] for a result the core encodes straight to bytes. The identity is encoded when
 //! the server is built, so neither form builds it per request.
+//!
+//! [B-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 
 use serde::ser::SerializeMap;
 use serde_json::map::Entry;

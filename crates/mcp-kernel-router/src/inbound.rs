@@ -126,8 +126,10 @@ impl Inbound {
     }
 
     /// The transport keeps no session (HTTP): a 2025-11-25 `logging/setLevel` is accepted as a no-op
-    /// whether or not the host opted in to log notifications (MCP S-64 item 7; the level in force
+    /// whether or not the host opted in to log notifications (MCP [S-64] item 7; the level in force
     /// stays the host's minimum), and `shutdown`, which ends a session, is not a method here.
+    ///
+    /// [S-64]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
     pub fn sessionless(mut self) -> Self {
         self.sessionless = true;
         self

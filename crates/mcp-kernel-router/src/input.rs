@@ -1,10 +1,13 @@
 //! What a host asks for when it needs the client's input before it can finish a request, and what it
-//! gets back on the retry (MCP S-48, S-49; 2026-07-28 only, opt-in through a request-state sealer).
+//! gets back on the retry (MCP [S-48], [S-49]; 2026-07-28 only, opt-in through a request-state sealer).
 //!
 //! Threat: the retry is written by the client. Nothing here is trusted because the client sent it: the
 //! responses reach the host only after the core has checked each one's shape, and the state only after
 //! the host's sealer has verified it and the core has checked its expiry and what it is bound to
 //! (see `state.rs`). These are plain data types; the checks live in the core.
+//!
+//! [S-48]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
+//! [S-49]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 
 use std::collections::BTreeMap;
 

@@ -9,7 +9,7 @@
 //! Multi-round-trip requests (`2026-07-28`: a tool, resource or prompt answering "input required") are
 //! opt-in: [`ServerBuilder::request_state_sealer`] with a [`StateSealer`] such as [`HmacSealer`].
 //!
-//! Progress (`notifications/progress`, MCP S-52) is opt-in per request: a transport that can deliver
+//! Progress (`notifications/progress`, MCP [S-52]) is opt-in per request: a transport that can deliver
 //! notifications calls [`Server::handle_with_notifications`]; the host reports through
 //! [`RequestContext::progress`]. Log notifications (`notifications/message`) are opt-in for the host
 //! ([`ServerBuilder::log_notifications`]) and, on `2026-07-28`, per request (`_meta` `logLevel`); the
@@ -37,6 +37,8 @@
 //!     .expect("a valid catalog");
 //! # let _ = server;
 //! ```
+//!
+//! [S-52]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

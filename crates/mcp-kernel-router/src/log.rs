@@ -1,4 +1,4 @@
-//! Log notifications: `notifications/message` for a request that may receive them (MCP S-52).
+//! Log notifications: `notifications/message` for a request that may receive them (MCP [S-52]).
 //!
 //! Threat: host code logging must not be able to speak out of turn. Logging is off unless the host
 //! opted in ([`crate::ServerBuilder::log_notifications`]); then a `2026-07-28` request receives messages
@@ -7,6 +7,8 @@
 //! host's minimum. Every other request gets a logger that does nothing (one branch, no allocation).
 //! Messages travel through the request's own notification sink, as progress does, so they go only on
 //! that request's stream; once the response is produced the logger is closed and sends nothing more.
+//!
+//! [S-52]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 
 use std::sync::{Arc, Mutex, PoisonError};
 

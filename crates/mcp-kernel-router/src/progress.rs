@@ -1,4 +1,4 @@
-//! The progress reporter: `notifications/progress` for a request that asked for it (MCP S-52).
+//! The progress reporter: `notifications/progress` for a request that asked for it (MCP [S-52]).
 //!
 //! Threat: host code reporting progress must not be able to speak out of turn. A request without
 //! `_meta.progressToken` (or with one over [`MAX_PROGRESS_TOKEN_BYTES`]) gets a reporter that does
@@ -7,7 +7,9 @@
 //! report is dropped, never clamped, so the client sees the values the host reported); the token is
 //! the client's own, echoed unchanged. Once the request's
 //! response is produced, the reporter is closed: a clone kept by a spawned host task sends nothing more
-//! (S-52: notifications stop at completion), and the transport's sink is released.
+//! ([S-52]: notifications stop at completion), and the transport's sink is released.
+//!
+//! [S-52]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -19,7 +21,9 @@ pub type NotificationSink = Arc<dyn Fn(Value) + Send + Sync>;
 
 /// The longest string progress token served, in bytes. A token is copied into every notification of
 /// its request, so a client-chosen megabyte would be multiplied by every report the host makes; a
-/// longer token gets no notifications (a receiver may always send none, S-52).
+/// longer token gets no notifications (a receiver may always send none, [S-52]).
+///
+/// [S-52]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 pub const MAX_PROGRESS_TOKEN_BYTES: usize = 256;
 
 /// The request's `params._meta.progressToken`, when it is an integer or a string of at most

@@ -1,10 +1,12 @@
-//! The shape of a retry's `inputResponses` (MCP S-49): each entry must be the result of the request it
+//! The shape of a retry's `inputResponses` (MCP [S-49]): each entry must be the result of the request it
 //! answers — `ElicitResult`, `CreateMessageResult` or `ListRootsResult`.
 //!
 //! Threat: the responses are written by the client and handed to the host, which acts on them. A host
 //! must never see a number where it asked for a form, or a form whose values are nested objects the
 //! schema does not allow: a malformed response is a JSON-RPC error (-32602) before dispatch, with a
 //! fixed message that repeats nothing the client sent.
+//!
+//! [S-49]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 
 use std::collections::BTreeMap;
 
@@ -53,7 +55,9 @@ fn any(value: Value) -> Option<InputResponse> {
 }
 
 /// The responses to the keys a sealed state says were asked for, each checked against its method;
-/// other keys are ignored (S-49: SHOULD ignore unrecognized entries).
+/// other keys are ignored ([S-49]: SHOULD ignore unrecognized entries).
+///
+/// [S-49]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 pub(crate) fn asked(
     mut responses: Map<String, Value>,
     keys: &BTreeMap<String, String>,

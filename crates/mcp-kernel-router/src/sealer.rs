@@ -1,12 +1,14 @@
 //! Sealing `requestState`: the host's sealer, and [`HmacSealer`], the one this package ships.
 //!
 //! Threat: `requestState` travels through the client, which may read it, keep it, replay it or change
-//! it (MCP S-50). A sealer makes any change detectable: what it opens is exactly what it sealed, or
+//! it (MCP [S-50]). A sealer makes any change detectable: what it opens is exactly what it sealed, or
 //! nothing. What the sealed bytes are bound to (method, parameters, expiry) is the core's business
 //! (`state.rs`); the sealer only protects bytes. The package holds no key: the host supplies it, and
 //! with it the list of keys a state may have been sealed under while the host rotates them. A key list
 //! is bounded (at most [`HmacSealer::MAX_KEYS`]), so a refused state never costs more than one MAC per
 //! key, and no key is ever printed or carried by an error.
+//!
+//! [S-50]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

@@ -1,9 +1,11 @@
 //! The era-aware core: one message in, at most one response out.
 //!
-//! The order of the checks is part of the contract (`protocol.md` B-3): a top-level `_meta` is refused
+//! The order of the checks is part of the contract (`protocol.md` [B-3]): a top-level `_meta` is refused
 //! first, then `server/discover` and `initialize` are answered, then the request's `params._meta`
 //! decides its era, then the method is routed. Results of requests that declared `2026-07-28` carry
 //! `resultType` and the server's identity in `_meta`; bare and legacy requests get legacy-shaped results.
+//!
+//! [B-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 
 use std::sync::Arc;
 
@@ -88,7 +90,9 @@ pub(crate) struct Inner {
     pub(crate) options: ServerOptions,
     /// The host's functions and opt-ins.
     pub(crate) parts: Parts,
-    /// B-5's decoration of a modern result, built once.
+    /// [B-5]'s decoration of a modern result, built once.
+    ///
+    /// [B-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
     pub(crate) decoration: Decoration,
     pub(crate) capabilities: Value,
 }
@@ -151,7 +155,7 @@ impl Server {
     }
 
     fn assemble(snapshot: Arc<Snapshot>, options: ServerOptions, parts: Parts) -> Self {
-        // Both encoded once: `discover` copies the capabilities, `modernise` the identity, per request.
+        // Both encoded once: `discover` copies the capabilities, the decoration the identity, per request.
         let identity = crate::advertised::identity(&options);
         let server_info = serde_json::to_value(&identity).unwrap_or(Value::Null);
         let capabilities =
@@ -275,7 +279,9 @@ impl Server {
     }
 
     /// Handles one message, already read into its [`Envelope`], with what the transport attached (see
-    /// [`Server::handle_inbound`]). The checks run in the order of `protocol.md` B-3.
+    /// [`Server::handle_inbound`]). The checks run in the order of `protocol.md` [B-3].
+    ///
+    /// [B-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
     pub async fn handle_envelope(&self, envelope: Envelope, inbound: Inbound) -> Handled {
         let served = self.served(&inbound);
         let Inbound { extensions, sink, tool_shown, sessionless, trace, network, .. } = inbound;
@@ -375,7 +381,10 @@ impl Server {
         }
     }
 
-    /// Reads `params._meta`: its protocol version settles the era (B-3.6 to B-3.8).
+    /// Reads `params._meta`: its protocol version settles the era ([B-3.6] to [B-3.8]).
+    ///
+    /// [B-3.6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+    /// [B-3.8]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
     fn settle_era(
         &self,
         served: Served<'_>,

@@ -2,13 +2,15 @@
 //! retry before the host sees anything.
 //!
 //! Threat: a state that verifies can still be replayed — later, on another method, or with other
-//! parameters (MCP S-50). Inside the seal the core writes a format version, the method, a SHA-256
+//! parameters (MCP [S-50]). Inside the seal the core writes a format version, the method, a SHA-256
 //! digest of the request's salient parameters (`tools/call`: name and arguments; `resources/read`:
 //! uri; `prompts/get`: name and arguments), an expiry, the keys of the input requests the retry answers
 //! (with their methods, so each response is checked against the right shape), and the host's bytes. A
 //! retry whose state does not open, is bound to another request, or has expired is refused before
 //! dispatch with a fixed message that repeats nothing of the state. The principal and single use are
 //! not bound here: the package knows no principal, and keeps nothing between requests.
+//!
+//! [S-50]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 
 use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;

@@ -79,7 +79,7 @@ fn written(result: Value) -> String {
     String::from_utf8(Response::result(json!(1), result).to_bytes()).expect("UTF-8")
 }
 
-/// The decoration `modernise` appends to a 2026-07-28 result.
+/// The decoration (`Decoration::append`) appends to a 2026-07-28 result.
 fn server_info() -> Value {
     json!({"io.modelcontextprotocol/serverInfo": {"name": "mcp-kernel", "version": PACKAGE_VERSION}})
 }

@@ -1,4 +1,4 @@
-//! The capped reader: newline-delimited messages, and legacy `Content-Length` frames (D-27).
+//! The capped reader: newline-delimited messages, and legacy `Content-Length` frames ([D-27]).
 //!
 //! Nothing here knows about the server: [`FrameReader::next`] turns bytes into [`Frame`]s, and every
 //! bound is enforced with `fill_buf`/`consume`, so at most one line (or one frame body) of at most the
@@ -9,6 +9,8 @@
 //! ([`MAX_HEADER_BYTES`], [`MAX_HEADER_LINES`]); a line that begins a JSON text (`{` or `[`) is never a
 //! header, so it ends the block and is then read as a message of its own; and every frame begun is
 //! answered exactly once, even when the input ends inside it.
+//!
+//! [D-27]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 
 use std::io;
 

@@ -1,5 +1,5 @@
-//! The stdio transport of mcp-kernel: newline-delimited JSON-RPC over stdin and stdout (D-26 to D-30,
-//! MCP `2026-07-28` S-54/S-55).
+//! The stdio transport of mcp-kernel: newline-delimited JSON-RPC over stdin and stdout ([D-26] to [D-30],
+//! MCP `2026-07-28` [S-54]/[S-55]).
 //!
 //! ```no_run
 //! # async fn run(server: mcp_kernel_router::Server) -> std::io::Result<()> {
@@ -10,7 +10,7 @@
 //!
 //! # What the loop does
 //!
-//! * **Framing (D-27).** One message per line. A line holds at most [`MAX_LINE_BYTES`] bytes before its
+//! * **Framing ([D-27]).** One message per line. A line holds at most [`MAX_LINE_BYTES`] bytes before its
 //!   `\n`, a trailing `\r` included (which is then trimmed); a longer line is refused once (-32600, no
 //!   id) and the rest of it is skipped unread. Blank lines are skipped. A line beginning
 //!   `Content-Length:` (any case) switches that one message to LSP-style framing: header lines up to a
@@ -73,6 +73,12 @@
 //! * **Shared descriptors are left as found.** No flag of stdin's or stdout's open file description,
 //!   which other processes share, is ever changed, so neither they nor a blocking fallback in this
 //!   process meet `EAGAIN`.
+//!
+//! [D-26]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+//! [D-27]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+//! [D-30]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+//! [S-54]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
+//! [S-55]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 #![forbid(unsafe_code)]
 
 mod blocking;

@@ -7,7 +7,9 @@ use futures_util::FutureExt;
 use futures_util::future::{BoxFuture, Shared};
 use mcp_kernel_router::Extensions;
 
-/// The longest line (or legacy frame body) admitted, in bytes, a trailing `\r` included (D-27).
+/// The longest line (or legacy frame body) admitted, in bytes, a trailing `\r` included ([D-27]).
+///
+/// [D-27]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 pub const MAX_LINE_BYTES: usize = 1_048_576;
 
 /// How many requests are served at once unless the host chooses otherwise.

@@ -189,7 +189,9 @@ impl ErrorObject {
         Self::new(code::METHOD_NOT_FOUND, "Method not found")
     }
 
-    /// -32602: `tools/call` names no listed tool (2026-07-28 S-31). The name is not repeated.
+    /// -32602: `tools/call` names no listed tool (2026-07-28 [S-31]). The name is not repeated.
+    ///
+    /// [S-31]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
     pub fn unknown_tool() -> Self {
         Self::new(code::INVALID_PARAMS, "Unknown tool")
     }

@@ -4,14 +4,20 @@
 //! into an envelope, and from then on asks the envelope rather than the JSON map: is it a request,
 //! which [`Method`] it names, its `params`, what its `params._meta` declares. The router dispatches on
 //! the same envelope, so a method name is matched once per message and the `_meta` shape rules are
-//! written once, here, for the core and the HTTP header checks alike (`protocol.md` B-3.2, B-3.6,
-//! B-3.8; HTTP D-13 to D-15).
+//! written once, here, for the core and the HTTP header checks alike (`protocol.md` [B-3.2], [B-3.6],
+//! [B-3.8]; HTTP [D-13] to [D-15]).
 //!
 //! Building an envelope refuses nothing: a message with a bad id or no method is still an envelope,
 //! and the layer that owns the rule (the core, or a transport's shape check) refuses it, in its order.
 //! Only `id`, `method` and `params` are kept when the envelope is built; of `jsonrpc`, a top-level
 //! `_meta`, `result` and `error` the envelope keeps whether they were there, and every other member
 //! is dropped.
+//!
+//! [B-3.2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+//! [B-3.6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+//! [B-3.8]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+//! [D-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+//! [D-15]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 
 use serde_json::{Map, Value};
 
@@ -105,7 +111,9 @@ impl Envelope {
         self.id.is_some()
     }
 
-    /// Whether the id is one a request may carry: a string or an integer, never `null` (MCP S-1).
+    /// Whether the id is one a request may carry: a string or an integer, never `null` (MCP [S-1]).
+    ///
+    /// [S-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
     pub fn has_valid_id(&self) -> bool {
         self.id.as_ref().is_some_and(is_valid_id)
     }
@@ -155,8 +163,10 @@ impl Envelope {
         self.jsonrpc && !self.method_sent && self.id.is_some() && self.answers
     }
 
-    /// `protocol.md` B-3.2: `_meta` belongs inside `params`; one beside `method` is refused
+    /// `protocol.md` [B-3.2]: `_meta` belongs inside `params`; one beside `method` is refused
     /// (`-32602`), on every transport, with the same words.
+    ///
+    /// [B-3.2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
     pub fn top_level_meta(&self) -> Result<(), ErrorObject> {
         if self.top_level_meta { Err(ErrorObject::invalid_params(TOP_LEVEL_META)) } else { Ok(()) }
     }
@@ -168,7 +178,9 @@ impl Envelope {
     }
 }
 
-/// A request id is a string or an integer (never null: MCP S-1).
+/// A request id is a string or an integer (never null: MCP [S-1]).
+///
+/// [S-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 fn is_valid_id(id: &Value) -> bool {
     id.is_string() || id.is_i64() || id.is_u64()
 }
@@ -199,8 +211,10 @@ impl RequestMeta {
         self.0.as_ref()?.as_object()?.get(key)
     }
 
-    /// `protocol.md` B-3.8: `params._meta`, when present, is an object (`-32602` otherwise); `Ok(None)`
+    /// `protocol.md` [B-3.8]: `params._meta`, when present, is an object (`-32602` otherwise); `Ok(None)`
     /// when absent.
+    ///
+    /// [B-3.8]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
     pub fn object(&self) -> Result<Option<&Map<String, Value>>, ErrorObject> {
         match &self.0 {
             None => Ok(None),
@@ -225,8 +239,11 @@ impl RequestMeta {
         self.get(META_CLIENT_CAPABILITIES)
     }
 
-    /// `protocol.md` B-3.6 and HTTP D-15: a `2026-07-28` request declares its client's capabilities,
+    /// `protocol.md` [B-3.6] and HTTP [D-15]: a `2026-07-28` request declares its client's capabilities,
     /// as an object (`-32602` naming which is wrong otherwise).
+    ///
+    /// [B-3.6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+    /// [D-15]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
     pub fn require_capabilities(&self) -> Result<(), ErrorObject> {
         match self.client_capabilities() {
             None => Err(ErrorObject::invalid_params(META_CAPABILITIES_MISSING)),

@@ -85,7 +85,9 @@ impl Which {
     }
 }
 
-/// The three resources, sorted by uri, for the host's catalog (H-1).
+/// The three resources, sorted by uri, for the host's catalog ([CH-1]).
+///
+/// [CH-1]: crate::manual::connectome
 pub fn resources() -> Vec<ResourceEntry> {
     [
         (DECLARED_URI, "connectome-declared", "Declared connectome"),
@@ -97,8 +99,10 @@ pub fn resources() -> Vec<ResourceEntry> {
     .collect()
 }
 
-/// The copyable tool spec (H-3): `connectome`, command class `observe`, read-only, one required `graph`
+/// The copyable tool spec ([CH-3]): `connectome`, command class `observe`, read-only, one required `graph`
 /// argument from `declared` / `observed` / `diff`; any other value is refused before dispatch.
+///
+/// [CH-3]: crate::manual::connectome
 pub fn tool_spec() -> ToolSpec {
     ToolSpec::new(TOOL_NAME, Mode::ReadOnly)
         .command_class("observe")
@@ -136,7 +140,10 @@ pub fn declared_catalog(capabilities: &Listing) -> DeclaredCatalog {
     catalog
 }
 
-/// Why a document could not be produced (H-2, H-4); errors of the parts pass through unchanged.
+/// Why a document could not be produced ([CH-2], [CH-4]); errors of the parts pass through unchanged.
+///
+/// [CH-2]: crate::manual::connectome
+/// [CH-4]: crate::manual::connectome
 #[derive(Debug)]
 pub enum SurfaceError {
     /// The surface was built without the part this document needs (`"declared"`, `"observed"`,
@@ -249,8 +256,10 @@ impl Surface {
         collector.sidecar_bytes().map_err(|e| SurfaceError::Observed(Box::new(e)))
     }
 
-    /// Answers a `resources/read` of a connectome uri (H-2): `None` when the uri is not one of the
+    /// Answers a `resources/read` of a connectome uri ([CH-2]): `None` when the uri is not one of the
     /// three, so the host's reader goes on to its own resources.
+    ///
+    /// [CH-2]: crate::manual::connectome
     pub fn read(&self, uri: &str) -> Option<Result<Vec<ResourceContents>, SurfaceError>> {
         let which = Which::from_uri(uri)?;
         Some(self.bytes(which).map(|bytes| {
@@ -260,8 +269,10 @@ impl Surface {
         }))
     }
 
-    /// Answers the copyable tool (H-4): `{"graph", "bytes", "<algorithm>": "<lowercase hex>"}` as
+    /// Answers the copyable tool ([CH-4]): `{"graph", "bytes", "<algorithm>": "<lowercase hex>"}` as
     /// structured content. A failure is a tool error naming the reason, never the caller's input.
+    ///
+    /// [CH-4]: crate::manual::connectome
     pub fn call(&self, arguments: &Arguments) -> Result<ToolOutput, ToolError> {
         let which = arguments
             .get_str("graph")

@@ -1,4 +1,4 @@
-//! No authority (connectome I-4): no library code line names receipts, approvals, risk tiers, egress or
+//! No authority (connectome CI-4): no library code line names receipts, approvals, risk tiers, egress or
 //! masks.
 //!
 //! The rule is the regex `receipts?|approv|risk[ _-]?tiers?|\btiers?\b|egress|\bmask(ed|ing|s)?\b`,

@@ -7,19 +7,18 @@
 //! `docs/will-not-implement.md`). An identifier is one or two capital letters, `-` and a number, as a
 //! whole word: `UTF-16` and `SHA-256` are none, `B-3.2` cites `B-3` (its step 2).
 //!
-//! **Which book.** A document named directly before an identifier, a `§` or the word `section` (a path
-//! such as `protocol.md` or `` `docs/connectome.md` ``, or the bare name of a rule book in
-//! `docs/`: `connectome I-4`, `protocol H-9`) is the book for that citation and stays the book *in force*
-//! for the rest of the file. Before a file names one, the book in force is its home: [`CONNECTOME_BOOK`]
-//! when its path contains `connectome`, [`PROTOCOL_BOOK`] otherwise. Whatever is in force:
+//! **One id, one rule.** Every identifier is defined in exactly one rule book, once (`defined-twice`
+//! fails otherwise), so an identifier names its rule wherever it is cited, as it does for a reader or
+//! `grep`: no book has to be guessed. The connectome's identifiers carry a `C` before their section's
+//! letter (`CF-5`) to stay apart from the protocol's (`F-5`). A citation is looked up in every book
+//! (`cited-rule` when none defines it); a rule book named directly before it (a path such as
+//! `protocol.md` or `` `docs/connectome.md` ``, or the bare name of a rule book in `docs/`:
+//! `connectome CI-4`, `tracing T-2`) must be the one that defines it. A range (`D-3 to D-20`,
+//! `F-4…F-10`, `J-1..J-3`, `B-4–B-7`) cites every item in it.
 //!
-//! - an `S-n` is an MCP item, always looked up in [`MCP_BOOK`] (no other book has an S section);
-//! - a `G-n` or `H-n` cited from the protocol book is a threat-model row or a will-not-implement entry,
-//!   looked up in the companion documents ([`COMPANIONS`]): the protocol's G and H sections live there;
-//! - a range (`D-3 to D-20`, `F-4…F-10`, `J-1..J-3`, `B-4–B-7`) cites every item in it.
-//!
-//! **Pinned tests.** A backticked `path.rs::function` in a rule book (other than the companions, whose
-//! tests the `named-tests` check reads) must be a test that runs, by the rules of `named-tests`.
+//! **Pinned tests.** A backticked `path.rs::function` in a rule book (other than the two whose tests
+//! the `named-tests` check reads, [`NAMED_TEST_BOOKS`]) must be a test that runs, by the rules of
+//! `named-tests`.
 //!
 //! **Paths.** A cited path is a `….md` token (an `#anchor` allowed; a URL's path is none). One with a directory must exist
 //! relative to the workspace root, to the citing file's directory (a Markdown link) or to one of its
@@ -33,15 +32,8 @@ use std::fmt;
 
 use super::{Finding, Outcome};
 
-/// The protocol's rule book (sections A to K, less G and H).
-pub const PROTOCOL_BOOK: &str = "docs/protocol.md";
-/// The connectome's rule book.
-pub const CONNECTOME_BOOK: &str = "docs/connectome.md";
-/// The MCP items (`S-n`) the code cites.
-pub const MCP_BOOK: &str = "docs/mcp-2026-07-28.md";
-/// Sections of a book that live in documents of their own: `(book, letters, document)`.
-pub const COMPANIONS: &[(&str, &str, &str)] =
-    &[(PROTOCOL_BOOK, "G", "docs/threat-model.md"), (PROTOCOL_BOOK, "H", "docs/will-not-implement.md")];
+/// The rule books whose tests the `named-tests` check reads.
+pub const NAMED_TEST_BOOKS: &[&str] = &["docs/threat-model.md", "docs/will-not-implement.md"];
 /// The widest range read as a range; a wider one is read as its two ends.
 const WIDEST_RANGE: u32 = 100;
 
@@ -94,7 +86,7 @@ enum Token {
     Path { at: usize, end: usize, path: String, anchor: String },
     /// An identifier and its byte range.
     Rule { at: usize, end: usize, rule: Rule },
-    /// A `§` or the word `section`: it makes the document before it the book in force.
+    /// A `§` or the word `section`: the document before it is checked to exist.
     Section { at: usize },
 }
 
@@ -263,23 +255,7 @@ pub fn definitions(markdown: &str) -> Vec<(usize, Rule)> {
         .collect()
 }
 
-/// The book an identifier with `letters` belongs to when `in_force` is the book in force.
-fn book_for<'a>(in_force: &'a str, letters: &str) -> &'a str {
-    if letters == "S" {
-        return MCP_BOOK;
-    }
-    COMPANIONS
-        .iter()
-        .find(|(book, l, _)| *book == in_force && *l == letters)
-        .map_or(in_force, |(_, _, companion)| companion)
-}
-
-/// The home book of a file: the connectome's when its path names it, the protocol's otherwise.
-pub fn home(path: &str) -> &'static str {
-    if path.contains("connectome") { CONNECTOME_BOOK } else { PROTOCOL_BOOK }
-}
-
-/// One citation of an identifier: where, which identifier, and in which book it was looked up.
+/// One citation of an identifier: where, which identifier, and the rule book named directly before it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Citation {
     /// The citing file.
@@ -288,8 +264,9 @@ pub struct Citation {
     pub line: usize,
     /// The identifier.
     pub rule: Rule,
-    /// The book it must be defined in.
-    pub book: String,
+    /// The document named directly before it (workspace-relative), which must define it; `None` when
+    /// none is named.
+    pub named: Option<String>,
 }
 
 /// Whether the text between two identifiers makes them a range.
@@ -300,35 +277,25 @@ fn is_range(between: &str) -> bool {
 /// Runs the rule over `files` (workspace-relative path and text: every source and document the census
 /// reads for citations); `file` reads any workspace-relative file (for paths and anchors).
 pub fn check(files: &[(String, String)], file: &dyn Fn(&str) -> Option<String>) -> Outcome {
-    let (citations, mut findings, paths) = cite(files, file);
     let books = rule_books(files);
+    let (defined, mut findings) = defined_once(files);
+    let (citations, path_findings, paths) = cite(files, file);
+    findings.extend(path_findings);
     for c in &citations {
-        if !books.get(c.book.as_str()).is_some_and(|d| d.contains_key(&c.rule)) {
-            let note = if books.contains_key(c.book.as_str()) { "" } else { " (it defines no identifiers)" };
-            findings.push(Finding::new(
-                &c.path,
-                c.line,
-                "cited-rule",
-                format!("{} is cited from {}, which does not define it{note}", c.rule, c.book),
-            ));
-        }
-    }
-    for (path, text) in files.iter().filter(|(p, _)| p.ends_with(".md")) {
-        let mut seen = BTreeMap::new();
-        for (line, rule) in definitions(text) {
-            if let Some(first) = seen.insert(rule.clone(), line) {
-                findings.push(Finding::new(
-                    path,
-                    line,
-                    "defined-twice",
-                    format!("{rule} is defined again (first at line {first})"),
-                ));
+        let message = match (defined.get(&c.rule), &c.named) {
+            (None, _) => format!("{} is defined in no rule book", c.rule),
+            (Some((book, _)), Some(named)) if book != named => {
+                let note =
+                    if books.contains_key(named.as_str()) { "" } else { " (it defines no identifiers)" };
+                format!("{} is cited from {named}, which does not define it{note}; {book} does", c.rule)
             }
-        }
+            _ => continue,
+        };
+        findings.push(Finding::new(&c.path, c.line, "cited-rule", message));
     }
     let mut tests = 0;
     for (path, text) in files.iter().filter(|(p, _)| books.contains_key(p.as_str())) {
-        if COMPANIONS.iter().any(|(_, _, companion)| companion == path) {
+        if NAMED_TEST_BOOKS.contains(&path.as_str()) {
             continue; // their tests are the `named-tests` check's
         }
         for (index, line) in text.lines().enumerate() {
@@ -341,14 +308,32 @@ pub fn check(files: &[(String, String)], file: &dyn Fn(&str) -> Option<String>) 
         }
     }
     findings.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
-    let defined: usize = books.values().map(BTreeMap::len).sum();
     let summary = format!(
-        "{} files, {} citations of rules defined {defined} times in {} books, {paths} paths, {tests} pinned tests",
+        "{} files, {} citations of {} rules defined once each in {} books, {paths} paths, {tests} pinned tests",
         files.len(),
         citations.len(),
+        defined.len(),
         books.len()
     );
     Outcome { check: "citations", summary, findings }
+}
+
+/// Every identifier's one definition (`book`, line) across the rule books among `files`, and a
+/// `defined-twice` finding at each further definition, in the same book or another.
+pub fn defined_once(files: &[(String, String)]) -> (BTreeMap<Rule, (String, usize)>, Vec<Finding>) {
+    let mut first: BTreeMap<Rule, (String, usize)> = BTreeMap::new();
+    let mut findings = Vec::new();
+    for (path, text) in files.iter().filter(|(p, _)| p.ends_with(".md")) {
+        for (line, rule) in definitions(text) {
+            if let Some((book, at)) = first.get(&rule) {
+                let message = format!("{rule} is defined again (first at {book}:{at}): one id, one rule");
+                findings.push(Finding::new(path, line, "defined-twice", message));
+            } else {
+                first.insert(rule, (path.clone(), line));
+            }
+        }
+    }
+    (first, findings)
 }
 
 /// The tests a line of a rule book names: each backticked `path.rs::function`.
@@ -375,8 +360,8 @@ fn rule_books(files: &[(String, String)]) -> BTreeMap<&str, BTreeMap<Rule, usize
         .collect()
 }
 
-/// Every citation of an identifier in `files` with the book it belongs to, the findings about cited
-/// paths, and how many paths were checked.
+/// Every citation of an identifier in `files` with the document named directly before it, the findings
+/// about cited paths, and how many paths were checked.
 pub fn cite(
     files: &[(String, String)],
     file: &dyn Fn(&str) -> Option<String>,
@@ -391,12 +376,10 @@ pub fn cite(
     let books = Books { defined, words, file };
     let (mut citations, mut findings, mut paths) = (Vec::new(), Vec::new(), 0);
     for (path, text) in files {
-        // `Some(book)` once a file names one; `None` inside: the named document does not exist.
-        let mut in_force: Option<Option<String>> = None;
         for (index, line) in text.lines().enumerate() {
             let number = index + 1;
             let found = tokens(line);
-            let mut last: Option<(usize, Rule, String)> = None;
+            let mut last: Option<(usize, Rule, Option<String>)> = None;
             for token in &found {
                 match token {
                     Token::Path { path: cited, anchor, .. } if cited.contains('/') => {
@@ -421,60 +404,49 @@ pub fn cite(
                     }
                     Token::Path { .. } => {}
                     Token::Section { at } | Token::Rule { at, .. } => {
-                        if let Some(named) = named_before(line, *at, &books.words) {
-                            let resolved = books.resolve(path, named);
-                            if resolved.is_none() && !named.contains('/') {
+                        let mut named = None;
+                        if let Some(word) = named_before(line, *at, &books.words) {
+                            named = books.resolve(path, word);
+                            if named.is_none() && !word.contains('/') {
                                 paths += 1;
                                 findings.push(Finding::new(
                                     path,
                                     number,
                                     "cited-path",
-                                    format!("`{named}` names no document"),
+                                    format!("`{word}` names no document"),
                                 ));
                             }
-                            // Naming the MCP items does not change the book in force: they go by letter.
-                            if resolved.as_deref() != Some(MCP_BOOK) {
-                                in_force = Some(resolved);
+                            if named.is_none() {
+                                // The missing document is reported; what it would define is not looked up.
+                                last = None;
+                                continue;
                             }
                         }
                         let Token::Rule { at, end, rule } = token else { continue };
-                        let book = match &in_force {
-                            None => Some(home(path).to_owned()),
-                            Some(book) => book.clone(),
-                        };
-                        let book = match book {
-                            Some(b) => Some(book_for(&b, &rule.letters).to_owned()),
-                            None if rule.letters == "S" => Some(MCP_BOOK.to_owned()),
-                            None => None,
-                        };
-                        if let (Some(book), Some((prev_end, prev, prev_book))) = (&book, &last)
+                        if let Some((prev_end, prev, prev_named)) = &last
                             && prev.letters == rule.letters
-                            && prev_book == book
                             && prev.number < rule.number
                             && rule.number - prev.number <= WIDEST_RANGE
                             && line.get(*prev_end..*at).is_some_and(is_range)
                         {
+                            named = named.or_else(|| prev_named.clone());
                             for n in prev.number + 1..rule.number {
                                 let member = Rule { letters: rule.letters.clone(), number: n };
                                 citations.push(Citation {
                                     path: path.clone(),
                                     line: number,
                                     rule: member,
-                                    book: book.clone(),
+                                    named: named.clone(),
                                 });
                             }
                         }
-                        if let Some(book) = book {
-                            citations.push(Citation {
-                                path: path.clone(),
-                                line: number,
-                                rule: rule.clone(),
-                                book: book.clone(),
-                            });
-                            last = Some((*end, rule.clone(), book));
-                        } else {
-                            last = None;
-                        }
+                        citations.push(Citation {
+                            path: path.clone(),
+                            line: number,
+                            rule: rule.clone(),
+                            named: named.clone(),
+                        });
+                        last = Some((*end, rule.clone(), named));
                     }
                 }
             }
@@ -497,7 +469,7 @@ mod tests {
     fn workspace(extra: &[(&str, &str)]) -> Vec<(String, String)> {
         let books = [
             ("docs/protocol¶", "# P\n\n- **D~1** one.\n- **D~2** two.\n- **D~3** three.\n- **B~3** b.\n"),
-            ("docs/connectome¶", "## Rule identifiers\n\n- **C~6** nfc.\n"),
+            ("docs/connectome¶", "## Rule identifiers\n\n- **CC~6** nfc.\n"),
             ("docs/mcp-2026-07-28¶", "- **S~14** origin.\n"),
             ("docs/threat-model¶", "| # | t |\n|---|---|\n| G~8 | slow |\n"),
         ];
@@ -509,36 +481,40 @@ mod tests {
         move |p: &str| files.iter().find(|(f, _)| f == p).map(|(_, t)| t.clone())
     }
 
-    /// An undefined identifier and a missing path are each reported (`cited-rule`, `cited-path`).
+    /// An undefined identifier, one cited from a book that does not define it, and a missing path are
+    /// each reported (`cited-rule`, `cited-path`).
     #[test]
     fn an_undefined_rule_and_a_missing_path_are_found() {
         let source = "//! The header rules (`protocol¶` D~1 to D~3, D~9).\n\
                       // see docs/nowhere¶ and [x](docs/protocol¶#nothing-here)\n\
-                      // spec/connectome¶ C~6 and then C~7, unchecked\n\
-                      // connectome C~7\n\
+                      // spec/connectome¶ CC~6 and then CC~7, unchecked\n\
+                      // connectome CC~7, connectome D~1\n\
                       // `conformance-suite¶` section 6";
         let files = workspace(&[("crates/mcp-kernel-http/src/headers.rs", source)]);
         let findings = check(&files, &reader(&files)).findings;
         let got: Vec<(usize, &str, String)> =
             findings.iter().map(|f| (f.line, f.rule, f.message.clone())).collect();
         let want = [
-            (1, "cited-rule", "D~9 is cited from docs/protocol¶, which does not define it"),
+            (1, "cited-rule", "D~9 is defined in no rule book"),
             (2, "cited-path", "`docs/nowhere¶` does not exist"),
             (2, "cited-path", "`docs/protocol¶` has no heading `#nothing-here`"),
             (3, "cited-path", "`spec/connectome¶` does not exist"),
-            (4, "cited-rule", "C~7 is cited from docs/connectome¶, which does not define it"),
+            (3, "cited-rule", "CC~7 is defined in no rule book"),
+            (4, "cited-rule", "CC~7 is defined in no rule book"),
+            (
+                4,
+                "cited-rule",
+                "D~1 is cited from docs/connectome¶, which does not define it; docs/protocol¶ does",
+            ),
             (5, "cited-path", "`conformance-suite¶` names no document"),
         ];
         assert_eq!(got, want.map(|(l, r, m)| (l, r, sample(m))), "{findings:#?}");
     }
 
-    /// A range cites its middle, and a duplicate definition is found (`defined-twice`).
+    /// A range cites its middle, and a duplicate definition in one book is found (`defined-twice`).
     #[test]
     fn a_range_cites_its_middle_and_a_duplicate_definition_is_found() {
-        let mut files = workspace(&[
-            ("crates/a/src/x.rs", "// D~1…D~4 and B~3.2"),
-            ("docs/more¶", "- **S~14** again.\n"),
-        ]);
+        let mut files = workspace(&[("crates/a/src/x.rs", "// D~1…D~4 and B~3.2")]);
         files[2].1.push_str(&sample("- **S~14** twice.\n"));
         let findings = check(&files, &reader(&files)).findings;
         let got: Vec<(&str, usize, &str)> =
@@ -549,16 +525,42 @@ mod tests {
             [("crates/a/src/x.rs", 1, "cited-rule"), (mcp.as_str(), 2, "defined-twice")],
             "{findings:#?}"
         );
-        assert!(findings[0].message.starts_with(&sample("D~4 is cited")), "{findings:#?}");
+        assert!(findings[0].message.starts_with(&sample("D~4 is defined in no")), "{findings:#?}");
     }
 
-    /// Books go by home, by the name in force, and by letter; the companions hold G and H.
+    /// One id, one rule: an identifier defined in two rule books is found at the second, whichever
+    /// book it is cited from (`defined-twice`; the connectome's F~5 was the protocol's F~5 once).
     #[test]
-    fn books_go_by_home_name_and_letter() {
+    fn defined_twice_across_books_is_found() {
         let files = workspace(&[
-            ("crates/mcp-kernel-http/src/a.rs", "// D~1, B~3.2 step 1, S~14, G~8 (UTF-16, SHA-256)\n"),
-            ("crates/connectome-graph/src/b.rs", "// C~6; MCP S~14\n// protocol¶ D~2, G~8, then D~3\n"),
-            ("xtask/src/c.rs", "// connectome C~6, then C~6 again\n// [link](../../docs/connectome¶)\n"),
+            ("docs/other¶", "- **D~2** a second meaning.\n- **CC~6** and another.\n- **D~7** its own.\n"),
+            ("crates/connectome-graph/src/a.rs", "// D~2 and D~7\n"),
+        ]);
+        let findings = check(&files, &reader(&files)).findings;
+        let got: Vec<(&str, usize, &str, String)> =
+            findings.iter().map(|f| (f.path.as_str(), f.line, f.rule, f.message.clone())).collect();
+        let other = sample("docs/other¶");
+        let want = [
+            (other.as_str(), 1, "defined-twice", sample("D~2 is defined again (first at docs/protocol¶:4)")),
+            (
+                other.as_str(),
+                2,
+                "defined-twice",
+                sample("CC~6 is defined again (first at docs/connectome¶:3)"),
+            ),
+        ];
+        let want: Vec<(&str, usize, &str, String)> =
+            want.into_iter().map(|(p, l, r, m)| (p, l, r, format!("{m}: one id, one rule"))).collect();
+        assert_eq!(got, want, "{findings:#?}");
+    }
+
+    /// A citation is looked up by its identifier alone, in whatever file: no book in force, no home.
+    #[test]
+    fn a_citation_is_looked_up_by_its_identifier_alone() {
+        let files = workspace(&[
+            ("crates/mcp-kernel-http/src/a.rs", "// D~1, B~3.2 step 1, S~14, G~8, CC~6 (UTF-16, SHA-256)\n"),
+            ("crates/connectome-graph/src/b.rs", "// CC~6; MCP S~14\n// protocol¶ D~2, G~8, then D~3\n"),
+            ("xtask/src/c.rs", "// connectome CC~6, then CC~6 again\n// [link](../../docs/connectome¶)\n"),
             (
                 "docs/http¶",
                 "# HTTP\n\nSee [the rules](protocol¶) and `protocol¶` §A, D~1.\n<https://example.com/a/b¶>\n",
@@ -571,30 +573,19 @@ mod tests {
             citations
                 .iter()
                 .filter(|c| c.path == path)
-                .map(|c| format!("{} {}", c.rule, c.book))
+                .map(|c| format!("{} {}", c.rule, c.named.as_deref().unwrap_or("-")))
                 .collect::<Vec<_>>()
         };
         let want = |pairs: &[&str]| pairs.iter().map(|p| sample(p)).collect::<Vec<_>>();
         assert_eq!(
             of("crates/mcp-kernel-http/src/a.rs"),
-            want(&[
-                "D~1 docs/protocol¶",
-                "B~3 docs/protocol¶",
-                "S~14 docs/mcp-2026-07-28¶",
-                "G~8 docs/threat-model¶"
-            ])
+            want(&["D~1 -", "B~3 -", "S~14 -", "G~8 -", "CC~6 -"])
         );
         assert_eq!(
             of("crates/connectome-graph/src/b.rs"),
-            want(&[
-                "C~6 docs/connectome¶",
-                "S~14 docs/mcp-2026-07-28¶",
-                "D~2 docs/protocol¶",
-                "G~8 docs/threat-model¶",
-                "D~3 docs/protocol¶"
-            ])
+            want(&["CC~6 -", "S~14 -", "D~2 docs/protocol¶", "G~8 -", "D~3 -"])
         );
-        assert_eq!(of("xtask/src/c.rs"), want(&["C~6 docs/connectome¶", "C~6 docs/connectome¶"]));
+        assert_eq!(of("xtask/src/c.rs"), want(&["CC~6 docs/connectome¶", "CC~6 -"]));
     }
 
     /// A rule book's named test must exist and run (`pinned-test`); the companions are not read.
@@ -635,8 +626,9 @@ mod tests {
     /// Odd text does not panic: every prefix of a tricky line.
     #[test]
     fn odd_text_does_not_panic() {
-        let tricky =
-            sample("é§ `protocol¶` D~1…D~999999 section§ spec/¶#a#b ../../../../x¶ AB~ Z~0 connectome S~");
+        let tricky = sample(
+            "é§ `protocol¶` D~1…D~999999 section§ spec/¶#a#b ../../../../x¶ AB~ Z~0 connectome S~ CC~",
+        );
         for (end, _) in tricky.char_indices() {
             let files = workspace(&[("crates/a/src/x.rs", &tricky[..end]), ("docs/x¶", &tricky[..end])]);
             let _ = check(&files, &reader(&files));

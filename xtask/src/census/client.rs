@@ -1,4 +1,4 @@
-//! Never a client (protocol H-9): no library code line opens an outbound connection.
+//! Never a client (will-not-implement H-9): no library code line opens an outbound connection.
 //!
 //! `cargo xtask boundary` keeps HTTP client crates out of the dependency graph; this rule covers what
 //! the graph cannot see, a library line that connects with what is already there (`tokio::net`,

@@ -1,4 +1,4 @@
-//! The README split census (connectome I-5): the README section "What this package is, and is not"
+//! The README split census (connectome CI-5): the README section "What this package is, and is not"
 //! says what ships, and the library agrees.
 //!
 //! The section (`## What this package is, and is not`, up to the next `## `) holds the bold headings

@@ -1,4 +1,4 @@
-//! The sign census (connectome I-1, I-2, K-12): the package writes only `Sign::Unset`, and never
+//! The sign census (connectome CI-1, CI-2, CK-12): the package writes only `Sign::Unset`, and never
 //! selects, drops or branches on a sign except in the few reads listed in [`PERMITTED`].
 //!
 //! - `sign-construct`: a code line naming, as a whole word, `Allow`, `Deny`, `Hold` or `Ungoverned`
@@ -87,12 +87,12 @@ pub const PERMITTED: &[Permit] = &[
     Permit {
         path: DIFF,
         line: "match (declared_sign, observed_sign)",
-        why: "the one-sided sign counts (F-4, counts 9 and 10); its arms only add to counts",
+        why: "the one-sided sign counts (CF-4, counts 9 and 10); its arms only add to counts",
     },
     Permit {
         path: DIFF,
         line: "if declared_sign != Sign::Unset && observed_sign != Sign::Unset && declared_sign != observed_sign",
-        why: "the diff's one comparison: `changed_sign` needs both signs supplied and different (F-3)",
+        why: "the diff's one comparison: `changed_sign` needs both signs supplied and different (CF-3)",
     },
     Permit {
         path: DIFF,
@@ -102,7 +102,7 @@ pub const PERMITTED: &[Permit] = &[
     Permit {
         path: "crates/connectome-graph/src/federation.rs",
         line: "if kept.sign != edge.sign",
-        why: "merge refuses two parts that sign one edge differently (M-3); it never picks one of them",
+        why: "merge refuses two parts that sign one edge differently (CM-3); it never picks one of them",
     },
     Permit {
         path: "crates/connectome-canonical/src/float.rs",
@@ -112,7 +112,7 @@ pub const PERMITTED: &[Permit] = &[
     Permit {
         path: "crates/connectome-canonical/src/verify.rs",
         line: "if let Some(sign) = edge.get(\"sign\") && !sign.as_str().is_some_and(|s| vocabulary.contains(&s))",
-        why: "the verifier refuses a sign outside the vocabulary of the document's schema version (C-13)",
+        why: "the verifier refuses a sign outside the vocabulary of the document's schema version (CC-13)",
     },
     Permit {
         path: "crates/connectome-render/src/diff.rs",

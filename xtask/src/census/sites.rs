@@ -1,4 +1,4 @@
-//! One digest site and one node-id site (connectome I-3, I-6, K-12).
+//! One digest site and one node-id site (connectome CI-3, CI-6, CK-12).
 //!
 //! - `crypto-site`: the files of library code that name a hash or MAC implementation are exactly
 //!   [`CRYPTO_SITES`]. A line names one when, outside its string literals, it holds one of the words in

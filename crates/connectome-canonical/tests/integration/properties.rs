@@ -1,4 +1,4 @@
-//! Laws of the canonical writer (docs/connectome.md C-2, C-3, C-18) on random graphs: the bytes do not
+//! Laws of the canonical writer (docs/connectome.md CC-2, CC-3, CC-18) on random graphs: the bytes do not
 //! depend on the order nodes and edges are given in, nor on weights; the sidecar neither.
 
 use connectome_canonical::{

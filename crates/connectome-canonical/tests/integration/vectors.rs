@@ -1,5 +1,5 @@
-//! Test vectors of docs/connectome.md §C, byte for byte and hash for hash: C-15, C-16, C-17, plus the
-//! C-4…C-14 cases, the C-11 float placement and the C-13 verifier.
+//! Test vectors of docs/connectome.md §C, byte for byte and hash for hash: CC-15, CC-16, CC-17, plus the
+//! CC-4…CC-14 cases, the CC-11 float placement and the CC-13 verifier.
 
 use std::collections::BTreeMap;
 
@@ -9,7 +9,7 @@ use connectome_canonical::{
     encode_value, format_float, hash_hex, labels_from_json, text_from_bytes, to_hex, verify,
 };
 
-use crate::common::{ECHO, c15_graph, edge, golden_graph, labels, node};
+use crate::common::{ECHO, cc15_graph, edge, golden_graph, labels, node};
 
 fn text(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).unwrap()
@@ -19,14 +19,14 @@ fn sha256_hex(bytes: &[u8]) -> String {
     to_hex(&digest(Algorithm::Sha256, bytes))
 }
 
-// ---------------------------------------------------------------------------------------------- C-15
+// ---------------------------------------------------------------------------------------------- CC-15
 
-const C15_BYTES: &str = r#"{"schema_version":3,"algorithm":"sha256","nodes":[{"id":"s/server","kind":"server","labels":{},"level":"server"},{"id":"s/tool/t","kind":"tool","labels":{"mode":"read_only"},"level":"server"}],"edges":[{"from":"s/server","kind":"invoke","provenance":"declared","sign":"unset","to":"s/tool/t"}]}"#;
-const C15_SHA256: &str = "a401cd47f0f0410d17248538eb8a3ef00018f6a31bf6fb6a7b9b0ba3377f570e";
-const C15_SHA384: &str =
+const CC15_BYTES: &str = r#"{"schema_version":3,"algorithm":"sha256","nodes":[{"id":"s/server","kind":"server","labels":{},"level":"server"},{"id":"s/tool/t","kind":"tool","labels":{"mode":"read_only"},"level":"server"}],"edges":[{"from":"s/server","kind":"invoke","provenance":"declared","sign":"unset","to":"s/tool/t"}]}"#;
+const CC15_SHA256: &str = "a401cd47f0f0410d17248538eb8a3ef00018f6a31bf6fb6a7b9b0ba3377f570e";
+const CC15_SHA384: &str =
     "f5b9b2f4fe21a4bfe88721d804f4f82d167f73f7dd59b1a64ae0196f4cf78f05a6b9a3efa6d02e7362469796dbba53dd";
-const C15_SHA512: &str = "26cacb025eeaeabb0c441a293882ab81ec2436b80559618fd700dc494f9a5d2e2c6d46cee69a68cbdc84746aa9d64a4a11da027df7b0bc733ba1091031ee2e78";
-const C15_V2_SHA256: &str = "de6db70dc7316885176c4a7493ee07c46e33ec3bb90951dc54908a74e81dc90d";
+const CC15_SHA512: &str = "26cacb025eeaeabb0c441a293882ab81ec2436b80559618fd700dc494f9a5d2e2c6d46cee69a68cbdc84746aa9d64a4a11da027df7b0bc733ba1091031ee2e78";
+const CC15_V2_SHA256: &str = "de6db70dc7316885176c4a7493ee07c46e33ec3bb90951dc54908a74e81dc90d";
 
 /// The same bytes with another algorithm member.
 fn with_algorithm(bytes: &str, name: &str) -> String {
@@ -43,32 +43,32 @@ fn legacy(bytes: &str, version: u8) -> String {
 }
 
 #[test]
-fn c15_bytes_and_sha256() {
-    let bytes = encode(&c15_graph(), Algorithm::Sha256).unwrap();
-    assert_eq!(text(&bytes), C15_BYTES);
-    assert_eq!(hash_hex(&c15_graph(), Algorithm::Sha256).unwrap(), C15_SHA256);
-    assert_eq!(hash_hex(&c15_graph(), Algorithm::default()).unwrap(), C15_SHA256);
+fn cc15_bytes_and_sha256() {
+    let bytes = encode(&cc15_graph(), Algorithm::Sha256).unwrap();
+    assert_eq!(text(&bytes), CC15_BYTES);
+    assert_eq!(hash_hex(&cc15_graph(), Algorithm::Sha256).unwrap(), CC15_SHA256);
+    assert_eq!(hash_hex(&cc15_graph(), Algorithm::default()).unwrap(), CC15_SHA256);
 }
 
 #[test]
-fn c15_sha384_and_sha512() {
-    for (alg, expected) in [(Algorithm::Sha384, C15_SHA384), (Algorithm::Sha512, C15_SHA512)] {
-        let bytes = encode(&c15_graph(), alg).unwrap();
-        assert_eq!(text(&bytes), with_algorithm(C15_BYTES, alg.name()));
-        let hex = hash_hex(&c15_graph(), alg).unwrap();
+fn cc15_sha384_and_sha512() {
+    for (alg, expected) in [(Algorithm::Sha384, CC15_SHA384), (Algorithm::Sha512, CC15_SHA512)] {
+        let bytes = encode(&cc15_graph(), alg).unwrap();
+        assert_eq!(text(&bytes), with_algorithm(CC15_BYTES, alg.name()));
+        let hex = hash_hex(&cc15_graph(), alg).unwrap();
         assert_eq!(hex, expected);
         assert_eq!(hex.len(), alg.output_len() * 2);
     }
 }
 
 #[test]
-fn c15_v2_hash() {
-    let v2 = legacy(C15_BYTES, 2);
+fn cc15_v2_hash() {
+    let v2 = legacy(CC15_BYTES, 2);
     assert!(v2.starts_with(r#"{"schema_version":2,"nodes":"#));
-    assert_eq!(sha256_hex(v2.as_bytes()), C15_V2_SHA256);
+    assert_eq!(sha256_hex(v2.as_bytes()), CC15_V2_SHA256);
 }
 
-// ---------------------------------------------------------------------------------------------- C-16
+// ---------------------------------------------------------------------------------------------- CC-16
 
 const GOLDEN_BYTES: &str = r#"{"schema_version":3,"algorithm":"sha256","nodes":[{"id":"srv/boundary/application/beam_mcp","kind":"module","labels":{},"level":"boundary"},{"id":"srv/module/Enum","kind":"module","labels":{},"level":"module"},{"id":"srv/resource/r:%2F%2Fa","kind":"resource","labels":{},"level":"server"},{"id":"srv/server","kind":"server","labels":{},"level":"server"},{"id":"srv/tool/écho","kind":"tool","labels":{"command_class":"observe","mode":"read_only","nested":{"n":2,"ok":true},"title":"café"},"level":"server"}],"edges":[{"from":"srv/module/Enum","kind":"message","provenance":"observed","sign":"unset","to":"srv/boundary/application/beam_mcp"},{"from":"srv/server","kind":"invoke","provenance":"declared","sign":"unset","to":"srv/tool/écho"},{"from":"srv/tool/écho","kind":"invoke","provenance":"declared","sign":"unset","to":"srv/module/Enum"},{"from":"srv/tool/écho","kind":"read","provenance":"observed","sign":"unset","to":"srv/resource/r:%2F%2Fa"}]}"#;
 const GOLDEN_SHA256: &str = "e442feaaccd752ddfe3a907a88bcfb19c1d31f4be3fc20a3125ba7b85584caf7";
@@ -80,37 +80,37 @@ const GOLDEN_V1_SHA256: &str = "74495cc3cf4c6c4a3453d6dad0fefeb5313c5009f0866794
 const GOLDEN_SIDECAR: &str = r#"{"schema_version":3,"weights":[{"from":"srv/module/Enum","kind":"message","provenance":"observed","to":"srv/boundary/application/beam_mcp","weight":1},{"from":"srv/tool/écho","kind":"read","provenance":"observed","to":"srv/resource/r:%2F%2Fa","weight":3}]}"#;
 
 #[test]
-fn c16_golden_bytes() {
+fn cc16_golden_bytes() {
     let bytes = encode(&golden_graph(), Algorithm::Sha256).unwrap();
     assert_eq!(text(&bytes), GOLDEN_BYTES);
     assert_eq!(bytes.len(), 955);
 }
 
 #[test]
-fn c16_golden_hashes() {
+fn cc16_golden_hashes() {
     let g = golden_graph();
     assert_eq!(hash_hex(&g, Algorithm::Sha256).unwrap(), GOLDEN_SHA256);
     assert_eq!(hash_hex(&g, Algorithm::Sha384).unwrap(), GOLDEN_SHA384);
     assert_eq!(hash_hex(&g, Algorithm::Sha512).unwrap(), GOLDEN_SHA512);
     for alg in Algorithm::ALL {
-        // C-1: envelopes of one graph differ only in the algorithm value.
+        // CC-1: envelopes of one graph differ only in the algorithm value.
         assert_eq!(text(&encode(&g, alg).unwrap()), with_algorithm(GOLDEN_BYTES, alg.name()));
     }
 }
 
 #[test]
-fn c16_golden_v2_and_v1_hashes() {
+fn cc16_golden_v2_and_v1_hashes() {
     assert_eq!(sha256_hex(legacy(GOLDEN_BYTES, 2).as_bytes()), GOLDEN_V2_SHA256);
     let v1 = legacy(GOLDEN_BYTES, 1).replace(r#""sign":"unset""#, r#""sign":"unknown""#);
     assert_eq!(sha256_hex(v1.as_bytes()), GOLDEN_V1_SHA256);
 }
 
 #[test]
-fn c16_golden_sidecar() {
+fn cc16_golden_sidecar() {
     assert_eq!(text(&encode_sidecar(&golden_graph()).unwrap()), GOLDEN_SIDECAR);
 }
 
-// ---------------------------------------------------------------------------------------------- C-18 properties
+// ---------------------------------------------------------------------------------------------- CC-18 properties
 
 #[test]
 fn bytes_do_not_depend_on_input_order() {
@@ -140,14 +140,14 @@ fn one_label_change_flips_the_hash() {
     assert_ne!(hash_hex(&g, Algorithm::Sha256).unwrap(), GOLDEN_SHA256);
 }
 
-// ---------------------------------------------------------------------------------------------- C-17
+// ---------------------------------------------------------------------------------------------- CC-17
 
 fn record<const N: usize>(entries: [(&str, Value); N]) -> String {
     String::from_utf8(encode_value(&labels(entries)).unwrap()).unwrap()
 }
 
 #[test]
-fn c17_escaping() {
+fn cc17_escaping() {
     let s = "a\"b\\c\n\t\u{8}\u{c}\r\u{1}\u{1f}\u{e9}/\u{0}\u{7f}\u{2028}\u{2029}\u{1F600}";
     let expected =
         concat!(r#"{"s":"a\"b\\c\n\t\b\f\r\u0001\u001fé/\u0000"#, "\u{7f}\u{2028}\u{2029}\u{1F600}\"}");
@@ -155,7 +155,7 @@ fn c17_escaping() {
 }
 
 #[test]
-fn c8_every_other_control_is_lowercase_u00xx() {
+fn cc8_every_other_control_is_lowercase_u00xx() {
     for cp in 0u32..0x20 {
         let c = char::from_u32(cp).unwrap();
         let written = record([("s", c.to_string().into())]);
@@ -172,7 +172,7 @@ fn c8_every_other_control_is_lowercase_u00xx() {
 }
 
 #[test]
-fn c17_mixed_labels() {
+fn cc17_mixed_labels() {
     let inner: BTreeMap<String, Value> = labels([("k", "atom".into())]);
     let list = Value::Array(vec![1.into(), "a".into(), Value::Null, false.into(), Value::Object(inner)]);
     let written = record([
@@ -209,7 +209,7 @@ fn c17_mixed_labels() {
 }
 
 #[test]
-fn c17_bounds() {
+fn cc17_bounds() {
     let written = record([
         ("a", (-1).into()),
         ("b", 9_007_199_254_740_993_u64.into()),
@@ -226,7 +226,7 @@ fn c17_bounds() {
 }
 
 #[test]
-fn c17_node_order_after_nfc() {
+fn cc17_node_order_after_nfc() {
     let g = CanonicalGraph {
         nodes: vec![
             node("cafe\u{301}b", NodeKind::Server, Level::Server, Labels::new()),
@@ -242,7 +242,7 @@ fn c17_node_order_after_nfc() {
 }
 
 #[test]
-fn c17_edge_order_to_before_kind_then_provenance() {
+fn cc17_edge_order_to_before_kind_then_provenance() {
     let g = CanonicalGraph {
         nodes: ["a", "b", "c"].map(|id| node(id, NodeKind::Module, Level::Module, Labels::new())).into(),
         edges: vec![
@@ -261,7 +261,7 @@ fn c17_edge_order_to_before_kind_then_provenance() {
 }
 
 #[test]
-fn c3_edge_order_uses_normalised_endpoints() {
+fn cc3_edge_order_uses_normalised_endpoints() {
     let (x, y) = ("cafe\u{301}b", "caf\u{e9} a");
     let g = CanonicalGraph {
         nodes: ["s", x, y].map(|id| node(id, NodeKind::Module, Level::Module, Labels::new())).into(),
@@ -278,10 +278,10 @@ fn c3_edge_order_uses_normalised_endpoints() {
     );
 }
 
-// ---------------------------------------------------------------------------------------------- C-4 … C-9
+// ---------------------------------------------------------------------------------------------- CC-4 … CC-9
 
 #[test]
-fn c4_keys_by_utf16_ids_by_bytes() {
+fn cc4_keys_by_utf16_ids_by_bytes() {
     assert_eq!(record([("\u{ff01}", 1.into()), ("\u{1F600}", 2.into())]), r#"{"😀":2,"！":1}"#);
     let g = CanonicalGraph {
         nodes: ["\u{1F600}", "\u{ff01}"]
@@ -294,7 +294,7 @@ fn c4_keys_by_utf16_ids_by_bytes() {
 }
 
 #[test]
-fn c6_nfc_not_nfkc() {
+fn cc6_nfc_not_nfkc() {
     assert_eq!(record([("\u{212b}", "\u{212b}".into())]), "{\"\u{c5}\":\"\u{c5}\"}");
     assert_eq!(record([("\u{fb01}", 1.into()), ("fi", 2.into())]), "{\"fi\":2,\"\u{fb01}\":1}");
     let g = CanonicalGraph {
@@ -309,7 +309,7 @@ fn c6_nfc_not_nfkc() {
 }
 
 #[test]
-fn c6_duplicate_id_after_nfc() {
+fn cc6_duplicate_id_after_nfc() {
     let g = CanonicalGraph {
         nodes: ["e\u{301}", "\u{e9}"]
             .map(|id| node(id, NodeKind::Server, Level::Server, Labels::new()))
@@ -320,7 +320,7 @@ fn c6_duplicate_id_after_nfc() {
 }
 
 #[test]
-fn c6_duplicate_label_key_after_nfc() {
+fn cc6_duplicate_label_key_after_nfc() {
     let g = CanonicalGraph {
         nodes: vec![node(
             "n",
@@ -346,7 +346,7 @@ fn c6_duplicate_label_key_after_nfc() {
 }
 
 #[test]
-fn c7_invalid_utf8_refused_and_nonchars_accepted() {
+fn cc7_invalid_utf8_refused_and_nonchars_accepted() {
     let cases: [&[u8]; 5] = [
         b"\xc0\xaf",         // overlong '/'
         b"\xe0\x80\xaf",     // overlong, three bytes
@@ -366,7 +366,7 @@ fn c7_invalid_utf8_refused_and_nonchars_accepted() {
 }
 
 #[test]
-fn c9_floats_refused_first_label_named_with_whole_value() {
+fn cc9_floats_refused_first_label_named_with_whole_value() {
     let json: serde_json::Value =
         serde_json::from_str(r#"{"z":0.5,"b":{"x":[1,2.5]},"a":1,"big":9007199254740993}"#).unwrap();
     let err = labels_from_json("n", json.as_object().unwrap()).unwrap_err();
@@ -389,29 +389,29 @@ fn c9_floats_refused_first_label_named_with_whole_value() {
     );
 }
 
-// ---------------------------------------------------------------------------------------------- C-14 invalid_graph
+// ---------------------------------------------------------------------------------------------- CC-14 invalid_graph
 
 #[test]
-fn c14_invalid_graph() {
-    let mut g = c15_graph();
+fn cc14_invalid_graph() {
+    let mut g = cc15_graph();
     g.edges.push(edge("s/server", "s/tool/missing", EdgeKind::Invoke, Provenance::Declared, None));
     assert_eq!(
         check(&g),
         Err(Uncanonical::InvalidGraph(GraphReason::DanglingEdge("s/tool/missing".to_owned())))
     );
 
-    let mut g = c15_graph();
+    let mut g = cc15_graph();
     g.nodes.push(g.nodes[0].clone());
     assert_eq!(check(&g), Err(Uncanonical::InvalidGraph(GraphReason::DuplicateNode("s/server".to_owned()))));
 
-    let mut g = c15_graph();
+    let mut g = cc15_graph();
     let mut dup = g.edges[0].clone();
     dup.sign = Sign::Deny;
     dup.weight = Some(Weight::Int(9));
     g.edges.push(dup);
     assert!(matches!(check(&g), Err(Uncanonical::InvalidGraph(GraphReason::DuplicateEdge { .. }))));
 
-    let mut g = c15_graph();
+    let mut g = cc15_graph();
     g.edges[0].weight = Some(Weight::Float(-1.0));
     assert!(matches!(encode_sidecar(&g), Err(Uncanonical::InvalidGraph(GraphReason::InvalidWeight { .. }))));
     g.edges[0].weight = Some(Weight::Float(-0.0));
@@ -431,15 +431,15 @@ fn sidecar_refused_with_the_graph_reason() {
 
 #[test]
 fn supplied_signs_are_written() {
-    let mut g = c15_graph();
+    let mut g = cc15_graph();
     g.edges[0].sign = Sign::Ungoverned;
     assert!(text(&encode(&g, Algorithm::Sha256).unwrap()).contains(r#""sign":"ungoverned""#));
 }
 
-// ---------------------------------------------------------------------------------------------- C-12
+// ---------------------------------------------------------------------------------------------- CC-12
 
 #[test]
-fn c12_algorithm_names() {
+fn cc12_algorithm_names() {
     for alg in Algorithm::ALL {
         assert_eq!(Algorithm::from_name(alg.name()), Ok(alg));
         assert_eq!(digest(alg, b"").len(), alg.output_len());
@@ -450,10 +450,10 @@ fn c12_algorithm_names() {
     assert_eq!(Algorithm::default(), Algorithm::Sha256);
 }
 
-// ---------------------------------------------------------------------------------------------- C-11
+// ---------------------------------------------------------------------------------------------- CC-11
 
 #[test]
-fn c11_float_vectors() {
+fn cc11_float_vectors() {
     let cases: [(f64, &str); 15] = [
         (0.1, "0.1"),
         (0.0001, "0.0001"),
@@ -479,16 +479,16 @@ fn c11_float_vectors() {
 }
 
 #[test]
-fn c11_sidecar_float_weight() {
-    let mut g = c15_graph();
+fn cc11_sidecar_float_weight() {
+    let mut g = cc15_graph();
     g.edges[0].weight = Some(Weight::Float(1.23456e-4));
     assert!(text(&encode_sidecar(&g).unwrap()).ends_with(r#""weight":1.23456e-4}]}"#));
 }
 
-// ---------------------------------------------------------------------------------------------- C-13
+// ---------------------------------------------------------------------------------------------- CC-13
 
 #[test]
-fn c13_verifies_v3_all_algorithms() {
+fn cc13_verifies_v3_all_algorithms() {
     for (alg, expected) in [
         (Algorithm::Sha256, GOLDEN_SHA256),
         (Algorithm::Sha384, GOLDEN_SHA384),
@@ -498,66 +498,66 @@ fn c13_verifies_v3_all_algorithms() {
         let v = verify(bytes.as_bytes(), expected).unwrap();
         assert_eq!((v.schema_version, v.algorithm), (3, alg));
     }
-    let c15 = with_algorithm(C15_BYTES, "sha512");
-    assert_eq!(verify(c15.as_bytes(), C15_SHA512).unwrap().algorithm, Algorithm::Sha512);
+    let c15 = with_algorithm(CC15_BYTES, "sha512");
+    assert_eq!(verify(c15.as_bytes(), CC15_SHA512).unwrap().algorithm, Algorithm::Sha512);
 }
 
 #[test]
-fn c13_verifies_v1_and_v2_as_held() {
+fn cc13_verifies_v1_and_v2_as_held() {
     let v2 = legacy(GOLDEN_BYTES, 2);
     assert_eq!(verify(v2.as_bytes(), GOLDEN_V2_SHA256).unwrap().schema_version, 2);
-    let v2 = legacy(C15_BYTES, 2);
-    assert_eq!(verify(v2.as_bytes(), C15_V2_SHA256).unwrap().algorithm, Algorithm::Sha256);
+    let v2 = legacy(CC15_BYTES, 2);
+    assert_eq!(verify(v2.as_bytes(), CC15_V2_SHA256).unwrap().algorithm, Algorithm::Sha256);
     let v1 = legacy(GOLDEN_BYTES, 1).replace(r#""sign":"unset""#, r#""sign":"unknown""#);
     assert_eq!(verify(v1.as_bytes(), GOLDEN_V1_SHA256).unwrap().schema_version, 1);
 }
 
 #[test]
-fn c13_refusals() {
+fn cc13_refusals() {
     // A v3 record without the member.
-    let no_member = C15_BYTES.replacen(r#""algorithm":"sha256","#, "", 1);
-    assert_eq!(verify(no_member.as_bytes(), C15_SHA256), Err(VerifyError::MissingAlgorithm));
+    let no_member = CC15_BYTES.replacen(r#""algorithm":"sha256","#, "", 1);
+    assert_eq!(verify(no_member.as_bytes(), CC15_SHA256), Err(VerifyError::MissingAlgorithm));
     // A v2 record with one.
-    let v2_member = C15_BYTES.replacen(r#""schema_version":3"#, r#""schema_version":2"#, 1);
-    assert_eq!(verify(v2_member.as_bytes(), C15_SHA256), Err(VerifyError::UnexpectedAlgorithm));
+    let v2_member = CC15_BYTES.replacen(r#""schema_version":3"#, r#""schema_version":2"#, 1);
+    assert_eq!(verify(v2_member.as_bytes(), CC15_SHA256), Err(VerifyError::UnexpectedAlgorithm));
     // An unknown algorithm name.
-    let bad_name = with_algorithm(C15_BYTES, "SHA-256");
-    assert!(matches!(verify(bad_name.as_bytes(), C15_SHA256), Err(VerifyError::UnknownAlgorithm(_))));
+    let bad_name = with_algorithm(CC15_BYTES, "SHA-256");
+    assert!(matches!(verify(bad_name.as_bytes(), CC15_SHA256), Err(VerifyError::UnknownAlgorithm(_))));
     // Any other version.
     for v in ["0", "4", "\"3\"", "3.0"] {
-        let other = C15_BYTES.replacen(r#""schema_version":3"#, &format!(r#""schema_version":{v}"#), 1);
+        let other = CC15_BYTES.replacen(r#""schema_version":3"#, &format!(r#""schema_version":{v}"#), 1);
         assert!(matches!(
-            verify(other.as_bytes(), C15_SHA256),
+            verify(other.as_bytes(), CC15_SHA256),
             Err(VerifyError::UnsupportedSchemaVersion(_))
         ));
     }
     // A wrong digest.
-    assert!(matches!(verify(C15_BYTES.as_bytes(), C15_V2_SHA256), Err(VerifyError::DigestMismatch { .. })));
+    assert!(matches!(verify(CC15_BYTES.as_bytes(), CC15_V2_SHA256), Err(VerifyError::DigestMismatch { .. })));
     // Never re-encoded: a whitespace change no longer verifies.
-    let spaced = C15_BYTES.replacen(',', ", ", 1);
-    assert!(matches!(verify(spaced.as_bytes(), C15_SHA256), Err(VerifyError::DigestMismatch { .. })));
+    let spaced = CC15_BYTES.replacen(',', ", ", 1);
+    assert!(matches!(verify(spaced.as_bytes(), CC15_SHA256), Err(VerifyError::DigestMismatch { .. })));
 }
 
 #[test]
-fn c13_sign_vocabulary_by_version() {
+fn cc13_sign_vocabulary_by_version() {
     // v1 sign `unset` is outside its vocabulary, even though the hash matches.
-    let v1_unset = legacy(C15_BYTES, 1);
+    let v1_unset = legacy(CC15_BYTES, 1);
     let hex = sha256_hex(v1_unset.as_bytes());
     assert!(matches!(verify(v1_unset.as_bytes(), &hex), Err(VerifyError::MalformedSign { edge: 0, .. })));
     // v2 / v3 sign `unknown` likewise.
-    for bytes in [legacy(C15_BYTES, 2), C15_BYTES.to_owned()] {
+    for bytes in [legacy(CC15_BYTES, 2), CC15_BYTES.to_owned()] {
         let unknown = bytes.replace(r#""sign":"unset""#, r#""sign":"unknown""#);
         let hex = sha256_hex(unknown.as_bytes());
         assert!(matches!(verify(unknown.as_bytes(), &hex), Err(VerifyError::MalformedSign { .. })));
     }
-    let ungoverned = C15_BYTES.replace(r#""sign":"unset""#, r#""sign":"ungoverned""#);
+    let ungoverned = CC15_BYTES.replace(r#""sign":"unset""#, r#""sign":"ungoverned""#);
     assert!(verify(ungoverned.as_bytes(), &sha256_hex(ungoverned.as_bytes())).is_ok());
 }
 
-// ---------------------------------------------------------------------------------------------- C-12
+// ---------------------------------------------------------------------------------------------- CC-12
 
 #[test]
-fn c12_hash_value_refuses_a_record_naming_another_algorithm() {
+fn cc12_hash_value_refuses_a_record_naming_another_algorithm() {
     let record: BTreeMap<String, Value> =
         [("algorithm".to_owned(), Value::from("sha256")), ("n".to_owned(), Value::from(1))].into();
     for algorithm in [Algorithm::Sha384, Algorithm::Sha512] {
@@ -576,7 +576,7 @@ fn c12_hash_value_refuses_a_record_naming_another_algorithm() {
 }
 
 #[test]
-fn c12_hash_value_hashes_exactly_the_record_bytes() {
+fn cc12_hash_value_hashes_exactly_the_record_bytes() {
     let record: BTreeMap<String, Value> =
         [("algorithm".to_owned(), Value::from("sha384")), ("n".to_owned(), Value::from(1))].into();
     let bytes = connectome_canonical::encode_value(&record).unwrap();
@@ -593,7 +593,7 @@ fn c12_hash_value_hashes_exactly_the_record_bytes() {
 }
 
 #[test]
-fn c12_hash_value_passes_record_refusals_through() {
+fn cc12_hash_value_passes_record_refusals_through() {
     let record: BTreeMap<String, Value> =
         [("\u{212b}".to_owned(), Value::from(1)), ("\u{c5}".to_owned(), Value::from(2))].into();
     assert!(matches!(
@@ -603,7 +603,7 @@ fn c12_hash_value_passes_record_refusals_through() {
 }
 
 #[test]
-fn b3_writer_checks_weights_before_duplicate_ids() {
+fn cb3_writer_checks_weights_before_duplicate_ids() {
     let mut g = CanonicalGraph {
         nodes: vec![
             node("a", NodeKind::Tool, Level::Server, Labels::new()),

@@ -289,7 +289,7 @@ fn check(builder: DeclaredBuilder) -> Result<Checked, DeclaredError> {
         level: builder.level,
         group_by_crate: builder.group_by_crate,
     };
-    // Two module paths equal after NFC would be one id (C-6): refused by name, at every level.
+    // Two module paths equal after NFC would be one id (CC-6): refused by name, at every level.
     let mut seen = BTreeSet::new();
     for module in modules(&checked) {
         let key = nfc(module);

@@ -1,4 +1,6 @@
-//! The refusals of the declared builder (D-1 mapped to Rust).
+//! The refusals of the declared builder ([CD-1] mapped to Rust).
+//!
+//! [CD-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::fmt;
 
@@ -7,8 +9,10 @@ use connectome_canonical::Uncanonical;
 use crate::error::GraphError;
 use crate::identity::GroupSource;
 
-/// Why the catalog was refused (`{:invalid, :catalog, r}`, D-3). Names are compared after NFC, and a
+/// Why the catalog was refused (`{:invalid, :catalog, r}`, [CD-3]). Names are compared after NFC, and a
 /// duplicate is named in NFC.
+///
+/// [CD-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CatalogFault {
     /// A tool has an empty name.
@@ -85,7 +89,9 @@ pub enum DeclaredError {
     InvalidFacts(FactsFault),
     /// The graph could not be built (not expected: ids are injective and every edge end is a node).
     Graph(GraphError),
-    /// The graph would have no canonical bytes (C-14), e.g. two group or function ids equal after NFC.
+    /// The graph would have no canonical bytes ([CC-14]), e.g. two group or function ids equal after NFC.
+    ///
+    /// [CC-14]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Uncanonical(Uncanonical),
 }
 

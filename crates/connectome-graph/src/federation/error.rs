@@ -1,5 +1,9 @@
-//! The refusals of a federation (M-1, M-3, M-5): lifting an instance, reading a federation back,
+//! The refusals of a federation ([CM-1], [CM-3], [CM-5]): lifting an instance, reading a federation back,
 //! merging. Each names what it refuses; its `Display` is one line.
+//!
+//! [CM-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CM-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CM-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::fmt;
 
@@ -23,7 +27,9 @@ pub enum FederationError {
     Read(ReadError),
     /// An edge of an instance is not `observed` (an observed export holds only observed edges).
     NotObserved(EdgeKey),
-    /// An edge lacks its call count, or its timing (M-1).
+    /// An edge lacks its call count, or its timing ([CM-1]).
+    ///
+    /// [CM-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Measure(MeasureError),
     /// A `server` node is not the system's server node.
     NotOfSystem {
@@ -68,9 +74,13 @@ pub enum FederationError {
     ConflictingNode(String),
     /// Two parts sign one edge differently.
     ConflictingSign(EdgeKey),
-    /// The merged parts do not form a graph (B-3); parts that passed their own checks never do this.
+    /// The merged parts do not form a graph ([CB-3]); parts that passed their own checks never do this.
+    ///
+    /// [CB-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Graph(GraphError),
-    /// The merged documents have no canonical form (C-14).
+    /// The merged documents have no canonical form ([CC-14]).
+    ///
+    /// [CC-14]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Uncanonical(Uncanonical),
 }
 

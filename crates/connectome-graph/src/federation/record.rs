@@ -1,10 +1,13 @@
-//! The federation record (M-5): written with the label grammar and hashed like the diff record, and
+//! The federation record ([CM-5]): written with the label grammar and hashed like the diff record, and
 //! read back strictly.
 //!
 //! `{"algorithm","edges":[{"from","instances","kind","to"}],"graph","instances","schema_version","system"}`:
 //! `graph` is the hex digest of the federation's graph export under `algorithm`; `instances` the
 //! instance names; each entry of `edges` one edge of the graph with the instances that observed it.
-//! Every array is sorted by UTF-16 code units (B-7's order): `edges` by from, to, kind; names as strings.
+//! Every array is sorted by UTF-16 code units ([CB-7]'s order): `edges` by from, to, kind; names as strings.
+//!
+//! [CB-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CM-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
@@ -17,10 +20,15 @@ use crate::read::json::Json;
 use crate::read::shape::Obj;
 use crate::read::{Document, ReadError, ReadFault, parse};
 
-/// The federation record's `schema_version` (M-5): 3, so the C-13 verifier reads it with its digest.
+/// The federation record's `schema_version` ([CM-5]): 3, so the [CC-13] verifier reads it with its digest.
+///
+/// [CC-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CM-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub const FEDERATION_SCHEMA_VERSION: u64 = 3;
 
-/// The record order of two edges (B-7): from, to, then the kind name, as UTF-16 code units.
+/// The record order of two edges ([CB-7]): from, to, then the kind name, as UTF-16 code units.
+///
+/// [CB-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub(crate) fn record_order(a: (&str, &str, EdgeKind), b: (&str, &str, EdgeKind)) -> Ordering {
     utf16_cmp(a.0, b.0).then_with(|| utf16_cmp(a.1, b.1)).then_with(|| utf16_cmp(a.2.as_str(), b.2.as_str()))
 }

@@ -1,17 +1,23 @@
-//! The typed refusals of the reach queries (G-4, G-5).
+//! The typed refusals of the reach queries ([CG-4], [CG-5]).
+//!
+//! [CG-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CG-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::fmt;
 
-/// A refusal of a reach query (G-4, G-5), named after the Elixir reasons it stands for.
+/// A refusal of a reach query ([CG-4], [CG-5]), named after the Elixir reasons it stands for.
 ///
-/// The variants are checked in the G-5 order: options ([`ReachError::InvalidOption`], then
+/// The variants are checked in the [CG-5] order: options ([`ReachError::InvalidOption`], then
 /// [`ReachError::UnknownNode`] for an entry id), the cap ([`ReachError::Cap`]), the graph check (vacuous in
 /// Rust, see [`crate::reach`]), then the argument ids ([`ReachError::UnknownNode`], in argument order).
 /// [`ReachError::Unreachable`] is a result of the dominance queries once every check has passed, and
 /// [`ReachError::Refused`] is the only answer of [`crate::reach::all_paths`].
 ///
-/// G-4's `{:unknown_option, k}` has no variant: each query takes its own option struct, so an option that
+/// [CG-4]'s `{:unknown_option, k}` has no variant: each query takes its own option struct, so an option that
 /// the query does not allow cannot be written.
+///
+/// [CG-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CG-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReachError {
     /// `{:invalid, k, v}`: an option has a value outside its domain.

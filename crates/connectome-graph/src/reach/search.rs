@@ -1,7 +1,10 @@
-//! The per-query machinery of [`crate::reach`] (G-6, K-5): an adjacency list in canonical edge order, a
+//! The per-query machinery of [`crate::reach`] ([CG-6], [CK-5]): an adjacency list in canonical edge order, a
 //! breadth-first search over it, and the dominators of one target on a per-query `petgraph` graph.
 //!
 //! Nothing here is cached: every query builds its own [`Adjacency`] and drops it on every exit.
+//!
+//! [CG-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CK-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
@@ -30,7 +33,9 @@ pub(super) fn node_index(g: &Graph, id: &str) -> Option<usize> {
 }
 
 /// The rank of each node (by its index in `g.nodes()`) in canonical node order: the bytes of its NFC id
-/// (C-2). Raw ids equal after NFC keep their raw order.
+/// ([CC-2]). Raw ids equal after NFC keep their raw order.
+///
+/// [CC-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 fn canonical_rank(g: &Graph) -> Vec<usize> {
     let ids: Vec<_> = g.nodes().iter().map(|n| connectome_canonical::nfc(n.id())).collect();
     let mut order: Vec<usize> = (0..ids.len()).collect();
@@ -42,13 +47,16 @@ fn canonical_rank(g: &Graph) -> Vec<usize> {
     rank
 }
 
-/// Out-edges per node, over the admitted kinds only, each list in canonical edge order (K-5).
+/// Out-edges per node, over the admitted kinds only, each list in canonical edge order ([CK-5]).
 ///
 /// Node `i` is `g.nodes()[i]`; an entry `(to, e)` is the target's node index and the edge's index in
 /// `g.edges()`. Because the graph's edges are sorted by raw key `(from, to, kind, provenance)` and its
-/// nodes by raw id, the out-edges of a node form one run; each run is then ordered as C-3 orders edges:
+/// nodes by raw id, the out-edges of a node form one run; each run is then ordered as [CC-3] orders edges:
 /// by the NFC target id, then kind name, then provenance name. The lists are stored flat, one range per
 /// node.
+///
+/// [CC-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CK-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub(super) struct Adjacency {
     out: Vec<(usize, usize)>,
     ranges: Vec<Range<usize>>,
@@ -87,7 +95,7 @@ impl Adjacency {
             }
         }
         // Raw order is canonical order only while every id is already NFC: sort each run by the NFC
-        // target (its rank among the NFC ids), then kind and provenance name, as C-3 orders edges. A run
+        // target (its rank among the NFC ids), then kind and provenance name, as CC-3 orders edges. A run
         // that is already in order (every ASCII graph) costs one pass.
         let rank = canonical_rank(g);
         let edges = g.edges();
@@ -163,7 +171,10 @@ impl Bfs {
 /// and stopping as soon as `stop_at` is reached.
 ///
 /// Out-edges are visited in canonical order, so a node's tree edge is the first admitted edge in graph
-/// order from the first-discovered parent, and the tree path to any node is a shortest one (G-3, K-5).
+/// order from the first-discovered parent, and the tree path to any node is a shortest one ([CG-3], [CK-5]).
+///
+/// [CG-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+/// [CK-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub(super) fn bfs(
     adj: &Adjacency,
     sources: &[usize],
@@ -214,7 +225,9 @@ pub(super) fn bfs(
 /// one root→target path `P = p0 … pk`, and `pj` dominates `target` exactly when nothing reachable from
 /// `p0 … p(j−1)` without entering the path again reaches a path node beyond `pj`. The region only grows,
 /// so each node and edge is visited once. (petgraph's `simple_fast` computes the whole dominator tree
-/// and is quadratic on long chains with many joins; the dominator *set* is the same either way, K-5.)
+/// and is quadratic on long chains with many joins; the dominator *set* is the same either way, [CK-5].)
+///
+/// [CK-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub(super) fn strict_dominators(adj: &Adjacency, entries: &[usize], target: usize) -> Option<Vec<usize>> {
     let n = adj.len();
     if target >= n {

@@ -1,4 +1,6 @@
-//! The reader's one refusal type: which document, where in it, and what is wrong, in one line.
+//! The reader's one refusal type ([CR-5]): which document, where in it, and what is wrong, in one line.
+//!
+//! [CR-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::fmt;
 
@@ -6,21 +8,33 @@ use connectome_canonical::{Uncanonical, VerifyError};
 
 use crate::error::GraphError;
 
-/// The longest excerpt of input a message quotes, in characters.
+/// The longest excerpt of input a message quotes, in characters ([CR-5]).
+///
+/// [CR-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub const EXCERPT_CHARS: usize = 32;
 
 /// Which document a refusal is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Document {
-    /// A graph export (B-4).
+    /// A graph export ([CB-4]).
+    ///
+    /// [CB-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     GraphExport,
-    /// A weight sidecar (B-5).
+    /// A weight sidecar ([CB-5]).
+    ///
+    /// [CB-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Sidecar,
-    /// A timing sidecar (M-2).
+    /// A timing sidecar ([CM-2]).
+    ///
+    /// [CM-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     TimingSidecar,
-    /// A federation record (M-5).
+    /// A federation record ([CM-5]).
+    ///
+    /// [CM-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     FederationRecord,
-    /// A record written with the label grammar (C-10), read by [`crate::read::verify_record`].
+    /// A record written with the label grammar ([CC-10]), read by [`crate::read::verify_record`].
+    ///
+    /// [CC-10]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Record,
 }
 
@@ -37,7 +51,9 @@ impl Document {
     }
 }
 
-/// What is wrong with a document (R-1, in the order the reader finds it).
+/// What is wrong with a document ([CR-1], in the order the reader finds it).
+///
+/// [CR-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReadFault {
     /// The bytes are not JSON: ill-formed UTF-8, a syntax error, a member named twice, too deep.
@@ -49,7 +65,9 @@ pub enum ReadFault {
     },
     /// The `schema_version` is not 3; the value as written.
     SchemaVersion(String),
-    /// A schema 1 or 2 export that the C-13 verifier refuses.
+    /// A schema 1 or 2 export that the [CC-13] verifier refuses.
+    ///
+    /// [CC-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Older(Box<VerifyError>),
     /// A member the format requires is absent.
     MissingMember(&'static str),
@@ -72,11 +90,17 @@ pub enum ReadFault {
     /// A number that is not what the member holds (a count beyond 64 bits, a negative or non-finite
     /// weight, a float in a label); the number as written.
     Number(String),
-    /// The graph fails its own checks (B-3).
+    /// The graph fails its own checks ([CB-3]).
+    ///
+    /// [CB-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Graph(Box<GraphError>),
-    /// What was read has no canonical form (C-14).
+    /// What was read has no canonical form ([CC-14]).
+    ///
+    /// [CC-14]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     Uncanonical(Box<Uncanonical>),
-    /// The bytes are not the canonical bytes of what they hold: the first byte that differs.
+    /// The bytes are not the canonical bytes of what they hold ([CR-2]): the first byte that differs.
+    ///
+    /// [CR-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     NotCanonical {
         /// The offset of the first byte that differs from the re-encoding.
         offset: usize,
@@ -87,8 +111,10 @@ pub enum ReadFault {
     DuplicateEdge(String),
 }
 
-/// A refusal of the reader: the document, the place (`edges[3].kind`, empty for the whole
+/// A refusal of the reader ([CR-5]): the document, the place (`edges[3].kind`, empty for the whole
 /// document) and the fault; its `Display` is one line that quotes input only as a short excerpt.
+///
+/// [CR-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadError {
     /// The document refused.

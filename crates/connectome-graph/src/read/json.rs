@@ -1,11 +1,14 @@
-//! A strict JSON parser for the reader: the whole of RFC 8259, nothing more.
+//! A strict JSON parser for the reader ([CR-1]): the whole of RFC 8259, nothing more.
 //!
 //! Written here rather than taken from `serde_json` for two reasons the canonical form imposes: a label
-//! integer has any size (C-9), and `serde_json` reads one beyond 64 bits as a float; and an object
+//! integer has any size ([CC-9]), and `serde_json` reads one beyond 64 bits as a float; and an object
 //! with a member named twice must be refused, where `serde_json` keeps the last one. Numbers are kept
 //! as their text, objects as their members in document order. Nesting deeper than
 //! [`MAX_LABEL_DEPTH`] levels — deeper than the writer ever writes — is refused before it can exhaust
 //! the stack.
+//!
+//! [CC-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+//! [CR-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use connectome_canonical::MAX_LABEL_DEPTH;
 

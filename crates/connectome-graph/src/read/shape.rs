@@ -1,5 +1,7 @@
 //! Reading a parsed document strictly: exact member sets, typed members, closed vocabularies, and the
-//! conversion of label values. Every refusal names its document and its place.
+//! conversion of label values ([CR-1]). Every refusal names its document and its place.
+//!
+//! [CR-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::collections::BTreeMap;
 
@@ -119,7 +121,9 @@ impl<'a> Obj<'a> {
         from_name(text).ok_or_else(|| self.err(name, ReadFault::Vocabulary { what, found: text.to_owned() }))
     }
 
-    /// The `schema_version`, read before anything else: it must be the integer 3 (C-13).
+    /// The `schema_version`, read before anything else: it must be the integer 3 ([CC-13]).
+    ///
+    /// [CC-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
     pub(crate) fn schema_version_3(&self) -> Result<(), ReadError> {
         match self.get("schema_version")? {
             Json::Number(text) if text == "3" => Ok(()),
@@ -134,8 +138,10 @@ impl<'a> Obj<'a> {
     }
 }
 
-/// A JSON value as a label value (C-9): integers of any size, no float. A refusal names `at`, the
+/// A JSON value as a label value ([CC-9]): integers of any size, no float. A refusal names `at`, the
 /// place of the whole value (member names below it come from the input and are not quoted).
+///
+/// [CC-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 pub(crate) fn value(document: Document, at: &str, json: &Json) -> Result<Value, ReadError> {
     Ok(match json {
         Json::Null => Value::Null,

@@ -1,6 +1,6 @@
-//! Rules of docs/connectome.md D-1…D-9 (mapped to Rust by K-6…K-9) through `connectome_graph::declared`:
-//! the module-level fixture of D-9, the catalog of D-3, the fn and boundary levels of D-6, the refusals
-//! (D-1) and determinism under shuffling (D-2). The bound (D-7, K-9) is in `declared_bound.rs`.
+//! Rules of docs/connectome.md CD-1…CD-9 (mapped to Rust by CK-6…CK-9) through `connectome_graph::declared`:
+//! the module-level fixture of CD-9, the catalog of CD-3, the fn and boundary levels of CD-6, the refusals
+//! (CD-1) and determinism under shuffling (CD-2). The bound (CD-7, CK-9) is in `declared_bound.rs`.
 
 use connectome_graph::{
     Algorithm, CallEdge, CallFacts, CatalogFault, CatalogSection, Declared, DeclaredBound, DeclaredBuilder,
@@ -11,7 +11,7 @@ use proptest::prelude::*;
 
 use crate::declared_support::{RUSTC, call, fixture_facts, s, site, strings};
 
-/// The D-9 catalog: tools echo (read_only, class observe) and write (mutate), resource `r://a`, prompt
+/// The CD-9 catalog: tools echo (read_only, class observe) and write (mutate), resource `r://a`, prompt
 /// `greet`, and one resource the host could not read.
 fn catalog() -> DeclaredCatalog {
     DeclaredCatalog {
@@ -51,7 +51,7 @@ fn str_labels(entries: &[(&str, &str)]) -> Labels {
     entries.iter().map(|(k, v)| (s(k), Value::Str(s(v)))).collect()
 }
 
-/// D-2: every edge `invoke`, `declared`, sign unset, weight none.
+/// CD-2: every edge `invoke`, `declared`, sign unset, weight none.
 fn assert_declared_edges(graph: &Graph) {
     for edge in graph.edges() {
         assert_eq!(edge.kind, EdgeKind::Invoke);
@@ -65,10 +65,10 @@ fn err(builder: DeclaredBuilder) -> DeclaredError {
     builder.build().unwrap_err()
 }
 
-// ---------------------------------------------------------------------------------------- D-9 (module)
+// ---------------------------------------------------------------------------------------- CD-9 (module)
 
 #[test]
-fn d9_module_level_fixture_exact_nodes_edges_and_bound() {
+fn cd9_module_level_fixture_exact_nodes_edges_and_bound() {
     let declared = fixture().build().unwrap();
     let graph = &declared.graph;
     assert_eq!(
@@ -124,7 +124,7 @@ fn d9_module_level_fixture_exact_nodes_edges_and_bound() {
 }
 
 #[test]
-fn d3_resources_and_prompts_have_no_edges() {
+fn cd3_resources_and_prompts_have_no_edges() {
     let declared = fixture().build().unwrap();
     let catalog_parts = ["srv/resource/r:%2F%2Fa", "srv/prompt/greet"];
     assert!(
@@ -137,7 +137,7 @@ fn d3_resources_and_prompts_have_no_edges() {
 }
 
 #[test]
-fn d3_templates_are_resource_nodes_labelled_template() {
+fn cd3_templates_are_resource_nodes_labelled_template() {
     let catalog = DeclaredCatalog { resource_templates: strings(&["file:///{path}"]), ..catalog() };
     let declared = Declared::builder("srv").catalog(catalog).build().unwrap();
     let id = "srv/resource/file:%2F%2F%2F{path}";
@@ -147,7 +147,7 @@ fn d3_templates_are_resource_nodes_labelled_template() {
 }
 
 #[test]
-fn d3_empty_names_are_unreadable_not_refused() {
+fn cd3_empty_names_are_unreadable_not_refused() {
     let catalog = DeclaredCatalog {
         resources: strings(&["", "r://a", ""]),
         resource_templates: strings(&[""]),
@@ -167,10 +167,10 @@ fn d3_empty_names_are_unreadable_not_refused() {
     assert!(!node_ids(&declared.graph).contains(&"srv/resource/"));
 }
 
-// ----------------------------------------------------------------------------------------- D-6 (fn)
+// ----------------------------------------------------------------------------------------- CD-6 (fn)
 
 #[test]
-fn d6_fn_level_nodes_only_for_called_functions_self_loops_kept_no_tool_edges() {
+fn cd6_fn_level_nodes_only_for_called_functions_self_loops_kept_no_tool_edges() {
     let mut facts = facts();
     facts.edges.push(call("fixture::beta::helper", "fixture::beta::helper"));
     let declared = Declared::builder("srv")
@@ -212,7 +212,7 @@ fn d6_fn_level_nodes_only_for_called_functions_self_loops_kept_no_tool_edges() {
 }
 
 #[test]
-fn d6_fn_level_does_not_read_host_edges_or_boundaries() {
+fn cd6_fn_level_does_not_read_host_edges_or_boundaries() {
     let declared = Declared::builder("srv")
         .edge("a::x", "a::y")
         .boundary("a::x", GroupSource::Application, "a")
@@ -223,7 +223,7 @@ fn d6_fn_level_does_not_read_host_edges_or_boundaries() {
     assert!(declared.bound.sources_used.is_empty());
 }
 
-// ----------------------------------------------------------------------------------- D-6 (boundary)
+// ----------------------------------------------------------------------------------- CD-6 (boundary)
 
 fn boundary_fixture() -> DeclaredBuilder {
     fixture()
@@ -235,7 +235,7 @@ fn boundary_fixture() -> DeclaredBuilder {
 }
 
 #[test]
-fn d6_boundary_level_groups_from_declarations_and_bounds_ungrouped() {
+fn cd6_boundary_level_groups_from_declarations_and_bounds_ungrouped() {
     let declared = boundary_fixture().build().unwrap();
     let graph = &declared.graph;
     assert_eq!(
@@ -269,7 +269,7 @@ fn d6_boundary_level_groups_from_declarations_and_bounds_ungrouped() {
 }
 
 #[test]
-fn d6_boundary_level_ungrouped_calls_are_item_paths_never_guessed() {
+fn cd6_boundary_level_ungrouped_calls_are_item_paths_never_guessed() {
     let declared = fixture()
         .boundary("fixture::alpha", GroupSource::Application, "fixture")
         .level(DeclaredLevel::Boundary)
@@ -294,7 +294,7 @@ fn d6_boundary_level_ungrouped_calls_are_item_paths_never_guessed() {
 }
 
 #[test]
-fn d6_boundary_level_group_by_crate_uses_the_crate_map_and_drops_self_loops() {
+fn cd6_boundary_level_group_by_crate_uses_the_crate_map_and_drops_self_loops() {
     let declared = fixture()
         .edge("other::x", "fixture::alpha")
         .level(DeclaredLevel::Boundary)
@@ -315,7 +315,7 @@ fn d6_boundary_level_group_by_crate_uses_the_crate_map_and_drops_self_loops() {
 }
 
 #[test]
-fn d6_boundary_level_declared_group_wins_over_crate() {
+fn cd6_boundary_level_declared_group_wins_over_crate() {
     let declared = fixture()
         .boundary("fixture::alpha", GroupSource::BoundaryModule, "fixture::api")
         .level(DeclaredLevel::Boundary)
@@ -332,10 +332,10 @@ fn d6_boundary_level_declared_group_wins_over_crate() {
     );
 }
 
-// --------------------------------------------------------------------------------------------- D-1
+// --------------------------------------------------------------------------------------------- CD-1
 
 #[test]
-fn d1_refusals() {
+fn cd1_refusals() {
     let srv = || Declared::builder("srv");
     let tools = |tools: Vec<DeclaredTool>| DeclaredCatalog { tools, ..DeclaredCatalog::default() };
     let bad_catalog = |c: DeclaredCatalog| err(srv().catalog(c));
@@ -408,7 +408,7 @@ fn d1_refusals() {
 }
 
 #[test]
-fn d1_the_first_fault_in_sorted_order_is_reported_whatever_the_input_order() {
+fn cd1_the_first_fault_in_sorted_order_is_reported_whatever_the_input_order() {
     let forward = fixture().tool_module("zeta", "a::b").tool_module("ghost", "a::b");
     let backward = fixture().tool_module("ghost", "a::b").tool_module("zeta", "a::b");
     assert_eq!(err(forward), DeclaredError::UnknownTool(s("ghost")));
@@ -416,12 +416,12 @@ fn d1_the_first_fault_in_sorted_order_is_reported_whatever_the_input_order() {
 }
 
 #[test]
-fn d1_refusals_display_without_panicking() {
+fn cd1_refusals_display_without_panicking() {
     let e = err(fixture().tool_module("ghost", "a::b"));
     assert_eq!(e.to_string(), "tool_module for unknown tool \"ghost\"");
 }
 
-// --------------------------------------------------------------------------------------------- D-2
+// --------------------------------------------------------------------------------------------- CD-2
 
 /// The fixture's input, every list shuffled by the strategy.
 #[derive(Debug, Clone)]
@@ -495,7 +495,7 @@ fn shuffled() -> impl Strategy<Value = Shuffled> {
 }
 
 #[test]
-fn d2_two_builds_are_equal() {
+fn cd2_two_builds_are_equal() {
     for level in [DeclaredLevel::Module, DeclaredLevel::Fn, DeclaredLevel::Boundary] {
         let (a, b) = (build(&base(), level), build(&base(), level));
         assert_eq!(a, b);
@@ -508,7 +508,7 @@ fn d2_two_builds_are_equal() {
 
 proptest! {
     #[test]
-    fn d2_shuffled_input_gives_byte_equal_graphs_and_equal_bounds(input in shuffled()) {
+    fn cd2_shuffled_input_gives_byte_equal_graphs_and_equal_bounds(input in shuffled()) {
         for level in [DeclaredLevel::Module, DeclaredLevel::Fn, DeclaredLevel::Boundary] {
             let reference = build(&base(), level);
             let other = build(&input, level);

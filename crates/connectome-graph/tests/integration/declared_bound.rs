@@ -1,7 +1,7 @@
-//! The bound of docs/connectome.md D-7 (mapped to Rust by K-6…K-9) through `connectome_graph::declared`:
-//! its JSON form, `tools_without_module`, the scope, `sources_used` per input combination (K-9), the
-//! dynamic allowlist (D-1, D-9), compile-time code (D-5, K-6), and the refusals that keep the bound and
-//! the graph honest: facts that hide an in-scope call, and names equal after NFC (C-6).
+//! The bound of docs/connectome.md CD-7 (mapped to Rust by CK-6…CK-9) through `connectome_graph::declared`:
+//! its JSON form, `tools_without_module`, the scope, `sources_used` per input combination (CK-9), the
+//! dynamic allowlist (CD-1, CD-9), compile-time code (CD-5, CK-6), and the refusals that keep the bound and
+//! the graph honest: facts that hide an in-scope call, and names equal after NFC (CC-6).
 
 use connectome_graph::{
     Algorithm, CallFacts, CatalogFault, Declared, DeclaredBuilder, DeclaredCatalog, DeclaredError,
@@ -10,7 +10,7 @@ use connectome_graph::{
 
 use crate::declared_support::{call, fixture_facts, s, site, strings};
 
-/// The D-9 catalog's tools: echo and write.
+/// The CD-9 catalog's tools: echo and write.
 fn catalog() -> DeclaredCatalog {
     DeclaredCatalog {
         tools: vec![DeclaredTool::new("echo", "read_only"), DeclaredTool::new("write", "mutate")],
@@ -18,7 +18,7 @@ fn catalog() -> DeclaredCatalog {
     }
 }
 
-/// The D-9 facts: the fixture's, with the dynamic sites `{Dyn, apply_to|call|fun}` (`fun` twice).
+/// The CD-9 facts: the fixture's, with the dynamic sites `{Dyn, apply_to|call|fun}` (`fun` twice).
 fn facts() -> CallFacts {
     let mut facts = fixture_facts();
     facts
@@ -51,10 +51,10 @@ fn facts_fault(mutate: impl FnOnce(&mut CallFacts)) -> DeclaredError {
     err(Declared::builder("srv").facts(f))
 }
 
-// --------------------------------------------------------------------------------------------- D-7
+// --------------------------------------------------------------------------------------------- CD-7
 
 #[test]
-fn d7_bound_serializes_as_json_lists() {
+fn cd7_bound_serializes_as_json_lists() {
     let declared = fixture().allow_dynamic("fixture::dynamic::call").build().unwrap();
     let json = serde_json::to_string(&declared.bound).unwrap();
     assert_eq!(
@@ -74,7 +74,7 @@ fn d7_bound_serializes_as_json_lists() {
 }
 
 #[test]
-fn d7_tools_without_module_lists_unmapped_tools() {
+fn cd7_tools_without_module_lists_unmapped_tools() {
     let catalog = DeclaredCatalog {
         tools: vec![DeclaredTool::new("c", "m"), DeclaredTool::new("a", "m"), DeclaredTool::new("b", "m")],
         ..DeclaredCatalog::default()
@@ -85,7 +85,7 @@ fn d7_tools_without_module_lists_unmapped_tools() {
 }
 
 #[test]
-fn d7_host_declared_module_brings_its_own_path_into_scope() {
+fn cd7_host_declared_module_brings_its_own_path_into_scope() {
     let mut facts = facts();
     facts.edges.push(call("fixture::beta::step", "plugin::hooks::on_step"));
     let declared = fixture().facts(facts).edge("plugin::hooks", "fixture::alpha").build().unwrap();
@@ -95,7 +95,7 @@ fn d7_host_declared_module_brings_its_own_path_into_scope() {
 }
 
 #[test]
-fn d7_module_level_keeps_uncalled_declared_modules() {
+fn cd7_module_level_keeps_uncalled_declared_modules() {
     let declared = Declared::builder("srv")
         .boundary("a::lonely", GroupSource::Application, "a")
         .edge("a::x", "a::x")
@@ -105,10 +105,10 @@ fn d7_module_level_keeps_uncalled_declared_modules() {
     assert!(declared.graph.edges().is_empty());
 }
 
-// ------------------------------------------------------------------------------------ D-1, D-9 allowlist
+// ------------------------------------------------------------------------------------ CD-1, CD-9 allowlist
 
 #[test]
-fn d9_unresolved_sites_are_exactly_the_dynamic_ones_and_the_allowlist_moves_one() {
+fn cd9_unresolved_sites_are_exactly_the_dynamic_ones_and_the_allowlist_moves_one() {
     let plain = fixture().build().unwrap();
     let all = facts().bound.dynamic_dispatch_sites;
     assert_eq!(plain.bound.dynamic_dispatch_sites, all);
@@ -129,7 +129,7 @@ fn d9_unresolved_sites_are_exactly_the_dynamic_ones_and_the_allowlist_moves_one(
 }
 
 #[test]
-fn d1_allowlist_moves_every_site_of_a_caller_sorted_and_ignores_callers_without_sites() {
+fn cd1_allowlist_moves_every_site_of_a_caller_sorted_and_ignores_callers_without_sites() {
     let declared = fixture()
         .allow_dynamic("fixture::dynamic::fun")
         .allow_dynamic("fixture::dynamic::apply_to")
@@ -154,7 +154,7 @@ fn d1_allowlist_moves_every_site_of_a_caller_sorted_and_ignores_callers_without_
 }
 
 #[test]
-fn d1_allowlist_entries_must_be_item_paths() {
+fn cd1_allowlist_entries_must_be_item_paths() {
     for bad in ["", "main", "::f", "a::", "a::::f"] {
         assert_eq!(
             err(fixture().allow_dynamic(bad)),
@@ -167,7 +167,7 @@ fn d1_allowlist_entries_must_be_item_paths() {
 // ---------------------------------------------------------------------------------- compile-time code
 
 #[test]
-fn d5_compile_time_calls_and_crates_are_copied_never_edges() {
+fn cd5_compile_time_calls_and_crates_are_copied_never_edges() {
     let mut facts = facts();
     facts.bound.macro_expansion_crates = strings(&["fixture_macros"]);
     facts.bound.macro_expansion_calls = vec![
@@ -188,7 +188,7 @@ fn d5_compile_time_calls_and_crates_are_copied_never_edges() {
 }
 
 #[test]
-fn d1_facts_that_hide_a_call_in_the_bound_are_refused() {
+fn cd1_facts_that_hide_a_call_in_the_bound_are_refused() {
     let invalid = DeclaredError::InvalidFacts;
     // fx::a::f → fx::b::g is an edge, not an external callee.
     assert_eq!(
@@ -224,10 +224,10 @@ fn d1_facts_that_hide_a_call_in_the_bound_are_refused() {
     );
 }
 
-// --------------------------------------------------------------------------------------------- K-9
+// --------------------------------------------------------------------------------------------- CK-9
 
 #[test]
-fn k9_sources_used_per_input_combination() {
+fn ck9_sources_used_per_input_combination() {
     let used = |builder: DeclaredBuilder| builder.build().unwrap().bound.sources_used;
     let srv = || Declared::builder("srv");
     let with_sources = |sources: &[&str]| {
@@ -259,7 +259,7 @@ fn k9_sources_used_per_input_combination() {
 }
 
 #[test]
-fn k9_no_facts_host_declarations_only() {
+fn ck9_no_facts_host_declarations_only() {
     let declared = Declared::builder("srv")
         .catalog(catalog())
         .tool_module("echo", "fixture::alpha")
@@ -280,13 +280,13 @@ fn k9_no_facts_host_declarations_only() {
     );
 }
 
-// ------------------------------------------------------------------------------------- NFC (C-6)
+// ------------------------------------------------------------------------------------- NFC (CC-6)
 
 const COMPOSED: &str = "caf\u{e9}";
 const DECOMPOSED: &str = "cafe\u{301}";
 
 #[test]
-fn c6_catalog_names_equal_after_nfc_are_duplicates() {
+fn cc6_catalog_names_equal_after_nfc_are_duplicates() {
     let srv = || Declared::builder("srv");
     let cat = DeclaredError::InvalidCatalog;
     let tools = DeclaredCatalog {
@@ -308,7 +308,7 @@ fn c6_catalog_names_equal_after_nfc_are_duplicates() {
 }
 
 #[test]
-fn c6_a_tool_module_names_its_tool_after_nfc() {
+fn cc6_a_tool_module_names_its_tool_after_nfc() {
     let catalog =
         DeclaredCatalog { tools: vec![DeclaredTool::new(COMPOSED, "m")], ..DeclaredCatalog::default() };
     let declared = Declared::builder("srv").catalog(catalog).tool_module(DECOMPOSED, "a::x").build().unwrap();
@@ -318,7 +318,7 @@ fn c6_a_tool_module_names_its_tool_after_nfc() {
 }
 
 #[test]
-fn c6_module_paths_equal_after_nfc_are_refused_by_name() {
+fn cc6_module_paths_equal_after_nfc_are_refused_by_name() {
     let composed = format!("{COMPOSED}::x");
     let decomposed = format!("{DECOMPOSED}::x");
     let two = Declared::builder("srv").edge(composed.clone(), "a::y").edge(decomposed.clone(), "a::y");
@@ -334,7 +334,7 @@ fn c6_module_paths_equal_after_nfc_are_refused_by_name() {
 }
 
 #[test]
-fn c6_a_build_that_succeeds_has_canonical_bytes() {
+fn cc6_a_build_that_succeeds_has_canonical_bytes() {
     // Two groups equal after NFC: no earlier check names them, the canonical check does.
     let groups = Declared::builder("srv")
         .boundary("a::x", GroupSource::Application, COMPOSED)

@@ -1,5 +1,5 @@
-//! The diff of docs/connectome.md §F and its record (B-7): the F-7 worked example byte for byte, the
-//! classes, the ten counts, NFC labels and the refusal order of F-2.
+//! The diff of docs/connectome.md §F and its record (CB-7): the CF-7 worked example byte for byte, the
+//! classes, the ten counts, NFC labels and the refusal order of CF-2.
 
 use connectome_graph::{
     Algorithm, Diff, DiffError, Edge, EdgeKind, Graph, Identity, Label, Labels, Node, Provenance, SideError,
@@ -55,13 +55,13 @@ fn f7() -> Diff {
     Diff::run(&declared, &observed, &window()).unwrap()
 }
 
-const F7_RECORD: &str = r#"{"algorithm":"sha256","classes":{"changed_sign":[{"declared_sign":"allow","from":"srv/tool/c","kind":"invoke","observed_sign":"deny","to":"srv/tool/a"}],"declared_and_observed":[{"from":"srv/tool/a","kind":"invoke","to":"srv/tool/b"},{"from":"srv/tool/b","kind":"invoke","to":"srv/tool/a"}],"declared_never_observed":[{"from":"srv/tool/a","kind":"invoke","to":"srv/tool/c"}],"observed_but_undeclared":[{"from":"srv/tool/b","kind":"invoke","to":"srv/tool/c"}]},"coverage":{"declared_and_observed":3,"declared_edges":4,"declared_endpoint_covered":4,"declared_nodes":4,"declared_sign_only":1,"nodes_in_both":4,"observed_edges":4,"observed_endpoint_declared":4,"observed_nodes":4,"observed_sign_only":0},"schema_version":3,"window":{"ended_at":"2026-09-14T01:00:00Z","started_at":"2026-09-14T00:00:00Z"}}"#;
+const CF7_RECORD: &str = r#"{"algorithm":"sha256","classes":{"changed_sign":[{"declared_sign":"allow","from":"srv/tool/c","kind":"invoke","observed_sign":"deny","to":"srv/tool/a"}],"declared_and_observed":[{"from":"srv/tool/a","kind":"invoke","to":"srv/tool/b"},{"from":"srv/tool/b","kind":"invoke","to":"srv/tool/a"}],"declared_never_observed":[{"from":"srv/tool/a","kind":"invoke","to":"srv/tool/c"}],"observed_but_undeclared":[{"from":"srv/tool/b","kind":"invoke","to":"srv/tool/c"}]},"coverage":{"declared_and_observed":3,"declared_edges":4,"declared_endpoint_covered":4,"declared_nodes":4,"declared_sign_only":1,"nodes_in_both":4,"observed_edges":4,"observed_endpoint_declared":4,"observed_nodes":4,"observed_sign_only":0},"schema_version":3,"window":{"ended_at":"2026-09-14T01:00:00Z","started_at":"2026-09-14T00:00:00Z"}}"#;
 
 #[test]
-fn f7_worked_example_byte_for_byte_with_sha256_and_sha384() {
+fn cf7_worked_example_byte_for_byte_with_sha256_and_sha384() {
     let diff = f7();
     let bytes = diff.encode(Algorithm::Sha256);
-    assert_eq!(std::str::from_utf8(&bytes).unwrap(), F7_RECORD);
+    assert_eq!(std::str::from_utf8(&bytes).unwrap(), CF7_RECORD);
     assert_eq!(bytes.len(), 800);
     assert_eq!(
         diff.hash_hex(Algorithm::Sha256),
@@ -72,7 +72,7 @@ fn f7_worked_example_byte_for_byte_with_sha256_and_sha384() {
         "2efccb9b6852b3d4088b170987fd7e51c52d474a81522e3203d9420eda199fd2d872aebbd1e60e44b5c9b2b1e0b0090e"
     );
     let sha384 = diff.encode(Algorithm::Sha384);
-    assert_eq!(sha384, F7_RECORD.replacen("sha256", "sha384", 1).into_bytes());
+    assert_eq!(sha384, CF7_RECORD.replacen("sha256", "sha384", 1).into_bytes());
     assert_eq!(diff.hash(Algorithm::Sha512).len(), 64);
 }
 

@@ -1,4 +1,4 @@
-//! Laws of the diff (docs/connectome.md F-3…F-5) on random graph pairs: the four classes partition the
+//! Laws of the diff (docs/connectome.md CF-3…CF-5) on random graph pairs: the four classes partition the
 //! labels, the counts keep their invariants, and the record does not depend on the order edges were given.
 
 use std::collections::BTreeSet;

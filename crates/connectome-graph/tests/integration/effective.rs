@@ -1,4 +1,4 @@
-//! Effective connectivity (docs/connectome.md W-1…W-5): the observed counts and times on the declared
+//! Effective connectivity (docs/connectome.md CW-1…CW-5): the observed counts and times on the declared
 //! graph, the worked example byte for byte, the zero and flagged cases, determinism, and the refusals.
 
 use std::collections::BTreeSet;
@@ -13,31 +13,31 @@ use connectome_graph::{
 };
 use proptest::prelude::*;
 
-/// The W-5 worked example's observed calls: server → a three times, server → c (undeclared) once.
+/// The CW-5 worked example's observed calls: server → a three times, server → c (undeclared) once.
 const CALLS: [Call<'static>; 2] = [("server", "a", 3, 4500, 2000), ("server", "c", 1, 800, 800)];
 
-/// The W-5 worked example: declared server → a and server → b; observed [`CALLS`], timed.
+/// The CW-5 worked example: declared server → a and server → b; observed [`CALLS`], timed.
 fn worked() -> Effective {
     let declared = declared(&[("server", "a"), ("server", "b")], &[]);
     Effective::build(&declared, &observed(&CALLS), Some(&timings(&CALLS)), &window(), Algorithm::Sha256)
         .unwrap()
 }
 
-/// The W-5 worked example's bytes: the effective export the renderer's fixture holds.
-const W5_BYTES: &[u8] = include_bytes!("../data/effective.json");
+/// The CW-5 worked example's bytes: the effective export the renderer's fixture holds.
+const CW5_BYTES: &[u8] = include_bytes!("../data/effective.json");
 
 #[test]
-fn w5_worked_example_byte_for_byte_with_sha256() {
+fn cw5_worked_example_byte_for_byte_with_sha256() {
     let effective = worked();
-    assert_eq!(effective.encode(), W5_BYTES);
+    assert_eq!(effective.encode(), CW5_BYTES);
     assert_eq!(effective.encode().len(), 890);
     assert_eq!(effective.hash_hex(), "42d1d3666ff10ce734fc2392f8c970a00ca9826c12ee0684a05e1d1e409a78c5");
-    let text = std::str::from_utf8(W5_BYTES).unwrap();
+    let text = std::str::from_utf8(CW5_BYTES).unwrap();
     assert!(rule_book().contains(text), "the rule book shows the library's bytes");
 }
 
 #[test]
-fn w2_a_declared_edge_never_observed_is_at_zero() {
+fn cw2_a_declared_edge_never_observed_is_at_zero() {
     let effective = worked();
     let never = &effective.edges()[1];
     assert_eq!(
@@ -53,7 +53,7 @@ fn w2_a_declared_edge_never_observed_is_at_zero() {
 }
 
 #[test]
-fn w2_an_observed_edge_not_declared_is_flagged() {
+fn cw2_an_observed_edge_not_declared_is_flagged() {
     let effective = worked();
     let observed = &effective.edges()[0];
     assert_eq!((observed.class, observed.count), (EffectiveClass::DeclaredAndObserved, 3));
@@ -68,7 +68,7 @@ fn w2_an_observed_edge_not_declared_is_flagged() {
 }
 
 #[test]
-fn w3_export_holds_exactly_seven_members_and_verifies() {
+fn cw3_export_holds_exactly_seven_members_and_verifies() {
     let effective = worked();
     let record = effective.to_record();
     let keys: Vec<&str> = record.keys().map(String::as_str).collect();
@@ -83,7 +83,7 @@ fn w3_export_holds_exactly_seven_members_and_verifies() {
     assert_eq!((verdict.canonical, verdict.hash_hex.clone()), (Canonicity::Canonical, effective.hash_hex()));
     assert!(
         connectome_canonical::verify(effective.encode(), &effective.hash_hex()).is_ok(),
-        "the C-13 verifier reads it"
+        "the CC-13 verifier reads it"
     );
     let declared = declared(&[("server", "a"), ("server", "b")], &[]);
     let sha512 = Effective::build(&declared, &observed(&CALLS), None, &window(), Algorithm::Sha512).unwrap();
@@ -96,7 +96,7 @@ fn w3_export_holds_exactly_seven_members_and_verifies() {
 }
 
 #[test]
-fn w4_shuffled_inputs_and_a_merged_observed_side_give_the_same_bytes() {
+fn cw4_shuffled_inputs_and_a_merged_observed_side_give_the_same_bytes() {
     let declared = declared(&[("server", "b"), ("server", "a")], &["c"]);
     let reversed = |g: &Graph| {
         let (mut nodes, mut edges) = g.clone().into_parts();
@@ -137,7 +137,7 @@ fn w4_shuffled_inputs_and_a_merged_observed_side_give_the_same_bytes() {
 }
 
 #[test]
-fn w1_refusal_order_declared_observed_counts_timings_window_nodes() {
+fn cw1_refusal_order_declared_observed_counts_timings_window_nodes() {
     let good = declared(&[("server", "a")], &[]);
     let calls = [("server", "a", 1, 1, 1)];
     let build = |d: &Graph, o: &Graph, t: Option<&connectome_graph::Timings>, w: serde_json::Value| {
@@ -170,7 +170,7 @@ fn w1_refusal_order_declared_observed_counts_timings_window_nodes() {
         build(&good, &observed(&calls), None, serde_json::json!({"x": 1.5})),
         EffectiveError::Window(Uncanonical::LabelValue { .. })
     ));
-    // Ids are never parsed back (A-13): a graph read from bytes may hold a tool id at kind `module`.
+    // Ids are never parsed back (CA-13): a graph read from bytes may hold a tool id at kind `module`.
     let crafted = br#"{"schema_version":3,"algorithm":"sha256","nodes":[{"id":"srv/tool/a","kind":"module","labels":{},"level":"module"}],"edges":[]}"#;
     let odd = connectome_graph::read_export(crafted).unwrap().graph;
     let refused = build(&odd, &observed(&calls), None, serde_json::json!([]));
@@ -188,7 +188,7 @@ fn w1_refusal_order_declared_observed_counts_timings_window_nodes() {
 }
 
 #[test]
-fn w1_a_node_the_two_graphs_describe_differently_is_refused() {
+fn cw1_a_node_the_two_graphs_describe_differently_is_refused() {
     let tool = Identity::Tool { server: SYSTEM.into(), name: "a".into() };
     let declared = Graph::new(vec![Node::from_identity(tool.clone(), Labels::new())], vec![]).unwrap();
     let labelled = Node::from_identity(tool, Labels::from([("mode".to_owned(), "write".into())]));
@@ -222,7 +222,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
     #[test]
-    fn w2_classes_agree_with_the_diff(
+    fn cw2_classes_agree_with_the_diff(
         d in proptest::collection::btree_set((0..4usize, 1..4usize), 0..8),
         o in proptest::collection::btree_map((0..4usize, 1..4usize), 1..50u64, 0..8),
     ) {

@@ -1,4 +1,4 @@
-//! Federation (docs/connectome.md M-1…M-5): lifting an instance, what merge computes, the merged
+//! Federation (docs/connectome.md CM-1…CM-5): lifting an instance, what merge computes, the merged
 //! format and its worked example, and every refusal by name.
 
 use crate::observed_support::*;
@@ -19,18 +19,18 @@ fn untimed(name: &str, calls: &[Call<'_>]) -> Federation {
     Federation::from_graph(name, SYSTEM, &observed(calls), Algorithm::Sha256, None).unwrap()
 }
 
-/// The M-5 worked example: two instances of `srv`.
+/// The CM-5 worked example: two instances of `srv`.
 fn worked() -> Federation {
     let eu = timed("eu-1", &[("server", "a", 3, 1000, 600)]);
     let us = timed("us-1", &[("server", "a", 4, 2000, 900), ("server", "b", 1, 300, 300)]);
     merge(&[eu, us]).unwrap()
 }
 
-/// The M-5 worked example's federation record.
-const M5_RECORD: &str = r#"{"algorithm":"sha256","edges":[{"from":"srv/server","instances":["eu-1","us-1"],"kind":"invoke","to":"srv/tool/a"},{"from":"srv/server","instances":["us-1"],"kind":"invoke","to":"srv/tool/b"}],"graph":"GRAPH","instances":["eu-1","us-1"],"schema_version":3,"system":"srv"}"#;
+/// The CM-5 worked example's federation record.
+const CM5_RECORD: &str = r#"{"algorithm":"sha256","edges":[{"from":"srv/server","instances":["eu-1","us-1"],"kind":"invoke","to":"srv/tool/a"},{"from":"srv/server","instances":["us-1"],"kind":"invoke","to":"srv/tool/b"}],"graph":"GRAPH","instances":["eu-1","us-1"],"schema_version":3,"system":"srv"}"#;
 
 #[test]
-fn m1_an_instance_is_lifted_from_its_export_and_sidecar() {
+fn cm1_an_instance_is_lifted_from_its_export_and_sidecar() {
     let calls = [("server", "a", 3, 1000, 600), ("server", "b", 1, 5, 5)];
     let graph = observed(&calls);
     let export = graph.to_canonical_bytes(Algorithm::Sha384).unwrap();
@@ -56,7 +56,7 @@ fn m1_an_instance_is_lifted_from_its_export_and_sidecar() {
 }
 
 #[test]
-fn m1_lifting_refusals_in_order() {
+fn cm1_lifting_refusals_in_order() {
     let graph = observed(&[("server", "a", 3, 0, 0)]);
     let (export, sidecar) =
         (graph.to_canonical_bytes(Algorithm::Sha256).unwrap(), graph.to_sidecar_bytes().unwrap());
@@ -100,7 +100,7 @@ fn m1_lifting_refusals_in_order() {
 }
 
 #[test]
-fn m2_timing_sidecar_golden_bytes() {
+fn cm2_timing_sidecar_golden_bytes() {
     let bytes = timings(&[("server", "b", 1, 800, 800), ("server", "a", 3, 4500, 2000)]).to_bytes().unwrap();
     assert_eq!(
         String::from_utf8(bytes).unwrap(),
@@ -109,12 +109,12 @@ fn m2_timing_sidecar_golden_bytes() {
 }
 
 #[test]
-fn m3_merge_refuses_no_inputs() {
+fn cm3_merge_refuses_no_inputs() {
     assert_eq!(merge(&[]), Err(FederationError::NoInputs));
 }
 
 #[test]
-fn m3_merge_refuses_another_system_naming_it() {
+fn cm3_merge_refuses_another_system_naming_it() {
     let other = Graph::new(
         vec![Node::from_identity(Identity::Server { server: "db".into() }, Labels::new())],
         vec![],
@@ -130,14 +130,14 @@ fn m3_merge_refuses_another_system_naming_it() {
 }
 
 #[test]
-fn m3_merge_refuses_another_algorithm_naming_both() {
+fn cm3_merge_refuses_another_algorithm_naming_both() {
     let sha512 = Federation::from_graph("b", SYSTEM, &observed(&[]), Algorithm::Sha512, None).unwrap();
     let refused = merge(&[untimed("a", &[]), sha512]).unwrap_err();
     assert_eq!(refused.to_string(), "part 1 names the algorithm sha512, part 0 names sha256");
 }
 
 #[test]
-fn m3_merge_refuses_an_instance_in_two_parts() {
+fn cm3_merge_refuses_an_instance_in_two_parts() {
     let calls = [("server", "a", 1, 0, 0)];
     let refused =
         merge(&[untimed("eu-1", &calls), untimed("us-1", &[]), untimed("eu-1", &calls)]).unwrap_err();
@@ -149,7 +149,7 @@ fn m3_merge_refuses_an_instance_in_two_parts() {
 }
 
 #[test]
-fn m3_merge_refuses_timed_with_untimed_parts() {
+fn cm3_merge_refuses_timed_with_untimed_parts() {
     let refused = merge(&[timed("a", &[]), untimed("b", &[])]).unwrap_err();
     assert_eq!(refused, FederationError::TimingMismatch { index: 1 });
     let empty = Federation::empty(SYSTEM, Algorithm::Sha256).unwrap();
@@ -158,7 +158,7 @@ fn m3_merge_refuses_timed_with_untimed_parts() {
 }
 
 #[test]
-fn m3_merge_refuses_a_node_described_differently() {
+fn cm3_merge_refuses_a_node_described_differently() {
     let labelled =
         Node::from_identity(identity("a"), Labels::from([("mode".to_owned(), Value::from("write"))]));
     let server = Node::from_identity(identity("server"), Labels::new());
@@ -171,7 +171,7 @@ fn m3_merge_refuses_a_node_described_differently() {
 }
 
 #[test]
-fn m3_merge_refuses_an_edge_signed_differently() {
+fn cm3_merge_refuses_an_edge_signed_differently() {
     let (nodes, mut edges) = observed(&[("server", "a", 1, 0, 0)]).into_parts();
     edges[0].sign = Sign::Hold;
     let held =
@@ -187,7 +187,7 @@ fn m3_merge_refuses_an_edge_signed_differently() {
 }
 
 #[test]
-fn m3_refusals_display_as_one_line_naming_what_they_refuse() {
+fn cm3_refusals_display_as_one_line_naming_what_they_refuse() {
     let long = format!("x\n{}", "y".repeat(300));
     for refused in [
         FederationError::DuplicateInstance(long.clone()),
@@ -201,7 +201,7 @@ fn m3_refusals_display_as_one_line_naming_what_they_refuse() {
 }
 
 #[test]
-fn m4_counts_sum_times_sum_and_maxima_are_kept() {
+fn cm4_counts_sum_times_sum_and_maxima_are_kept() {
     let merged = worked();
     let edges = merged.graph().edges();
     assert_eq!(
@@ -224,12 +224,12 @@ fn m4_counts_sum_times_sum_and_maxima_are_kept() {
 }
 
 #[test]
-fn m5_worked_example_record_byte_for_byte() {
+fn cm5_worked_example_record_byte_for_byte() {
     let merged = worked();
     let graph_hex = merged.graph().hash_hex(Algorithm::Sha256).unwrap();
     assert_eq!(graph_hex, "f05664a44f19c6ca8b5073b41907037fa7340815f8953641b061591d38165ec5");
     let record = String::from_utf8(merged.record_bytes().to_vec()).unwrap();
-    assert_eq!(record, M5_RECORD.replace("GRAPH", &graph_hex));
+    assert_eq!(record, CM5_RECORD.replace("GRAPH", &graph_hex));
     assert_eq!(record.len(), 330);
     assert_eq!(merged.record_hash_hex(), "865c941f4a42af27f30e706769865604c120b26871ed30d4ae50d4aa094ec05b");
     assert!(rule_book().contains(&record), "the rule book shows the library's bytes");
@@ -241,7 +241,7 @@ fn m5_worked_example_record_byte_for_byte() {
 }
 
 #[test]
-fn m5_a_merged_result_reads_back_and_is_a_merge_input() {
+fn cm5_a_merged_result_reads_back_and_is_a_merge_input() {
     let merged = worked();
     let docs = (merged.export_bytes(), merged.sidecar_bytes(), merged.record_bytes(), merged.timing_bytes());
     let again = Federation::read(docs.0, docs.1, docs.2, docs.3).unwrap();
@@ -258,7 +258,7 @@ fn m5_a_merged_result_reads_back_and_is_a_merge_input() {
 }
 
 #[test]
-fn m5_reading_back_refuses_a_record_that_does_not_describe_its_graph() {
+fn cm5_reading_back_refuses_a_record_that_does_not_describe_its_graph() {
     let merged = worked();
     let (export, sidecar, timing) = (merged.export_bytes(), merged.sidecar_bytes(), merged.timing_bytes());
     let record = String::from_utf8(merged.record_bytes().to_vec()).unwrap();
@@ -285,7 +285,7 @@ fn m5_reading_back_refuses_a_record_that_does_not_describe_its_graph() {
 }
 
 #[test]
-fn m6_merging_an_instance_that_saw_nothing_adds_only_its_name() {
+fn cm6_merging_an_instance_that_saw_nothing_adds_only_its_name() {
     let merged = worked();
     let quiet = timed("zz-quiet", &[]);
     let with_quiet = merge(&[merged.clone(), quiet]).unwrap();

@@ -1,4 +1,4 @@
-//! The laws of merge (docs/connectome.md M-6) on random instances: commutative and associative on the
+//! The laws of merge (docs/connectome.md CM-6) on random instances: commutative and associative on the
 //! canonical bytes, the empty federation its identity, and the merged graph diffs as the union would.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -80,14 +80,14 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
-    fn m6_merge_is_commutative_on_canonical_bytes((raws, timed) in parts(4), order in Just((0..4).collect::<Vec<usize>>()).prop_shuffle()) {
+    fn cm6_merge_is_commutative_on_canonical_bytes((raws, timed) in parts(4), order in Just((0..4).collect::<Vec<usize>>()).prop_shuffle()) {
         let lifted: Vec<Federation> = raws.iter().zip(NAMES).map(|(r, n)| lift(n, r, timed)).collect();
         let shuffled: Vec<Federation> = order.iter().map(|&i| lifted[i].clone()).collect();
         prop_assert_eq!(bytes(&merge(&lifted).unwrap()), bytes(&merge(&shuffled).unwrap()));
     }
 
     #[test]
-    fn m6_merge_is_associative_on_canonical_bytes((raws, timed) in parts(3)) {
+    fn cm6_merge_is_associative_on_canonical_bytes((raws, timed) in parts(3)) {
         let [a, b, c] = [0, 1, 2].map(|i| lift(NAMES[i], &raws[i], timed));
         let left = merge(&[merge(&[a.clone(), b.clone()]).unwrap(), c.clone()]).unwrap();
         let right = merge(&[a.clone(), merge(&[b.clone(), c.clone()]).unwrap()]).unwrap();
@@ -99,7 +99,7 @@ proptest! {
     }
 
     #[test]
-    fn m6_the_empty_federation_is_the_identity(r in raw(), timed in any::<bool>()) {
+    fn cm6_the_empty_federation_is_the_identity(r in raw(), timed in any::<bool>()) {
         let a = lift("eu-1", &r, timed);
         let empty = Federation::empty("srv", Algorithm::Sha256).unwrap();
         prop_assert_eq!(bytes(&merge(&[a.clone(), empty.clone()]).unwrap()), bytes(&a));
@@ -109,7 +109,7 @@ proptest! {
     }
 
     #[test]
-    fn m6_merged_graph_diffs_as_the_union_of_the_parts((raws, timed) in parts(3), d in raw()) {
+    fn cm6_merged_graph_diffs_as_the_union_of_the_parts((raws, timed) in parts(3), d in raw()) {
         let lifted: Vec<Federation> = raws.iter().zip(NAMES).map(|(r, n)| lift(n, r, timed)).collect();
         let merged = merge(&lifted).unwrap();
         let mut union = Raw::new();

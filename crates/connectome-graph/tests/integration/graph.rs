@@ -1,4 +1,4 @@
-//! Rules of docs/connectome.md A-6, A-13, B-1…B-3 and K-1/K-2 through the graph API, and C-15/C-16
+//! Rules of docs/connectome.md CA-6, CA-13, CB-1…CB-3 and CK-1/CK-2 through the graph API, and CC-15/CC-16
 //! reproduced byte for byte and hash for hash.
 
 use std::collections::BTreeMap;
@@ -28,10 +28,10 @@ fn edge(from: &str, to: &str, kind: EdgeKind, provenance: Provenance) -> Edge {
     Edge::new(from, to, kind, provenance, None).unwrap()
 }
 
-// ---------------------------------------------------------------------------------------------- A-13
+// ---------------------------------------------------------------------------------------------- CA-13
 
 #[test]
-fn a13_id_table_with_rust_paths() {
+fn ca13_id_table_with_rust_paths() {
     let cases = [
         (server("srv"), Level::Server, "srv/server"),
         (tool("srv", "\u{e9}cho"), Level::Server, "srv/tool/\u{e9}cho"),
@@ -68,19 +68,19 @@ fn a13_id_table_with_rust_paths() {
 }
 
 #[test]
-fn a13_escapes_percent_before_slash() {
+fn ca13_escapes_percent_before_slash() {
     assert_eq!(escape_component("a%2Fb/c"), "a%252Fb%2Fc");
     assert_eq!(tool("s", "%/").id(), "s/tool/%25%2F");
 }
 
 #[test]
-fn a13_applies_no_nfc() {
+fn ca13_applies_no_nfc() {
     assert_eq!(tool("s", "cafe\u{301}").id(), "s/tool/cafe\u{301}");
     assert_ne!(tool("s", "cafe\u{301}").id(), tool("s", "caf\u{e9}").id());
 }
 
 #[test]
-fn k2_function_id_is_module_id_plus_fn_name() {
+fn ck2_function_id_is_module_id_plus_fn_name() {
     let module = Identity::Module { server: s("srv"), path: s("a::b") };
     let function = Identity::Fn { server: s("srv"), path: s("a::b"), name: s("c") };
     assert_eq!(function.id(), format!("{}/c", module.id()));
@@ -89,16 +89,16 @@ fn k2_function_id_is_module_id_plus_fn_name() {
     assert_ne!(odd.id(), function.id());
 }
 
-// ---------------------------------------------------------------------------------------------- B-1
+// ---------------------------------------------------------------------------------------------- CB-1
 
 #[test]
-fn b1_identity_tag_must_be_the_kind() {
+fn cb1_identity_tag_must_be_the_kind() {
     let err = Node::new(NodeKind::Server, Level::Server, tool("s", "t"), Labels::new()).unwrap_err();
     assert!(matches!(err, GraphError::InvalidIdentity { fault: IdentityFault::Kind, .. }));
 }
 
 #[test]
-fn b1_boundary_identity_requires_kind_module() {
+fn cb1_boundary_identity_requires_kind_module() {
     let boundary = Identity::Boundary { server: s("s"), source: GroupSource::Application, name: s("c") };
     let err = Node::new(NodeKind::Server, Level::Boundary, boundary.clone(), Labels::new()).unwrap_err();
     assert!(matches!(err, GraphError::InvalidIdentity { fault: IdentityFault::Kind, .. }));
@@ -106,7 +106,7 @@ fn b1_boundary_identity_requires_kind_module() {
 }
 
 #[test]
-fn b1_level_must_be_consistent() {
+fn cb1_level_must_be_consistent() {
     let function = Identity::Fn { server: s("s"), path: s("m"), name: s("f") };
     let err = Node::new(NodeKind::Module, Level::Module, function, Labels::new()).unwrap_err();
     assert!(matches!(err, GraphError::InvalidIdentity { fault: IdentityFault::Level, .. }));
@@ -116,21 +116,21 @@ fn b1_level_must_be_consistent() {
 }
 
 #[test]
-fn b1_kind_is_checked_before_level() {
+fn cb1_kind_is_checked_before_level() {
     let err = Node::new(NodeKind::Tool, Level::Module, server("s"), Labels::new()).unwrap_err();
     assert!(matches!(err, GraphError::InvalidIdentity { fault: IdentityFault::Kind, .. }));
 }
 
-// ---------------------------------------------------------------------------------------------- B-2
+// ---------------------------------------------------------------------------------------------- CB-2
 
 #[test]
-fn b2_edge_new_sets_sign_unset() {
+fn cb2_edge_new_sets_sign_unset() {
     let e = edge("a", "b", EdgeKind::Invoke, Provenance::Declared);
     assert_eq!(e.sign, Sign::Unset);
 }
 
 #[test]
-fn b2_weight_must_be_finite_and_not_below_zero() {
+fn cb2_weight_must_be_finite_and_not_below_zero() {
     for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1.0] {
         let err = Edge::new("a", "b", EdgeKind::Invoke, Provenance::Observed, Some(Weight::Float(bad)));
         assert!(matches!(err, Err(GraphError::InvalidWeight(_))), "{bad}");
@@ -141,7 +141,7 @@ fn b2_weight_must_be_finite_and_not_below_zero() {
 }
 
 #[test]
-fn b2_key_excludes_sign_and_weight() {
+fn cb2_key_excludes_sign_and_weight() {
     let a = edge("a", "b", EdgeKind::Read, Provenance::Observed);
     let mut b = Edge::new("a", "b", EdgeKind::Read, Provenance::Observed, Some(Weight::Int(9))).unwrap();
     b.sign = Sign::Hold;
@@ -152,21 +152,21 @@ fn b2_key_excludes_sign_and_weight() {
     );
 }
 
-// ---------------------------------------------------------------------------------------------- B-3
+// ---------------------------------------------------------------------------------------------- CB-3
 
 fn two_nodes() -> Vec<Node> {
     vec![Node::from_identity(tool("s", "t"), Labels::new()), Node::from_identity(server("s"), Labels::new())]
 }
 
 #[test]
-fn b3_version_must_be_3_and_is_checked_first() {
+fn cb3_version_must_be_3_and_is_checked_first() {
     assert_eq!(Graph::schema_version(), 3);
     let dup = vec![two_nodes()[0].clone(), two_nodes()[0].clone()];
     assert_eq!(Graph::with_version(2, dup, vec![]), Err(GraphError::InvalidVersion(2)));
 }
 
 #[test]
-fn b3_edge_check_precedes_duplicate_node() {
+fn cb3_edge_check_precedes_duplicate_node() {
     let dup = vec![two_nodes()[0].clone(), two_nodes()[0].clone()];
     let mut bad = edge("x", "y", EdgeKind::Invoke, Provenance::Observed);
     bad.weight = Some(Weight::Float(f64::NAN));
@@ -174,14 +174,14 @@ fn b3_edge_check_precedes_duplicate_node() {
 }
 
 #[test]
-fn b3_duplicate_node_precedes_duplicate_edge() {
+fn cb3_duplicate_node_precedes_duplicate_edge() {
     let dup = vec![two_nodes()[0].clone(), two_nodes()[0].clone()];
     let e = edge("s/server", "s/tool/t", EdgeKind::Invoke, Provenance::Declared);
     assert_eq!(Graph::new(dup, vec![e.clone(), e]), Err(GraphError::DuplicateNode(s("s/tool/t"))));
 }
 
 #[test]
-fn b3_duplicate_edge_precedes_dangling_edge_and_ignores_sign() {
+fn cb3_duplicate_edge_precedes_dangling_edge_and_ignores_sign() {
     let e = edge("s/server", "nowhere", EdgeKind::Invoke, Provenance::Declared);
     let mut f = e.clone();
     f.sign = Sign::Deny;
@@ -189,7 +189,7 @@ fn b3_duplicate_edge_precedes_dangling_edge_and_ignores_sign() {
 }
 
 #[test]
-fn b3_dangling_endpoint_is_refused() {
+fn cb3_dangling_endpoint_is_refused() {
     let e = edge("s/server", "nowhere", EdgeKind::Invoke, Provenance::Declared);
     assert_eq!(Graph::new(two_nodes(), vec![e]), Err(GraphError::DanglingEdge(s("nowhere"))));
     let e = edge("ghost", "s/server", EdgeKind::Invoke, Provenance::Declared);
@@ -197,7 +197,7 @@ fn b3_dangling_endpoint_is_refused() {
 }
 
 #[test]
-fn b3_stores_nodes_by_raw_id_and_edges_by_raw_key() {
+fn cb3_stores_nodes_by_raw_id_and_edges_by_raw_key() {
     let edges = vec![
         edge("s/tool/t", "s/server", EdgeKind::Invoke, Provenance::Observed),
         edge("s/server", "s/tool/t", EdgeKind::Read, Provenance::Declared),
@@ -223,24 +223,24 @@ fn b3_stores_nodes_by_raw_id_and_edges_by_raw_key() {
     );
 }
 
-// ---------------------------------------------------------------------------------------------- A-6
+// ---------------------------------------------------------------------------------------------- CA-6
 
 #[test]
-fn a6_consumer_assigns_sign_and_rebuilds() {
-    let g = c15_graph();
+fn ca6_consumer_assigns_sign_and_rebuilds() {
+    let g = cc15_graph();
     let (nodes, mut edges) = g.clone().into_parts();
     edges[0].sign = Sign::Deny;
     let signed = Graph::new(nodes, edges).unwrap();
     let bytes = String::from_utf8(signed.to_canonical_bytes(Algorithm::Sha256).unwrap()).unwrap();
-    assert_eq!(bytes, C15_BYTES.replace(r#""sign":"unset""#, r#""sign":"deny""#));
+    assert_eq!(bytes, CC15_BYTES.replace(r#""sign":"unset""#, r#""sign":"deny""#));
     assert_ne!(signed.hash_hex(Algorithm::Sha256), g.hash_hex(Algorithm::Sha256));
 }
 
-// ---------------------------------------------------------------------------------------------- C-15
+// ---------------------------------------------------------------------------------------------- CC-15
 
-const C15_BYTES: &str = r#"{"schema_version":3,"algorithm":"sha256","nodes":[{"id":"s/server","kind":"server","labels":{},"level":"server"},{"id":"s/tool/t","kind":"tool","labels":{"mode":"read_only"},"level":"server"}],"edges":[{"from":"s/server","kind":"invoke","provenance":"declared","sign":"unset","to":"s/tool/t"}]}"#;
+const CC15_BYTES: &str = r#"{"schema_version":3,"algorithm":"sha256","nodes":[{"id":"s/server","kind":"server","labels":{},"level":"server"},{"id":"s/tool/t","kind":"tool","labels":{"mode":"read_only"},"level":"server"}],"edges":[{"from":"s/server","kind":"invoke","provenance":"declared","sign":"unset","to":"s/tool/t"}]}"#;
 
-fn c15_graph() -> Graph {
+fn cc15_graph() -> Graph {
     let nodes = vec![
         Node::new(NodeKind::Tool, Level::Server, tool("s", "t"), labels([("mode", "read_only".into())]))
             .unwrap(),
@@ -250,9 +250,9 @@ fn c15_graph() -> Graph {
 }
 
 #[test]
-fn c15_worked_example_through_the_graph_api() {
-    let g = c15_graph();
-    assert_eq!(String::from_utf8(g.to_canonical_bytes(Algorithm::Sha256).unwrap()).unwrap(), C15_BYTES);
+fn cc15_worked_example_through_the_graph_api() {
+    let g = cc15_graph();
+    assert_eq!(String::from_utf8(g.to_canonical_bytes(Algorithm::Sha256).unwrap()).unwrap(), CC15_BYTES);
     assert_eq!(
         g.hash_hex(Algorithm::Sha256).unwrap(),
         "a401cd47f0f0410d17248538eb8a3ef00018f6a31bf6fb6a7b9b0ba3377f570e"
@@ -268,7 +268,7 @@ fn c15_worked_example_through_the_graph_api() {
     );
 }
 
-// ---------------------------------------------------------------------------------------------- C-16
+// ---------------------------------------------------------------------------------------------- CC-16
 
 pub(crate) fn golden_graph() -> Graph {
     let nested: BTreeMap<String, Value> = labels([("n", 2.into()), ("ok", true.into())]);
@@ -306,14 +306,14 @@ pub(crate) fn golden_graph() -> Graph {
     Graph::new(nodes, edges).unwrap()
 }
 
-const C16_BYTES: &str = r#"{"schema_version":3,"algorithm":"sha256","nodes":[{"id":"srv/boundary/application/beam_mcp","kind":"module","labels":{},"level":"boundary"},{"id":"srv/module/Enum","kind":"module","labels":{},"level":"module"},{"id":"srv/resource/r:%2F%2Fa","kind":"resource","labels":{},"level":"server"},{"id":"srv/server","kind":"server","labels":{},"level":"server"},{"id":"srv/tool/écho","kind":"tool","labels":{"command_class":"observe","mode":"read_only","nested":{"n":2,"ok":true},"title":"café"},"level":"server"}],"edges":[{"from":"srv/module/Enum","kind":"message","provenance":"observed","sign":"unset","to":"srv/boundary/application/beam_mcp"},{"from":"srv/server","kind":"invoke","provenance":"declared","sign":"unset","to":"srv/tool/écho"},{"from":"srv/tool/écho","kind":"invoke","provenance":"declared","sign":"unset","to":"srv/module/Enum"},{"from":"srv/tool/écho","kind":"read","provenance":"observed","sign":"unset","to":"srv/resource/r:%2F%2Fa"}]}"#;
+const CC16_BYTES: &str = r#"{"schema_version":3,"algorithm":"sha256","nodes":[{"id":"srv/boundary/application/beam_mcp","kind":"module","labels":{},"level":"boundary"},{"id":"srv/module/Enum","kind":"module","labels":{},"level":"module"},{"id":"srv/resource/r:%2F%2Fa","kind":"resource","labels":{},"level":"server"},{"id":"srv/server","kind":"server","labels":{},"level":"server"},{"id":"srv/tool/écho","kind":"tool","labels":{"command_class":"observe","mode":"read_only","nested":{"n":2,"ok":true},"title":"café"},"level":"server"}],"edges":[{"from":"srv/module/Enum","kind":"message","provenance":"observed","sign":"unset","to":"srv/boundary/application/beam_mcp"},{"from":"srv/server","kind":"invoke","provenance":"declared","sign":"unset","to":"srv/tool/écho"},{"from":"srv/tool/écho","kind":"invoke","provenance":"declared","sign":"unset","to":"srv/module/Enum"},{"from":"srv/tool/écho","kind":"read","provenance":"observed","sign":"unset","to":"srv/resource/r:%2F%2Fa"}]}"#;
 
 #[test]
-fn c16_golden_graph_through_the_graph_api() {
+fn cc16_golden_graph_through_the_graph_api() {
     let g = golden_graph();
     let bytes = g.to_canonical_bytes(Algorithm::Sha256).unwrap();
     assert_eq!(bytes.len(), 955);
-    assert_eq!(String::from_utf8(bytes).unwrap(), C16_BYTES);
+    assert_eq!(String::from_utf8(bytes).unwrap(), CC16_BYTES);
     assert_eq!(
         g.hash_hex(Algorithm::Sha256).unwrap(),
         "e442feaaccd752ddfe3a907a88bcfb19c1d31f4be3fc20a3125ba7b85584caf7"
@@ -325,7 +325,7 @@ fn c16_golden_graph_through_the_graph_api() {
 }
 
 #[test]
-fn c6_ids_equal_after_nfc_are_refused_by_the_writer() {
+fn cc6_ids_equal_after_nfc_are_refused_by_the_writer() {
     let nodes = vec![
         Node::from_identity(tool("s", "cafe\u{301}"), Labels::new()),
         Node::from_identity(tool("s", "caf\u{e9}"), Labels::new()),
@@ -337,7 +337,7 @@ fn c6_ids_equal_after_nfc_are_refused_by_the_writer() {
     );
 }
 
-// ---------------------------------------------------------------------------------------------- B-8
+// ---------------------------------------------------------------------------------------------- CB-8
 
 const GOLDEN_DOT: &str = concat!(
     "digraph connectome {\n",
@@ -355,12 +355,12 @@ const GOLDEN_DOT: &str = concat!(
 );
 
 #[test]
-fn b8_dot_golden_quotes_everything_and_prefixes_labels() {
+fn cb8_dot_golden_quotes_everything_and_prefixes_labels() {
     assert_eq!(golden_graph().to_dot().unwrap(), GOLDEN_DOT);
 }
 
 #[test]
-fn b8_dot_escapes_backslash_and_quote() {
+fn cb8_dot_escapes_backslash_and_quote() {
     let node = Node::from_identity(tool("s", "a\"b\\c"), labels([("k\"", "v\\".into())]));
     let dot = Graph::new(vec![node], vec![]).unwrap().to_dot().unwrap();
     assert_eq!(
@@ -431,12 +431,12 @@ const GOLDEN_GRAPHML: &str = concat!(
 );
 
 #[test]
-fn b8_graphml_golden_with_label_keys_in_utf16_order() {
+fn cb8_graphml_golden_with_label_keys_in_utf16_order() {
     assert_eq!(golden_graph().to_graphml().unwrap(), GOLDEN_GRAPHML);
 }
 
 #[test]
-fn b8_graphml_escapes_xml_and_tab_lf_cr() {
+fn cb8_graphml_escapes_xml_and_tab_lf_cr() {
     let node = Node::from_identity(tool("s", "<&>"), labels([("k", "\"\t\n\r".into())]));
     let xml = Graph::new(vec![node], vec![]).unwrap().to_graphml().unwrap();
     assert!(xml.contains("<node id=\"s/tool/&lt;&amp;&gt;\">\n"));
@@ -444,7 +444,7 @@ fn b8_graphml_escapes_xml_and_tab_lf_cr() {
 }
 
 #[test]
-fn b8_graphml_label_keys_sort_by_utf16_code_units() {
+fn cb8_graphml_label_keys_sort_by_utf16_code_units() {
     let node = Node::from_identity(tool("s", "t"), labels([("\u{ff01}", 1.into()), ("\u{1f600}", 2.into())]));
     let xml = Graph::new(vec![node], vec![]).unwrap().to_graphml().unwrap();
     assert!(xml.contains("<key id=\"l0\" for=\"node\" attr.name=\"\u{1f600}\""));
@@ -452,7 +452,7 @@ fn b8_graphml_label_keys_sort_by_utf16_code_units() {
 }
 
 #[test]
-fn b8_graphml_refuses_a_character_outside_xml_char() {
+fn cb8_graphml_refuses_a_character_outside_xml_char() {
     let node = Node::from_identity(tool("s", "t"), labels([("k", "a\u{1}".into())]));
     let g = Graph::new(vec![node], vec![]).unwrap();
     assert_eq!(g.to_graphml(), Err(Uncanonical::NotXml { id: s("s/tool/t"), cp: 1 }));
@@ -464,7 +464,7 @@ fn b8_graphml_refuses_a_character_outside_xml_char() {
 }
 
 #[test]
-fn b8_exports_refuse_what_has_no_canonical_bytes() {
+fn cb8_exports_refuse_what_has_no_canonical_bytes() {
     let nodes = vec![
         Node::from_identity(tool("s", "cafe\u{301}"), Labels::new()),
         Node::from_identity(tool("s", "caf\u{e9}"), Labels::new()),
@@ -476,7 +476,7 @@ fn b8_exports_refuse_what_has_no_canonical_bytes() {
 }
 
 #[test]
-fn b8_array_label_flattens_to_canonical_json() {
+fn cb8_array_label_flattens_to_canonical_json() {
     let value = Value::Array(vec![1.into(), "a".into(), Value::Null, false.into()]);
     let node = Node::from_identity(tool("s", "t"), labels([("list", value)]));
     let dot = Graph::new(vec![node], vec![]).unwrap().to_dot().unwrap();

@@ -1,5 +1,5 @@
-//! Rules of docs/connectome.md §G (Reach) and K-5 through the public API: the G-7 example, the options,
-//! the witness tie-break, the dominance semantics and every refusal by name, in the G-5 order.
+//! Rules of docs/connectome.md §G (Reach) and CK-5 through the public API: the CG-7 example, the options,
+//! the witness tie-break, the dominance semantics and every refusal by name, in the CG-5 order.
 
 use std::collections::BTreeSet;
 
@@ -32,7 +32,7 @@ fn invoke(pairs: &[(&str, &str)]) -> Vec<Edge> {
     pairs.iter().map(|(f, t)| edge(f, t, EdgeKind::Invoke)).collect()
 }
 
-/// G-7: srv→a, srv→b, a→g, b→g, g→x, plus `extra` edges and an orphan tool with no edges.
+/// CG-7: srv→a, srv→b, a→g, b→g, g→x, plus `extra` edges and an orphan tool with no edges.
 fn g7(extra: &[(&str, &str)]) -> Graph {
     let nodes = vec![server("srv"), tool("a"), tool("b"), tool("g"), tool("x"), tool("orphan")];
     let mut edges = invoke(&[(SRV, A), (SRV, B), (A, G), (B, G), (G, X)]);
@@ -62,30 +62,30 @@ fn dom() -> DominanceOptions {
 
 const NO_GATES: [&str; 0] = [];
 
-// ---------------------------------------------------------------------------------------------- G-7
+// ---------------------------------------------------------------------------------------------- CG-7
 
 #[test]
-fn g7_server_reaches_x() {
+fn cg7_server_reaches_x() {
     assert_eq!(reachable(&g7(&[]), SRV, X, &po()), Ok(true));
 }
 
 #[test]
-fn g7_g_dominates_x() {
+fn cg7_g_dominates_x() {
     assert_eq!(dominates(&g7(&[]), G, X, &dom()), Ok(true));
 }
 
 #[test]
-fn g7_no_path_avoids_g() {
+fn cg7_no_path_avoids_g() {
     assert_eq!(reachable_without(&g7(&[]), SRV, X, &[G], &po()), Ok(None));
 }
 
 #[test]
-fn g7_mandatory_pass_of_x_is_srv_and_g() {
+fn cg7_mandatory_pass_of_x_is_srv_and_g() {
     assert_eq!(mandatory_pass(&g7(&[]), X, &dom()), Ok(ids(&[SRV, G])));
 }
 
 #[test]
-fn g7_with_a_x_the_witness_is_srv_a_x() {
+fn cg7_with_a_x_the_witness_is_srv_a_x() {
     let g = g7(&[(A, X)]);
     let path = reachable_without(&g, SRV, X, &[G], &po()).unwrap().unwrap();
     assert_eq!(path.nodes, vec![SRV.to_owned(), A.to_owned(), X.to_owned()]);
@@ -95,16 +95,16 @@ fn g7_with_a_x_the_witness_is_srv_a_x() {
 }
 
 #[test]
-fn g7_with_a_x_g_no_longer_dominates_x() {
+fn cg7_with_a_x_g_no_longer_dominates_x() {
     assert_eq!(dominates(&g7(&[(A, X)]), G, X, &dom()), Ok(false));
 }
 
 #[test]
-fn g7_with_a_x_mandatory_pass_of_x_is_srv() {
+fn cg7_with_a_x_mandatory_pass_of_x_is_srv() {
     assert_eq!(mandatory_pass(&g7(&[(A, X)]), X, &dom()), Ok(ids(&[SRV])));
 }
 
-// ---------------------------------------------------------------------------------------------- G-2
+// ---------------------------------------------------------------------------------------------- CG-2
 
 #[test]
 fn a_node_reaches_itself_with_zero_hops() {
@@ -171,7 +171,7 @@ fn signs_are_never_consulted() {
     assert_eq!(mandatory_pass(&g, X, &dom()), Ok(ids(&[SRV, G])));
 }
 
-// ---------------------------------------------------------------------------------------------- G-3
+// ---------------------------------------------------------------------------------------------- CG-3
 
 #[test]
 fn witness_tie_break_follows_canonical_edge_order() {
@@ -308,7 +308,7 @@ fn self_loops_and_cycles_do_not_confuse_dominance() {
     assert_eq!(dominates(&g, G, X, &dom()), Ok(true));
 }
 
-// ---------------------------------------------------------------------------------------------- G-1
+// ---------------------------------------------------------------------------------------------- CG-1
 
 #[test]
 fn all_paths_is_always_refused() {
@@ -318,7 +318,7 @@ fn all_paths_is_always_refused() {
     assert_eq!(all_paths(&Graph::default(), "", ""), Err(ReachError::Refused("all_paths")));
 }
 
-// ---------------------------------------------------------------------------------------------- G-4
+// ---------------------------------------------------------------------------------------------- CG-4
 
 #[test]
 fn option_defaults_are_all_kinds_infinite_hops_and_a_million_edges() {
@@ -413,7 +413,7 @@ fn unknown_argument_ids_are_refused_as_unknown_node() {
     assert_eq!(mandatory_pass(&g, NOPE, &dom()).unwrap_err(), unknown);
 }
 
-// ---------------------------------------------------------------------------------------------- G-5
+// ---------------------------------------------------------------------------------------------- CG-5
 
 #[test]
 fn refusal_order_options_before_unknown_node() {

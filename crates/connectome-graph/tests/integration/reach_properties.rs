@@ -1,4 +1,4 @@
-//! Property tests of docs/connectome.md G-2, G-3, G-6 and K-5 on random graphs (up to 12 nodes and 30
+//! Property tests of docs/connectome.md CG-2, CG-3, CG-6 and CK-5 on random graphs (up to 12 nodes and 30
 //! edges of random kinds and provenances, self-loops and parallel edges included), each held against an
 //! oracle written here independently of the crate: Floyd–Warshall distances over `Graph::edges`.
 
@@ -124,7 +124,7 @@ fn config() -> ProptestConfig {
 proptest! {
     #![proptest_config(config())]
 
-    /// G-3, K-5: a witness is a shortest gate-free path of graph edges with admitted kinds, each step the
+    /// CG-3, CK-5: a witness is a shortest gate-free path of graph edges with admitted kinds, each step the
     /// first such edge in graph order; `None` exactly when the oracle finds no gate-free path in range.
     #[test]
     fn witness_is_a_shortest_gate_free_path_of_graph_edges(
@@ -170,7 +170,7 @@ proptest! {
         }
     }
 
-    /// G-2: `reachable` holds exactly when the oracle's shortest admitted path is within `max_hops`.
+    /// CG-2: `reachable` holds exactly when the oracle's shortest admitted path is within `max_hops`.
     #[test]
     fn reachable_agrees_with_the_shortest_path_oracle(
         spec in spec(),
@@ -189,7 +189,7 @@ proptest! {
         }
     }
 
-    /// G-6, K-5: `mandatory_pass(t)` and `dominates(v, t)` both equal the removal definition — `v ≠ t` is
+    /// CG-6, CK-5: `mandatory_pass(t)` and `dominates(v, t)` both equal the removal definition — `v ≠ t` is
     /// mandatory for `t` iff `t` is unreachable from the entries once `v` is removed — for every reachable
     /// target; an unreachable target is refused by both.
     #[test]
@@ -242,7 +242,7 @@ proptest! {
         }
     }
 
-    /// G-5: any id that names no node is refused as `UnknownNode`, never answered and never a panic.
+    /// CG-5: any id that names no node is refused as `UnknownNode`, never answered and never a panic.
     #[test]
     fn unknown_ids_are_refused_not_answered(spec in spec(), stray in "\\PC{0,12}") {
         let g = build(&spec);

@@ -1,4 +1,4 @@
-//! Reading exports back (docs/connectome.md R-1…R-6): every export the library writes reads back to
+//! Reading exports back (docs/connectome.md CR-1…CR-6): every export the library writes reads back to
 //! the same graph and the same bytes; anything else is refused in order, by name, in one line.
 
 use crate::observed_support::*;
@@ -49,7 +49,7 @@ fn fault(bytes: &[u8]) -> ReadFault {
 }
 
 #[test]
-fn r1_every_library_export_reads_back_to_the_same_bytes() {
+fn cr1_every_library_export_reads_back_to_the_same_bytes() {
     let graph = rich();
     for algorithm in Algorithm::ALL {
         let bytes = graph.to_canonical_bytes(algorithm).unwrap();
@@ -63,7 +63,7 @@ fn r1_every_library_export_reads_back_to_the_same_bytes() {
 }
 
 #[test]
-fn r1_refusal_order_json_object_version_members_types_graph_form_bytes() {
+fn cr1_refusal_order_json_object_version_members_types_graph_form_bytes() {
     let top = |rest: &str| format!(r#"{{"schema_version":3,"algorithm":"sha256",{rest}}}"#);
     assert!(matches!(fault(br#"{"schema_version":3,"#), ReadFault::Json { offset: 20, .. }));
     assert_eq!(fault(b"[]"), ReadFault::Type { expected: "an object", found: "an array" });
@@ -103,7 +103,7 @@ fn r1_refusal_order_json_object_version_members_types_graph_form_bytes() {
 }
 
 #[test]
-fn r1_every_truncation_of_an_export_is_refused_as_not_json() {
+fn cr1_every_truncation_of_an_export_is_refused_as_not_json() {
     let bytes = rich().to_canonical_bytes(Algorithm::Sha256).unwrap();
     for end in 0..bytes.len() {
         let refused = read_export(&bytes[..end]).unwrap_err();
@@ -112,7 +112,7 @@ fn r1_every_truncation_of_an_export_is_refused_as_not_json() {
 }
 
 #[test]
-fn r2_whitespace_order_and_escapes_are_not_canonical() {
+fn cr2_whitespace_order_and_escapes_are_not_canonical() {
     let graph = declared(&[("server", "a")], &[]);
     let held = String::from_utf8(graph.to_canonical_bytes(Algorithm::Sha256).unwrap()).unwrap();
     let cases = [
@@ -143,7 +143,7 @@ fn r2_whitespace_order_and_escapes_are_not_canonical() {
 }
 
 #[test]
-fn r3_read_nodes_keep_their_ids_kind_level_and_labels() {
+fn cr3_read_nodes_keep_their_ids_kind_level_and_labels() {
     let graph = rich();
     let export = read_export(&graph.to_canonical_bytes(Algorithm::Sha512).unwrap()).unwrap();
     for (read, built) in export.graph.nodes().iter().zip(graph.nodes()) {
@@ -155,7 +155,7 @@ fn r3_read_nodes_keep_their_ids_kind_level_and_labels() {
 }
 
 #[test]
-fn r4_sidecar_reads_back_and_weighs_its_graph() {
+fn cr4_sidecar_reads_back_and_weighs_its_graph() {
     let graph = rich();
     let sidecar = graph.to_sidecar_bytes().unwrap();
     let weights = read_sidecar(&sidecar).unwrap();
@@ -171,7 +171,7 @@ fn r4_sidecar_reads_back_and_weighs_its_graph() {
 }
 
 #[test]
-fn r4_a_weight_naming_no_edge_is_refused() {
+fn cr4_a_weight_naming_no_edge_is_refused() {
     let graph = declared(&[("server", "a")], &[]);
     let key = |to: &str| EdgeKey {
         from: id("server"),
@@ -205,7 +205,7 @@ fn r4_a_weight_naming_no_edge_is_refused() {
 }
 
 #[test]
-fn r4_timing_sidecar_reads_back_strictly() {
+fn cr4_timing_sidecar_reads_back_strictly() {
     let calls = [("server", "a", 3, 4500, 2000), ("server", "b", 1, 800, 800)];
     let bytes = timings(&calls).to_bytes().unwrap();
     assert_eq!(read_timing(&bytes).unwrap(), timings(&calls));
@@ -221,7 +221,7 @@ fn r4_timing_sidecar_reads_back_strictly() {
 }
 
 #[test]
-fn r5_every_refusal_displays_as_one_short_line() {
+fn cr5_every_refusal_displays_as_one_short_line() {
     let long = format!("line\nbreak\u{202e}{}", "x".repeat(500));
     let member = format!(
         r#"{{"schema_version":3,"algorithm":"sha256","nodes":[],"edges":[],{}:1}}"#,
@@ -246,7 +246,7 @@ fn r5_every_refusal_displays_as_one_short_line() {
 }
 
 #[test]
-fn r6_verify_reports_canonical_and_non_canonical_bytes() {
+fn cr6_verify_reports_canonical_and_non_canonical_bytes() {
     let graph = rich();
     let bytes = graph.to_canonical_bytes(Algorithm::Sha384).unwrap();
     let verdict = verify_export(&bytes).unwrap();
@@ -274,7 +274,7 @@ fn r6_verify_reports_canonical_and_non_canonical_bytes() {
 }
 
 #[test]
-fn r6_verify_record_judges_a_diff_record() {
+fn cr6_verify_record_judges_a_diff_record() {
     let observed = observed(&[("server", "a", 2, 0, 0)]);
     let diff = Diff::run(&declared(&[("server", "a")], &[]), &observed, &window()).unwrap();
     let record = diff.encode(Algorithm::Sha256);
@@ -311,7 +311,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
     #[test]
-    fn r1_random_graphs_read_back_byte_for_byte(
+    fn cr1_random_graphs_read_back_byte_for_byte(
         labels in proptest::collection::vec(proptest::collection::btree_map("[a-z\u{e9}]{1,3}", value(), 0..3), 1..5),
         raw in proptest::collection::btree_set((0..5usize, 0..5usize, 0..4usize), 0..12),
     ) {

@@ -1,6 +1,6 @@
 //! The tracer's `tracing_subscriber` layer: inert unless a tracer session is running.
 //!
-//! What it sees (K-11): only spans, that is, only **instrumented** code (`#[tracing::instrument]` or a
+//! What it sees ([CK-11]): only spans, that is, only **instrumented** code (`#[tracing::instrument]` or a
 //! span entered by hand). A plain function call leaves no trace and is not an edge. A span's module is
 //! the `module_path` of the callsite that created it; its caller is the module of its parent span.
 //!
@@ -9,6 +9,8 @@
 //! parent module → span module, through [`crate::Collector`]'s write path. Later entries of the same span
 //! (an async span is entered on every poll) do not count again. It never reads a field value, so span
 //! arguments (and any payload recorded in them) never reach the collector.
+//!
+//! [CK-11]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use tracing::Subscriber;
 use tracing::span::Id;

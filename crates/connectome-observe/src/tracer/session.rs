@@ -1,4 +1,4 @@
-//! One tracer session and the process-wide slot that holds it (one tracer at a time, E-6).
+//! One tracer session and the process-wide slot that holds it (one tracer at a time, [CE-6]).
 //!
 //! The slot is a static: `SESSION` holds the running session, `ARMED` mirrors "the slot is full" so that
 //! an idle [`super::TracerLayer`] costs one relaxed load per span entry. A session ends exactly once,
@@ -8,6 +8,8 @@
 //! with no call in between still ends the session). Ending sets the reason, waits for writes in
 //! flight (they hold the session's gate shared and re-check the reason under it), then empties the slot;
 //! after that no write of the session reaches the collector.
+//!
+//! [CE-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};

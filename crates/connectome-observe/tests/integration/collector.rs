@@ -1,4 +1,4 @@
-//! The collector's rules (E-2…E-5, K-10): not started is an error, one call is one edge with the
+//! The collector's rules (CE-2…CE-5, CK-10): not started is an error, one call is one edge with the
 //! identity ids, every attempt counts, N calls weigh N, concurrent calls sum, weights are never hashed.
 
 use std::time::Duration;

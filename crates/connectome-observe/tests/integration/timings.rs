@@ -1,4 +1,4 @@
-//! The timing sidecar of a collector (docs/connectome.md M-2): the graph and its timings from one read
+//! The timing sidecar of a collector (docs/connectome.md CM-2): the graph and its timings from one read
 //! of the rows, ready to be lifted into a federation.
 
 use std::time::Duration;
@@ -13,7 +13,7 @@ fn tool(name: &str) -> Identity {
 }
 
 #[test]
-fn m2_snapshot_with_timings_agrees_with_the_rows_and_lifts_into_a_federation() {
+fn cm2_snapshot_with_timings_agrees_with_the_rows_and_lifts_into_a_federation() {
     let collector = Collector::new();
     assert_eq!(collector.snapshot_with_timings(), Err(ObserveError::NotStarted));
     collector.start();

@@ -1,4 +1,4 @@
-//! The explorer around each drawing of the page (connectome J-5): a tool bar (search by name, a
+//! The explorer around each drawing of the page (connectome [CJ-5]): a tool bar (search by name, a
 //! checkbox per node kind, zoom buttons, a status line), the drawing in a pan-and-zoom viewport, and
 //! the drawing's graph as JSON data for the page's one script ([`SCRIPT`]).
 //!
@@ -6,6 +6,8 @@
 //! drawings alone (at their natural size, scrolling). The data holds, per node, its id, its human name
 //! and its kind, and per edge its two node indices: index-aligned with the drawing's `g.nodes` and
 //! `g.edges` children. It is embedded with [`script_json`], so no id can close its element.
+//!
+//! [CJ-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
 use std::fmt::Write as _;
 

@@ -1,4 +1,4 @@
-//! The weighted view of the effective export (docs/connectome.md W-6): strict reading, thickness by
+//! The weighted view of the effective export (docs/connectome.md CW-6): strict reading, thickness by
 //! count, never-observed edges dashed at zero, undeclared edges flagged, SVG and DOT, the command line.
 
 use std::path::PathBuf;
@@ -9,7 +9,7 @@ use connectome_render::effective::{self, EffectiveFormat, thickness};
 use connectome_render::vocab::DiffClass;
 use connectome_render::{EffectiveExport, Error};
 
-/// The W-5 worked example, as the library writes it.
+/// The CW-5 worked example, as the library writes it.
 const W5: &[u8] = include_bytes!("../data/effective.json");
 
 fn w5() -> EffectiveExport {
@@ -27,7 +27,7 @@ fn refused(from: &str, to: &str) -> String {
 }
 
 #[test]
-fn w6_reads_the_library_export() {
+fn cw6_reads_the_library_export() {
     let export = w5();
     assert_eq!(export.nodes.len(), 4);
     let classes: Vec<DiffClass> = export.edges.iter().map(|e| e.class).collect();
@@ -40,7 +40,7 @@ fn w6_reads_the_library_export() {
 }
 
 #[test]
-fn w6_refusals_name_the_place() {
+fn cw6_refusals_name_the_place() {
     assert!(refused(r#""schema_version":3"#, r#""schema_version":2"#).contains("must be 3"));
     assert!(refused(r#","window""#, r#","extra":1,"window""#).contains("unexpected member \"extra\""));
     let e = refused(r#""class":"declared_and_observed""#, r#""class":"changed_sign""#);
@@ -61,14 +61,14 @@ fn w6_refusals_name_the_place() {
 }
 
 #[test]
-fn w6_thickness_grows_with_the_count() {
+fn cw6_thickness_grows_with_the_count() {
     let widths: Vec<u32> = [0, 1, 2, 7, 8, 31, 32, 1 << 20, u64::MAX].into_iter().map(thickness).collect();
     assert_eq!(widths, [1, 1, 2, 2, 3, 3, 4, 8, 8]);
     assert!((0..5_000u64).all(|n| thickness(n) <= thickness(n + 1)), "never thinner with more calls");
 }
 
 #[test]
-fn w6_dot_thickness_dashes_and_flags() {
+fn cw6_dot_thickness_dashes_and_flags() {
     let out = effective::dot(&w5());
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[0], "digraph effective {");
@@ -86,7 +86,7 @@ fn w6_dot_thickness_dashes_and_flags() {
 }
 
 #[test]
-fn w6_svg_is_standalone_and_deterministic() {
+fn cw6_svg_is_standalone_and_deterministic() {
     let out = effective::svg(&w5());
     assert!(out.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
     assert!(out.ends_with("</svg>\n"));
@@ -103,7 +103,7 @@ fn w6_svg_is_standalone_and_deterministic() {
 }
 
 #[test]
-fn w6_cli_draws_the_effective_export_alone() {
+fn cw6_cli_draws_the_effective_export_alone() {
     let run = |args: &[&str]| run_cli(args);
     let svg = run(&["render", "--effective", &data("effective.json"), "--format", "svg"]);
     assert_eq!(Some(svg.code), Some(0), "{}", String::from_utf8_lossy(&svg.stderr));

@@ -1,5 +1,5 @@
-//! The page's explorer: human names with the full id on hover (J-3), data no id can break out of
-//! (J-4), and one explorer per drawing with its data aligned with the drawing (J-5).
+//! The page's explorer: human names with the full id on hover (CJ-3), data no id can break out of
+//! (CJ-4), and one explorer per drawing with its data aligned with the drawing (CJ-5).
 
 use crate::common::*;
 use connectome_render::label::{MAX_CHARS, name};
@@ -23,7 +23,7 @@ fn data_of(page: &str) -> Vec<Value> {
 }
 
 #[test]
-fn j3_node_shows_its_human_name_and_full_id_on_hover() {
+fn cj3_node_shows_its_human_name_and_full_id_on_hover() {
     let ids = [
         ("weather/server", "server", "weather"),
         ("weather/tool/get_weather", "tool", "get_weather"),
@@ -49,7 +49,7 @@ fn j3_node_shows_its_human_name_and_full_id_on_hover() {
 }
 
 #[test]
-fn j3_an_id_off_the_scheme_is_shown_as_written() {
+fn cj3_an_id_off_the_scheme_is_shown_as_written() {
     // A tag that disagrees with the kind, an unknown tag, too many components, an empty name.
     for (id, kind) in [
         ("s/tool/x", Some(NodeKind::Module)),
@@ -73,7 +73,7 @@ fn j3_an_id_off_the_scheme_is_shown_as_written() {
 }
 
 #[test]
-fn j4_script_data_cannot_close_its_element() {
+fn cj4_script_data_cannot_close_its_element() {
     let hostile = "s/tool/</script><script>alert(1)</script><!--\u{2028}\u{2029}&amp;";
     let page = page_of(
         vec![node("s/server", "server"), node(hostile, "tool")],
@@ -99,7 +99,7 @@ fn j4_script_data_cannot_close_its_element() {
 }
 
 #[test]
-fn j5_each_drawing_has_its_explorer_and_data_aligned_with_it() {
+fn cj5_each_drawing_has_its_explorer_and_data_aligned_with_it() {
     let page = render(&sided_inputs(), Format::Html, None).unwrap();
     let explorers: Vec<&str> = page.split("<div class=\"explore\" data-view=\"").skip(1).collect();
     assert_eq!(explorers.len(), 3);
@@ -134,7 +134,7 @@ fn j5_each_drawing_has_its_explorer_and_data_aligned_with_it() {
 }
 
 #[test]
-fn j5_a_large_drawing_is_marked_and_still_one_page() {
+fn cj5_a_large_drawing_is_marked_and_still_one_page() {
     let page = render(&host_inputs(2000, 10_000), Format::Html, None).unwrap();
     assert!(page.contains("<svg class=\"graph many\""), "a large drawing draws its edges fainter");
     assert_eq!(page.matches("<g class=\"e\">").count(), 10_000);

@@ -8,7 +8,7 @@ fn full_page() -> String {
     let declared = Graph::from_json(Role::Declared, GOLDEN).unwrap();
     let observed = Graph::from_json(Role::Observed, GOLDEN).unwrap();
     let sidecar = Sidecar::from_json(GOLDEN_SIDECAR).unwrap();
-    let diff = DiffRecord::from_json(F7_DIFF).unwrap();
+    let diff = DiffRecord::from_json(CF7_DIFF).unwrap();
     let inputs = Inputs::new(declared, Some(observed), Some(sidecar), Some(diff)).unwrap();
     render(&inputs, Format::Html, None).unwrap()
 }
@@ -74,7 +74,7 @@ fn coverage_table_has_ten_counts_and_four_ratios() {
     for count in ["declared_edges", "observed_edges", "declared_endpoint_covered", "observed_sign_only"] {
         assert!(coverage.contains(&format!("<code>{count}</code>")), "{count}");
     }
-    // F-7: 3/4 for both edge ratios, 4/4 completeness and endpoint coverage.
+    // CF-7: 3/4 for both edge ratios, 4/4 completeness and endpoint coverage.
     assert_eq!(coverage.matches(">3/4 (75.0%)<").count(), 2);
     assert_eq!(coverage.matches(">4/4 (100.0%)<").count(), 2);
 }

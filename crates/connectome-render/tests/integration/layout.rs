@@ -1,4 +1,4 @@
-//! The layered layout (connectome J-6): deterministic, layered left to right with the cycles set
+//! The layered layout (connectome CJ-6): deterministic, layered left to right with the cycles set
 //! aside, no column taller than its cap, and the small drawings as they were.
 
 use std::collections::BTreeSet;
@@ -9,7 +9,7 @@ use connectome_render::svg;
 use connectome_render::view::ViewName;
 
 #[test]
-fn j6_layout_is_layered_deterministic_and_capped_at_ten_thousand_edges() {
+fn cj6_layout_is_layered_deterministic_and_capped_at_ten_thousand_edges() {
     let inputs = host_inputs(2000, 10_000);
     let view = inputs.view(ViewName::Declared).unwrap();
     assert_eq!(view.edges.len(), 10_000);
@@ -39,7 +39,7 @@ fn j6_layout_is_layered_deterministic_and_capped_at_ten_thousand_edges() {
 }
 
 #[test]
-fn j6_a_large_layer_is_dealt_into_columns_in_order() {
+fn cj6_a_large_layer_is_dealt_into_columns_in_order() {
     // One root fanning out to 100 leaves: one layer of 100, dealt into three columns of at most 34.
     let edges: Vec<(usize, usize)> = (1..=100).map(|i| (0, i)).collect();
     let mut roots = vec![false; 101];
@@ -54,8 +54,8 @@ fn j6_a_large_layer_is_dealt_into_columns_in_order() {
 }
 
 #[test]
-fn j6_small_views_keep_their_layers() {
-    // The C-16 golden graph: server, tool, then the module and the resource, then the boundary.
+fn cj6_small_views_keep_their_layers() {
+    // The CC-16 golden graph: server, tool, then the module and the resource, then the boundary.
     let view = golden_inputs().view(ViewName::Declared).unwrap();
     let ids: Vec<&str> = view.nodes.iter().map(|n| n.id.as_str()).collect();
     let layer = svg::layers(&view);
@@ -71,7 +71,7 @@ fn j6_small_views_keep_their_layers() {
 }
 
 #[test]
-fn j6_barycenter_sweeps_untangle_a_crossing() {
+fn cj6_barycenter_sweeps_untangle_a_crossing() {
     // 0 → {1, 2}; 1 → 4, 2 → 3: id order puts 3 above 4, the sweep puts 4 (under 1) above 3.
     let l = layered(5, &[(0, 1), (0, 2), (1, 4), (2, 3)], &[true, false, false, false, false]);
     assert_eq!(l.layer, [0, 1, 1, 2, 2]);

@@ -1,4 +1,4 @@
-//! Mermaid output (J-2) on the spec's fixtures: exact lines for shapes, arrows, weights and colours.
+//! Mermaid output (CJ-2) on the spec's fixtures: exact lines for shapes, arrows, weights and colours.
 
 use crate::common::*;
 use connectome_render::{DiffRecord, Format, Graph, Inputs, Role, ViewName, render};
@@ -50,10 +50,10 @@ fn prompt_and_supervise_use_their_shapes() {
 #[test]
 fn diff_link_style_colour_per_class() {
     let declared = Graph::from_json(Role::Declared, GOLDEN).unwrap();
-    let inputs = Inputs::new(declared, None, None, Some(DiffRecord::from_json(F7_DIFF).unwrap())).unwrap();
+    let inputs = Inputs::new(declared, None, None, Some(DiffRecord::from_json(CF7_DIFF).unwrap())).unwrap();
     let out = render(&inputs, Format::Mermaid, Some(ViewName::Diff)).unwrap();
     let l = lines(&out);
-    // Union of nodes: the five golden ids and the F-7 endpoints a, b, c (no kind carried: plain box).
+    // Union of nodes: the five golden ids and the CF-7 endpoints a, b, c (no kind carried: plain box).
     assert!(l.contains(&"    n4[\"srv/tool/a\"]"));
     assert!(l.contains(&"    n7([\"srv/tool/écho\"])"));
     for expected in [

@@ -1,4 +1,4 @@
-//! Strict reading (B-4..B-7): what the renderer refuses, by name, without panicking.
+//! Strict reading (CB-4..CB-7): what the renderer refuses, by name, without panicking.
 
 use connectome_render::{DiffRecord, Error, Graph, Role, Sidecar};
 

@@ -49,6 +49,10 @@ impl Server {
         Ok(Value::Object(result))
     }
 
+    /// `prompts/get`: only a listed prompt is rendered (`protocol.md` [F-5]), refused before any host
+    /// renderer runs.
+    ///
+    /// [F-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
     pub(crate) async fn get_prompt(&self, request: Request<'_>) -> Answer {
         let Request { params, context, .. } = request;
         let mut params = owned_params(params);

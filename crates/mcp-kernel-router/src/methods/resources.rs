@@ -93,6 +93,10 @@ impl Server {
         )
     }
 
+    /// `resources/read`: only a listed uri, or one a listed template matches, is read (`protocol.md`
+    /// [F-5]), and a refusal comes before any host reader runs.
+    ///
+    /// [F-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
     pub(crate) async fn read_resource(&self, request: Request<'_>) -> Answer {
         let Request { params, context, .. } = request;
         let mut params = owned_params(params);

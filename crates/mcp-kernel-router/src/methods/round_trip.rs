@@ -1,4 +1,4 @@
-//! Multi-round-trip requests (MCP S-48 to S-50) on `tools/call`, `resources/read` and `prompts/get`:
+//! Multi-round-trip requests (MCP [S-48] to [S-50]) on `tools/call`, `resources/read` and `prompts/get`:
 //! reading a retry's `inputResponses` and `requestState`, and answering a host's "input required".
 //!
 //! Threat: the retry is the client's to write, and an `InputRequiredResult` must never go where the
@@ -7,6 +7,9 @@
 //! ignored as before, and a host that asks for input anyway is a host fault (-32603, logged by
 //! names only). Within a round the state is verified (`state.rs`), the responses checked
 //! (`responses.rs`), and input requests the client did not declare left out (`capability.rs`).
+//!
+//! [S-48]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
+//! [S-50]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

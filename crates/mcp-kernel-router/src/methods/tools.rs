@@ -83,6 +83,12 @@ impl Server {
         encoded.map(Payload::Encoded).map_err(|_| ErrorObject::internal())
     }
 
+    /// `tools/call`: only a listed tool is called (`protocol.md` [F-5]), with the outcomes of [B-9] and the
+    /// one dispatch span of [B-14].
+    ///
+    /// [B-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+    /// [B-14]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+    /// [F-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
     pub(crate) async fn call_tool(&self, request: Request<'_>) -> Routed {
         let Request { params, context, tool_shown, trace, .. } = request;
         let mut params = owned_params(params);

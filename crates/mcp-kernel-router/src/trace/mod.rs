@@ -1,7 +1,7 @@
 //! The server span of a request, and the trace it continues (`docs/tracing.md`).
 //!
 //! Every request the core routes gets exactly one `tracing` span, at INFO: `mcp.dispatch` for a
-//! `tools/call` that reaches dispatch (the one dispatch site, `protocol.md` B-14), `mcp.request` for
+//! `tools/call` that reaches dispatch (the one dispatch site, `protocol.md` [B-14]), `mcp.request` for
 //! every other routed method. Its fields follow the OpenTelemetry semantic conventions for MCP (server
 //! spans): `otel.name` (`tools/call {tool}`, `prompts/get {prompt}`, else the method), `otel.kind`
 //! `server`, `mcp.method.name`, `mcp.protocol.version`, `jsonrpc.request.id`, `gen_ai.tool.name` and
@@ -20,6 +20,8 @@
 //! an enabled span.
 //!
 //! [`Inbound::trace_carrier`]: crate::Inbound::trace_carrier
+//!
+//! [B-14]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 
 #[cfg(feature = "opentelemetry")]
 mod otel;

@@ -1,4 +1,4 @@
-//! The graphs of docs/connectome.md C-15 and C-16 and the builders they are written with, shared by the
+//! The graphs of docs/connectome.md CC-15 and CC-16 and the builders they are written with, shared by the
 //! vector tests and the document test.
 #![allow(dead_code)] // each test file uses part of it
 
@@ -30,8 +30,8 @@ pub fn labels<const N: usize>(entries: [(&str, Value); N]) -> Labels {
     entries.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
 }
 
-/// C-15: server `s`, tool `t` with `mode: read_only`, one declared invoke edge.
-pub fn c15_graph() -> CanonicalGraph {
+/// CC-15: server `s`, tool `t` with `mode: read_only`, one declared invoke edge.
+pub fn cc15_graph() -> CanonicalGraph {
     CanonicalGraph {
         nodes: vec![
             node("s/server", NodeKind::Server, Level::Server, Labels::new()),
@@ -44,7 +44,7 @@ pub fn c15_graph() -> CanonicalGraph {
 /// The golden graph's tool id.
 pub const ECHO: &str = "srv/tool/\u{e9}cho";
 
-/// C-16: the golden graph.
+/// CC-16: the golden graph.
 pub fn golden_graph() -> CanonicalGraph {
     let nested: BTreeMap<String, Value> = labels([("n", 2.into()), ("ok", true.into())]);
     CanonicalGraph {

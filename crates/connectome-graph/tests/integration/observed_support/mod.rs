@@ -69,7 +69,7 @@ pub fn declared(edges: &[(&str, &str)], extra: &[&str]) -> Graph {
     Graph::new(nodes(ends), edges).unwrap()
 }
 
-/// The window of the worked examples (F-7's).
+/// The window of the worked examples (CF-7's).
 pub fn window() -> serde_json::Value {
     serde_json::json!({"started_at": "2026-09-14T00:00:00Z", "ended_at": "2026-09-14T01:00:00Z"})
 }

@@ -4,12 +4,12 @@
 use connectome_render::{DiffRecord, Graph, Inputs, Role, Sidecar};
 use serde_json::{Value, json};
 
-/// The C-16 golden graph (955 bytes).
+/// The CC-16 golden graph (955 bytes).
 pub const GOLDEN: &[u8] = include_bytes!("../../data/golden.json");
-/// The C-16 sidecar.
+/// The CC-16 sidecar.
 pub const GOLDEN_SIDECAR: &[u8] = include_bytes!("../../data/golden.sidecar.json");
-/// The F-7 diff record (800 bytes).
-pub const F7_DIFF: &[u8] = include_bytes!("../../data/f7.diff.json");
+/// The CF-7 diff record (800 bytes).
+pub const CF7_DIFF: &[u8] = include_bytes!("../../data/f7.diff.json");
 
 /// The golden graph as the declared export, weighed by its sidecar.
 pub fn golden_inputs() -> Inputs {
