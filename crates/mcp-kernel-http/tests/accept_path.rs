@@ -67,8 +67,10 @@ async fn a_dripped_post_is_held_to_one_deadline_from_accept() {
     bounded(async {
         let deadline = Duration::from_millis(1_500);
         let server = start_with(ServeOptions::new().first_bytes_timeout(deadline)).await;
-        let mut stream = TcpStream::connect(server.addr).await.expect("connect");
+        // The clock starts before `connect`: the server accepts after the handshake begins and may do
+        // so before `connect` returns here, so a clock started after it could see the deadline early.
         let accepted = Instant::now();
+        let mut stream = TcpStream::connect(server.addr).await.expect("connect");
         // `P` could begin the HTTP/2 preface: the decision waits for the next byte, which comes late,
         // and the head after it trickles in, a byte every 100 ms, never finishing.
         stream.write_all(b"P").await.expect("write");
