@@ -24,6 +24,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::boundary;
+use crate::workspace::root;
 use lines::CodeLine;
 
 /// One violation: where it is, which rule it breaks, and what was found.
@@ -147,11 +148,6 @@ pub fn census(inputs: &Inputs, file: &dyn Fn(&str) -> Option<String>) -> Vec<Out
         readme_split::check(&inputs.readme, &items::Index::build(&inputs.library)),
         citations::check(&inputs.cited, file),
     ]
-}
-
-/// The workspace root (xtask's parent directory).
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
 /// Every `.rs` file under `dir`, recursively (`src/bin` and `src/main.rs` included).

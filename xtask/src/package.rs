@@ -33,7 +33,8 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::boundary::LIBRARIES;
-use crate::scratch::{Scratch, cargo_in, cargo_program, copy_pins};
+use crate::scratch::{Scratch, cargo_in, copy_pins};
+use crate::workspace::{self, cargo_program};
 
 /// Where the scratch workspace's builds go, under the repository's `target/`.
 const TEST_TARGET_DIR: &str = "target/package-tests";
@@ -92,8 +93,8 @@ struct Package {
 /// The crates of [`LIBRARIES`], every one of which must be a workspace member, and the workspace's
 /// target directory (where `cargo package` writes).
 fn published_packages() -> Result<(Vec<Package>, PathBuf), String> {
-    let meta = metadata(Path::new("Cargo.toml"))?;
-    let target_dir = PathBuf::from(meta["target_directory"].as_str().ok_or("no target_directory")?);
+    let meta = workspace::manifest_metadata(Path::new("Cargo.toml"))?;
+    let target_dir = workspace::target_directory(&meta)?;
     let members: Vec<&Value> = meta["packages"].as_array().into_iter().flatten().collect();
     LIBRARIES
         .iter()
@@ -105,19 +106,6 @@ fn published_packages() -> Result<(Vec<Package>, PathBuf), String> {
         })
         .collect::<Result<_, String>>()
         .map(|packages| (packages, target_dir))
-}
-
-/// `cargo metadata` of a manifest, without dependencies.
-fn metadata(manifest: &Path) -> Result<Value, String> {
-    let out = Command::new(cargo_program())
-        .args(["metadata", "--format-version", "1", "--no-deps", "--manifest-path"])
-        .arg(manifest)
-        .output()
-        .map_err(|e| format!("cargo metadata: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr)));
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
 }
 
 /// What a published crate's metadata lacks or gets wrong, one line each.
