@@ -48,12 +48,13 @@ mod options;
 mod report;
 mod servers;
 
-use build::root;
 use compare::run_compare;
 use drip::run_drip;
 use hold::run_hold;
 use options::parse;
 use servers::Pinning;
+
+use crate::workspace::root;
 
 /// The servers in their interleaving order: (short name, binary).
 const SERVERS: [(&str, &str); 3] =

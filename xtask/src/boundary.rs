@@ -17,6 +17,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
+use crate::workspace;
+
 /// Crates that stay free of async runtimes and HTTP stacks.
 const SANS_IO: &[&str] = &[
     "mcp-kernel-wire",
@@ -131,15 +133,7 @@ pub struct Member {
 /// The normal-dependency graph of the workspace (package name → names of its normal dependencies)
 /// and the workspace members.
 fn normal_graph() -> Result<(Graph, Vec<Member>), String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let out = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--locked", "--all-features"])
-        .output()
-        .map_err(|e| format!("cargo metadata: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr)));
-    }
-    let meta: Value = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
+    let meta = workspace::metadata(["--locked", "--all-features"])?;
     let names: HashMap<&str, &str> = meta["packages"]
         .as_array()
         .into_iter()
@@ -178,8 +172,7 @@ fn normal_graph() -> Result<(Graph, Vec<Member>), String> {
 /// `cargo tree` resolves them for that crate alone (dev-dependencies, which enable the client halves
 /// for the tests, are not part of it).
 fn client_half_features(krate: &str) -> Result<BTreeMap<String, BTreeSet<String>>, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let out = Command::new(cargo)
+    let out = Command::new(workspace::cargo_program())
         .args(["tree", "--locked", "--all-features", "--target", "all", "-e", "normal", "--prefix", "none"])
         .args(["-p", krate, "-f", "{p}|{f}"])
         .output()

@@ -25,6 +25,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::boundary;
+use crate::workspace::root;
 use lines::CodeLine;
 
 /// One violation: where it is, which rule it breaks, and what was found.
@@ -149,11 +150,6 @@ pub fn census(inputs: &Inputs, file: &dyn Fn(&str) -> Option<String>) -> Vec<Out
         citations::check(&inputs.cited, file),
         enforced::check(&inputs.cited, file),
     ]
-}
-
-/// The workspace root (xtask's parent directory).
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
 /// Every `.rs` file under `dir`, recursively (`src/bin` and `src/main.rs` included).

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::node::{self, TOOLS_DIR};
+use crate::workspace::cargo_program;
 
 /// The suite, pinned exactly: the npm `latest` line has no 2026-07-28 scenarios.
 pub const SUITE: &str = "@modelcontextprotocol/conformance@0.2.0-alpha.11";
@@ -50,7 +51,7 @@ impl Drop for Harness {
 }
 
 fn start_harness() -> Result<Harness, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let cargo = cargo_program();
     let built = Command::new(&cargo)
         .args(["build", "--quiet", "-p", "mcp-kernel-conformance", "--bin", "conformance-server"])
         .status()

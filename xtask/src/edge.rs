@@ -26,6 +26,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::node;
+use crate::workspace::cargo_program;
 
 /// The authorization server the OAuth test spawns.
 const AUTH_SERVER_DIR: &str = "tests-rmcp/auth-server";
@@ -212,7 +213,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         None
     };
     let nginx = if parts.iter().any(|part| part.needs_nginx) { Some(nginx()?) } else { None };
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let cargo = cargo_program();
     let mut times = Vec::new();
     for part in parts {
         eprintln!("xtask: edge {} — cargo {}", part.name, part.args.join(" "));
@@ -248,7 +249,7 @@ mod tests {
 
     #[test]
     fn every_part_runs_an_existing_file_and_only_the_proxy_parts_need_nginx() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let root = crate::workspace::root();
         for part in PARTS {
             assert!(root.join(part.file).is_file(), "{} runs {}", part.name, part.file);
             assert!(runs_ignored_tests_of(part.file));
@@ -261,11 +262,11 @@ mod tests {
     #[test]
     fn the_locked_oidc_provider_version_is_read_from_the_lock() {
         let locked = version_at(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests-rmcp/auth-server/package-lock.json"),
+            &crate::workspace::root().join("tests-rmcp/auth-server/package-lock.json"),
             "/packages/node_modules~1oidc-provider/version",
         );
         let wanted = version_at(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests-rmcp/auth-server/package.json"),
+            &crate::workspace::root().join("tests-rmcp/auth-server/package.json"),
             "/dependencies/oidc-provider",
         );
         assert!(locked.is_some(), "the lock names oidc-provider");

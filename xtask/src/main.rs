@@ -36,6 +36,7 @@ mod package;
 mod readme;
 mod readme_host;
 mod scratch;
+mod workspace;
 
 use std::process::{Command, ExitCode};
 
@@ -131,7 +132,7 @@ const CI: &[Step] = &[
 ];
 
 fn run(steps: &[Step]) -> ExitCode {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let cargo = workspace::cargo_program();
     for step in steps {
         let env: String = step.env.iter().map(|(name, value)| format!("{name}={value:?} ")).collect();
         eprintln!("xtask: {} — {env}cargo {}", step.what, step.args.join(" "));
@@ -171,12 +172,12 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     // Every task but `connectome facts` (whose `--out` is relative to where it was started) runs from
     // the workspace root, wherever `cargo xtask` was started.
-    if args.first().map(String::as_str) != Some("connectome")
-        && let Some(root) = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent()
-        && let Err(error) = std::env::set_current_dir(root)
-    {
-        eprintln!("xtask: cannot enter the workspace root {}: {error}", root.display());
-        return ExitCode::FAILURE;
+    if args.first().map(String::as_str) != Some("connectome") {
+        let root = workspace::root();
+        if let Err(error) = std::env::set_current_dir(&root) {
+            eprintln!("xtask: cannot enter the workspace root {}: {error}", root.display());
+            return ExitCode::FAILURE;
+        }
     }
     match args.first().map(String::as_str) {
         Some("ci") => {

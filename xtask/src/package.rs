@@ -14,6 +14,17 @@
 //!    every package it still needs), and runs each crate's examples build, tests (every
 //!    feature on) and doctests with the target directory `target/package-tests/`.
 //!
+//! **Fresh mtimes.** Every entry of a `.crate` carries one fixed modification time (cargo writes them
+//! deterministically, in 2006), and the scratch directory's name changes with each run while the path of
+//! each crate relative to it does not. Cargo names and fingerprints a workspace crate's build by that
+//! relative path and judges its sources by their mtimes, so a second run unpacking files that old into a
+//! new scratch directory found the first run's builds in `target/package-tests/` fresh: it ran the first
+//! run's test binaries — the first run's code, and `env!("CARGO_MANIFEST_DIR")` naming the first run's
+//! scratch directory, deleted since. The packages are therefore unpacked with the time of unpacking
+//! (`tar -m`): cargo rebuilds the packaged crates every run, from what this run packaged, while their
+//! registry dependencies stay built. (A scratch directory at a stable path would keep the paths right
+//! but still run stale code after an edit; a target directory per run would rebuild every dependency.)
+//!
 //! `--no-test` stops after step 2.
 
 use std::path::{Path, PathBuf};
@@ -22,7 +33,8 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::boundary::LIBRARIES;
-use crate::scratch::{Scratch, cargo_in, cargo_program, copy_pins};
+use crate::scratch::{Scratch, cargo_in, copy_pins};
+use crate::workspace::{self, cargo_program};
 
 /// Where the scratch workspace's builds go, under the repository's `target/`.
 const TEST_TARGET_DIR: &str = "target/package-tests";
@@ -81,8 +93,8 @@ struct Package {
 /// The crates of [`LIBRARIES`], every one of which must be a workspace member, and the workspace's
 /// target directory (where `cargo package` writes).
 fn published_packages() -> Result<(Vec<Package>, PathBuf), String> {
-    let meta = metadata(Path::new("Cargo.toml"))?;
-    let target_dir = PathBuf::from(meta["target_directory"].as_str().ok_or("no target_directory")?);
+    let meta = workspace::manifest_metadata(Path::new("Cargo.toml"))?;
+    let target_dir = workspace::target_directory(&meta)?;
     let members: Vec<&Value> = meta["packages"].as_array().into_iter().flatten().collect();
     LIBRARIES
         .iter()
@@ -94,19 +106,6 @@ fn published_packages() -> Result<(Vec<Package>, PathBuf), String> {
         })
         .collect::<Result<_, String>>()
         .map(|packages| (packages, target_dir))
-}
-
-/// `cargo metadata` of a manifest, without dependencies.
-fn metadata(manifest: &Path) -> Result<Value, String> {
-    let out = Command::new(cargo_program())
-        .args(["metadata", "--format-version", "1", "--no-deps", "--manifest-path"])
-        .arg(manifest)
-        .output()
-        .map_err(|e| format!("cargo metadata: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr)));
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
 }
 
 /// What a published crate's metadata lacks or gets wrong, one line each.
@@ -184,15 +183,7 @@ fn test_packages(packages: &[Package], crates: &[PathBuf]) -> Result<(), String>
     let root = std::env::current_dir().map_err(|e| e.to_string())?;
     let scratch = Scratch::new("mcp-kernel-packages")?;
     for file in crates {
-        let status = Command::new("tar")
-            .arg("-xzf")
-            .arg(root.join(file))
-            .current_dir(&scratch.0)
-            .status()
-            .map_err(|e| format!("tar: {e}"))?;
-        if !status.success() {
-            return Err(format!("tar -xzf {} failed", file.display()));
-        }
+        unpack(&root.join(file), &scratch.0)?;
     }
     let dirs: Vec<String> = packages.iter().map(|p| format!("{}-{}", p.name, p.version)).collect();
     std::fs::write(scratch.0.join("Cargo.toml"), scratch_manifest(packages, &dirs))
@@ -211,6 +202,18 @@ fn test_packages(packages: &[Package], crates: &[PathBuf]) -> Result<(), String>
         run_cargo(cargo_in(&scratch.0, &target).args(&args), &args)?;
     }
     Ok(())
+}
+
+/// Unpacks a `.crate` into `dir`, every file and directory dated now rather than with the `.crate`'s
+/// fixed time, so that cargo sees the sources as newer than any earlier run's builds (module doc).
+fn unpack(file: &Path, dir: &Path) -> Result<(), String> {
+    let status = Command::new("tar")
+        .args(["-x", "-m", "-z", "-f"])
+        .arg(file)
+        .current_dir(dir)
+        .status()
+        .map_err(|e| format!("tar: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("tar -xzf {} failed", file.display())) }
 }
 
 /// The scratch workspace's manifest: the unpacked packages as members, each one's dependents
@@ -308,6 +311,33 @@ mod tests {
         meta["documentation"] = Value::Null;
         meta["targets"] = json!([{"kind": ["bin"]}]);
         assert_eq!(metadata_faults(&package(meta)), Vec::<String>::new());
+    }
+
+    #[test]
+    fn an_unpacked_package_is_dated_now_not_with_the_crate_files_fixed_time() {
+        let scratch = Scratch::new("xtask-unpack-test").unwrap();
+        let source = scratch.0.join("demo-0.3.0");
+        std::fs::create_dir(&source).unwrap();
+        // The time cargo gives every entry of a `.crate` (2006-07-24).
+        let packaged = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_153_704_088);
+        let lib = std::fs::File::create(source.join("lib.rs")).unwrap();
+        lib.set_modified(packaged).unwrap();
+        drop(lib);
+        let status = Command::new("tar")
+            .args(["-c", "-z", "-f", "demo-0.3.0.crate", "demo-0.3.0"])
+            .current_dir(&scratch.0)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let into = scratch.0.join("unpacked");
+        std::fs::create_dir(&into).unwrap();
+        let before = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        unpack(&scratch.0.join("demo-0.3.0.crate"), &into).unwrap();
+        let modified = std::fs::metadata(into.join("demo-0.3.0/lib.rs")).unwrap().modified().unwrap();
+        assert!(
+            modified > before,
+            "unpacked with the packaged time {modified:?}, so stale builds look fresh"
+        );
     }
 
     #[test]

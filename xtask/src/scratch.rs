@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::workspace::cargo_program;
+
 /// A scratch directory, `<temp>/<name>-<pid>`, made empty when created and removed when dropped.
 pub struct Scratch(pub PathBuf);
 
@@ -21,11 +23,6 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-/// The cargo that runs this task.
-pub fn cargo_program() -> String {
-    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
 }
 
 /// Cargo in `dir`, building into `target`. The toolchain is the one `dir`'s own `rust-toolchain.toml`

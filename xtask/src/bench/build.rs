@@ -3,36 +3,17 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::Value;
-
 use super::LOAD;
-
-fn cargo() -> String {
-    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
-}
-
-/// The main workspace's root (the parent of `xtask/`).
-pub(super) fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
-}
+use crate::workspace;
 
 /// The compare workspace's target directory, as cargo reports it.
 fn compare_target(manifest: &Path) -> Result<PathBuf, String> {
-    let out = Command::new(cargo())
-        .args(["metadata", "--format-version", "1", "--no-deps", "--manifest-path"])
-        .arg(manifest)
-        .output()
-        .map_err(|e| format!("cargo metadata: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr)));
-    }
-    let meta: Value = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
-    meta["target_directory"].as_str().map(PathBuf::from).ok_or_else(|| "no target_directory".into())
+    workspace::target_directory(&workspace::manifest_metadata(manifest)?)
 }
 
 /// Builds `bench-load` and the `servers`' binaries in release, in the compare workspace `manifest`.
 pub(super) fn build(manifest: &Path, servers: &[(&'static str, &'static str)]) -> Result<(), String> {
-    let mut build = Command::new(cargo());
+    let mut build = Command::new(workspace::cargo_program());
     build.args(["build", "--release", "--manifest-path"]).arg(manifest).args(["--bin", LOAD]);
     for (_, binary) in servers {
         build.args(["--bin", binary]);
