@@ -3,7 +3,7 @@
 //! - `ci`: the gate a submission must pass — `cargo fmt --check`, `cargo clippy --all-targets
 //!   -D warnings`, the examples (the stdio wiring tests spawn `weather`), every test of the workspace, the
 //!   docs (`cargo doc` with `RUSTDOCFLAGS="-D warnings"`), a check that the fuzz targets build, the
-//!   dependency boundary, the census, then the README exchange.
+//!   dependency boundary, the census, then the README's and the manual's exchanges and the README's host.
 //! - `conformance [--write]`: the official MCP conformance suite against the harness, and the README rows.
 //! - `edge [oauth|browser|proxy|traces]`: the ignored tests that need outside programs — rmcp's OAuth client
 //!   against a real authorization server (Node 22, `oidc-provider`), a real browser (Chromium), and
@@ -15,7 +15,8 @@
 //!   every cited rule identifier and docs path resolves (see `docs/census.md`).
 //! - `package [--no-test]`: every published crate's metadata checked, `cargo package` with verification,
 //!   then each crate's tests run from its `.crate` alone, away from the repository (see `package.rs`).
-//! - `readme [--print]`: runs the README's copy-paste exchange as written and compares the output.
+//! - `readme [--print]`: runs the copy-paste exchanges of the README and the manual as written and
+//!   compares the output, then builds the README's host and runs its test in a new crate.
 //! - `bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--hold | --drip N]`: mcp-kernel
 //!   against rmcp and a floor server, interleaved and pinned (see `docs/performance.md`).
 //! - `bench features [--rounds N]`: what each feature of the facade costs a host (build time, crates,
@@ -71,7 +72,7 @@ const OTEL_CLIPPY: &[&str] = &[
 ];
 const OTEL_TESTS: &[&str] =
     &["test", "--locked", "--workspace", "--features", OTEL_FEATURES, "--test", "trace_opentelemetry"];
-// The guide's doctest selects no package, as `cargo run --example weather` (the README) does: both then
+// The guide's doctest selects no package, as the README's `cargo run --example notes` does: both then
 // build for the default members, and share what they build.
 const OTEL_DOC_TESTS: &[&str] =
     &["test", "--locked", "--features", "mcp-kernel/opentelemetry", "--doc", "manual::tracing"];
@@ -163,7 +164,7 @@ fn readme(print: bool) -> ExitCode {
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests (and the opentelemetry feature's), fuzz targets build, boundary, census,\n                     the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  edge [oauth|browser|proxy|traces]  the ignored edge tests: rmcp OAuth against oidc-provider (Node 22), a\n                     real browser (Chromium), three instances behind nginx, one trace across them\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart,\n                     a stdio host free of HTTP, the facts reader free of HTTP\n                     and runtimes, hash/MAC crates in two crates only\n  census             signs, no authority, no client, no hidden source, one digest and id site,\n                     named tests, the README split, the cited rules and paths\n  package [--no-test]  metadata, cargo package with verification, then every crate's tests from its\n                     .crate alone, away from the repository\n  readme [--print]   run the README exchange and compare (or print) its output\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] [--hold | --drip N]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare*.json\n  bench curves [--quick] [--curve NAME,…] [--only …] [--no-build]\n                     how cost grows (connections, h2c, payload, catalog, idle, drip); tables and SVG plots\n  bench features [--rounds N]\n                     what each facade feature costs a host: clean release builds, time, crates, size\n  connectome facts --crate <package>… [--out <file>|-] [--manifest-path <Cargo.toml>] [--target-dir <dir>]\n                     call facts from the crates' LLVM IR; writes target/connectome/facts.json"
+        "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests (and the opentelemetry feature's), fuzz targets build, boundary, census,\n                     the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  edge [oauth|browser|proxy|traces]  the ignored edge tests: rmcp OAuth against oidc-provider (Node 22), a\n                     real browser (Chromium), three instances behind nginx, one trace across them\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart,\n                     a stdio host free of HTTP, the facts reader free of HTTP\n                     and runtimes, hash/MAC crates in two crates only\n  census             signs, no authority, no client, no hidden source, one digest and id site,\n                     named tests, the README split, the cited rules and paths\n  package [--no-test]  metadata, cargo package with verification, then every crate's tests from its\n                     .crate alone, away from the repository\n  readme [--print]   run the README's and the manual's exchanges and compare (or print) their output;\n                     build the README's host and run its test in a new crate\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] [--hold | --drip N]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare*.json\n  bench curves [--quick] [--curve NAME,…] [--only …] [--no-build]\n                     how cost grows (connections, h2c, payload, catalog, idle, drip); tables and SVG plots\n  bench features [--rounds N]\n                     what each facade feature costs a host: clean release builds, time, crates, size\n  connectome facts --crate <package>… [--out <file>|-] [--manifest-path <Cargo.toml>] [--target-dir <dir>]\n                     call facts from the crates' LLVM IR; writes target/connectome/facts.json"
     );
     ExitCode::from(2)
 }

@@ -1,7 +1,15 @@
-//! `cargo xtask readme`: runs the README's copy-paste exchange exactly as written and compares what it
-//! prints with the output the README shows (answers matched by id, since requests are served
-//! concurrently). `--print` prints what the command printed instead, to update the README. Then the
-//! README's "Use it in a host" is pasted into a new project outside the repository (`readme_host.rs`).
+//! `cargo xtask readme`: runs the copy-paste exchanges of the README and of the manual exactly as written
+//! and compares what each prints with the output the document shows (answers matched by id, since
+//! requests are served concurrently). `--print` prints what the commands printed instead, to update the
+//! documents. Then the README's "Write a host" — its dependencies, its profile, the host and the host's
+//! test — is pasted into a new project outside the repository, built, tested and talked to
+//! (`readme_host.rs`).
+//!
+//! The exchanges ([`EXCHANGES`]): the README's `notes` over stdio and over HTTP with a bearer token, and
+//! the `weather` example's over stdio (`docs/stdio.md`) and over HTTP (`docs/http.md`). Each is marked in
+//! its document by an HTML comment before each fenced block: `<!-- NAME:input -->` (the command),
+//! `<!-- NAME:output -->` (what it prints) and, for one that talks to a server, `<!-- NAME:server -->`
+//! (the command that starts it, on 127.0.0.1:4000).
 
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -9,20 +17,47 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const INPUT_MARK: &str = "<!-- readme-exchange:input -->";
-const OUTPUT_MARK: &str = "<!-- readme-exchange:output -->";
-const HTTP_SERVER_MARK: &str = "<!-- readme-http:server -->";
-const HTTP_INPUT_MARK: &str = "<!-- readme-http:input -->";
-const HTTP_OUTPUT_MARK: &str = "<!-- readme-http:output -->";
-const OAUTH_SERVER_MARK: &str = "<!-- readme-oauth:server -->";
-const OAUTH_INPUT_MARK: &str = "<!-- readme-oauth:input -->";
-const OAUTH_OUTPUT_MARK: &str = "<!-- readme-oauth:output -->";
+/// How an exchange's output is compared with the document's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Compare {
+    /// JSON-RPC answers, one a line, matched by id (requests are served concurrently).
+    ById,
+    /// Line for line: the requests run one after another, and the output mixes statuses and headers
+    /// with JSON.
+    Lines,
+}
+
+/// One exchange a document shows: where, under which marker name, against a server or not.
+#[derive(Debug)]
+struct Exchange {
+    /// The document, relative to the workspace root.
+    file: &'static str,
+    /// The marker name: `<!-- {marker}:input -->` and so on.
+    marker: &'static str,
+    /// Whether a server is started first (`<!-- {marker}:server -->`).
+    server: bool,
+    compare: Compare,
+}
+
+/// Every exchange checked, in order.
+const EXCHANGES: &[Exchange] = &[
+    Exchange { file: "README.md", marker: "readme-exchange", server: false, compare: Compare::ById },
+    Exchange { file: "README.md", marker: "readme-oauth", server: true, compare: Compare::Lines },
+    Exchange { file: "docs/stdio.md", marker: "weather-stdio", server: false, compare: Compare::ById },
+    Exchange { file: "docs/http.md", marker: "weather-http", server: true, compare: Compare::ById },
+];
+
+/// The HTML comment that marks `part` (`input`, `output`, `server`) of the exchange named `marker`.
+fn mark(marker: &str, part: &str) -> String {
+    format!("<!-- {marker}:{part} -->")
+}
+
 const HTTP_ADDR: &str = "127.0.0.1:4000";
 const DEADLINE: Duration = Duration::from_secs(600);
 
 /// The body of the first fenced block after `mark`.
 pub fn block_after<'a>(text: &'a str, mark: &str) -> Result<&'a str, String> {
-    let start = text.find(mark).ok_or_else(|| format!("README.md has no {mark}"))?;
+    let start = text.find(mark).ok_or_else(|| format!("no {mark}"))?;
     let rest = &text[start + mark.len()..];
     let open = rest.find("```").ok_or("no fenced block after the marker")?;
     let rest = &rest[open..];
@@ -106,58 +141,109 @@ fn start_http_server(command: &str) -> Result<Background, String> {
     Ok(server)
 }
 
-/// Compares (or prints) one exchange.
-fn compare(name: &str, text: &str, input: &str, output_mark: &str, print: bool) -> Result<(), String> {
-    let output = run_shell(block_after(text, input)?)?;
+/// Runs one exchange (starting its server first) and compares (or prints) what it printed.
+fn run_exchange(exchange: &Exchange, print: bool) -> Result<(), String> {
+    let text = std::fs::read_to_string(exchange.file).map_err(|e| format!("{}: {e}", exchange.file))?;
+    let block = |part: &str| {
+        block_after(&text, &mark(exchange.marker, part)).map_err(|e| format!("{}: {e}", exchange.file))
+    };
+    let _server = if exchange.server { Some(start_http_server(block("server")?)?) } else { None };
+    let output = run_shell(block("input")?)?;
+    let name = format!("{} ({})", exchange.marker, exchange.file);
     if print {
         println!("--- {name}");
         print!("{output}");
         return Ok(());
     }
-    let expected = by_id(block_after(text, output_mark)?)?;
-    let actual = by_id(&output)?;
-    if expected != actual {
+    let expected = block("output")?;
+    let (same, count) = match exchange.compare {
+        Compare::ById => {
+            let expected = by_id(expected)?;
+            (expected == by_id(&output)?, format!("{} answers", expected.len()))
+        }
+        Compare::Lines => {
+            let expected = lines(expected);
+            (expected == lines(&output), format!("{} lines", expected.len()))
+        }
+    };
+    if !same {
         return Err(format!(
-            "the README's {name} exchange printed something else; run `cargo xtask readme --print`.\nprinted:\n{output}"
+            "the {name} exchange printed something else; run `cargo xtask readme --print`.\nprinted:\n{output}"
         ));
     }
-    eprintln!("xtask: the README's {name} exchange prints what the README shows ({} answers)", actual.len());
+    eprintln!("xtask: the {name} exchange prints what the document shows ({count})");
     Ok(())
 }
 
-/// Compares (or prints) an exchange whose requests run one after another, line for line: its output
-/// mixes statuses and headers with JSON.
-fn compare_lines(name: &str, text: &str, input: &str, output_mark: &str, print: bool) -> Result<(), String> {
-    let output = run_shell(block_after(text, input)?)?;
-    if print {
-        println!("--- {name}");
-        print!("{output}");
-        return Ok(());
-    }
-    let lines = |t: &str| {
-        t.lines().map(str::trim_end).filter(|l| !l.is_empty()).map(str::to_owned).collect::<Vec<_>>()
-    };
-    let expected = lines(block_after(text, output_mark)?);
-    if expected != lines(&output) {
-        return Err(format!(
-            "the README's {name} exchange printed something else; run `cargo xtask readme --print`.\nprinted:\n{output}"
-        ));
-    }
-    eprintln!("xtask: the README's {name} exchange prints what the README shows ({} lines)", expected.len());
-    Ok(())
+/// The non-empty lines of `text`, trailing blanks trimmed.
+fn lines(text: &str) -> Vec<String> {
+    text.lines().map(str::trim_end).filter(|l| !l.is_empty()).map(str::to_owned).collect()
 }
 
 /// Runs the checks; with `print`, prints the commands' output instead of comparing.
 pub fn check(print: bool) -> Result<(), String> {
-    let text = std::fs::read_to_string("README.md").map_err(|e| format!("README.md: {e}"))?;
-    compare("stdio", &text, INPUT_MARK, OUTPUT_MARK, print)?;
-    {
-        let _server = start_http_server(block_after(&text, HTTP_SERVER_MARK)?)?;
-        compare("HTTP", &text, HTTP_INPUT_MARK, HTTP_OUTPUT_MARK, print)?;
+    for exchange in EXCHANGES {
+        run_exchange(exchange, print)?;
     }
-    {
-        let _server = start_http_server(block_after(&text, OAUTH_SERVER_MARK)?)?;
-        compare_lines("OAuth", &text, OAUTH_INPUT_MARK, OAUTH_OUTPUT_MARK, print)?;
+    if print {
+        return Ok(());
     }
-    if print { Ok(()) } else { crate::readme_host::check(&text) }
+    let readme = std::fs::read_to_string("README.md").map_err(|e| format!("README.md: {e}"))?;
+    crate::readme_host::check(&readme)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = "# Doc\n\n<!-- ex:input -->\n```sh\necho hi\necho there\n```\n\ntext\n\n\
+                       <!-- ex:output -->\n```json\n{\"id\":1}\n```\n";
+
+    #[test]
+    fn the_block_after_a_marker_is_its_fence_body_with_the_last_newline() {
+        assert_eq!(block_after(DOC, &mark("ex", "input")).unwrap(), "echo hi\necho there\n");
+        assert_eq!(block_after(DOC, &mark("ex", "output")).unwrap(), "{\"id\":1}\n");
+    }
+
+    #[test]
+    fn a_missing_marker_or_an_unterminated_fence_is_an_error() {
+        assert_eq!(block_after(DOC, "<!-- nope:input -->").unwrap_err(), "no <!-- nope:input -->");
+        assert!(block_after("<!-- ex:input -->\n```sh\necho hi\n", "<!-- ex:input -->").is_err());
+        assert!(block_after("<!-- ex:input -->\nno fence", "<!-- ex:input -->").is_err());
+    }
+
+    #[test]
+    fn answers_are_compared_by_id_whatever_their_order() {
+        let a = by_id("{\"id\":2,\"x\":1}\n\n{\"id\":1}\n").unwrap();
+        let b = by_id("{\"id\":1}\n{\"id\":2,\"x\":1}\n").unwrap();
+        assert_eq!(a, b);
+        assert!(by_id("not json\n").is_err());
+    }
+
+    #[test]
+    fn lines_drop_blank_lines_and_trailing_spaces() {
+        assert_eq!(lines("401 x  \n\n{}\n"), ["401 x", "{}"]);
+    }
+
+    /// Every exchange's markers are in its document, each before a fenced block, and every document
+    /// that shows a server command shows it on the address the check waits for.
+    #[test]
+    fn every_exchange_is_marked_in_its_document() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for exchange in EXCHANGES {
+            let text = std::fs::read_to_string(root.join(exchange.file)).unwrap();
+            let mut parts = vec!["input", "output"];
+            if exchange.server {
+                parts.push("server");
+            }
+            for part in parts {
+                let block = block_after(&text, &mark(exchange.marker, part));
+                assert!(block.is_ok(), "{}: {part} of {}: {block:?}", exchange.file, exchange.marker);
+            }
+            if exchange.server {
+                let server = block_after(&text, &mark(exchange.marker, "server")).unwrap();
+                assert!(server.contains(HTTP_ADDR), "{}: {server}", exchange.file);
+            }
+        }
+    }
 }

@@ -1,12 +1,14 @@
-//! The README's "Use it in a host", pasted into a new project outside the repository.
+//! The README's "Write a host", pasted into a new project outside the repository.
 //!
 //! The README tells a user to depend on a clone that sits beside their crate
 //! (`mcp-kernel = { path = "../mcp-kernel/crates/mcp-kernel" }`) or on it by git. This makes exactly that
 //! layout under the system's temporary directory — `mcp-kernel` (a link to this clone) beside
-//! `my-host` — writes the README's `[dependencies]` block verbatim into `my-host/Cargo.toml` and its
-//! host program verbatim into `my-host/src/main.rs`, builds it as a user would, and talks to the program
-//! over stdio: a `tools/call` of its `echo` tool must come back with the message. The git form is then
-//! resolved and checked the same way, with the README's URL pointed at this clone.
+//! `my-host` — and pastes the README's four blocks as a user would: the `[dependencies]` block and the
+//! profile block verbatim into `my-host/Cargo.toml`, the host program and then its test verbatim into
+//! `my-host/src/main.rs`. It builds the program and talks to it over stdio (a `tools/call` of its `echo`
+//! tool must come back with the message), then runs `cargo test`: the README's test must pass against
+//! the README's host as pasted. The git form is then resolved and checked the same way, with the
+//! README's URL pointed at this clone.
 //!
 //! Two things are not left to the day: the crates.io versions come from this workspace's `Cargo.lock`
 //! (a copy; cargo keeps the entries the new project uses), and the toolchain from its
@@ -25,17 +27,23 @@ use crate::scratch::{Scratch, cargo_in, copy_pins};
 
 /// The marker before the README's `[dependencies]` block.
 const TOML_MARK: &str = "<!-- readme-host:toml -->";
+/// The marker before the README's `[profile.*]` block.
+const PROFILE_MARK: &str = "<!-- readme-host:profile -->";
 /// The marker before the README's host program.
 const MAIN_MARK: &str = "<!-- readme-host:main -->";
+/// The marker before the host's test, which the README puts at the end of the same file.
+const TEST_MARK: &str = "<!-- readme-host:test -->";
 /// The git URL the README shows, replaced by this clone's.
 const README_GIT_URL: &str = "file:///home/you/src/mcp-kernel";
 /// How long the host may take to answer once built.
 const ANSWER_DEADLINE: Duration = Duration::from_secs(30);
 
-/// Builds the README's host in a new project beside a clone, by path then by git, and talks to it.
+/// Builds the README's host in a new project beside a clone, by path then by git, talks to it and runs
+/// its test.
 pub fn check(readme: &str) -> Result<(), String> {
     let dependencies = block_after(readme, TOML_MARK)?;
-    let main = block_after(readme, MAIN_MARK)?;
+    let profile = block_after(readme, PROFILE_MARK)?;
+    let main = main_rs(block_after(readme, MAIN_MARK)?, block_after(readme, TEST_MARK)?)?;
     let repo = std::env::current_dir().map_err(|e| e.to_string())?;
     let scratch = Scratch::new("mcp-kernel-readme-host")?;
     let host = scratch.0.join("my-host");
@@ -45,7 +53,7 @@ pub fn check(readme: &str) -> Result<(), String> {
     copy_pins(&repo, &host)?;
     let target = scratch.0.join("target");
 
-    std::fs::write(host.join("Cargo.toml"), manifest(dependencies)).map_err(|e| e.to_string())?;
+    std::fs::write(host.join("Cargo.toml"), manifest(dependencies, profile)).map_err(|e| e.to_string())?;
     cargo(&host, &target, &["build", "--quiet"])?;
     let answer = talk(&target.join("debug/my-host"))?;
     let expected = json!({"message": "hello from the README"});
@@ -53,18 +61,39 @@ pub fn check(readme: &str) -> Result<(), String> {
         return Err(format!("the README's host answered something else: {answer}"));
     }
     eprintln!("xtask: the README's host builds in a new project beside the clone (path) and answers");
+    cargo(&host, &target, &["test", "--quiet"])?;
+    eprintln!("xtask: the README's test passes against the README's host, pasted into the same file");
 
     let git_url = format!("file://{}", repo.display());
     let by_git = git_form(dependencies, &git_url)?;
-    std::fs::write(host.join("Cargo.toml"), manifest(&by_git)).map_err(|e| e.to_string())?;
-    cargo(&host, &target, &["check", "--quiet"])?;
+    std::fs::write(host.join("Cargo.toml"), manifest(&by_git, profile)).map_err(|e| e.to_string())?;
+    cargo(&host, &target, &["check", "--quiet", "--all-targets"])?;
     eprintln!("xtask: the README's git form resolves and checks (branch main of {git_url})");
     Ok(())
 }
 
-/// The new project's manifest: a package, then the README's block as it is.
-fn manifest(dependencies: &str) -> String {
-    format!("[package]\nname = \"my-host\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n{dependencies}")
+/// The new project's manifest: a package (as `cargo new` writes it), then the README's two blocks as
+/// they are.
+fn manifest(dependencies: &str, profile: &str) -> String {
+    format!(
+        "[package]\nname = \"my-host\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n{dependencies}\n{profile}"
+    )
+}
+
+/// The new project's `src/main.rs`: the README's host, then its test, as the README says to paste them.
+/// The test must be a `#[cfg(test)]` module that reaches the host through `super`, and the host must not
+/// bring a test of its own: otherwise the two blocks do not make the one file the README describes.
+fn main_rs(host: &str, test: &str) -> Result<String, String> {
+    if !test.trim_start().starts_with("#[cfg(test)]") {
+        return Err("the README's test block is not a `#[cfg(test)]` module to paste after the host".into());
+    }
+    if !test.contains("use super::") {
+        return Err("the README's test does not reach the host through `use super::`".into());
+    }
+    if host.contains("#[cfg(test)]") {
+        return Err("the README's host block holds a test module of its own".into());
+    }
+    Ok(format!("{host}\n{test}"))
 }
 
 /// The README's block with the path line replaced by its `# or:` git line, pointed at `url`.
@@ -89,9 +118,8 @@ fn git_form(dependencies: &str, url: &str) -> Result<String, String> {
 fn cargo(dir: &Path, target: &Path, args: &[&str]) -> Result<(), String> {
     let status = cargo_in(dir, target)
         .args(args)
-        // The new project has the default profile; debug info is not what is under test, and without
-        // it the build (every dependency, in the temporary directory) is a third of the size.
-        .env("CARGO_PROFILE_DEV_DEBUG", "false")
+        // The README's profile block, pasted into the manifest, keeps the build (every dependency, in
+        // the temporary directory) small: no override here, the user's profile is what is checked.
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if status.success() {
@@ -161,10 +189,51 @@ mod tests {
         assert!(git_form(block, "file:///clone").is_err());
     }
 
+    const PROFILE: &str = "[profile.dev]\ndebug = \"line-tables-only\"\n";
+
     #[test]
-    fn the_manifest_is_a_package_then_the_block_verbatim() {
-        let text = manifest(BLOCK);
+    fn the_manifest_is_a_package_then_the_two_blocks_verbatim() {
+        let text = manifest(BLOCK, PROFILE);
         assert!(text.starts_with("[package]\nname = \"my-host\""));
-        assert!(text.ends_with(BLOCK));
+        assert!(text.ends_with(&format!("{BLOCK}\n{PROFILE}")));
+        let parsed: Vec<&str> = text.lines().filter(|l| l.starts_with('[')).collect();
+        assert_eq!(parsed, ["[package]", "[dependencies]", "[profile.dev]"]);
+    }
+
+    const HOST: &str = "fn server() -> u8 {\n    1\n}\n\nfn main() {}\n";
+    const TEST: &str = "#[cfg(test)]\nmod tests {\n    use super::server;\n}\n";
+
+    #[test]
+    fn main_rs_is_the_host_then_its_test() {
+        assert_eq!(main_rs(HOST, TEST).unwrap(), format!("{HOST}\n{TEST}"));
+    }
+
+    #[test]
+    fn a_test_block_that_is_not_a_test_module_of_the_host_is_refused() {
+        let bare = "#[tokio::test]\nasync fn t() { let _ = server(); }\n";
+        assert!(main_rs(HOST, bare).unwrap_err().contains("#[cfg(test)]"));
+        let hidden = "#[cfg(test)]\nmod tests {\n    fn server() -> u8 { 2 }\n}\n";
+        assert!(main_rs(HOST, hidden).unwrap_err().contains("use super::"));
+        let twice = format!("{HOST}#[cfg(test)]\nmod more {{}}\n");
+        assert!(main_rs(&twice, TEST).unwrap_err().contains("test module of its own"));
+    }
+
+    /// The README holds the four blocks, and they make a manifest and a `src/main.rs` as pasted.
+    #[test]
+    fn the_readme_holds_the_four_blocks_and_they_compose() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
+        let readme = std::fs::read_to_string(path).unwrap();
+        let dependencies = block_after(&readme, TOML_MARK).unwrap();
+        let profile = block_after(&readme, PROFILE_MARK).unwrap();
+        assert!(dependencies.starts_with("[dependencies]\n"), "{dependencies}");
+        assert!(profile.starts_with("[profile."), "{profile}");
+        for crate_ in ["mcp-kernel", "tokio", "serde", "serde_json", "schemars"] {
+            assert!(dependencies.lines().any(|l| l.starts_with(&format!("{crate_} = "))), "{crate_}");
+        }
+        let main =
+            main_rs(block_after(&readme, MAIN_MARK).unwrap(), block_after(&readme, TEST_MARK).unwrap());
+        let main = main.unwrap();
+        assert!(main.contains("fn server()") && main.contains("#[tokio::test]"), "{main}");
+        git_form(dependencies, "file:///clone").unwrap();
     }
 }

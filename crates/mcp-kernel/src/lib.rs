@@ -76,7 +76,9 @@ pub use mcp_kernel_router::{
 };
 pub use mcp_kernel_wire::ProtocolVersion;
 
-/// The workspace README's Rust examples, compiled as doctests so that they stay true.
+/// The workspace README's Rust examples, compiled as doctests so that they stay true. The host's test
+/// is `ignore` here: it is pasted after the host in one file, and `cargo xtask readme` builds and runs
+/// the two together in a new crate.
 #[cfg(doctest)]
 #[doc = include_str!("../manual/workspace-README.md")]
 pub struct ReadmeDoctests;
