@@ -154,7 +154,7 @@ pub struct ReadResourceResult {
 }
 
 /// Result of `tools/call`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
     /// `complete` on 2026-07-28; absent on 2025-11-25.
@@ -176,7 +176,7 @@ pub struct CallToolResult {
 impl CallToolResult {
     /// A successful result with the given content and nothing else.
     pub fn new(content: Vec<ContentBlock>) -> Self {
-        Self { result_type: None, content, structured_content: None, is_error: None, meta: None }
+        Self { content, ..Self::default() }
     }
 }
 
