@@ -30,7 +30,7 @@ use crate::error::{Error, Role};
 use crate::error::{io_reason, shown};
 use crate::escape::{self, excerpt};
 use crate::json::{self, Obj};
-use crate::svg;
+use crate::svg::{self, EdgePath, Placed};
 use crate::view::{View, ViewEdge, ViewName, ViewNode};
 use crate::vocab::{Algorithm, DiffClass, EdgeKind, Level, NodeKind};
 
@@ -333,14 +333,6 @@ fn display(id: &str) -> String {
     }
 }
 
-/// A node box: its left, top, width and layer.
-struct Placed {
-    x: i64,
-    y: i64,
-    w: i64,
-    layer: usize,
-}
-
 /// Columns by layer, rows by id order within a layer; the drawing's width and lowest node bottom.
 fn place(v: &View) -> (Vec<Placed>, i64, i64) {
     let layer = svg::layers(v);
@@ -358,42 +350,12 @@ fn place(v: &View) -> (Vec<Placed>, i64, i64) {
     let mut rows = vec![0i64; columns];
     let mut placed = Vec::with_capacity(v.nodes.len());
     for (i, &l) in layer.iter().enumerate() {
-        placed.push(Placed { x: col_x[l], y: MARGIN + rows[l] * ROW, w: widths[i], layer: l });
+        placed.push(Placed { x: col_x[l], y: MARGIN + rows[l] * ROW, w: widths[i], column: l });
         rows[l] += 1;
     }
     let width = col_x.last().map_or(2 * MARGIN, |x| x + col_w[columns - 1] + MARGIN + 60);
     let bottom = rows.iter().map(|r| MARGIN + r * ROW - (ROW - NODE_H)).max().unwrap_or(MARGIN);
     (placed, width, bottom)
-}
-
-/// The cubic path of an edge, its label point and its lowest y: forward right side to left side,
-/// within a column out to the right and back, backwards below, dipping; a self-loop on the right.
-fn path(a: &Placed, b: &Placed, same: bool, bend: i64) -> (String, (i64, i64), i64) {
-    let mid = |p: &Placed| p.y + NODE_H / 2;
-    if same {
-        let (x, top, bottom) = (a.x + a.w - 14, a.y, a.y + NODE_H);
-        let d = format!("M{x},{top} C{},{} {},{} {x},{bottom}", x + 56, top - 30, x + 56, bottom + 30);
-        return (d, (x + 44, mid(a) + 4), bottom + 30);
-    }
-    let (p0, p3, c1, c2) = if b.layer > a.layer {
-        let (x0, y0, x3, y3) = (a.x + a.w, mid(a), b.x, mid(b));
-        let dx = ((x3 - x0) / 2).max(40);
-        ((x0, y0), (x3, y3), (x0 + dx, y0 + bend), (x3 - dx, y3 + bend))
-    } else if b.layer == a.layer {
-        let (x0, y0, x3, y3) = (a.x + a.w, mid(a), b.x + b.w, mid(b));
-        let reach = x0.max(x3) + 48 + bend.abs();
-        ((x0, y0), (x3, y3), (reach, y0), (reach, y3))
-    } else {
-        let (x0, y0, x3, y3) = (a.x, mid(a) + 8, b.x + b.w, mid(b) + 8);
-        let dx = ((x0 - x3) / 3).max(30);
-        let dip = 28 + bend.abs();
-        ((x0, y0), (x3, y3), (x0 - dx, y0 + dip), (x3 + dx, y3 + dip))
-    };
-    let d = format!("M{},{} C{},{} {},{} {},{}", p0.0, p0.1, c1.0, c1.1, c2.0, c2.1, p3.0, p3.1);
-    let lx = (p0.0 + 3 * c1.0 + 3 * c2.0 + p3.0) / 8;
-    let ly = (p0.1 + 3 * c1.1 + 3 * c2.1 + p3.1) / 8 - 4;
-    let lowest = [p0.1, p3.1, c1.1, c2.1].into_iter().max().unwrap_or(0);
-    (d, (lx, ly), lowest)
 }
 
 /// A node's outline, as the other views draw its kind (server doubled, tool rounded).
@@ -425,7 +387,7 @@ pub fn svg(export: &EffectiveExport) -> String {
         let k = *seen;
         *seen += 1;
         let bend = if k % 2 == 0 { k / 2 * 16 } else { -(k / 2 + 1) * 16 };
-        let (d, (lx, ly), lowest) = path(&placed[e.from], &placed[e.to], e.from == e.to, bend);
+        let EdgePath { d, label: (lx, ly), lowest } = svg::edge_path(&placed, e.from, e.to, bend);
         bottom = bottom.max(lowest);
         let class = e.class.unwrap_or(DiffClass::DeclaredAndObserved);
         let dash = if class == DiffClass::DeclaredNeverObserved { " stroke-dasharray=\"6 4\"" } else { "" };

@@ -41,11 +41,12 @@ pub fn shown_name(id: &str, kind: Option<NodeKind>) -> String {
     label::short(&label::name(id, kind))
 }
 
-struct Placed {
-    x: i64,
-    y: i64,
-    w: i64,
-    column: usize,
+/// A node box: its left, top, width and column (the effective view's layer).
+pub(crate) struct Placed {
+    pub(crate) x: i64,
+    pub(crate) y: i64,
+    pub(crate) w: i64,
+    pub(crate) column: usize,
 }
 
 struct Placement {
@@ -218,17 +219,20 @@ pub fn draw(view: &View, prefix: &str) -> Drawing {
     Drawing { svg: out, width, height }
 }
 
-struct EdgePath {
-    d: String,
-    label: (i64, i64),
+/// An edge's cubic curve, as both the SVG view and the effective view draw it.
+pub(crate) struct EdgePath {
+    /// The `d` attribute of the `<path>`.
+    pub(crate) d: String,
+    /// Where the edge's label sits.
+    pub(crate) label: (i64, i64),
     /// The lowest y the curve can reach (its control points bound it).
-    lowest: i64,
+    pub(crate) lowest: i64,
 }
 
-/// The cubic path of an edge: to a later column right side to left side, within a column right side
-/// to right side, backwards left side to right side below the forward line, dipping; the label sits at the
-/// curve's midpoint.
-fn edge_path(placed: &[Placed], from: usize, to: usize, bend: i64) -> EdgePath {
+/// The cubic path of an edge, the one both the SVG view and the effective view draw: to a later column
+/// right side to left side, within a column right side to right side, backwards left side to right side
+/// below the forward line, dipping, a self-loop out to the right; the label sits at the curve's midpoint.
+pub(crate) fn edge_path(placed: &[Placed], from: usize, to: usize, bend: i64) -> EdgePath {
     let (a, b) = (&placed[from], &placed[to]);
     let mid = |p: &Placed| p.y + NODE_H / 2;
     if from == to {

@@ -1,10 +1,13 @@
 //! The core's call from the transport: one decoded message and what the transport attached, handed
-//! to `Server::handle_envelope`, with a panic in it answered 500 rather than a dropped connection.
+//! to `Server::handle_envelope` behind the one panic guard, so that a panic in it is answered (500, or
+//! -32603 on a stream already open) rather than a dropped connection.
 
 use std::panic::AssertUnwindSafe;
 
 use futures_util::FutureExt;
 use http::{Response, StatusCode};
+use serde_json::Value;
+
 use mcp_kernel_router::{Inbound, Server};
 use mcp_kernel_wire::{Envelope, ErrorObject, Response as JsonRpcResponse};
 
@@ -14,6 +17,29 @@ use crate::refusal::Refusal;
 /// The core's answer: a response, none, or (`Err`) the 500 answering a panic.
 pub(crate) type CoreOutcome = Result<Option<JsonRpcResponse>, Response<ResponseBody>>;
 
+/// The core panicked on a message: its echoable id, for the error that replaces the lost response.
+pub(crate) struct Panicked {
+    /// The message's id (`null` when it had none worth echoing).
+    pub(crate) id: Value,
+}
+
+/// The one panic guard: the core's response to one message, if any, or (`Err`) the message's id when
+/// the core panicked on it (logged here).
+pub(crate) async fn guarded(
+    server: &Server,
+    message: Envelope,
+    inbound: Inbound,
+) -> Result<Option<JsonRpcResponse>, Panicked> {
+    let id = message.echoable_id();
+    match AssertUnwindSafe(server.handle_envelope(message, inbound)).catch_unwind().await {
+        Ok(handled) => Ok(handled.response),
+        Err(_) => {
+            tracing::error!("the core panicked; answered -32603");
+            Err(Panicked { id })
+        }
+    }
+}
+
 /// Runs the core on one message with what the transport attached: its response, if any, or (`Err`)
 /// the 500 answering a panic in it.
 pub(crate) async fn run_core(
@@ -22,12 +48,8 @@ pub(crate) async fn run_core(
     version: http::Version,
     inbound: Inbound,
 ) -> CoreOutcome {
-    let id = message.echoable_id();
-    let handled = AssertUnwindSafe(server.handle_envelope(message, inbound)).catch_unwind().await;
-    let Ok(handled) = handled else {
-        tracing::error!("the core panicked; answered 500");
-        return Err(Refusal::post_body(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal(), id)
-            .into_response(version));
-    };
-    Ok(handled.response)
+    guarded(server, message, inbound).await.map_err(|Panicked { id }| {
+        Refusal::post_body(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal(), id)
+            .into_response(version)
+    })
 }

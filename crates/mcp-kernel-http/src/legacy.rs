@@ -45,7 +45,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use mcp_kernel_router::{Extensions, Inbound, Revisions, Server};
+use mcp_kernel_router::{Extensions, Server};
 use mcp_kernel_wire::error::UnsupportedVersionData;
 use mcp_kernel_wire::version::MODERN;
 use mcp_kernel_wire::{
@@ -53,10 +53,10 @@ use mcp_kernel_wire::{
 };
 
 use crate::body::ResponseBody;
+use crate::dispatch::{Attached, Path, dispatch};
 use crate::header_value::values;
 use crate::headers;
 use crate::refusal::{Refusal, accepted, json_response, jsonrpc_shape};
-use crate::sse::{self, Outcome};
 
 /// What the endpoint does with MCP `2025-11-25` clients ([`Builder::legacy_clients`]).
 ///
@@ -121,33 +121,8 @@ pub(crate) async fn serve(
     if let Err(refusal) = checked {
         return refuse(refusal);
     }
-    let is_request = message.has_id();
-    // Sessionless: `logging/setLevel` is a no-op answered `{}`, and there is no `shutdown`.
-    let mut inbound = Inbound::new()
-        .extensions(extensions)
-        .revisions(Revisions::Legacy)
-        .sessionless()
-        .trace_carrier(crate::trace::carrier(headers))
-        .network(crate::trace::network(version));
-    if let Some((tool, shown)) = decision {
-        inbound = inbound.tool_visibility(tool, shown);
-    }
-    let outcome = match sse::run(server, message, version, inbound, strip_cache_hints).await {
-        Outcome::Streaming(stream) => return stream,
-        Outcome::Done(outcome) => outcome,
-    };
-    match outcome {
-        Err(fault) => fault,
-        // The core stays silent for `notifications/initialized` and `exit` even when they carry an
-        // id (protocol.md B-3); over HTTP a request always gets an answer (S-61), and neither is a
-        // method this endpoint serves.
-        Ok(None) if is_request => answer(&JsonRpcResponse::error(id, ErrorObject::method_not_found())),
-        Ok(None) => accepted(),
-        Ok(Some(mut response)) => {
-            strip_cache_hints(&mut response);
-            answer(&response)
-        }
-    }
+    let carrier = crate::trace::carrier(headers);
+    dispatch(server, message, version, Attached { extensions, carrier, decision }, Path::Legacy).await
 }
 
 /// 2025-11-25 results carry no cache hints ([S-64] item 8); the core writes them in both eras. A result
@@ -156,7 +131,7 @@ pub(crate) async fn serve(
 /// past serde_json's recursion limit, 128), and the modern path pays nothing for it.
 ///
 /// [S-64]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
-fn strip_cache_hints(response: &mut JsonRpcResponse) {
+pub(crate) fn strip_cache_hints(response: &mut JsonRpcResponse) {
     match &mut response.body {
         Ok(Payload::Value(Value::Object(result))) => {
             result.remove("ttlMs");
@@ -218,7 +193,7 @@ impl Serialize for Members<'_> {
 /// reads 404 as an ended session ([S-62]).
 ///
 /// [S-62]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
-fn answer(response: &JsonRpcResponse) -> http::Response<ResponseBody> {
+pub(crate) fn answer(response: &JsonRpcResponse) -> http::Response<ResponseBody> {
     let fault = response.as_error().is_some_and(|error| error.code == code::INTERNAL_ERROR);
     let status = if fault { StatusCode::INTERNAL_SERVER_ERROR } else { StatusCode::OK };
     json_response(status, response.to_bytes())

@@ -73,6 +73,7 @@ mod challenge;
 mod client;
 mod core;
 mod cors;
+mod dispatch;
 mod event_stream;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

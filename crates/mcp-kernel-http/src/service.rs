@@ -44,22 +44,20 @@ use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use serde_json::Value;
 
-use mcp_kernel_router::{Extensions, Inbound, LiveServer, Revisions, Server};
-use mcp_kernel_wire::{
-    Envelope, ErrorObject, Method as McpMethod, Response as JsonRpcResponse, read_message,
-};
+use mcp_kernel_router::{Extensions, LiveServer, Server};
+use mcp_kernel_wire::{Envelope, ErrorObject, Method as McpMethod, read_message};
 
 use crate::body::ResponseBody;
 use crate::budget::{BodyBudget, FIRST_BYTES, Full};
 use crate::client::Client;
+use crate::dispatch::{Attached, Path, dispatch};
 use crate::hooks::{AuthorizeBodyFn, AuthorizeHook, HookOutcome, run_authorize, run_hook};
 use crate::host::{self, AllowedHosts, HostRefusal};
 use crate::legacy::LegacyClients;
 use crate::origin::{self, AllowedOrigins};
 use crate::read::{ReadFailure, deadline_after, declares_more_than, most_bytes, read_bounded};
-use crate::refusal::{Refusal, Stage, accepted, json_response, jsonrpc_shape};
-use crate::sse::{self, Outcome};
-use crate::{cors, headers, legacy, status};
+use crate::refusal::{Refusal, Stage, accepted, jsonrpc_shape};
+use crate::{cors, headers, legacy};
 
 /// Everything one service holds; shared by its clones.
 pub(crate) struct Shared {
@@ -348,35 +346,6 @@ async fn answer(
         let id = message.echoable_id();
         return refuse(Refusal::post_body(StatusCode::NOT_FOUND, ErrorObject::method_not_found(), id));
     }
-    let mut inbound = Inbound::new()
-        .extensions(extensions)
-        .revisions(Revisions::Stateless)
-        .sessionless()
-        .trace_carrier(carrier)
-        .network(crate::trace::network(version));
-    if let Some((tool, shown)) = decision {
-        inbound = inbound.tool_visibility(tool, shown);
-    }
-    dispatch(server, message, version, inbound).await
-}
-
-/// Hands the message to the core and maps its answer to a status.
-async fn dispatch(
-    server: &Server,
-    message: Envelope,
-    version: http::Version,
-    inbound: Inbound,
-) -> Response<ResponseBody> {
-    let outcome = match sse::run(server, message, version, inbound, |_| {}).await {
-        Outcome::Streaming(stream) => return stream,
-        Outcome::Done(outcome) => outcome,
-    };
-    match outcome {
-        Err(fault) => fault,
-        Ok(None) => accepted(),
-        Ok(Some(response)) => {
-            let status = response.as_error().map(status::for_error).unwrap_or(StatusCode::OK);
-            json_response(status, JsonRpcResponse::to_bytes(&response))
-        }
-    }
+    let attached = Attached { extensions, carrier, decision };
+    dispatch(server, message, version, attached, Path::Modern).await
 }

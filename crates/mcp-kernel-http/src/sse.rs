@@ -26,11 +26,9 @@
 //! [S-52]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 //! [S-61]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::task::Poll;
 
-use futures_util::FutureExt;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use http::{HeaderValue, Response, StatusCode};
 use serde_json::Value;
@@ -40,7 +38,7 @@ use mcp_kernel_router::{Inbound, NotificationSink, Server};
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, Response as JsonRpcResponse};
 
 use crate::body::ResponseBody;
-use crate::core::{CoreOutcome, run_core};
+use crate::core::{CoreOutcome, Panicked, guarded, run_core};
 use crate::event_stream::{CoreFuture, SseStream};
 
 /// How many notifications may wait for a slow reader before further reports are dropped.
@@ -75,7 +73,6 @@ pub(crate) async fn run(
     if !wants_stream(server, &message) {
         return Outcome::Done(run_core(server, message, version, inbound).await);
     }
-    let id = message.echoable_id();
     let (sender, mut notifications) = mpsc::channel(QUEUED_NOTIFICATIONS);
     let sink: NotificationSink = Arc::new(move |notification: Value| {
         if sender.try_send(notification).is_err() {
@@ -84,14 +81,9 @@ pub(crate) async fn run(
     });
     let server = server.clone();
     let mut core: CoreFuture = Box::pin(async move {
-        let handling = server.handle_envelope(message, inbound.notifications(sink));
-        match AssertUnwindSafe(handling).catch_unwind().await {
-            Ok(handled) => handled.response,
-            Err(_) => {
-                tracing::error!("the core panicked; answered -32603");
-                Some(JsonRpcResponse::error(id, ErrorObject::internal()))
-            }
-        }
+        guarded(&server, message, inbound.notifications(sink))
+            .await
+            .unwrap_or_else(|Panicked { id }| Some(JsonRpcResponse::error(id, ErrorObject::internal())))
     });
     let first = std::future::poll_fn(|cx| {
         if let Poll::Ready(response) = core.as_mut().poll(cx) {

@@ -364,7 +364,7 @@ pub struct Completion {
 impl Completion {
     /// The given values, with no total and no `hasMore`.
     pub fn new(values: Vec<String>) -> Self {
-        Self { values, total: None, has_more: None }
+        Self { values, ..Self::default() }
     }
 }
 

@@ -1,6 +1,7 @@
 //! The method handlers, one file per primitive.
 
 mod completion;
+mod list;
 mod logging;
 mod prompts;
 mod resources;

@@ -8,45 +8,22 @@ use mcp_kernel_wire::error::PromptErrorData;
 use mcp_kernel_wire::types::GetPromptResult;
 
 use crate::arguments::Arguments;
-use crate::cursor::{CursorKind, page, page_where};
+use crate::cursor::CursorKind;
 use crate::guard::guarded;
 use crate::host::{GetPrompt, RequestContext};
+use crate::methods::list::ListOf;
 use crate::methods::round_trip::input_required;
-use crate::methods::{cursor_position, encoded, owned_params};
-use crate::server::{Answer, Request, Server, cache_fields};
-use crate::snapshot::CompiledPrompt;
+use crate::methods::{encoded, owned_params};
+use crate::server::{Answer, Request, Server};
 use crate::state::Binding;
-use crate::visibility::{Listed, Sieve, shown};
+use crate::visibility::{Listed, shown};
 
 impl Server {
-    /// A map, not a typed `ListPromptsResult`: the items are encoded once, in the snapshot, and a typed
-    /// result would decode and re-encode each of them per request (1.7 times the work).
     pub(crate) fn list_prompts(&self, params: Option<&Value>, context: &RequestContext) -> Answer {
-        let after = cursor_position(params, CursorKind::Prompts)?;
         let sorted = &self.inner.snapshot.prompts;
-        let size = self.inner.options.page_size();
-        let kind = CursorKind::Prompts;
-        let items: Vec<Value>;
-        let next;
-        match self.inner.parts.visibility.as_deref() {
-            None => {
-                let (page, after) = page(sorted, |p| &p.name, kind, after.as_deref(), size);
-                (items, next) = (page.iter().map(|p| p.item.clone()).collect(), after);
-            }
-            Some(filter) => {
-                let sieve = Sieve::new(Some(filter), context);
-                let visible = |p: &CompiledPrompt| sieve.shows(Listed::Prompt(&p.name));
-                let (page, after) = page_where(sorted, |p| &p.name, visible, kind, after.as_deref(), size);
-                (items, next) = (page.into_iter().map(|p| p.item.clone()).collect(), after);
-            }
-        }
-        let mut result = Map::with_capacity(7);
-        result.insert("prompts".into(), Value::Array(items));
-        if let Some(next) = next {
-            result.insert("nextCursor".into(), Value::String(next));
-        }
-        cache_fields(&mut result, self.inner.options.prompts_cache);
-        Ok(Value::Object(result))
+        let hints = self.inner.options.prompts_cache;
+        let list = ListOf { sorted, kind: CursorKind::Prompts, field: "prompts", hints };
+        self.list_page(params, context, list, |p| &p.name, |p| &p.item, |p| Listed::Prompt(&p.name))
     }
 
     /// `prompts/get`: only a listed prompt is rendered (`protocol.md` [F-5]), refused before any host

@@ -1,19 +1,20 @@
 //! `resources/list`, `resources/templates/list` and `resources/read`.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tracing::Instrument;
 
 use mcp_kernel_wire::ErrorObject;
 use mcp_kernel_wire::error::{ResourceNotFoundData, code};
 use mcp_kernel_wire::types::ReadResourceResult;
 
-use crate::cursor::{CursorKind, page, page_where};
+use crate::cursor::CursorKind;
 use crate::guard::guarded;
 use crate::host::{Era, ReadResource, RequestContext};
+use crate::methods::list::ListOf;
 use crate::methods::round_trip::input_required;
-use crate::methods::{cursor_position, encoded, owned_params};
+use crate::methods::{encoded, owned_params};
 use crate::options::CacheHints;
-use crate::server::{Answer, Request, Server, cache_fields};
+use crate::server::{Answer, Request, Server};
 use crate::snapshot::Located;
 use crate::state::Binding;
 use crate::visibility::{Listed, Sieve};
@@ -28,68 +29,24 @@ fn not_found(era: Era, uri: &str, reason: Option<Value>) -> ErrorObject {
 }
 
 impl Server {
-    /// One page of a list, as a map: the items are encoded once, in the snapshot, and a typed
-    /// `ListResourcesResult` would decode and re-encode each of them per request (1.7 times the work).
-    #[allow(clippy::too_many_arguments)]
-    fn list_page<T>(
-        &self,
-        params: Option<&Value>,
-        sorted: &[T],
-        key_of: impl Fn(&T) -> &str,
-        item_of: impl Fn(&T) -> &Value,
-        listed: impl Fn(&T) -> Listed<'_>,
-        context: &RequestContext,
-        kind: CursorKind,
-        field: &str,
-    ) -> Answer {
-        let after = cursor_position(params, kind)?;
-        let size = self.inner.options.page_size();
-        let (items, next) = match self.inner.parts.visibility.as_deref() {
-            None => {
-                let (items, next) = page(sorted, &key_of, kind, after.as_deref(), size);
-                (items.iter().map(|i| item_of(i).clone()).collect(), next)
-            }
-            Some(filter) => {
-                let sieve = Sieve::new(Some(filter), context);
-                let visible = |item: &T| sieve.shows(listed(item));
-                let (items, next) = page_where(sorted, &key_of, visible, kind, after.as_deref(), size);
-                (items.into_iter().map(|i| item_of(i).clone()).collect(), next)
-            }
-        };
-        let mut result = Map::with_capacity(7);
-        result.insert(field.into(), Value::Array(items));
-        if let Some(next) = next {
-            result.insert("nextCursor".into(), Value::String(next));
-        }
-        cache_fields(&mut result, self.inner.options.resources_cache);
-        Ok(Value::Object(result))
-    }
-
     pub(crate) fn list_resources(&self, params: Option<&Value>, context: &RequestContext) -> Answer {
         let sorted = &self.inner.snapshot.resources;
-        self.list_page(
-            params,
-            sorted,
-            |r| &r.uri,
-            |r| &r.item,
-            |r| Listed::Resource(&r.uri),
-            context,
-            CursorKind::Resources,
-            "resources",
-        )
+        let hints = self.inner.options.resources_cache;
+        let list = ListOf { sorted, kind: CursorKind::Resources, field: "resources", hints };
+        self.list_page(params, context, list, |r| &r.uri, |r| &r.item, |r| Listed::Resource(&r.uri))
     }
 
     pub(crate) fn list_templates(&self, params: Option<&Value>, context: &RequestContext) -> Answer {
         let sorted = &self.inner.snapshot.templates;
+        let hints = self.inner.options.resources_cache;
+        let list = ListOf { sorted, kind: CursorKind::ResourceTemplates, field: "resourceTemplates", hints };
         self.list_page(
             params,
-            sorted,
+            context,
+            list,
             |t| &t.uri_template,
             |t| &t.item,
             |t| Listed::Template(&t.uri_template),
-            context,
-            CursorKind::ResourceTemplates,
-            "resourceTemplates",
         )
     }
 

@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::meta::{Annotations, Icon, Meta};
+use super::meta::{Annotations, Meta};
+use super::resource::Resource;
 
 /// One piece of content, tagged by `"type"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -124,53 +125,9 @@ impl AudioContent {
     }
 }
 
-/// A link to a resource the server can read (not necessarily listed).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceLink {
-    /// The resource URI.
-    pub uri: String,
-    /// Programmatic name.
-    pub name: String,
-    /// Human-readable name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What the resource is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// MIME type, if known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// Size in bytes, if known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<u64>,
-    /// Icons for display.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub icons: Option<Vec<Icon>>,
-    /// Display hints.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Annotations>,
-    /// Extension metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
-
-impl ResourceLink {
-    /// A link with only a URI and a name.
-    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
-        Self {
-            uri: uri.into(),
-            name: name.into(),
-            title: None,
-            description: None,
-            mime_type: None,
-            size: None,
-            icons: None,
-            annotations: None,
-            meta: None,
-        }
-    }
-}
+/// A link to a resource the server can read (not necessarily listed): a [`Resource`], field for
+/// field, under `"type": "resource_link"` (the schema's `ResourceLink extends Resource`).
+pub type ResourceLink = Resource;
 
 /// A resource's contents embedded in a message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -71,96 +71,66 @@ pub struct InitializeResult {
     pub meta: Option<Meta>,
 }
 
-/// Result of `tools/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListToolsResult {
-    /// `complete` on 2026-07-28; absent on 2025-11-25.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// The page of tools.
-    pub tools: Vec<Tool>,
-    /// Cursor of the next page, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// Cache lifetime in milliseconds (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// Who may cache the result (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+/// Declares a paginated list result, the one shape every `*/list` result shares: `resultType`, the
+/// page of items under its own member, then the tail (`nextCursor`, `ttlMs`, `cacheScope`, `_meta`),
+/// in that wire order.
+macro_rules! paginated_result {
+    ($(#[$doc:meta])* $name:ident { $(#[$items_doc:meta])* $items:ident: $item:ty }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        pub struct $name {
+            /// `complete` on 2026-07-28; absent on 2025-11-25.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub result_type: Option<ResultType>,
+            $(#[$items_doc])*
+            pub $items: Vec<$item>,
+            /// Cursor of the next page, if any.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub next_cursor: Option<String>,
+            /// Cache lifetime in milliseconds (2026-07-28).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub ttl_ms: Option<u64>,
+            /// Who may cache the result (2026-07-28).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub cache_scope: Option<CacheScope>,
+            /// Result metadata.
+            #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+            pub meta: Option<Meta>,
+        }
+    };
 }
 
-/// Result of `resources/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListResourcesResult {
-    /// `complete` on 2026-07-28; absent on 2025-11-25.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// The page of resources.
-    pub resources: Vec<Resource>,
-    /// Cursor of the next page, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// Cache lifetime in milliseconds (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// Who may cache the result (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+paginated_result! {
+    /// Result of `tools/list`.
+    ListToolsResult {
+        /// The page of tools.
+        tools: Tool
+    }
 }
 
-/// Result of `resources/templates/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListResourceTemplatesResult {
-    /// `complete` on 2026-07-28; absent on 2025-11-25.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// The page of resource templates.
-    pub resource_templates: Vec<ResourceTemplate>,
-    /// Cursor of the next page, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// Cache lifetime in milliseconds (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// Who may cache the result (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+paginated_result! {
+    /// Result of `resources/list`.
+    ListResourcesResult {
+        /// The page of resources.
+        resources: Resource
+    }
 }
 
-/// Result of `prompts/list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListPromptsResult {
-    /// `complete` on 2026-07-28; absent on 2025-11-25.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result_type: Option<ResultType>,
-    /// The page of prompts.
-    pub prompts: Vec<Prompt>,
-    /// Cursor of the next page, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-    /// Cache lifetime in milliseconds (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// Who may cache the result (2026-07-28).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_scope: Option<CacheScope>,
-    /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
+paginated_result! {
+    /// Result of `resources/templates/list`.
+    ListResourceTemplatesResult {
+        /// The page of resource templates.
+        resource_templates: ResourceTemplate
+    }
+}
+
+paginated_result! {
+    /// Result of `prompts/list`.
+    ListPromptsResult {
+        /// The page of prompts.
+        prompts: Prompt
+    }
 }
 
 /// Result of `resources/read`.
@@ -184,7 +154,7 @@ pub struct ReadResourceResult {
 }
 
 /// Result of `tools/call`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
     /// `complete` on 2026-07-28; absent on 2025-11-25.
@@ -206,7 +176,7 @@ pub struct CallToolResult {
 impl CallToolResult {
     /// A successful result with the given content and nothing else.
     pub fn new(content: Vec<ContentBlock>) -> Self {
-        Self { result_type: None, content, structured_content: None, is_error: None, meta: None }
+        Self { content, ..Self::default() }
     }
 }
 

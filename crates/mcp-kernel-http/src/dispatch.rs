@@ -1,0 +1,81 @@
+//! The pipeline's tail, one for both paths: the 2026-07-28 path (`service.rs`) and the 2025-11-25 path
+//! (`legacy.rs`) each check a message by their own rules, then hand it here, where the request's
+//! [`Inbound`] is assembled, the core run (as an SSE stream when it notifies, `sse.rs`), and its answer
+//! mapped to HTTP by the path's rules.
+
+use http::{Response, StatusCode};
+
+use mcp_kernel_router::{Extensions, Inbound, Revisions, Server};
+use mcp_kernel_wire::trace::TraceCarrier;
+use mcp_kernel_wire::{Envelope, ErrorObject, Response as JsonRpcResponse};
+
+use crate::body::ResponseBody;
+use crate::refusal::{accepted, json_response};
+use crate::sse::{self, Outcome};
+use crate::{legacy, status};
+
+/// The path a message was admitted on: what the core serves it, and how its answer becomes HTTP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Path {
+    /// 2026-07-28: the status follows the JSON-RPC error (`status.rs`).
+    Modern,
+    /// 2025-11-25, sessionless: no cache hints, 200 whatever the error (a host fault, 500), and a
+    /// request the core leaves silent answered -32601.
+    Legacy,
+}
+
+/// What the transport attaches to a checked message.
+pub(crate) struct Attached {
+    /// The caller's principal and whatever the hooks added.
+    pub(crate) extensions: Extensions,
+    /// The request's W3C trace context, from its headers.
+    pub(crate) carrier: TraceCarrier,
+    /// The visibility filter's answer for a `tools/call`'s tool, asked once by the header checks.
+    pub(crate) decision: Option<(String, bool)>,
+}
+
+/// Runs the core on a checked message and answers it as `path` answers.
+pub(crate) async fn dispatch(
+    server: &Server,
+    message: Envelope,
+    version: http::Version,
+    attached: Attached,
+    path: Path,
+) -> Response<ResponseBody> {
+    let Attached { extensions, carrier, decision } = attached;
+    let (revisions, finish): (Revisions, fn(&mut JsonRpcResponse)) = match path {
+        Path::Modern => (Revisions::Stateless, |_| {}),
+        Path::Legacy => (Revisions::Legacy, legacy::strip_cache_hints),
+    };
+    // The core stays silent for `notifications/initialized` and `exit` even when they carry an id
+    // (protocol.md B-3); over 2025-11-25 HTTP a request always gets an answer (S-61).
+    let silent_request = (path == Path::Legacy && message.has_id()).then(|| message.echoable_id());
+    let mut inbound = Inbound::new()
+        .extensions(extensions)
+        .revisions(revisions)
+        .sessionless()
+        .trace_carrier(carrier)
+        .network(crate::trace::network(version));
+    if let Some((tool, shown)) = decision {
+        inbound = inbound.tool_visibility(tool, shown);
+    }
+    let outcome = match sse::run(server, message, version, inbound, finish).await {
+        Outcome::Streaming(stream) => return stream,
+        Outcome::Done(outcome) => outcome,
+    };
+    match (outcome, path) {
+        (Err(fault), _) => fault,
+        (Ok(None), _) => match silent_request {
+            Some(id) => legacy::answer(&JsonRpcResponse::error(id, ErrorObject::method_not_found())),
+            None => accepted(),
+        },
+        (Ok(Some(mut response)), Path::Legacy) => {
+            finish(&mut response);
+            legacy::answer(&response)
+        }
+        (Ok(Some(response)), Path::Modern) => {
+            let status = response.as_error().map(status::for_error).unwrap_or(StatusCode::OK);
+            json_response(status, JsonRpcResponse::to_bytes(&response))
+        }
+    }
+}
