@@ -199,7 +199,14 @@ const NEAR_CAP: usize = 1_000_000;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_past_the_budget_is_refused_503_with_retry_after_before_it_is_read() {
     bounded(async {
-        let service = builder().authorize(|_| Ok(())).max_body_bytes_in_flight(2 * NEAR_CAP + 1_000).build();
+        // Every connection here comes from one address: its share is the whole budget, so this pins the
+        // total alone (the share per client is pinned in `fair_bodies.rs`).
+        let total = 2 * NEAR_CAP + 1_000;
+        let service = builder()
+            .authorize(|_| Ok(()))
+            .max_body_bytes_in_flight(total)
+            .max_body_bytes_per_client(total)
+            .build();
         let server = serve_with(service, ServeOptions::new()).await;
         // Two near-cap bodies, all but their last kilobyte sent and held: the budget is nearly spent.
         let mut held = Vec::new();
@@ -273,7 +280,12 @@ async fn slow_calls_with_small_bodies_of_undeclared_length_hold_only_what_they_s
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_that_outgrows_the_budget_is_refused_503_when_its_bytes_do_not_fit() {
     bounded(async {
-        let service = builder().authorize(|_| Ok(())).max_body_bytes_in_flight(1_100_000).build();
+        // One address, so its share is the whole budget: this pins the total alone.
+        let service = builder()
+            .authorize(|_| Ok(()))
+            .max_body_bytes_in_flight(1_100_000)
+            .max_body_bytes_per_client(1_100_000)
+            .build();
         let server = serve_with(service, ServeOptions::new()).await;
         // One body holds 900 kB of the 1.1 MB budget.
         let mut holder = TcpStream::connect(server.addr).await.expect("connect");
