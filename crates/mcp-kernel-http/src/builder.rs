@@ -75,15 +75,15 @@ use futures_util::FutureExt;
 use http::request::Parts;
 use mcp_kernel_router::LiveServer;
 
-use crate::budget::{BodyBudget, DEFAULT_BODY_BYTES_IN_FLIGHT, DEFAULT_CLIENT_SHARE_DIVISOR};
-use crate::client::PrincipalDigest;
-use crate::hooks::{
+use crate::admission::host_header::AllowedHosts;
+use crate::admission::origin::AllowedOrigins;
+use crate::auth::hooks::{
     Admission, AuthorizeAsyncFn, AuthorizeBodyFn, AuthorizeFn, AuthorizeHook, Refused, principal,
 };
-use crate::host::AllowedHosts;
+use crate::auth::protected_resource::ProtectedResource;
+use crate::body::budget::{BodyBudget, DEFAULT_BODY_BYTES_IN_FLIGHT, DEFAULT_CLIENT_SHARE_DIVISOR};
+use crate::client::PrincipalDigest;
 use crate::legacy::LegacyClients;
-use crate::origin::AllowedOrigins;
-use crate::resource::ProtectedResource;
 use crate::service::{McpService, Shared};
 
 /// The largest body admitted: 1 MiB. An MCP request is one JSON message; a larger one is refused (413).

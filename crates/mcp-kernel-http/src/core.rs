@@ -11,8 +11,8 @@ use serde_json::Value;
 use mcp_kernel_router::{Inbound, Server};
 use mcp_kernel_wire::{Envelope, ErrorObject, Response as JsonRpcResponse};
 
-use crate::body::ResponseBody;
-use crate::refusal::Refusal;
+use crate::response::body::ResponseBody;
+use crate::response::refusal::Refusal;
 
 /// The core's answer: a response, none, or (`Err`) the 500 answering a panic.
 pub(crate) type CoreOutcome = Result<Option<JsonRpcResponse>, Response<ResponseBody>>;

@@ -1,7 +1,7 @@
 //! The pipeline's tail, one for both paths: the 2026-07-28 path (`service.rs`) and the 2025-11-25 path
 //! (`legacy.rs`) each check a message by their own rules, then hand it here, where the request's
-//! [`Inbound`] is assembled, the core run (as an SSE stream when it notifies, `sse.rs`), and its answer
-//! mapped to HTTP by the path's rules.
+//! [`Inbound`] is assembled, the core run (as an SSE stream when it notifies, `response/sse.rs`), and
+//! its answer mapped to HTTP by the path's rules.
 
 use http::{Response, StatusCode};
 
@@ -9,15 +9,16 @@ use mcp_kernel_router::{Extensions, Inbound, Revisions, Server};
 use mcp_kernel_wire::trace::TraceCarrier;
 use mcp_kernel_wire::{Envelope, ErrorObject, Response as JsonRpcResponse};
 
-use crate::body::ResponseBody;
-use crate::refusal::{accepted, json_response};
-use crate::sse::{self, Outcome};
-use crate::{legacy, status};
+use crate::legacy;
+use crate::response::body::ResponseBody;
+use crate::response::refusal::{accepted, json_response};
+use crate::response::sse::{self, Outcome};
+use crate::response::status;
 
 /// The path a message was admitted on: what the core serves it, and how its answer becomes HTTP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Path {
-    /// 2026-07-28: the status follows the JSON-RPC error (`status.rs`).
+    /// 2026-07-28: the status follows the JSON-RPC error (`response/status.rs`).
     Modern,
     /// 2025-11-25, sessionless: no cache hints, 200 whatever the error (a host fault, 500), and a
     /// request the core leaves silent answered -32601.

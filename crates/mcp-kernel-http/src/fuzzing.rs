@@ -9,17 +9,17 @@ use serde_json::Number;
 ///
 /// [D-18]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 pub fn decoded(raw: &str) -> Cow<'_, str> {
-    crate::header_value::decoded(raw)
+    crate::mirror::header_value::decoded(raw)
 }
 
 /// True for a value shaped like the base64 sentinel that does not decode canonically to UTF-8.
 pub fn is_malformed_sentinel(raw: &str) -> bool {
-    crate::header_value::is_malformed_sentinel(raw)
+    crate::mirror::header_value::is_malformed_sentinel(raw)
 }
 
 /// Whether an integer header value names the same integer as the body number ([D-19]).
 ///
 /// [D-19]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 pub fn integer_matches(header: &str, body: &Number) -> bool {
-    crate::header_value::integer_matches(header, body)
+    crate::mirror::header_value::integer_matches(header, body)
 }

@@ -19,11 +19,11 @@
 //! * **Misread statuses.** A 2025-11-25 client reads 404 as "your session ended" ([S-62]) and
 //!   re-initializes: every JSON-RPC error of the core is therefore answered 200 (a host fault, 500).
 //!
-//! Progress is served as on `2026-07-28` (`sse.rs`): a request carrying `_meta.progressToken` whose
-//! call reports progress is answered as an SSE stream scoped to it, without a priming event or event
-//! ids (nothing is resumable without a session). So are log notifications when the host opted in
-//! (`ServerBuilder::log_notifications`): a call that logs at or above the host's minimum gets its
-//! `notifications/message` on its own stream, before its result.
+//! Progress is served as on `2026-07-28` (`response/sse.rs`): a request carrying
+//! `_meta.progressToken` whose call reports progress is answered as an SSE stream scoped to it,
+//! without a priming event or event ids (nothing is resumable without a session). So are log
+//! notifications when the host opted in (`ServerBuilder::log_notifications`): a call that logs at or
+//! above the host's minimum gets its `notifications/message` on its own stream, before its result.
 //!
 //! Left out, because they need a delivery stream or a session: server-to-client requests (sampling,
 //! elicitation, roots), `resources/subscribe`, log messages outside a request, resumable SSE. Nothing
@@ -52,11 +52,11 @@ use mcp_kernel_wire::{
     Envelope, ErrorObject, Method, Payload, ProtocolVersion, Response as JsonRpcResponse, code,
 };
 
-use crate::body::ResponseBody;
 use crate::dispatch::{Attached, Path, dispatch};
-use crate::header_value::values;
-use crate::headers;
-use crate::refusal::{Refusal, accepted, json_response, jsonrpc_shape};
+use crate::mirror as headers;
+use crate::mirror::header_value::values;
+use crate::response::body::ResponseBody;
+use crate::response::refusal::{Refusal, accepted, json_response, jsonrpc_shape};
 
 /// What the endpoint does with MCP `2025-11-25` clients ([`Builder::legacy_clients`]).
 ///

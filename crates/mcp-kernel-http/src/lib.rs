@@ -65,48 +65,36 @@
 //! `Mcp-Session-Id` is ignored and never sent).
 #![forbid(unsafe_code)]
 
-mod bearer;
+mod admission;
+mod auth;
 mod body;
-mod budget;
 mod builder;
-mod challenge;
 mod client;
 mod core;
-mod cors;
 mod dispatch;
-mod event_stream;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
-mod header_value;
-mod headers;
-mod hooks;
-mod host;
 mod legacy;
-mod metadata;
-mod origin;
-mod read;
-mod refusal;
-mod resource;
+mod mirror;
+mod response;
 mod serve;
 mod service;
-mod sse;
-mod status;
 mod trace;
 
-pub use bearer::{BearerError, bearer_token};
-pub use body::ResponseBody;
-pub use budget::DEFAULT_BODY_BYTES_IN_FLIGHT;
+pub use admission::host_header::AllowedHosts;
+pub use admission::origin::AllowedOrigins;
+pub use auth::bearer::{BearerError, bearer_token};
+pub use auth::hooks::Refused;
+pub use auth::metadata::MetadataService;
+pub use auth::protected_resource::{InvalidResource, ProtectedResource};
+pub use body::budget::DEFAULT_BODY_BYTES_IN_FLIGHT;
 pub use builder::{
     Authorize, Builder, DEFAULT_READ_TIMEOUT, MAX_BODY_BYTES, McpHttp, NoAuthorize, NoOrigins,
 };
 pub use client::{AddressPrefixes, ClientNetwork, DEFAULT_IPV4_PREFIX, DEFAULT_IPV6_PREFIX};
-pub use hooks::Refused;
-pub use host::AllowedHosts;
 pub use legacy::LegacyClients;
-pub use metadata::MetadataService;
-pub use origin::AllowedOrigins;
-pub use resource::{InvalidResource, ProtectedResource};
+pub use response::body::ResponseBody;
 pub use serve::{
     DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER,
     FIRST_BYTES_TIMEOUT, HEADER_READ_TIMEOUT, HTTP1_READ_BUFFER, HTTP2_KEEP_ALIVE, HTTP2_RECEIVE_WINDOW,

@@ -1,31 +1,36 @@
 //! The service: every refusal layer of `protocol.md` [D-3] to [D-20], in order, then the core.
 //!
-//! | step | check | refusal | connection |
-//! |---|---|---|---|
-//! | 0 | the server current when the request arrived (`LiveServer::current`), read once: every later step and the core use it | — | — |
-//! | 1 | `Host` / `:authority` in the allowed hosts (`host.rs`; default: the protected resource's name, else the loopback names) | 421; 400 if missing, repeated, malformed or disagreeing; 403 instead when the `Origin` is not allowed either | closed (HTTP/1.x) |
-//! | 1a | `Origin`, every value | 403 | closed |
-//! | 1b | a CORS preflight from a listed origin (`cors.rs`) | 204 with the grant | kept (a declared body is never read: drained if it came with the head, else the connection is closed after the 204) |
-//! | 2 | method is POST | 405, `allow: POST` | closed |
-//! | 3 | no `transfer-encoding` | 411 | closed |
-//! | 4 | `authorize(&Parts)` or `authorize_async(&Parts)`, admitting with the caller's principal (into the request's `Extensions`); the async hook is awaited within the request's one deadline (`read_timeout`, from arrival), which the body read then shares | the refusal's kind: 401 / 403 / 400 with its `WWW-Authenticate` (`challenge.rs`); 500 if it panics; 503, `retry-after: 1`, if the async hook is not done by the deadline | closed |
-//! | 5 | declared `Content-Length` within the cap | 413 | closed |
-//! | 5a | the body's first 64 KiB (all of it if it declares less) would fit the body budget and the client's share of it (`budget.rs`; the client is the principal step 4 named, else the address prefix, else one unknown client held only to the budget: `client.rs`) — checked, nothing charged | 503, `retry-after: 1` | closed |
-//! | 6 | the body, within the cap, one deadline, the budget and the client's share (charged as its bytes arrive) | 413 / 408 / 503 / 400 | closed |
-//! | 7 | `authorize_body(&Parts, &Bytes)`, whose principal joins the extensions (replacing one of the same type) | 401 / 403 / 400 as in step 4, or 500 | kept |
-//! | 8 | bounded decode: depth, duplicate keys, an object; read once into an `Envelope`, which every later step asks | 400 | kept |
-//! | 8a | with `LegacyClients::Stateless` only, a 2025-11-25 message is served by `legacy.rs` instead (the core with `Revisions::Legacy`, `sessionless` and the same extensions) | 400 / 200 / 202 / 500 | kept |
-//! | 8b | a JSON-RPC request or notification (a POSTed response is refused) | 400 | kept |
-//! | 9 | header rules: `_meta`, versions, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` (the tool's annotations as this caller may see them: a tool the host's `Visibility` hides from the caller mirrors nothing, like an unknown tool) | 400 (500 for a bad annotation) | kept |
-//! | 10 | removed methods (`initialize`, `notifications/initialized`, `ping`) | 404, or 202 without an id | kept |
-//! | 11 | the core (`handle_envelope`: the extensions, `Revisions::Stateless`, `sessionless`, the trace context of the `traceparent`, `tracestate` and `baggage` headers, `trace.rs`) | 200 / 202 / 400 / 404 / 500 | kept |
-//! | 11a | `tools/call`, `resources/read` or `prompts/get` with `_meta.progressToken` (or a `logLevel` with log notifications on), and a notification sent before the answer: an SSE stream (`sse.rs`) | 200 | kept |
+//! | step | check | module | refusal | connection |
+//! |---|---|---|---|---|
+//! | 0 | the server current when the request arrived (`LiveServer::current`), read once: every later step and the core use it | `service.rs` | — | — |
+//! | 1 | `Host` / `:authority` in the allowed hosts (default: the protected resource's name, else the loopback names) | `admission/host_header.rs` | 421; 400 if missing, repeated, malformed or disagreeing; 403 instead when the `Origin` is not allowed either | closed (HTTP/1.x) |
+//! | 1a | `Origin`, every value | `admission/origin.rs` | 403 | closed |
+//! | 1b | a CORS preflight from a listed origin | `admission/cors.rs` | 204 with the grant | kept (a declared body is never read: drained if it came with the head, else the connection is closed after the 204) |
+//! | 2 | method is POST | `service.rs` | 405, `allow: POST` | closed |
+//! | 3 | no `transfer-encoding` | `service.rs` | 411 | closed |
+//! | 4 | `authorize(&Parts)` or `authorize_async(&Parts)`, admitting with the caller's principal (into the request's `Extensions`); the async hook is awaited within the request's one deadline (`read_timeout`, from arrival), which the body read then shares | `auth/hooks.rs`, `auth/challenge.rs` | the refusal's kind: 401 / 403 / 400 with its `WWW-Authenticate`; 500 if it panics; 503, `retry-after: 1`, if the async hook is not done by the deadline | closed |
+//! | 5 | declared `Content-Length` within the cap | `body/read.rs` | 413 | closed |
+//! | 5a | the body's first 64 KiB (all of it if it declares less) would fit the body budget and the client's share of it (the client is the principal step 4 named, else the address prefix, else one unknown client held only to the budget: `client.rs`) — checked, nothing charged | `body/budget.rs` | 503, `retry-after: 1` | closed |
+//! | 6 | the body, within the cap, one deadline, the budget and the client's share (charged as its bytes arrive) | `body/read.rs`, `body/budget.rs` | 413 / 408 / 503 / 400 | closed |
+//! | 7 | `authorize_body(&Parts, &Bytes)`, whose principal joins the extensions (replacing one of the same type) | `auth/hooks.rs` | 401 / 403 / 400 as in step 4, or 500 | kept |
+//! | 8 | bounded decode: depth, duplicate keys, an object; read once into an `Envelope`, which every later step asks | `service.rs` (`read_message`) | 400 | kept |
+//! | 8a | with `LegacyClients::Stateless` only, a 2025-11-25 message is served on its own path instead (the core with `Revisions::Legacy`, `sessionless` and the same extensions) | `legacy.rs` | 400 / 200 / 202 / 500 | kept |
+//! | 8b | a JSON-RPC request or notification (a POSTed response is refused) | `response/refusal.rs` (`jsonrpc_shape`) | 400 | kept |
+//! | 9 | header rules: `_meta`, versions, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` (the tool's annotations as this caller may see them: a tool the host's `Visibility` hides from the caller mirrors nothing, like an unknown tool) | `mirror/` | 400 (500 for a bad annotation) | kept |
+//! | 10 | removed methods (`initialize`, `notifications/initialized`, `ping`) | `service.rs` | 404, or 202 without an id | kept |
+//! | 11 | the core (`handle_envelope`: the extensions, `Revisions::Stateless`, `sessionless`, the trace context of the `traceparent`, `tracestate` and `baggage` headers) | `dispatch.rs`, `core.rs`, `trace.rs`; the status, `response/status.rs` | 200 / 202 / 400 / 404 / 500 | kept |
+//! | 11a | `tools/call`, `resources/read` or `prompts/get` with `_meta.progressToken` (or a `logLevel` with log notifications on), and a notification sent before the answer: an SSE stream | `response/sse.rs`, `response/event_stream.rs` | 200 | kept |
 //!
-//! A `HEAD` is answered as a `GET` would be (405), without content (`body.rs`).
+//! The module column names the file that owns each row, in its concern's folder: `admission/` (the
+//! head, before any hook), `auth/` (the hooks and what their refusals say), `body/` (the bounded read
+//! and the body budget), `mirror/` (the standard headers against the body), `response/` (what is
+//! answered); the head checks that need nothing but the request line, and the order itself, are here.
 //!
-//! Every answer after step 1a to a request from a listed origin carries the CORS grant (`cors.rs`),
-//! refusals included, so that a browser page can read a 401's challenge; with a list of origins,
-//! every answer after step 1a carries `vary: origin`.
+//! A `HEAD` is answered as a `GET` would be (405), without content (`response/body.rs`).
+//!
+//! Every answer after step 1a to a request from a listed origin carries the CORS grant
+//! (`admission/cors.rs`), refusals included, so that a browser page can read a 401's challenge; with
+//! a list of origins, every answer after step 1a carries `vary: origin`.
 //!
 //! [D-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 //! [D-20]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
@@ -47,17 +52,19 @@ use serde_json::Value;
 use mcp_kernel_router::{Extensions, LiveServer, Server};
 use mcp_kernel_wire::{Envelope, ErrorObject, Method as McpMethod, read_message};
 
-use crate::body::ResponseBody;
-use crate::budget::{BodyBudget, FIRST_BYTES, Full};
+use crate::admission::cors;
+use crate::admission::host_header::{self, AllowedHosts, HostRefusal};
+use crate::admission::origin::{self, AllowedOrigins};
+use crate::auth::hooks::{AuthorizeBodyFn, AuthorizeHook, HookOutcome, run_authorize, run_hook};
+use crate::body::budget::{BodyBudget, FIRST_BYTES, Full};
+use crate::body::read::{ReadFailure, deadline_after, declares_more_than, most_bytes, read_bounded};
 use crate::client::Client;
 use crate::dispatch::{Attached, Path, dispatch};
-use crate::hooks::{AuthorizeBodyFn, AuthorizeHook, HookOutcome, run_authorize, run_hook};
-use crate::host::{self, AllowedHosts, HostRefusal};
+use crate::legacy;
 use crate::legacy::LegacyClients;
-use crate::origin::{self, AllowedOrigins};
-use crate::read::{ReadFailure, deadline_after, declares_more_than, most_bytes, read_bounded};
-use crate::refusal::{Refusal, Stage, accepted, jsonrpc_shape};
-use crate::{cors, headers, legacy};
+use crate::mirror as headers;
+use crate::response::body::ResponseBody;
+use crate::response::refusal::{Refusal, Stage, accepted, jsonrpc_shape};
 
 /// Everything one service holds; shared by its clones.
 pub(crate) struct Shared {
@@ -164,7 +171,7 @@ where
         Refusal::pre_body(StatusCode::FORBIDDEN, error)
     };
     let origin_ok = origin::check(&shared.origins, &parts.headers).is_ok();
-    match host::check(&shared.hosts, &parts) {
+    match host_header::check(&shared.hosts, &parts) {
         Ok(()) => {}
         Err(_) if !origin_ok => return refuse(origin_refused()),
         Err(HostRefusal::Malformed) => {
@@ -236,7 +243,7 @@ where
         HookOutcome::Panicked => {
             return refuse(Refusal::pre_body(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal()));
         }
-        // The async hook used up the request's deadline: try again (logged in `hooks.rs`).
+        // The async hook used up the request's deadline: try again (logged in `auth/hooks.rs`).
         HookOutcome::TimedOut => return refuse(busy()),
     };
     let cap = shared.max_body_bytes;

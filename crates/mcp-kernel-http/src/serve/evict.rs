@@ -20,7 +20,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::watch::Watch;
-use crate::read::deadline_after;
+use crate::body::read::deadline_after;
 
 /// How often a told connection with a request open is looked at again.
 const LOOK: Duration = Duration::from_millis(250);

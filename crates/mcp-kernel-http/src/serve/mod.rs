@@ -53,8 +53,8 @@ pub use options::{
     IDLE_TIMEOUT, SHUTDOWN_GRACE, ServeOptions, WRITE_TIMEOUT,
 };
 
+use crate::body::read::deadline_after;
 use crate::client::ClientNetwork;
-use crate::read::deadline_after;
 use evict::Notice;
 use io::ConnIo;
 use limits::{Refusal, Slots};

@@ -28,7 +28,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::read::deadline_after;
+use crate::body::read::deadline_after;
 
 /// Which deadline passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,8 +7,8 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::Full;
 
-use crate::budget::Reserved;
-use crate::event_stream::SseStream;
+use crate::body::budget::Reserved;
+use crate::response::event_stream::SseStream;
 
 /// The body of every response the service writes: one JSON message, nothing (202), or an SSE stream
 /// (a request with a progress token whose call reported progress).

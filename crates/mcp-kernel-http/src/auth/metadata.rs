@@ -22,7 +22,7 @@ use http::header::{
 use http::{Method, Request, Response, StatusCode, Version};
 use serde_json::Value;
 
-use crate::body::ResponseBody;
+use crate::response::body::ResponseBody;
 
 /// How long a client may keep the document: five minutes.
 const CACHE_CONTROL_VALUE: &str = "max-age=300";
@@ -97,7 +97,7 @@ impl<B> tower_service::Service<Request<B>> for MetadataService {
         let (parts, _body) = request.into_parts();
         let mut response = self.answer(&parts);
         // The body is never read: a request that declares one leaves the connection unusable.
-        if crate::read::declares_body(&parts.headers) && parts.version < Version::HTTP_2 {
+        if crate::body::read::declares_body(&parts.headers) && parts.version < Version::HTTP_2 {
             response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
         }
         ready(Ok(response))

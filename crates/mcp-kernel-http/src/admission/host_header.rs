@@ -1,4 +1,5 @@
-//! The Host check: which names the endpoint answers to (RFC 9110 §7.2, §7.4).
+//! The `Host` header check (the HTTP header naming the server, not the host application): which names
+//! the endpoint answers to (RFC 9110 §7.2, §7.4).
 //!
 //! Threat: DNS rebinding. A page on `http://evil.example:4000` whose name an attacker re-points at
 //! 127.0.0.1 makes the visitor's browser send requests to a local server *as the same origin*:

@@ -1,4 +1,4 @@
-//! The header rules of `headers.rs`, each pinned by name.
+//! The header rules of `mirror/mod.rs`, each pinned by name.
 
 use super::*;
 

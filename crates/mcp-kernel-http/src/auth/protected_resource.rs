@@ -1,5 +1,6 @@
-//! The protected resource's description (OAuth 2.0 Protected Resource Metadata, RFC 9728): what the
-//! endpoint serves at its well-known URL, what its 401s point at, and which audience its tokens name.
+//! The OAuth protected resource's description (OAuth 2.0 Protected Resource Metadata, RFC 9728; the
+//! endpoint as a resource server, not an MCP resource): what the endpoint serves at its well-known
+//! URL, what its 401s point at, and which audience its tokens name.
 //!
 //! Threat: a client that cannot find the authorization server cannot sign in; one that is pointed at
 //! a document whose `resource` differs from the endpoint refuses it (RFC 9728 §3.3); a server that
@@ -17,7 +18,7 @@ use std::sync::Arc;
 use http::Uri;
 use serde_json::{Map, Value};
 
-use crate::metadata::MetadataService;
+use crate::auth::metadata::MetadataService;
 
 /// The path prefix RFC 9728 §3 registers.
 const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
@@ -303,7 +304,7 @@ fn parse(resource: &str) -> Result<Parsed, InvalidResource> {
     if !https && !is_loopback(authority.host()) {
         return Err(invalid("http is admitted only for a loopback host; use https"));
     }
-    if crate::host::split(authority.as_str()).is_none()
+    if crate::admission::host_header::split(authority.as_str()).is_none()
         || authority.as_str().ends_with(':')
         || authority.host().starts_with("[v")
     {

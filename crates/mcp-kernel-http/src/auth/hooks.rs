@@ -30,7 +30,7 @@ use http::request::Parts;
 use mcp_kernel_router::{BoxFuture, Extensions};
 use tokio::time::Instant;
 
-use crate::challenge::Denial;
+use crate::auth::challenge::Denial;
 use crate::client::PrincipalDigest;
 
 /// A hook's refusal: its kind, which decides the status and the `WWW-Authenticate` challenge (the

@@ -37,9 +37,9 @@ use tokio::sync::mpsc;
 use mcp_kernel_router::{Inbound, NotificationSink, Server};
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, Response as JsonRpcResponse};
 
-use crate::body::ResponseBody;
 use crate::core::{CoreOutcome, Panicked, guarded, run_core};
-use crate::event_stream::{CoreFuture, SseStream};
+use crate::response::body::ResponseBody;
+use crate::response::event_stream::{CoreFuture, SseStream};
 
 /// How many notifications may wait for a slow reader before further reports are dropped.
 pub(crate) const QUEUED_NOTIFICATIONS: usize = 64;

@@ -12,7 +12,7 @@ use std::fmt;
 use http::header::AUTHORIZATION;
 use http::request::Parts;
 
-use crate::hooks::Refused;
+use crate::auth::hooks::Refused;
 
 /// Why a request carries no usable bearer token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,7 +17,7 @@ use http_body::Body;
 use http_body_util::BodyExt;
 use tokio::time::Instant;
 
-use crate::budget::{Full, Reserved};
+use crate::body::budget::{Full, Reserved};
 
 /// Why the body could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,17 +135,17 @@ mod tests {
     }
 
     fn room() -> Reserved {
-        crate::budget::BodyBudget::new(1 << 20, 1 << 20).open(who())
+        crate::body::budget::BodyBudget::new(1 << 20, 1 << 20).open(who())
     }
 
     #[tokio::test]
     async fn bytes_past_the_budget_are_refused_busy() {
-        let budget = crate::budget::BodyBudget::new(50, 50);
+        let budget = crate::body::budget::BodyBudget::new(50, 50);
         let mut reserved = budget.open(who());
         let body = Full::new(Bytes::from(vec![b'x'; 60]));
         assert_eq!(
             read_bounded(body, 100, far(), &mut reserved).await,
-            Err(ReadFailure::Busy(crate::budget::Full::Budget))
+            Err(ReadFailure::Busy(crate::body::budget::Full::Budget))
         );
         assert_eq!(reserved.len(), 0, "a refused body holds nothing");
         let body = Full::new(Bytes::from(vec![b'x'; 40]));
@@ -155,7 +155,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_head_whose_body_never_arrives_is_charged_nothing() {
-        let budget = crate::budget::BodyBudget::new(100, 100);
+        let budget = crate::body::budget::BodyBudget::new(100, 100);
         let mut reserved = budget.open(who());
         let silent =
             StreamBody::new(futures_util::stream::pending::<Result<http_body::Frame<Bytes>, Infallible>>());

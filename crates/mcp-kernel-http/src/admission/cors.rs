@@ -56,8 +56,8 @@ use http::header::{
 use http::request::Parts;
 use http::{HeaderMap, Method, Response, StatusCode};
 
-use crate::body::ResponseBody;
-use crate::origin::AllowedOrigins;
+use crate::admission::origin::AllowedOrigins;
+use crate::response::body::ResponseBody;
 
 /// The request headers every MCP request may carry.
 const MCP_REQUEST_HEADERS: &str =

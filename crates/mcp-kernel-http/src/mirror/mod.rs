@@ -12,12 +12,18 @@
 //! Every refusal here is issued after the body was read and echoes the request id. No refusal
 //! repeats a header value or a body value: only header names and the host's own annotation names.
 //!
+//! This folder is that one concern, step 9 of [`McpService`](crate::McpService)'s table (and the
+//! headers a legacy client chooses to send, `legacy.rs`): the rules live here, and `header_value.rs`
+//! reads a header's values — all of them, as UTF-8, with the `Mcp-Name` / `Mcp-Param-*` encodings.
+//!
 //! [D-11]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 //! [D-19]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 #![allow(
     clippy::result_large_err,
     reason = "a refusal is built at most once per request and returned straight to the caller"
 )]
+
+pub(crate) mod header_value;
 
 use http::{HeaderMap, StatusCode};
 use serde_json::{Map, Value};
@@ -28,8 +34,8 @@ use mcp_kernel_wire::error::UnsupportedVersionData;
 use mcp_kernel_wire::version::MODERN;
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, RequestMeta};
 
-use crate::header_value::{decoded, integer_matches, is_malformed_sentinel, values};
-use crate::refusal::Refusal;
+use crate::mirror::header_value::{decoded, integer_matches, is_malformed_sentinel, values};
+use crate::response::refusal::Refusal;
 
 /// The protocol-version header (never base64-decoded).
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
