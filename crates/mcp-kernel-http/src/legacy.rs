@@ -19,7 +19,7 @@
 //! * **Misread statuses.** A 2025-11-25 client reads 404 as "your session ended" ([S-62]) and
 //!   re-initializes: every JSON-RPC error of the core is therefore answered 200 (a host fault, 500).
 //!
-//! Progress is served as on `2026-07-28` (`response/sse.rs`): a request carrying
+//! Progress is served as on `2026-07-28` (`dispatch/sse.rs`): a request carrying
 //! `_meta.progressToken` whose call reports progress is answered as an SSE stream scoped to it,
 //! without a priming event or event ids (nothing is resumable without a session). So are log
 //! notifications when the host opted in (`ServerBuilder::log_notifications`): a call that logs at or

@@ -70,7 +70,6 @@ mod auth;
 mod body;
 mod builder;
 mod client;
-mod core;
 mod dispatch;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

@@ -8,7 +8,7 @@
 //! | 1b | a CORS preflight from a listed origin | `admission/cors.rs` | 204 with the grant | kept (a declared body is never read: drained if it came with the head, else the connection is closed after the 204) |
 //! | 2 | method is POST | `service.rs` | 405, `allow: POST` | closed |
 //! | 3 | no `transfer-encoding` | `service.rs` | 411 | closed |
-//! | 4 | `authorize(&Parts)` or `authorize_async(&Parts)`, admitting with the caller's principal (into the request's `Extensions`); the async hook is awaited within the request's one deadline (`read_timeout`, from arrival), which the body read then shares | `auth/hooks.rs`, `auth/challenge.rs` | the refusal's kind: 401 / 403 / 400 with its `WWW-Authenticate`; 500 if it panics; 503, `retry-after: 1`, if the async hook is not done by the deadline | closed |
+//! | 4 | `authorize(&Parts)` or `authorize_async(&Parts)`, admitting with the caller's principal (into the request's `Extensions`); the async hook is awaited within the request's one deadline (`read_timeout`, from arrival), which the body read then shares | `auth/hooks.rs`, `response/challenge.rs` | the refusal's kind: 401 / 403 / 400 with its `WWW-Authenticate`; 500 if it panics; 503, `retry-after: 1`, if the async hook is not done by the deadline | closed |
 //! | 5 | declared `Content-Length` within the cap | `body/read.rs` | 413 | closed |
 //! | 5a | the body's first 64 KiB (all of it if it declares less) would fit the body budget and the client's share of it (the client is the principal step 4 named, else the address prefix, else one unknown client held only to the budget: `client.rs`) — checked, nothing charged | `body/budget.rs` | 503, `retry-after: 1` | closed |
 //! | 6 | the body, within the cap, one deadline, the budget and the client's share (charged as its bytes arrive) | `body/read.rs`, `body/budget.rs` | 413 / 408 / 503 / 400 | closed |
@@ -18,13 +18,14 @@
 //! | 8b | a JSON-RPC request or notification (a POSTed response is refused) | `response/refusal.rs` (`jsonrpc_shape`) | 400 | kept |
 //! | 9 | header rules: `_meta`, versions, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` (the tool's annotations as this caller may see them: a tool the host's `Visibility` hides from the caller mirrors nothing, like an unknown tool) | `mirror/` | 400 (500 for a bad annotation) | kept |
 //! | 10 | removed methods (`initialize`, `notifications/initialized`, `ping`) | `service.rs` | 404, or 202 without an id | kept |
-//! | 11 | the core (`handle_envelope`: the extensions, `Revisions::Stateless`, `sessionless`, the trace context of the `traceparent`, `tracestate` and `baggage` headers) | `dispatch.rs`, `core.rs`, `trace.rs`; the status, `response/status.rs` | 200 / 202 / 400 / 404 / 500 | kept |
-//! | 11a | `tools/call`, `resources/read` or `prompts/get` with `_meta.progressToken` (or a `logLevel` with log notifications on), and a notification sent before the answer: an SSE stream | `response/sse.rs`, `response/event_stream.rs` | 200 | kept |
+//! | 11 | the core (`handle_envelope`: the extensions, `Revisions::Stateless`, `sessionless`, the trace context of the `traceparent`, `tracestate` and `baggage` headers) | `dispatch/mod.rs`, `dispatch/core.rs`, `trace.rs`; the status, `response/status.rs` | 200 / 202 / 400 / 404 / 500 | kept |
+//! | 11a | `tools/call`, `resources/read` or `prompts/get` with `_meta.progressToken` (or a `logLevel` with log notifications on), and a notification sent before the answer: an SSE stream | `dispatch/sse.rs`, `response/event_stream.rs` | 200 | kept |
 //!
 //! The module column names the file that owns each row, in its concern's folder: `admission/` (the
 //! head, before any hook), `auth/` (the hooks and what their refusals say), `body/` (the bounded read
-//! and the body budget), `mirror/` (the standard headers against the body), `response/` (what is
-//! answered); the head checks that need nothing but the request line, and the order itself, are here.
+//! and the body budget), `mirror/` (the standard headers against the body), `dispatch/` (the core, as
+//! JSON or as an SSE stream), `response/` (the shapes of every answer); the head checks that need
+//! nothing but the request line, and the order itself, are here.
 //!
 //! A `HEAD` is answered as a `GET` would be (405), without content (`response/body.rs`).
 //!

@@ -30,8 +30,8 @@ use http::request::Parts;
 use mcp_kernel_router::{BoxFuture, Extensions};
 use tokio::time::Instant;
 
-use crate::auth::challenge::Denial;
 use crate::client::PrincipalDigest;
+use crate::response::challenge::Denial;
 
 /// A hook's refusal: its kind, which decides the status and the `WWW-Authenticate` challenge (the
 /// table is in [`ProtectedResource`](crate::ProtectedResource)'s docs), and a reason for the log

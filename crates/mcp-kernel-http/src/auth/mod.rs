@@ -1,6 +1,6 @@
-//! Authorization as an OAuth resource server: the host's hooks, the bearer token they read, the
-//! challenge a refusal carries, and the protected resource those challenges point at (steps 4 and 7
-//! of [`McpService`](crate::McpService)'s table, and the metadata document beside the endpoint).
+//! Authorization as an OAuth resource server: the host's hooks and the refusals they answer with, the
+//! bearer token they read, and the protected resource every challenge points at (steps 4 and 7 of
+//! [`McpService`](crate::McpService)'s table, and the metadata document beside the endpoint).
 //!
 //! Threats: an unauthenticated caller costing the server a body read (the `authorize` hooks see the
 //! request's head only, by their type); a refused client that is not told how to sign in; a token read
@@ -12,12 +12,14 @@
 //! |---|---|
 //! | `hooks.rs` | the hook types, [`Refused`](crate::Refused), and how a hook's answer, panic or lateness is handled |
 //! | `bearer.rs` | [`bearer_token`](crate::bearer_token): exactly one `Authorization: Bearer` credential (RFC 6750 §2.1) |
-//! | `challenge.rs` | a refusal's status and `WWW-Authenticate` challenge (RFC 6750 §3) |
 //! | `protected_resource.rs` | [`ProtectedResource`](crate::ProtectedResource): the OAuth protected resource (RFC 9728) — not an MCP resource — its metadata document and its audience check |
 //! | `metadata.rs` | [`MetadataService`](crate::MetadataService): the service answering that document at its well-known URL |
+//!
+//! A refusal's status and `WWW-Authenticate` challenge (RFC 6750 §3) are rendered with every other
+//! refusal, in `response/challenge.rs`: the answers' shapes sit below every concern folder, this one
+//! included, so that no folder depends on one that depends back on it.
 
 pub(crate) mod bearer;
-pub(crate) mod challenge;
 pub(crate) mod hooks;
 pub(crate) mod metadata;
 pub(crate) mod protected_resource;

@@ -1,5 +1,5 @@
 //! One request's SSE stream as a body: its queued notifications, the dispatch still running, then its
-//! response, one JSON-RPC message per `data:` event (`sse.rs` decides when a request gets one).
+//! response, one JSON-RPC message per `data:` event (`dispatch/sse.rs` decides when a request gets one).
 
 use std::future::Future;
 use std::pin::Pin;

@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use mcp_kernel_wire::{Envelope, ErrorObject, Response as JsonRpcResponse};
 
-use crate::auth::challenge::Denial;
 use crate::response::body::ResponseBody;
+use crate::response::challenge::Denial;
 
 /// Whether the request body had been read when the refusal was issued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

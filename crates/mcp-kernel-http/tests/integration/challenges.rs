@@ -1,8 +1,8 @@
 //! The OAuth resource-server mechanics through a real listener on HTTP/1.1 and HTTP/2: a hook's
 //! refusal kinds (401, 403 `insufficient_scope`, 400 `invalid_request`) with their `WWW-Authenticate`
 //! challenge pointing at the Protected Resource Metadata document, the document served beside the
-//! endpoint under axum, and `bearer_token`'s refusals (`src/challenge.rs`, `src/resource.rs`,
-//! `src/bearer.rs`).
+//! endpoint under axum, and `bearer_token`'s refusals (`src/response/challenge.rs`,
+//! `src/auth/protected_resource.rs`, `src/auth/bearer.rs`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! CORS for browser clients (`src/cors.rs`), through a real listener on HTTP/1.1 and HTTP/2: a
+//! CORS for browser clients (`src/admission/cors.rs`), through a real listener on HTTP/1.1 and HTTP/2: a
 //! preflight from a listed origin is granted exactly the MCP headers, a foreign origin gets no grant,
 //! `AllowedOrigins::any()` grants none, and every answer to a listed origin (a 401 included) lets the
 //! page read it; a crafted list of requested headers is read only within its bounds; a preflight's

@@ -1,7 +1,8 @@
 //! Answers without content, through a real listener, as a raw HTTP/2 client (the `h2` crate) and a
-//! raw HTTP/1.1 client see them (`src/body.rs`, `src/cors.rs`, `src/metadata.rs`): a 204 (a CORS
-//! preflight's, the endpoint's or the metadata document's) carries no `content-length`, and a
-//! `HEAD` of the metadata document carries `GET`'s length or none (RFC 9110 §8.6). Over HTTP/2 hyper
+//! raw HTTP/1.1 client see them (`src/response/body.rs`, `src/admission/cors.rs`,
+//! `src/auth/metadata.rs`): a 204 (a CORS preflight's, the endpoint's or the metadata document's)
+//! carries no `content-length`, and a `HEAD` of the metadata document carries `GET`'s length or none
+//! (RFC 9110 §8.6). Over HTTP/2 hyper
 //! derives `content-length` from a body's exact size hint when the end of the stream does not go
 //! with the head (as `serve` sends it); hyper-based clients and curl hide the header, a raw client
 //! does not.

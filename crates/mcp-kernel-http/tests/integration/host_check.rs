@@ -1,7 +1,7 @@
-//! Step 1, the Host check (`src/host.rs`), through a real listener on HTTP/1.1 and HTTP/2: the
-//! DNS-rebinding request shape is refused 421 before anything else reads it, with no configuration;
-//! a missing, repeated or disagreeing name is 400; a host that lists its public name is served under
-//! it.
+//! Step 1, the Host check (`src/admission/host_header.rs`), through a real listener on HTTP/1.1 and
+//! HTTP/2: the DNS-rebinding request shape is refused 421 before anything else reads it, with no
+//! configuration; a missing, repeated or disagreeing name is 400; a host that lists its public name is
+//! served under it.
 
 use std::io::Write;
 use std::net::SocketAddr;

@@ -1,7 +1,18 @@
 //! The pipeline's tail, one for both paths: the 2026-07-28 path (`service.rs`) and the 2025-11-25 path
 //! (`legacy.rs`) each check a message by their own rules, then hand it here, where the request's
-//! [`Inbound`] is assembled, the core run (as an SSE stream when it notifies, `response/sse.rs`), and
-//! its answer mapped to HTTP by the path's rules.
+//! [`Inbound`] is assembled, the core run (as an SSE stream when it notifies, `sse.rs`), and its answer
+//! mapped to HTTP by the path's rules (the statuses of `response/status.rs`).
+//!
+//! This folder is what runs a checked message, after every refusal layer has passed (steps 11 and 11a
+//! of [`McpService`](crate::McpService)'s table): `core.rs` hands it to the core behind the one panic
+//! guard, and `sse.rs` decides when a request is answered as an SSE stream and runs the core for it.
+//!
+//! Threats: a panic in the host's code or the core dropping the connection instead of being answered
+//! (500, or -32603 on a stream already open), and a stream that speaks out of turn (only the request's
+//! own notifications, then its response).
+
+pub(crate) mod core;
+pub(crate) mod sse;
 
 use http::{Response, StatusCode};
 
@@ -12,8 +23,8 @@ use mcp_kernel_wire::{Envelope, ErrorObject, Response as JsonRpcResponse};
 use crate::legacy;
 use crate::response::body::ResponseBody;
 use crate::response::refusal::{accepted, json_response};
-use crate::response::sse::{self, Outcome};
 use crate::response::status;
+use sse::Outcome;
 
 /// The path a message was admitted on: what the core serves it, and how its answer becomes HTTP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -37,7 +37,7 @@ use tokio::sync::mpsc;
 use mcp_kernel_router::{Inbound, NotificationSink, Server};
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, Response as JsonRpcResponse};
 
-use crate::core::{CoreOutcome, Panicked, guarded, run_core};
+use crate::dispatch::core::{CoreOutcome, Panicked, guarded, run_core};
 use crate::response::body::ResponseBody;
 use crate::response::event_stream::{CoreFuture, SseStream};
 
