@@ -16,7 +16,7 @@
 //!    IPv6 address to its `/64` by default, since one IPv6 host is routinely given a whole `/64` and
 //!    could otherwise appear as 2⁶⁴ clients. An IPv4-mapped IPv6 address counts as the IPv4 address.
 //!    A host that mounts [`McpService`](crate::McpService) in another server inserts a
-//!    [`PeerAddr`](crate::PeerAddr) (or a [`ClientNetwork`]) into each request's extensions in a layer
+//!    [`PeerAddr`] (or a [`ClientNetwork`]) into each request's extensions in a layer
 //!    of its own; behind a proxy it trusts, that layer may take the address the proxy forwards.
 //! 3. otherwise **nobody in particular**: every such request shares one client's share.
 //!
@@ -24,7 +24,12 @@
 //! carries many principals: connection slots are shared by address prefix alone.
 
 use std::hash::{BuildHasher, Hash, Hasher, RandomState};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+/// The peer's address, inserted into every request's extensions by [`serve`](crate::serve) (visible
+/// to `authorize`), beside its client's [`ClientNetwork`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerAddr(pub SocketAddr);
 
 /// The default prefix of an IPv4 client: the whole address.
 pub const DEFAULT_IPV4_PREFIX: u8 = 32;
@@ -82,7 +87,7 @@ impl AddressPrefixes {
 
 /// A client named by its address: a network and its prefix length (`192.0.2.7/32`,
 /// `2001:db8:1:2::/64`). [`serve`](crate::serve) inserts one into every request's extensions, beside
-/// [`PeerAddr`](crate::PeerAddr).
+/// [`PeerAddr`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ClientNetwork {
     network: IpAddr,
@@ -128,7 +133,7 @@ impl Client {
         if let Some(network) = extensions.get::<ClientNetwork>() {
             return Client::Network(*network);
         }
-        match extensions.get::<crate::PeerAddr>() {
+        match extensions.get::<PeerAddr>() {
             Some(peer) => Client::Network(AddressPrefixes::default().network(peer.0.ip())),
             None => Client::Unknown,
         }
@@ -210,7 +215,7 @@ mod tests {
         let mut extensions = http::Extensions::new();
         assert_eq!(Client::of(None, &extensions), Client::Unknown);
         let peer: SocketAddr = "[2001:db8::5]:443".parse().unwrap();
-        extensions.insert(crate::PeerAddr(peer));
+        extensions.insert(PeerAddr(peer));
         let by_peer = Client::of(None, &extensions);
         assert_eq!(by_peer, Client::Network(AddressPrefixes::default().network(peer.ip())));
         let wide = AddressPrefixes::new(8, 16).network(peer.ip());

@@ -91,13 +91,13 @@ pub use body::budget::DEFAULT_BODY_BYTES_IN_FLIGHT;
 pub use builder::{
     Authorize, Builder, DEFAULT_READ_TIMEOUT, MAX_BODY_BYTES, McpHttp, NoAuthorize, NoOrigins,
 };
-pub use client::{AddressPrefixes, ClientNetwork, DEFAULT_IPV4_PREFIX, DEFAULT_IPV6_PREFIX};
+pub use client::{AddressPrefixes, ClientNetwork, DEFAULT_IPV4_PREFIX, DEFAULT_IPV6_PREFIX, PeerAddr};
 pub use legacy::LegacyClients;
 pub use response::body::ResponseBody;
 pub use serve::{
     DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER,
     FIRST_BYTES_TIMEOUT, HEADER_READ_TIMEOUT, HTTP1_READ_BUFFER, HTTP2_KEEP_ALIVE, HTTP2_RECEIVE_WINDOW,
-    IDLE_TIMEOUT, PeerAddr, SHUTDOWN_GRACE, ServeOptions, WRITE_TIMEOUT, serve, serve_with,
+    IDLE_TIMEOUT, SHUTDOWN_GRACE, ServeOptions, WRITE_TIMEOUT, serve, serve_with,
 };
 pub use service::{McpService, ResponseFuture};
 

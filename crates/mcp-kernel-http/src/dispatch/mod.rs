@@ -20,8 +20,8 @@ use mcp_kernel_router::{Extensions, Inbound, Revisions, Server};
 use mcp_kernel_wire::trace::TraceCarrier;
 use mcp_kernel_wire::{Envelope, ErrorObject, Response as JsonRpcResponse};
 
-use crate::legacy;
 use crate::response::body::ResponseBody;
+use crate::response::legacy_answer;
 use crate::response::refusal::{accepted, json_response};
 use crate::response::status;
 use sse::Outcome;
@@ -57,7 +57,7 @@ pub(crate) async fn dispatch(
     let Attached { extensions, carrier, decision } = attached;
     let (revisions, finish): (Revisions, fn(&mut JsonRpcResponse)) = match path {
         Path::Modern => (Revisions::Stateless, |_| {}),
-        Path::Legacy => (Revisions::Legacy, legacy::strip_cache_hints),
+        Path::Legacy => (Revisions::Legacy, legacy_answer::strip_cache_hints),
     };
     // The core stays silent for `notifications/initialized` and `exit` even when they carry an id
     // (protocol.md B-3); over 2025-11-25 HTTP a request always gets an answer (S-61).
@@ -78,12 +78,12 @@ pub(crate) async fn dispatch(
     match (outcome, path) {
         (Err(fault), _) => fault,
         (Ok(None), _) => match silent_request {
-            Some(id) => legacy::answer(&JsonRpcResponse::error(id, ErrorObject::method_not_found())),
+            Some(id) => legacy_answer::answer(&JsonRpcResponse::error(id, ErrorObject::method_not_found())),
             None => accepted(),
         },
         (Ok(Some(mut response)), Path::Legacy) => {
             finish(&mut response);
-            legacy::answer(&response)
+            legacy_answer::answer(&response)
         }
         (Ok(Some(response)), Path::Modern) => {
             let status = response.as_error().map(status::for_error).unwrap_or(StatusCode::OK);

@@ -15,9 +15,11 @@
 //! | `refusal.rs` | a refusal's status, JSON-RPC error object and connection handling |
 //! | `challenge.rs` | what a refusal of the host's hooks asks of the client: its status and its `WWW-Authenticate` challenge (RFC 6750 §3) |
 //! | `status.rs` | the HTTP status of a core answer |
+//! | `legacy_answer.rs` | a 2025-11-25 answer: 200 for every JSON-RPC response but a host fault, results without cache hints |
 
 pub(crate) mod body;
 pub(crate) mod challenge;
 pub(crate) mod event_stream;
+pub(crate) mod legacy_answer;
 pub(crate) mod refusal;
 pub(crate) mod status;

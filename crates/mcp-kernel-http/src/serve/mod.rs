@@ -54,18 +54,13 @@ pub use options::{
 };
 
 use crate::body::read::deadline_after;
-use crate::client::ClientNetwork;
+use crate::client::{ClientNetwork, PeerAddr};
 use evict::Notice;
 use io::ConnIo;
 use limits::{Refusal, Slots};
 use sniff::Protocol;
 use tracked::Tracked;
 use watch::{Deadlines, Verdict, Watch};
-
-/// The peer's address, inserted into every request's extensions by [`serve`] (visible to `authorize`),
-/// beside its client's [`ClientNetwork`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PeerAddr(pub SocketAddr);
 
 /// How long a connection closed at a deadline may take to send its `GOAWAY` before it is dropped.
 const GOODBYE: Duration = Duration::from_secs(1);
