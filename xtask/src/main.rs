@@ -35,7 +35,6 @@ mod edge;
 mod node;
 mod package;
 mod readme;
-mod readme_host;
 mod scratch;
 mod workspace;
 

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::readme::block_after;
+use super::blocks::block_after;
 use crate::scratch::{Scratch, cargo_in, copy_pins};
 
 /// The marker before the README's `[dependencies]` block.
