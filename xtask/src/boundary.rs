@@ -15,9 +15,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::process::Command;
 
+use mcp_kernel_workspace as workspace;
 use serde_json::Value;
-
-use crate::workspace;
 
 /// Crates that stay free of async runtimes and HTTP stacks.
 const SANS_IO: &[&str] = &[
@@ -69,6 +68,8 @@ pub const LIBRARIES: &[&str] = &[
 /// Each must be `publish = false`.
 pub const NOT_LIBRARIES: &[&str] = &[
     "xtask",
+    "mcp-kernel-workspace",
+    "mcp-kernel-bench",
     "mcp-kernel-conformance",
     "mcp-kernel-rmcp-tests",
     "mcp-kernel-fuzz-checks",

@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use mcp_kernel_workspace::cargo_program;
 use serde_json::Value;
 
 use crate::node::{self, TOOLS_DIR};
-use crate::workspace::cargo_program;
 
 /// The suite, pinned exactly: the npm `latest` line has no 2026-07-28 scenarios.
 pub const SUITE: &str = "@modelcontextprotocol/conformance@0.2.0-alpha.11";

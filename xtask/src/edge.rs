@@ -23,10 +23,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use mcp_kernel_workspace::cargo_program;
 use serde_json::Value;
 
 use crate::node;
-use crate::workspace::cargo_program;
 
 /// The authorization server the OAuth test spawns.
 const AUTH_SERVER_DIR: &str = "tests-rmcp/auth-server";
@@ -249,7 +249,7 @@ mod tests {
 
     #[test]
     fn every_part_runs_an_existing_file_and_only_the_proxy_parts_need_nginx() {
-        let root = crate::workspace::root();
+        let root = mcp_kernel_workspace::root();
         for part in PARTS {
             assert!(root.join(part.file).is_file(), "{} runs {}", part.name, part.file);
             assert!(runs_ignored_tests_of(part.file));
@@ -262,11 +262,11 @@ mod tests {
     #[test]
     fn the_locked_oidc_provider_version_is_read_from_the_lock() {
         let locked = version_at(
-            &crate::workspace::root().join("tests-rmcp/auth-server/package-lock.json"),
+            &mcp_kernel_workspace::root().join("tests-rmcp/auth-server/package-lock.json"),
             "/packages/node_modules~1oidc-provider/version",
         );
         let wanted = version_at(
-            &crate::workspace::root().join("tests-rmcp/auth-server/package.json"),
+            &mcp_kernel_workspace::root().join("tests-rmcp/auth-server/package.json"),
             "/dependencies/oidc-provider",
         );
         assert!(locked.is_some(), "the lock names oidc-provider");

@@ -17,16 +17,18 @@
 //!   then each crate's tests run from its `.crate` alone, away from the repository (see `package.rs`).
 //! - `readme [--print]`: runs the copy-paste exchanges of the README and the manual as written and
 //!   compares the output, then builds the README's host and runs its test in a new crate.
-//! - `bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--hold | --drip N]`: mcp-kernel
-//!   against rmcp and a floor server, interleaved and pinned (see `docs/performance.md`).
-//! - `bench features [--rounds N]`: what each feature of the facade costs a host (build time, crates,
-//!   program size), clean release builds side by side.
+//! - `bench …`: the benchmark harness (`benches/harness/`, package `mcp-kernel-bench`), run with the
+//!   same arguments (see `docs/performance.md`):
+//!   - `bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--hold | --drip N]`: mcp-kernel
+//!     against rmcp and a floor server, interleaved and pinned;
+//!   - `bench curves [--quick] [--curve NAME,…]`: how cost grows, tables and SVG plots;
+//!   - `bench features [--rounds N]`: what each feature of the facade costs a host (build time, crates,
+//!     program size), clean release builds side by side.
 //! - `connectome facts --crate <package>… [--out <file>|-]`, also `--manifest-path <Cargo.toml>` and
 //!   `--target-dir <dir>`: call facts read from the LLVM IR of the named crates, by the
 //!   `connectome-facts` library (see `docs/connectome-facts.md`).
 #![forbid(unsafe_code)]
 
-mod bench;
 mod boundary;
 mod census;
 mod conformance;
@@ -35,11 +37,10 @@ mod edge;
 mod node;
 mod package;
 mod readme;
-mod readme_host;
-mod scratch;
-mod workspace;
 
 use std::process::{Command, ExitCode};
+
+use mcp_kernel_workspace as workspace;
 
 /// One step of a task: a cargo invocation, the environment it adds, and what it is for.
 struct Step {
@@ -162,6 +163,23 @@ fn readme(print: bool) -> ExitCode {
     }
 }
 
+/// `cargo xtask bench …`: the benchmark harness's program (`benches/harness/`), built like this task
+/// and run with the same arguments; it reports its own errors.
+fn bench(args: &[String]) -> ExitCode {
+    let status = Command::new(workspace::cargo_program())
+        .args(["run", "--quiet", "--package", "mcp-kernel-bench", "--"])
+        .args(args)
+        .status();
+    match status {
+        Ok(status) if status.success() => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::FAILURE,
+        Err(error) => {
+            eprintln!("xtask: bench: could not run cargo: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn usage() -> ExitCode {
     eprintln!(
         "usage: cargo xtask <task>\n\ntasks:\n  ci                 fmt check, clippy -D warnings, all tests (and the opentelemetry feature's), fuzz targets build, boundary, census,\n                     the README exchange\n  conformance [--write]  the official conformance suite (Node 22, npm), the README rows\n  edge [oauth|browser|proxy|traces]  the ignored edge tests: rmcp OAuth against oidc-provider (Node 22), a\n                     real browser (Chromium), three instances behind nginx, one trace across them\n  boundary           the dependency direction: sans-I/O crates, no HTTP client, transports apart,\n                     a stdio host free of HTTP, the facts reader free of HTTP\n                     and runtimes, hash/MAC crates in two crates only\n  census             signs, no authority, no client, no hidden source, one digest and id site,\n                     named tests, the README split, the cited rules and paths\n  package [--no-test]  metadata, cargo package with verification, then every crate's tests from its\n                     .crate alone, away from the repository\n  readme [--print]   run the README's and the manual's exchanges and compare (or print) their output;\n                     build the README's host and run its test in a new crate\n  bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] [--hold | --drip N]\n                     kernel vs rmcp vs floor servers, interleaved; writes target/bench/compare*.json\n  bench curves [--quick] [--curve NAME,…] [--only …] [--no-build]\n                     how cost grows (connections, h2c, payload, catalog, idle, drip); tables and SVG plots\n  bench features [--rounds N]\n                     what each facade feature costs a host: clean release builds, time, crates, size\n  connectome facts --crate <package>… [--out <file>|-] [--manifest-path <Cargo.toml>] [--target-dir <dir>]\n                     call facts from the crates' LLVM IR; writes target/connectome/facts.json"
@@ -228,13 +246,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Some("bench") => match bench::run(&args[1..]) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                eprintln!("xtask: bench: {error}");
-                ExitCode::FAILURE
-            }
-        },
+        Some("bench") => bench(&args[1..]),
         Some("connectome") if args.get(1).map(String::as_str) == Some("facts") => {
             match connectome_facts::run(&args[2..]) {
                 Ok(()) => ExitCode::SUCCESS,

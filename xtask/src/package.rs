@@ -30,11 +30,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use mcp_kernel_workspace::scratch::{Scratch, cargo_in, copy_pins};
+use mcp_kernel_workspace::{self as workspace, cargo_program};
 use serde_json::Value;
 
 use crate::boundary::LIBRARIES;
-use crate::scratch::{Scratch, cargo_in, copy_pins};
-use crate::workspace::{self, cargo_program};
 
 /// Where the scratch workspace's builds go, under the repository's `target/`.
 const TEST_TARGET_DIR: &str = "target/package-tests";

@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use super::{Env, Measured, SATURATED_PCT, Server};
-use crate::bench::drip::soft_limit_of;
-use crate::bench::servers::{HttpServer, run_load_env, start_http_argv};
+use crate::drip::soft_limit_of;
+use crate::servers::{HttpServer, run_load_env, start_http_argv};
 
 /// Open files a process needs beside its connections (stdio, the runtime, the listener, a probe).
 pub(super) const SPARE_FDS: u64 = 128;

@@ -3,7 +3,7 @@
 //! requests are served concurrently). `--print` prints what the commands printed instead, to update the
 //! documents. Then the README's "Write a host" — its dependencies, its profile, the host and the host's
 //! test — is pasted into a new project outside the repository, built, tested and talked to
-//! (`readme_host.rs`).
+//! (`host.rs`). Both read the marked blocks through `blocks.rs`.
 //!
 //! The exchanges ([`EXCHANGES`]): the README's `notes` over stdio and over HTTP with a bearer token, and
 //! the `weather` example's over stdio (`docs/stdio.md`) and over HTTP (`docs/http.md`). Each is marked in
@@ -11,11 +11,16 @@
 //! `<!-- NAME:output -->` (what it prints) and, for one that talks to a server, `<!-- NAME:server -->`
 //! (the command that starts it, on 127.0.0.1:4000).
 
+mod blocks;
+mod host;
+
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+use blocks::{block_after, lines, mark};
 
 /// How an exchange's output is compared with the document's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,25 +52,8 @@ const EXCHANGES: &[Exchange] = &[
     Exchange { file: "docs/http.md", marker: "weather-http", server: true, compare: Compare::ById },
 ];
 
-/// The HTML comment that marks `part` (`input`, `output`, `server`) of the exchange named `marker`.
-fn mark(marker: &str, part: &str) -> String {
-    format!("<!-- {marker}:{part} -->")
-}
-
 const HTTP_ADDR: &str = "127.0.0.1:4000";
 const DEADLINE: Duration = Duration::from_secs(600);
-
-/// The body of the first fenced block after `mark`.
-pub fn block_after<'a>(text: &'a str, mark: &str) -> Result<&'a str, String> {
-    let start = text.find(mark).ok_or_else(|| format!("no {mark}"))?;
-    let rest = &text[start + mark.len()..];
-    let open = rest.find("```").ok_or("no fenced block after the marker")?;
-    let rest = &rest[open..];
-    let body_start = rest.find('\n').ok_or("unterminated fence")? + 1;
-    let body = &rest[body_start..];
-    let close = body.find("\n```").ok_or("unterminated fence")?;
-    Ok(&body[..close + 1])
-}
 
 fn run_shell(script: &str) -> Result<String, String> {
     let mut child = Command::new("bash")
@@ -175,11 +163,6 @@ fn run_exchange(exchange: &Exchange, print: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// The non-empty lines of `text`, trailing blanks trimmed.
-fn lines(text: &str) -> Vec<String> {
-    text.lines().map(str::trim_end).filter(|l| !l.is_empty()).map(str::to_owned).collect()
-}
-
 /// Runs the checks; with `print`, prints the commands' output instead of comparing.
 pub fn check(print: bool) -> Result<(), String> {
     for exchange in EXCHANGES {
@@ -189,28 +172,12 @@ pub fn check(print: bool) -> Result<(), String> {
         return Ok(());
     }
     let readme = std::fs::read_to_string("README.md").map_err(|e| format!("README.md: {e}"))?;
-    crate::readme_host::check(&readme)
+    host::check(&readme)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const DOC: &str = "# Doc\n\n<!-- ex:input -->\n```sh\necho hi\necho there\n```\n\ntext\n\n\
-                       <!-- ex:output -->\n```json\n{\"id\":1}\n```\n";
-
-    #[test]
-    fn the_block_after_a_marker_is_its_fence_body_with_the_last_newline() {
-        assert_eq!(block_after(DOC, &mark("ex", "input")).unwrap(), "echo hi\necho there\n");
-        assert_eq!(block_after(DOC, &mark("ex", "output")).unwrap(), "{\"id\":1}\n");
-    }
-
-    #[test]
-    fn a_missing_marker_or_an_unterminated_fence_is_an_error() {
-        assert_eq!(block_after(DOC, "<!-- nope:input -->").unwrap_err(), "no <!-- nope:input -->");
-        assert!(block_after("<!-- ex:input -->\n```sh\necho hi\n", "<!-- ex:input -->").is_err());
-        assert!(block_after("<!-- ex:input -->\nno fence", "<!-- ex:input -->").is_err());
-    }
 
     #[test]
     fn answers_are_compared_by_id_whatever_their_order() {
@@ -218,11 +185,6 @@ mod tests {
         let b = by_id("{\"id\":1}\n{\"id\":2,\"x\":1}\n").unwrap();
         assert_eq!(a, b);
         assert!(by_id("not json\n").is_err());
-    }
-
-    #[test]
-    fn lines_drop_blank_lines_and_trailing_spaces() {
-        assert_eq!(lines("401 x  \n\n{}\n"), ["401 x", "{}"]);
     }
 
     /// Every exchange's markers are in its document, each before a fenced block, and every document

@@ -3,8 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use mcp_kernel_workspace as workspace;
+
 use super::LOAD;
-use crate::workspace;
 
 /// The compare workspace's target directory, as cargo reports it.
 fn compare_target(manifest: &Path) -> Result<PathBuf, String> {

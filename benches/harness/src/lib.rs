@@ -1,3 +1,7 @@
+//! mcp-kernel's benchmark harness, beside the servers and the load generator it drives
+//! (`benches/compare/`). `cargo xtask bench …` runs its program (`src/main.rs`) with the same
+//! arguments, from the workspace root.
+//!
 //! `cargo xtask bench compare [--quick] [--rounds N] [--only kernel,floor] [--no-build]`: the same
 //! echo tool served by mcp-kernel (`bench-kernel`), by rmcp (`bench-rmcp`) and by the bare minimum of
 //! JSON work (`bench-floor`), measured by `bench-load`, all from the separate workspace
@@ -37,6 +41,7 @@
 //! binaries, `servers` starts the servers and runs `bench-load` against them (pinned), `compare`,
 //! `hold` and `drip` run the rounds of each scenario, and `report` tallies the rounds into medians
 //! and ratios, prints them and writes the JSON.
+#![forbid(unsafe_code)]
 
 mod build;
 mod compare;
@@ -51,10 +56,9 @@ mod servers;
 use compare::run_compare;
 use drip::run_drip;
 use hold::run_hold;
+use mcp_kernel_workspace::root;
 use options::parse;
 use servers::Pinning;
-
-use crate::workspace::root;
 
 /// The servers in their interleaving order: (short name, binary).
 const SERVERS: [(&str, &str); 3] =

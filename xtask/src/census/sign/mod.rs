@@ -100,7 +100,7 @@ pub const PERMITTED: &[Permit] = &[
         why: "the `changed_sign` class is ordered by edge label, not by sign",
     },
     Permit {
-        path: "crates/connectome-graph/src/federation.rs",
+        path: "crates/connectome-graph/src/federation/mod.rs",
         line: "if kept.sign != edge.sign",
         why: "merge refuses two parts that sign one edge differently (CM-3); it never picks one of them",
     },

@@ -24,8 +24,9 @@ mod sites;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use mcp_kernel_workspace::root;
+
 use crate::boundary;
-use crate::workspace::root;
 use lines::CodeLine;
 
 /// One violation: where it is, which rule it breaks, and what was found.
@@ -129,7 +130,7 @@ pub struct Inputs {
 
 /// The directories whose sources and documents are read for citations (the `citations` check).
 pub const CITED_DIRS: &[&str] =
-    &["benches", "conformance", "crates", "docs", "fixtures", "fuzz", "tests-rmcp", "xtask"];
+    &["benches", "conformance", "crates", "docs", "fixtures", "fuzz", "tests-rmcp", "tools", "xtask"];
 /// The files at the root read for citations.
 pub const CITED_FILES: &[&str] = &["CHANGELOG.md", "README.md"];
 /// The extensions of the files read for citations.

@@ -1,7 +1,7 @@
 //! The command line of `cargo xtask bench curves`.
 
 use super::CURVES;
-use crate::bench::options::parse_only;
+use crate::options::parse_only;
 
 /// Rounds by default, and with `--quick`.
 const ROUNDS: u32 = 3;
@@ -12,21 +12,21 @@ const USAGE: &str = "usage: cargo xtask bench curves [--quick] [--rounds N] [--o
 
 /// What `cargo xtask bench curves` was asked for.
 #[derive(Debug, PartialEq)]
-pub(in crate::bench) struct CurveOptions {
+pub(crate) struct CurveOptions {
     /// Shorter runs and one round.
-    pub(in crate::bench) quick: bool,
+    pub(crate) quick: bool,
     /// How many rounds.
-    pub(in crate::bench) rounds: u32,
+    pub(crate) rounds: u32,
     /// The servers, in their interleaving order.
-    pub(in crate::bench) only: Vec<&'static str>,
+    pub(crate) only: Vec<&'static str>,
     /// The curves, in their running order.
-    pub(in crate::bench) curves: Vec<&'static str>,
+    pub(crate) curves: Vec<&'static str>,
     /// Build the compare workspace first.
-    pub(in crate::bench) build: bool,
+    pub(crate) build: bool,
 }
 
 /// Reads `curves …` (the subcommand first).
-pub(in crate::bench) fn parse(args: &[String]) -> Result<CurveOptions, String> {
+pub(crate) fn parse(args: &[String]) -> Result<CurveOptions, String> {
     let mut it = args.iter();
     if it.next().map(String::as_str) != Some("curves") {
         return Err(USAGE.into());

@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use mcp_kernel_workspace::scratch::{cargo_in, copy_pins};
 use serde_json::{Value, json};
 
 use super::report::median;
-use crate::scratch::{cargo_in, copy_pins};
 
 /// The feature sets measured: (name, the facade's features). The first is the baseline.
 const SETS: &[(&str, &[&str])] = &[

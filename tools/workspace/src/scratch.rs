@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::workspace::cargo_program;
+use crate::cargo_program;
 
 /// A scratch directory, `<temp>/<name>-<pid>`, made empty when created and removed when dropped.
 pub struct Scratch(pub PathBuf);

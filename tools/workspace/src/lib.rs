@@ -1,5 +1,10 @@
 //! What every task asks of the workspace it runs in: where its root is, which cargo runs the task, and
-//! what `cargo metadata` says.
+//! what `cargo metadata` says; and, for the tasks that build outside the repository, a scratch
+//! directory and cargo started in it ([`scratch`]). Shared by `xtask` and the benchmark harness
+//! (`benches/harness/`), so that both find the workspace the same way.
+#![forbid(unsafe_code)]
+
+pub mod scratch;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -7,10 +12,10 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// The workspace root (the parent of `xtask/`). Every task but `connectome facts` also runs from it
-/// (`main`).
+/// The workspace root (two levels above this crate, `tools/workspace/`). Every `xtask` task but
+/// `connectome facts`, and the benchmark harness, run from it.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+    Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).map(Path::to_path_buf).unwrap_or_default()
 }
 
 /// The cargo that runs this task (`CARGO`, which cargo sets for `cargo xtask`), or `cargo` on the path.

@@ -20,10 +20,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use mcp_kernel_workspace::scratch::{Scratch, cargo_in, copy_pins};
 use serde_json::{Value, json};
 
-use crate::readme::block_after;
-use crate::scratch::{Scratch, cargo_in, copy_pins};
+use super::blocks::block_after;
 
 /// The marker before the README's `[dependencies]` block.
 const TOML_MARK: &str = "<!-- readme-host:toml -->";
