@@ -73,7 +73,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::FutureExt;
 use http::request::Parts;
-use mcp_kernel_router::LiveServer;
+use mcp_kernel_router::transport::LiveServer;
 
 use crate::budget::{BodyBudget, DEFAULT_BODY_BYTES_IN_FLIGHT, DEFAULT_CLIENT_SHARE_DIVISOR};
 use crate::client::PrincipalDigest;

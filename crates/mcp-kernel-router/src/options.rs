@@ -1,4 +1,7 @@
-//! Server options: identity, served revisions, cache hints and page size.
+//! Server options ([`ServerBuilder::options`](crate::ServerBuilder::options)): identity, served
+//! revisions, cache hints and page size, their defaults, and [`host_identity!`](crate::host_identity).
+
+pub use crate::host_identity;
 
 use std::num::NonZeroUsize;
 
@@ -110,6 +113,6 @@ impl HostIdentity {
 #[macro_export]
 macro_rules! host_identity {
     () => {
-        $crate::HostIdentity::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
+        $crate::options::HostIdentity::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
     };
 }

@@ -12,11 +12,11 @@ use tracing::Instrument;
 
 use mcp_kernel_wire::ErrorObject;
 
-use crate::guard::guarded;
-use crate::host::{Completion, CompletionArgument, CompletionRef, CompletionRequest};
+use crate::catalog::visibility::{Listed, shown};
+use crate::contract::{Completion, CompletionArgument, CompletionRef, CompletionRequest};
 use crate::methods::owned_params;
+use crate::request::guard::guarded;
 use crate::server::{Answer, Request, Server};
-use crate::visibility::{Listed, shown};
 
 /// The most values one result may carry (`CompleteResult.completion.values`, `maxItems`).
 pub(crate) const MAX_VALUES: usize = 100;

@@ -4,12 +4,12 @@
 
 use serde_json::{Map, Value};
 
-use crate::cursor::{CursorKind, page, page_where};
-use crate::host::RequestContext;
+use crate::catalog::visibility::{Listed, Sieve};
+use crate::contract::RequestContext;
 use crate::methods::cursor_position;
 use crate::options::CacheHints;
+use crate::request::cursor::{CursorKind, page, page_where};
 use crate::server::{Answer, Server, cache_fields};
-use crate::visibility::{Listed, Sieve};
 
 /// The list a page is cut from: its sorted items, its cursor kind, the member its items go under, its
 /// cache hints.

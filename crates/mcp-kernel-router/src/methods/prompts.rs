@@ -7,16 +7,16 @@ use mcp_kernel_wire::ErrorObject;
 use mcp_kernel_wire::error::PromptErrorData;
 use mcp_kernel_wire::types::GetPromptResult;
 
-use crate::arguments::Arguments;
-use crate::cursor::CursorKind;
-use crate::guard::guarded;
-use crate::host::{GetPrompt, RequestContext};
+use crate::catalog::visibility::{Listed, shown};
+use crate::contract::{GetPrompt, RequestContext};
 use crate::methods::list::ListOf;
 use crate::methods::round_trip::input_required;
 use crate::methods::{encoded, owned_params};
+use crate::request::arguments::Arguments;
+use crate::request::cursor::CursorKind;
+use crate::request::guard::guarded;
+use crate::sealing::state::Binding;
 use crate::server::{Answer, Request, Server};
-use crate::state::Binding;
-use crate::visibility::{Listed, shown};
 
 impl Server {
     pub(crate) fn list_prompts(&self, params: Option<&Value>, context: &RequestContext) -> Answer {

@@ -7,17 +7,17 @@ use mcp_kernel_wire::ErrorObject;
 use mcp_kernel_wire::error::{ResourceNotFoundData, code};
 use mcp_kernel_wire::types::ReadResourceResult;
 
-use crate::cursor::CursorKind;
-use crate::guard::guarded;
-use crate::host::{Era, ReadResource, RequestContext};
+use crate::catalog::snapshot::Located;
+use crate::catalog::visibility::{Listed, Sieve};
+use crate::contract::{Era, ReadResource, RequestContext};
 use crate::methods::list::ListOf;
 use crate::methods::round_trip::input_required;
 use crate::methods::{encoded, owned_params};
 use crate::options::CacheHints;
+use crate::request::cursor::CursorKind;
+use crate::request::guard::guarded;
+use crate::sealing::state::Binding;
 use crate::server::{Answer, Request, Server};
-use crate::snapshot::Located;
-use crate::state::Binding;
-use crate::visibility::{Listed, Sieve};
 
 /// Resource not found, with the code of the request's era: -32602 under 2026-07-28, -32002 otherwise.
 fn not_found(era: Era, uri: &str, reason: Option<Value>) -> ErrorObject {

@@ -8,21 +8,21 @@ use tracing::Instrument;
 
 use mcp_kernel_wire::{ErrorObject, Payload};
 
-use crate::arguments::Arguments;
-use crate::capability::declares;
-use crate::decoration::Decoration;
-use crate::guard::guarded;
-use crate::host::{RequestContext, ToolCall, ToolOutput};
+use crate::catalog::snapshot::CompiledTool;
+use crate::catalog::visibility::{Listed, Sieve, shown};
+use crate::contract::{RequestContext, ToolCall, ToolOutput};
 use crate::methods::owned_params;
 use crate::methods::round_trip::input_required;
 use crate::methods::tool_result::{Content, ToolResult};
-use crate::observe::{DispatchOutcome, PendingDispatch};
 use crate::options::CacheHints;
+use crate::request::arguments::Arguments;
+use crate::request::capability::declares;
+use crate::request::decoration::Decoration;
+use crate::request::guard::guarded;
+use crate::sealing::state::Binding;
 use crate::server::{Request, Routed, Server, append_cache_fields};
-use crate::snapshot::CompiledTool;
-use crate::state::Binding;
 use crate::trace::SpanSite;
-use crate::visibility::{Listed, Sieve, shown};
+use crate::trace::observe::{DispatchOutcome, PendingDispatch};
 
 /// The text of a tool error: a string as is, an object as `k: v, …`, anything else as JSON.
 fn error_text(reason: &Value) -> String {

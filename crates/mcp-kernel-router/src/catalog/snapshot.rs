@@ -12,12 +12,16 @@ use mcp_kernel_wire::types::{
     Prompt, PromptArgument as WirePromptArgument, Resource, ResourceTemplate, Tool,
 };
 
-use crate::compile::{BuildError, compile_output_schema, compile_prompt_schema, compile_tool_schema};
-use crate::host::{Dispatch, PromptReader, ResourceReader};
-use crate::spec::{Listing, PromptSpec, ResourceEntry, ResourceSpec, ResourceTemplateSpec, ToolSpec};
-use crate::template::{TemplateMatch, UriTemplate};
-use crate::template_index::TemplateIndex;
-use crate::visibility::Listed;
+use crate::catalog::compile::{
+    BuildError, compile_output_schema, compile_prompt_schema, compile_tool_schema,
+};
+use crate::catalog::spec::{
+    Listing, PromptSpec, ResourceEntry, ResourceSpec, ResourceTemplateSpec, ToolSpec,
+};
+use crate::catalog::template::{TemplateMatch, UriTemplate};
+use crate::catalog::template_index::TemplateIndex;
+use crate::catalog::visibility::Listed;
+use crate::contract::{Dispatch, PromptReader, ResourceReader};
 
 /// The items a host registered with their own handlers (`Tools`, `Resources`, `Prompts`).
 #[derive(Default)]
@@ -226,7 +230,7 @@ impl Snapshot {
                 .meta
                 .iter()
                 .flatten()
-                .find_map(|(key, _)| crate::meta_keys::fault(key).map(|why| (key, why)))
+                .find_map(|(key, _)| crate::request::meta_keys::fault(key).map(|why| (key, why)))
             {
                 let key: String = key.chars().take(64).collect();
                 let reason = format!("_meta key {key:?}: {why}");
