@@ -20,7 +20,7 @@ use crate::notify::log::LogLevel;
 use crate::options::{CacheHints, ServerOptions};
 use crate::sealing::sealer::StateSealer;
 use crate::sealing::state::{Clock, DEFAULT_REQUEST_STATE_TTL, Sealing};
-use crate::server::{Parts, Server};
+use crate::server::{Injected, Server};
 use crate::trace::observe::DispatchObserver;
 
 impl Server {
@@ -259,7 +259,7 @@ impl ServerBuilder {
             ttl: self.state_ttl,
             clock: self.clock.unwrap_or_else(|| Arc::new(SystemTime::now)),
         });
-        let parts = Parts {
+        let injected = Injected {
             dispatch: self.dispatch,
             resources: self.resources,
             prompts: self.prompts,
@@ -269,6 +269,6 @@ impl ServerBuilder {
             log_level: self.log_level,
             visibility: self.visibility,
         };
-        Ok(Server::from_parts(snapshot, options, parts))
+        Ok(Server::from_injected(snapshot, options, injected))
     }
 }

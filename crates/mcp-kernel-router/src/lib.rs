@@ -10,12 +10,22 @@
 //! opt-in: [`ServerBuilder::request_state_sealer`] with a [`StateSealer`] such as [`HmacSealer`].
 //!
 //! Progress (`notifications/progress`, MCP [S-52]) is opt-in per request: a transport that can deliver
-//! notifications calls [`Server::handle_with_notifications`]; the host reports through
+//! notifications attaches a sink ([`transport::Inbound::notifications`]); the host reports through
 //! [`RequestContext::progress`]. Log notifications (`notifications/message`) are opt-in for the host
 //! ([`ServerBuilder::log_notifications`]) and, on `2026-07-28`, per request (`_meta` `logLevel`); the
 //! host logs through [`RequestContext::log`].
 //!
 //! This crate does no I/O and depends on no async runtime: it awaits only the host's futures.
+//!
+//! The root holds the host's everyday API; the rest is grouped by reader: [`resources`], [`prompts`],
+//! [`completion`], [`visibility`], [`notify`], [`observe`], [`options`] and [`sealing`] for a host that
+//! uses those parts of the contract, [`testing`] for its tests, and [`transport`] for a transport's
+//! author ([`Server::admit`] and [`Server::handle_envelope`] are a transport's two calls).
+//!
+//! The `test-util` feature (off) adds test-only views of a server, for tests that ask a transport's
+//! questions one at a time, handle a JSON value with notifications, or narrow a server's revisions
+//! (`Server::tool_headers`, `tool_headers_for`, `context_for`, `may_notify`, `handle_inbound`,
+//! `handle_with_notifications`, `restricted_to`). It is not for transports.
 //!
 //! ```
 //! use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolOutput, ToolError, ToolSpec};

@@ -76,7 +76,7 @@ pub(crate) struct Inner {
     pub(crate) snapshot: Arc<Snapshot>,
     pub(crate) options: ServerOptions,
     /// The host's functions and opt-ins.
-    pub(crate) parts: Parts,
+    pub(crate) injected: Injected,
     /// [B-5]'s decoration of a modern result, built once.
     ///
     /// [B-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
@@ -84,9 +84,9 @@ pub(crate) struct Inner {
     pub(crate) capabilities: Value,
 }
 
-/// The host's functions and opt-ins, as the builder hands them over.
+/// What the host injected: its functions and opt-ins, as the builder hands them over.
 #[derive(Clone, Default)]
-pub(crate) struct Parts {
+pub(crate) struct Injected {
     pub(crate) dispatch: Option<Arc<dyn Dispatch>>,
     pub(crate) resources: Option<Arc<dyn ResourceReader>>,
     pub(crate) prompts: Option<Arc<dyn PromptReader>>,
@@ -137,19 +137,21 @@ fn scope_name(scope: CacheScope) -> &'static str {
 }
 
 impl Server {
-    pub(crate) fn from_parts(snapshot: Snapshot, options: ServerOptions, parts: Parts) -> Self {
-        Self::assemble(Arc::new(snapshot), options, parts)
+    pub(crate) fn from_injected(snapshot: Snapshot, options: ServerOptions, injected: Injected) -> Self {
+        Self::assemble(Arc::new(snapshot), options, injected)
     }
 
-    pub(crate) fn assemble(snapshot: Arc<Snapshot>, options: ServerOptions, parts: Parts) -> Self {
+    pub(crate) fn assemble(snapshot: Arc<Snapshot>, options: ServerOptions, injected: Injected) -> Self {
         // Both encoded once: `discover` copies the capabilities, the decoration the identity, per request.
         let identity = crate::catalog::advertised::identity(&options);
         let server_info = serde_json::to_value(&identity).unwrap_or(Value::Null);
-        let capabilities =
-            crate::catalog::advertised::capabilities(parts.completer.is_some(), parts.log_level.is_some());
+        let capabilities = crate::catalog::advertised::capabilities(
+            injected.completer.is_some(),
+            injected.log_level.is_some(),
+        );
         let capabilities = serde_json::to_value(&capabilities).unwrap_or(Value::Null);
         let decoration = Decoration::new(server_info);
-        Self { inner: Arc::new(Inner { snapshot, options, parts, decoration, capabilities }) }
+        Self { inner: Arc::new(Inner { snapshot, options, injected, decoration, capabilities }) }
     }
 
     /// The revisions a message handled with `inbound` may be served in.
@@ -206,7 +208,7 @@ impl Server {
             (Some(sink), Some(token)) => Progress::to(token.clone(), Arc::clone(sink)),
             _ => Progress::default(),
         };
-        let logs = sink.is_some() && self.inner.parts.log_level.is_some();
+        let logs = sink.is_some() && self.inner.injected.log_level.is_some();
         let log_level = if logs { level_in(&meta) } else { None };
         match method {
             Method::Discover => {
@@ -364,11 +366,11 @@ impl Server {
             Method::ResourcesRead => self.read_resource(request).await,
             Method::PromptsList => self.list_prompts(request.params.as_ref(), &request.context),
             Method::PromptsGet => self.get_prompt(request).await,
-            Method::CompletionComplete if self.inner.parts.completer.is_some() => {
+            Method::CompletionComplete if self.inner.injected.completer.is_some() => {
                 self.complete(request).await
             }
             Method::LoggingSetLevel
-                if (self.inner.parts.log_level.is_some() || request.sessionless)
+                if (self.inner.injected.log_level.is_some() || request.sessionless)
                     && !request.context.era.is_modern() =>
             {
                 self.set_level(request.params.as_ref())
@@ -432,8 +434,8 @@ impl Server {
         encoded(&mcp_kernel_wire::types::InitializeResult {
             protocol_version: agreed.as_str().to_owned(),
             capabilities: crate::catalog::advertised::capabilities(
-                self.inner.parts.completer.is_some(),
-                self.inner.parts.log_level.is_some(),
+                self.inner.injected.completer.is_some(),
+                self.inner.injected.log_level.is_some(),
             ),
             server_info: crate::catalog::advertised::identity(&self.inner.options),
             instructions: None,

@@ -39,7 +39,7 @@ impl Server {
     /// from it is [`ToolHeaders::UnknownTool`], as in [`Server::admit`].
     pub fn tool_headers_for(&self, tool: &str, context: &RequestContext) -> ToolHeaders<'_> {
         let Some(listed) = self.inner.snapshot.tool(tool) else { return ToolHeaders::UnknownTool };
-        let filter = self.inner.parts.visibility.as_deref();
+        let filter = self.inner.injected.visibility.as_deref();
         match shown(filter, Listed::Tool(&listed.name), context) {
             true => ToolHeaders::of(listed),
             false => ToolHeaders::UnknownTool,
@@ -61,7 +61,7 @@ impl Server {
         let mut options = self.inner.options.clone();
         options.supported_versions = versions.into_iter().collect();
         check_versions(&options.supported_versions)?;
-        Ok(Self::assemble(Arc::clone(&self.inner.snapshot), options, self.inner.parts.clone()))
+        Ok(Self::assemble(Arc::clone(&self.inner.snapshot), options, self.inner.injected.clone()))
     }
 
     /// Handles one message like [`Server::handle`], delivering the request's `notifications/progress`

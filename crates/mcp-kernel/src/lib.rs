@@ -10,10 +10,29 @@
 //! |---|---|---|
 //! | [`wire`] | `mcp-kernel-wire` | JSON-RPC and MCP serde types, error objects, the bounded JSON reader |
 //! | [`schema`] | `mcp-kernel-schema` | JSON Schema 2020-12 validation of tool arguments, `x-mcp-header` rules |
-//! | [`router`] | `mcp-kernel-router` | the host contract and the era-aware core [`Server`] |
+//! | [`router`] | `mcp-kernel-router` | the host contract and the era-aware core [`Server`] (the root and modules below are its own) |
 //! | [`stdio`] | `mcp-kernel-stdio` | newline-delimited JSON-RPC over stdin/stdout (feature `stdio`) |
 //! | [`http`] | `mcp-kernel-http` | the stateless Streamable HTTP service, a `tower::Service` (feature `http`) |
 //! | `connectome` | `connectome-*` | the connectome surface: `connectome://` resources, the copyable tool, the collector (feature `connectome`) |
+//!
+//! The root holds the host's everyday API — the server and its builder, the catalog ([`Listing`],
+//! [`ToolSpec`], [`Tools`]), what a handler is handed and returns ([`RequestContext`], [`ToolCall`],
+//! [`ToolOutput`], [`ToolError`]) — and the rest is grouped by reader, one module each:
+//!
+//! | module | who reads it | what it holds |
+//! |---|---|---|
+//! | [`resources`] | a host serving resources | resource and template specs, the typed registry, the reader and its request |
+//! | [`prompts`] | a host serving prompts | prompt specs, the typed registry, the renderer, its request and output |
+//! | [`completion`] | a host answering `completion/complete` | the completer, its request and answer |
+//! | [`visibility`] | a host whose lists vary per caller | the per-request filter and the item it is asked about |
+//! | [`notify`] | a host reporting progress or logging | the progress reporter, log levels |
+//! | [`observe`] | a host watching dispatch | the dispatch observer and its events |
+//! | [`options`] | a host naming itself or tuning pages and caching | server options, cache hints, identity, defaults |
+//! | [`sealing`] | a host answering "input required" | the request-state sealer, its keys, clock and lifetime |
+//! | [`testing`] | a host's tests | the in-process [`testing::TestClient`] and its results |
+//! | [`transport`] | a transport's author (the stdio and HTTP crates, or a third party) | [`Server::admit`]'s answer, what a transport attaches to a message, the replaceable [`transport::LiveServer`] |
+//!
+//! The root holds at most 45 names, counted by this crate's `tests/facade_root.rs`.
 //!
 //! Both transports are default features; a stdio-only host uses
 //! `default-features = false, features = ["stdio", "schemars"]` and pulls in no HTTP stack. The
@@ -63,7 +82,7 @@ pub use mcp_kernel_wire as wire;
 pub use shutdown::shutdown_signal;
 
 // The root holds at most 45 names (`tests/facade_root.rs` counts them): the host's everyday API, the
-// crates, and one module per reader or opt-in.
+// crates, and one module per reader or opt-in (the table above).
 pub use mcp_kernel_router::{
     Arguments, BoxFuture, BuildError, Catalog, Dispatch, Era, Extensions, InputRequired, IntoToolOutput,
     Json, Listing, Mode, ReaderError, RequestContext, RetryInput, Server, ServerBuilder, ToolCall, ToolError,

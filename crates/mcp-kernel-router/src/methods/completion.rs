@@ -133,7 +133,7 @@ impl Server {
         let supplied = parse_context(params.remove("context"))?;
         drop(params);
         let snapshot = &self.inner.snapshot;
-        let filter = self.inner.parts.visibility.as_deref();
+        let filter = self.inner.injected.visibility.as_deref();
         let (reference, declared) = match wire_ref {
             WireRef::Prompt(name) => {
                 let prompt =
@@ -153,7 +153,7 @@ impl Server {
         let Some(declared_name) = declared.iter().find(|key| key.as_ref() == name) else {
             return Err(ErrorObject::invalid_params(UNKNOWN_ARGUMENT));
         };
-        let Some(completer) = self.inner.parts.completer.as_ref() else {
+        let Some(completer) = self.inner.injected.completer.as_ref() else {
             return Err(ErrorObject::method_not_found());
         };
         let request = CompletionRequest {

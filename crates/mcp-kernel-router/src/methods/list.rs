@@ -40,7 +40,7 @@ impl Server {
         let ListOf { sorted, kind, field, hints } = list;
         let after = cursor_position(params, kind)?;
         let size = self.inner.options.page_size();
-        let (items, next) = match self.inner.parts.visibility.as_deref() {
+        let (items, next) = match self.inner.injected.visibility.as_deref() {
             None => {
                 let (items, next) = page(sorted, &key_of, kind, after.as_deref(), size);
                 (items.iter().map(|i| item_of(i).clone()).collect(), next)

@@ -24,7 +24,7 @@ impl Server {
         if token_of(meta).is_some() {
             return true;
         }
-        if self.inner.parts.log_level.is_none() {
+        if self.inner.injected.log_level.is_none() {
             return false;
         }
         let modern = meta.is_some_and(|m| m.get(META_PROTOCOL_VERSION).is_some());
@@ -40,7 +40,7 @@ impl Server {
         modern: bool,
         requested: Option<LogLevel>,
     ) -> Logger {
-        let (Some(sink), Some(minimum)) = (sink, self.inner.parts.log_level) else {
+        let (Some(sink), Some(minimum)) = (sink, self.inner.injected.log_level) else {
             return Logger::default();
         };
         let threshold = if modern { requested.map(|level| level.max(minimum)) } else { Some(minimum) };

@@ -36,7 +36,7 @@ impl Server {
         let Some(Value::String(name)) = params.get("name") else {
             return Err(ErrorObject::invalid_params("prompts/get requires a string name"));
         };
-        let filter = self.inner.parts.visibility.as_deref();
+        let filter = self.inner.injected.visibility.as_deref();
         let prompt =
             self.inner.snapshot.prompt(name).filter(|p| shown(filter, Listed::Prompt(&p.name), &context));
         let Some(prompt) = prompt else {
@@ -72,7 +72,7 @@ impl Server {
             return Err(ErrorObject::prompt_error(&reason, data));
         }
         let Value::Object(arguments) = arguments else { return Err(ErrorObject::internal()) };
-        let reader = match (&prompt.reader, &self.inner.parts.prompts) {
+        let reader = match (&prompt.reader, &self.inner.injected.prompts) {
             (Some(reader), _) | (None, Some(reader)) => reader,
             (None, None) => return Err(ErrorObject::internal()),
         };

@@ -60,7 +60,7 @@ impl Server {
         let Some(Value::String(uri)) = params.remove("uri") else {
             return Err(ErrorObject::invalid_params("resources/read requires a string uri"));
         };
-        let filter = self.inner.parts.visibility.as_deref();
+        let filter = self.inner.injected.visibility.as_deref();
         // A hidden item is skipped, not refused: the uri is read as if it were not listed.
         let sieve = Sieve::new(filter, &context);
         let (own_reader, template) = match self.inner.snapshot.locate(&uri, |item| sieve.shows(item)) {
@@ -68,7 +68,7 @@ impl Server {
             Some(Located::Template(t, found)) => (&t.reader, Some(found)),
             None => return Err(not_found(context.era, &uri, None)),
         };
-        let reader = match (own_reader, &self.inner.parts.resources) {
+        let reader = match (own_reader, &self.inner.injected.resources) {
             (Some(reader), _) | (None, Some(reader)) => reader,
             (None, None) => return Err(ErrorObject::internal()),
         };

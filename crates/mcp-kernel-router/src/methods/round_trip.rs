@@ -46,7 +46,7 @@ impl Server {
         context: &RequestContext,
         binding: impl FnOnce() -> Binding,
     ) -> Option<Round<'_>> {
-        let sealing = self.inner.parts.sealing.as_ref()?;
+        let sealing = self.inner.injected.sealing.as_ref()?;
         context.era.is_modern().then(|| Round {
             sealing,
             binding: binding(),

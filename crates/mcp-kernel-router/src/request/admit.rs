@@ -89,7 +89,7 @@ impl Server {
         let Some(tool) = called else {
             return Admitted { headers: ToolHeaders::UnknownTool, tool_shown: None, notifies };
         };
-        let Some(filter) = self.inner.parts.visibility.as_deref() else {
+        let Some(filter) = self.inner.injected.visibility.as_deref() else {
             return Admitted { headers: ToolHeaders::of(tool), tool_shown: None, notifies };
         };
         let context = Self::lenient_context(message.meta().object().ok().flatten(), extensions);

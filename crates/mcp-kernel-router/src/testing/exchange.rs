@@ -1,5 +1,5 @@
 //! One round trip in the wire format: a JSON-RPC request object in, through
-//! [`crate::Server::handle_inbound`], and the JSON-RPC response and notifications read back strictly.
+//! [`crate::Server::handle_envelope`], and the JSON-RPC response and notifications read back strictly.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
