@@ -1,13 +1,15 @@
 //! The era-aware core of mcp-kernel and the host contract.
 //!
 //! A host describes what it offers ([`Catalog`] → [`Listing`]: tools, resources and prompts) and
-//! supplies the functions that do the work ([`Dispatch`], [`ResourceReader`], [`PromptReader`], and
-//! optionally a [`Completer`] for `completion/complete`). The [`ServerBuilder`] checks all of it once
+//! supplies the functions that do the work ([`Dispatch`], [`ResourceReader`](resources::ResourceReader),
+//! [`PromptReader`](prompts::PromptReader), and optionally a [`Completer`](completion::Completer) for
+//! `completion/complete`). The [`ServerBuilder`] checks all of it once
 //! and compiles an immutable snapshot; [`Server::handle`] then answers one decoded message at a time,
 //! refusing every malformed request, and never decides what a tool does.
 //!
 //! Multi-round-trip requests (`2026-07-28`: a tool, resource or prompt answering "input required") are
-//! opt-in: [`ServerBuilder::request_state_sealer`] with a [`StateSealer`] such as [`HmacSealer`].
+//! opt-in: [`ServerBuilder::request_state_sealer`] with a [`StateSealer`](sealing::StateSealer) such as
+//! [`HmacSealer`](sealing::HmacSealer).
 //!
 //! Progress (`notifications/progress`, MCP [S-52]) is opt-in per request: a transport that can deliver
 //! notifications attaches a sink ([`transport::Inbound::notifications`]); the host reports through
@@ -108,7 +110,7 @@ pub mod completion {
     pub use crate::contract::{Completer, Completion, CompletionArgument, CompletionRef, CompletionRequest};
 }
 
-/// The dispatch observer ([`ServerBuilder::observer`]): one callback told of every `tools/call` that
+/// The dispatch observer ([`ServerBuilder::observe_dispatch`]): one callback told of every `tools/call` that
 /// reaches dispatch, and what it is told.
 pub mod observe {
     pub use crate::trace::observe::{DispatchEvent, DispatchObserver, DispatchOutcome};

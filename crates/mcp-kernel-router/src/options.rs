@@ -1,5 +1,7 @@
-//! Server options ([`ServerBuilder::options`](crate::ServerBuilder::options)): identity, served
-//! revisions, cache hints and page size, their defaults, and [`host_identity!`](crate::host_identity).
+//! Server options, as the builder sets them ([`ServerBuilder::server_info`](crate::ServerBuilder::server_info),
+//! [`ServerBuilder::page_size`](crate::ServerBuilder::page_size), ...) and [`Server::options`](crate::Server::options)
+//! reads them: identity, served revisions, cache hints and page size, their defaults, and
+//! [`host_identity!`](crate::host_identity).
 
 pub use crate::host_identity;
 

@@ -41,7 +41,7 @@
 //! by `cargo xtask bench features`, in [`manual::packaging`]).
 //!
 //! The `schemars` feature (default) adds [`Tools::add_derived`], [`Tools::add_derived_input`] and
-//! [`Prompts::add_derived`], which derive schemas from the handler's types. It is on by default because
+//! [`Prompts::add_derived`](prompts::Prompts::add_derived), which derive schemas from the handler's types. It is on by default because
 //! the typed form is the one the README teaches and it costs a host nothing at run time: schemars runs
 //! once per tool, when the server is built, and its derive shares `syn` with serde's. A host that writes
 //! every schema by hand turns it off to skip compiling schemars.
