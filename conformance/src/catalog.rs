@@ -3,18 +3,18 @@
 //! completer of `completion/complete`, and the multi-round-trip (`test_input_required_result_*`) tools
 //! and prompt with the request-state sealer they need.
 
-use mcp_kernel::router::{
-    Completion, CompletionRef, CompletionRequest, HmacSealer, InputRequired, RetryInput,
-};
+use mcp_kernel::notify::LogLevel;
+use mcp_kernel::prompts::{GetPrompt, PromptArgument, PromptOutput, PromptSpec};
+use mcp_kernel::resources::{ReadResource, ResourceSpec, ResourceTemplateSpec};
+use mcp_kernel::router::completion::{Completion, CompletionRef, CompletionRequest};
+use mcp_kernel::router::sealing::HmacSealer;
+use mcp_kernel::router::{InputRequired, RetryInput};
 use mcp_kernel::wire::types::{
     AudioContent, ContentBlock, CreateMessageRequestParams, EmbeddedResource, ImageContent, InputRequest,
     PromptMessage, ResourceContents, Role, SamplingContent, SamplingContentBlock, SamplingMessage,
     TextResourceContents,
 };
-use mcp_kernel::{
-    GetPrompt, Listing, LogLevel, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
-    ResourceSpec, ResourceTemplateSpec, ToolCall, ToolError, ToolOutput, ToolSpec,
-};
+use mcp_kernel::{Listing, Mode, ReaderError, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::{Value, json};
 
 /// A 1x1 red PNG.

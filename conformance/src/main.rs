@@ -5,8 +5,9 @@
 
 mod catalog;
 
+use mcp_kernel::Server;
 use mcp_kernel::http::{AllowedOrigins, LegacyClients, McpHttp};
-use mcp_kernel::{LogLevel, Server};
+use mcp_kernel::notify::LogLevel;
 
 fn port_from_args() -> Result<u16, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();

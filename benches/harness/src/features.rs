@@ -67,7 +67,7 @@ fn server() -> Result<Server, Box<dyn std::error::Error>> {
     let surface = Surface::new().observed(collector.clone());
     let mut listing = Listing::new();
     listing.resources.extend(connectome::resources());
-    let reader = move |request: mcp_kernel::ReadResource| {
+    let reader = move |request: mcp_kernel::resources::ReadResource| {
         let answer = surface.read(&request.uri);
         async move {
             match answer {

@@ -31,7 +31,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use connectome_graph::{EdgeKind, Identity};
-use mcp_kernel_router::{DispatchEvent, DispatchObserver};
+use mcp_kernel_router::observe::{DispatchEvent, DispatchObserver};
 
 use crate::key::{EndRef, Key, KeyRef};
 

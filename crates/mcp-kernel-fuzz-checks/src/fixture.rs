@@ -1,13 +1,12 @@
 //! The small catalog both transport targets serve: tools (one with `x-mcp-header` parameters),
 //! resources, a template and prompts, with host functions that answer at once and never panic.
 
+use mcp_kernel_router::prompts::{GetPrompt, PromptArgument, PromptOutput, PromptSpec};
+use mcp_kernel_router::resources::{ReadResource, ResourceSpec, ResourceTemplateSpec};
 use mcp_kernel_router::wire::types::{
     ContentBlock, PromptMessage, ResourceContents, Role, TextResourceContents,
 };
-use mcp_kernel_router::{
-    GetPrompt, Listing, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
-    ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
-};
+use mcp_kernel_router::{Listing, Mode, ReaderError, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::json;
 
 /// The fixture catalog.

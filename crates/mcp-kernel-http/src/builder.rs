@@ -73,7 +73,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::FutureExt;
 use http::request::Parts;
-use mcp_kernel_router::LiveServer;
+use mcp_kernel_router::transport::LiveServer;
 
 use crate::admission::host_header::AllowedHosts;
 use crate::admission::origin::AllowedOrigins;

@@ -109,15 +109,15 @@ pub(crate) async fn serve(
     if message.is_response() {
         return protocol_version(headers, &id).map_or_else(refuse, |()| accepted());
     }
-    let decision = headers::tool_decision(&message, server, &extensions);
+    let admitted = server.admit(&message, &extensions);
     let checked = jsonrpc_shape(&message)
         .and_then(|()| protocol_version(headers, &id))
-        .and_then(|()| headers::check_sent(headers, &message, server, decision.as_ref()));
+        .and_then(|()| headers::check_sent(headers, &message, &admitted));
     if let Err(refusal) = checked {
         return refuse(refusal);
     }
     let carrier = crate::trace::carrier(headers);
-    dispatch(server, message, version, Attached { extensions, carrier, decision }, Path::Legacy).await
+    dispatch(server, message, version, Attached { extensions, carrier, admitted }, Path::Legacy).await
 }
 
 /// MCP [S-63]: every value of `MCP-Protocol-Version`, when sent, names a served legacy revision (400:

@@ -54,7 +54,7 @@
 //! * **Legacy clients** (opt-in, [`LegacyClients::Stateless`]): only a message with nothing modern in
 //!   it takes the `2025-11-25` path; `Mcp-*` headers it sends must still agree with the body; no session
 //!   is minted, and a 404 never answers a JSON-RPC error (a legacy client reads it as an ended session).
-//! * **Replacement** ([`mcp_kernel_router::LiveServer`]): each request reads the current server once,
+//! * **Replacement** ([`mcp_kernel_router::transport::LiveServer`]): each request reads the current server once,
 //!   as it arrives, and every check and the core use that one server, so a replacement never applies
 //!   one catalog's header rules to another's call.
 //! * **Leaks**: a refusal's reason is logged (tracing), never returned; a host fault is answered 500

@@ -50,7 +50,8 @@ use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use serde_json::Value;
 
-use mcp_kernel_router::{Extensions, LiveServer, Server};
+use mcp_kernel_router::transport::LiveServer;
+use mcp_kernel_router::{Extensions, Server};
 use mcp_kernel_wire::{Envelope, ErrorObject, Method as McpMethod, read_message};
 
 use crate::admission::cors;
@@ -340,8 +341,8 @@ async fn answer(
     if let Err(refusal) = jsonrpc_shape(&message) {
         return refuse(refusal);
     }
-    let decision = headers::tool_decision(&message, server, &extensions);
-    if let Err(refusal) = headers::check(&parts.headers, &message, server, decision.as_ref()) {
+    let admitted = server.admit(&message, &extensions);
+    if let Err(refusal) = headers::check(&parts.headers, &message, &admitted) {
         return refuse(refusal);
     }
     let carrier = crate::trace::carrier(&parts.headers);
@@ -354,6 +355,6 @@ async fn answer(
         let id = message.echoable_id();
         return refuse(Refusal::post_body(StatusCode::NOT_FOUND, ErrorObject::method_not_found(), id));
     }
-    let attached = Attached { extensions, carrier, decision };
+    let attached = Attached { extensions, carrier, admitted };
     dispatch(server, message, version, attached, Path::Modern).await
 }

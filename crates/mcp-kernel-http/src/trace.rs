@@ -10,7 +10,7 @@
 
 use http::{HeaderMap, HeaderName, Version};
 
-use mcp_kernel_router::Network;
+use mcp_kernel_router::transport::Network;
 use mcp_kernel_wire::trace::TraceCarrier;
 
 static TRACEPARENT: HeaderName = HeaderName::from_static(mcp_kernel_wire::trace::TRACEPARENT);

@@ -10,18 +10,18 @@ use std::time::{Duration, SystemTime};
 
 use mcp_kernel_wire::ProtocolVersion;
 
-use crate::compile::{BuildError, check_versions};
-use crate::host::{Completer, Dispatch, PromptReader, ResourceReader};
-use crate::log::LogLevel;
-use crate::observe::DispatchObserver;
+use crate::catalog::compile::{BuildError, check_versions};
+use crate::catalog::registry::{Prompts, Resources, Tools};
+use crate::catalog::snapshot::{Registered, Snapshot};
+use crate::catalog::spec::{Catalog, Listing};
+use crate::catalog::visibility::Visibility;
+use crate::contract::{Completer, Dispatch, PromptReader, ResourceReader};
+use crate::notify::log::LogLevel;
 use crate::options::{CacheHints, ServerOptions};
-use crate::registry::{Prompts, Resources, Tools};
-use crate::sealer::StateSealer;
-use crate::server::{Parts, Server};
-use crate::snapshot::{Registered, Snapshot};
-use crate::spec::{Catalog, Listing};
-use crate::state::{Clock, DEFAULT_REQUEST_STATE_TTL, Sealing};
-use crate::visibility::Visibility;
+use crate::sealing::sealer::StateSealer;
+use crate::sealing::state::{Clock, DEFAULT_REQUEST_STATE_TTL, Sealing};
+use crate::server::{Injected, Server};
+use crate::trace::observe::DispatchObserver;
 
 impl Server {
     /// Starts building a server over `catalog`.
@@ -168,15 +168,15 @@ impl ServerBuilder {
         self
     }
 
-    /// The version advertised in `serverInfo` (default this package's version, [`crate::PACKAGE_VERSION`]).
+    /// The version advertised in `serverInfo` (default this package's version, [`crate::options::PACKAGE_VERSION`]).
     pub fn server_version(mut self, version: impl Into<String>) -> Self {
         self.options.server_version = version.into();
         self
     }
 
-    /// Name and version together: `.server_info(mcp_kernel_router::host_identity!())` advertises the
+    /// Name and version together: `.server_info(mcp_kernel_router::options::host_identity!())` advertises the
     /// host crate's own `CARGO_PKG_NAME` and `CARGO_PKG_VERSION`.
-    pub fn server_info(self, identity: crate::HostIdentity) -> Self {
+    pub fn server_info(self, identity: crate::options::HostIdentity) -> Self {
         self.server_name(identity.name).server_version(identity.version)
     }
 
@@ -259,7 +259,7 @@ impl ServerBuilder {
             ttl: self.state_ttl,
             clock: self.clock.unwrap_or_else(|| Arc::new(SystemTime::now)),
         });
-        let parts = Parts {
+        let injected = Injected {
             dispatch: self.dispatch,
             resources: self.resources,
             prompts: self.prompts,
@@ -269,6 +269,6 @@ impl ServerBuilder {
             log_level: self.log_level,
             visibility: self.visibility,
         };
-        Ok(Server::from_parts(snapshot, options, parts))
+        Ok(Server::from_injected(snapshot, options, injected))
     }
 }

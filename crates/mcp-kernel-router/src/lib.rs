@@ -1,21 +1,33 @@
 //! The era-aware core of mcp-kernel and the host contract.
 //!
 //! A host describes what it offers ([`Catalog`] → [`Listing`]: tools, resources and prompts) and
-//! supplies the functions that do the work ([`Dispatch`], [`ResourceReader`], [`PromptReader`], and
-//! optionally a [`Completer`] for `completion/complete`). The [`ServerBuilder`] checks all of it once
+//! supplies the functions that do the work ([`Dispatch`], [`ResourceReader`](resources::ResourceReader),
+//! [`PromptReader`](prompts::PromptReader), and optionally a [`Completer`](completion::Completer) for
+//! `completion/complete`). The [`ServerBuilder`] checks all of it once
 //! and compiles an immutable snapshot; [`Server::handle`] then answers one decoded message at a time,
 //! refusing every malformed request, and never decides what a tool does.
 //!
 //! Multi-round-trip requests (`2026-07-28`: a tool, resource or prompt answering "input required") are
-//! opt-in: [`ServerBuilder::request_state_sealer`] with a [`StateSealer`] such as [`HmacSealer`].
+//! opt-in: [`ServerBuilder::request_state_sealer`] with a [`StateSealer`](sealing::StateSealer) such as
+//! [`HmacSealer`](sealing::HmacSealer).
 //!
 //! Progress (`notifications/progress`, MCP [S-52]) is opt-in per request: a transport that can deliver
-//! notifications calls [`Server::handle_with_notifications`]; the host reports through
+//! notifications attaches a sink ([`transport::Inbound::notifications`]); the host reports through
 //! [`RequestContext::progress`]. Log notifications (`notifications/message`) are opt-in for the host
 //! ([`ServerBuilder::log_notifications`]) and, on `2026-07-28`, per request (`_meta` `logLevel`); the
 //! host logs through [`RequestContext::log`].
 //!
 //! This crate does no I/O and depends on no async runtime: it awaits only the host's futures.
+//!
+//! The root holds the host's everyday API; the rest is grouped by reader: [`resources`], [`prompts`],
+//! [`completion`], [`visibility`], [`notify`], [`observe`], [`options`] and [`sealing`] for a host that
+//! uses those parts of the contract, [`testing`] for its tests, and [`transport`] for a transport's
+//! author ([`Server::admit`] and [`Server::handle_envelope`] are a transport's two calls).
+//!
+//! The `test-util` feature (off) adds test-only views of a server, for tests that ask a transport's
+//! questions one at a time, handle a JSON value with notifications, or narrow a server's revisions
+//! (`Server::tool_headers`, `tool_headers_for`, `context_for`, `may_notify`, `handle_inbound`,
+//! `handle_with_notifications`, `restricted_to`). It is not for transports.
 //!
 //! ```
 //! use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolOutput, ToolError, ToolSpec};
@@ -42,78 +54,88 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod advertised;
-mod answer;
-mod arguments;
 mod builder;
-mod capability;
-mod client;
-mod compile;
-mod cursor;
-mod decoration;
-mod extensions;
+mod catalog;
+mod contract;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
-mod guard;
-mod host;
-mod inbound;
-mod input;
 mod live;
-mod log;
-mod meta_keys;
 mod methods;
-mod observe;
-mod options;
-mod progress;
-mod reader_error;
-mod registry;
-mod responses;
-mod sealer;
+pub mod notify;
+pub mod options;
+mod request;
+pub mod sealing;
 mod server;
-mod snapshot;
-mod spec;
-mod state;
-mod template;
-mod template_index;
+#[cfg(feature = "test-util")]
+mod test_util;
+pub mod testing;
 mod trace;
-mod visibility;
 #[cfg(test)]
 mod wire_order;
 
-pub use arguments::Arguments;
 pub use builder::ServerBuilder;
-pub use client::{Called, ClientError, TestClient};
-pub use compile::BuildError;
-pub use extensions::Extensions;
-pub use host::{
-    BoxFuture, Completer, Completion, CompletionArgument, CompletionRef, CompletionRequest, Dispatch, Era,
-    GetPrompt, PromptOutput, PromptReader, ReadResource, ReaderError, RequestContext, ResourceReader,
-    ToolCall, ToolError, ToolOutput,
-};
-pub use inbound::{Inbound, Revisions};
-pub use input::{InputRequired, RetryInput};
-pub use live::LiveServer;
-pub use log::LogLevel;
-pub use observe::{DispatchEvent, DispatchObserver, DispatchOutcome};
-pub use options::{
-    CacheHints, DEFAULT_PAGE_SIZE, DEFAULT_SERVER_NAME, HostIdentity, PACKAGE_VERSION, ServerOptions,
-};
-pub use progress::{MAX_PROGRESS_TOKEN_BYTES, NotificationSink, Progress, progress_token};
-pub use registry::{IntoToolOutput, Json, Prompts, PromptsWith, Resources, ResourcesWith, Tools, ToolsWith};
-pub use sealer::{HmacSealer, KeyError, KeyPosition, KeyTooShort, StateSealer};
-pub use server::{Control, Handled, Server, ToolHeaders};
-pub use spec::{
-    Catalog, Listing, Mode, PromptArgument, PromptSpec, ResourceEntry, ResourceSpec, ResourceTemplateSpec,
-    ToolSpec,
-};
-pub use state::{Clock, DEFAULT_REQUEST_STATE_TTL};
-pub use template::TemplateMatch;
-pub use trace::Network;
-pub use visibility::{Listed, Visibility};
+pub use catalog::compile::BuildError;
+pub use catalog::registry::{IntoToolOutput, Json, Tools, ToolsWith};
+pub use catalog::spec::{Catalog, Listing, Mode, ToolSpec};
+pub use contract::{BoxFuture, Dispatch, Era, ReaderError, RequestContext, ToolCall, ToolError, ToolOutput};
+pub use request::arguments::Arguments;
+pub use request::extensions::Extensions;
+pub use request::input::{InputRequired, RetryInput};
+pub use server::Server;
 
 pub use mcp_kernel_schema as schema;
 pub use mcp_kernel_wire as wire;
+
+/// Resources: the specs a host lists, the typed registry that declares each with its reader, and what
+/// a reader is handed (`resources/list`, `resources/templates/list`, `resources/read`).
+pub mod resources {
+    pub use crate::catalog::registry::{Resources, ResourcesWith};
+    pub use crate::catalog::spec::{ResourceEntry, ResourceSpec, ResourceTemplateSpec};
+    pub use crate::catalog::template::TemplateMatch;
+    pub use crate::contract::{ReadResource, ResourceReader};
+}
+
+/// Prompts: the specs a host lists, the typed registry that declares each with its renderer, and what
+/// a renderer is handed and returns (`prompts/list`, `prompts/get`).
+pub mod prompts {
+    pub use crate::catalog::registry::{Prompts, PromptsWith};
+    pub use crate::catalog::spec::{PromptArgument, PromptSpec};
+    pub use crate::contract::{GetPrompt, PromptOutput, PromptReader};
+}
+
+/// Completions (`completion/complete`): the host's completer, opted in with
+/// [`ServerBuilder::completer`], and what it is asked and answers.
+pub mod completion {
+    pub use crate::contract::{Completer, Completion, CompletionArgument, CompletionRef, CompletionRequest};
+}
+
+/// The dispatch observer ([`ServerBuilder::observe_dispatch`]): one callback told of every `tools/call` that
+/// reaches dispatch, and what it is told.
+pub mod observe {
+    pub use crate::trace::observe::{DispatchEvent, DispatchObserver, DispatchOutcome};
+}
+
+/// Per-principal lists ([`ServerBuilder::visibility`]): the host's filter and the listed item it is
+/// asked about.
+pub mod visibility {
+    pub use crate::catalog::visibility::{Listed, Visibility};
+}
+
+/// What a transport (the stdio and HTTP crates, or a third party's) needs: [`Server::admit`] answers
+/// its own checks of one message in one call ([`Admitted`](transport::Admitted)), and
+/// [`Server::handle_envelope`] serves the message with what the transport attaches
+/// ([`Inbound`](transport::Inbound)): the caller's extensions, a notification sink, the revisions it
+/// serves, the trace context and network it read. A [`LiveServer`](transport::LiveServer) is the
+/// replaceable server a transport serves.
+pub mod transport {
+    pub use crate::live::LiveServer;
+    pub use crate::notify::progress::{NotificationSink, progress_token};
+    pub use crate::request::admit::{Admitted, ToolHeaders};
+    pub use crate::request::inbound::{Inbound, Revisions};
+    pub use crate::server::{Control, Handled};
+    pub use crate::trace::Network;
+}
 
 /// This crate's README (its page on the registry), compiled as doctests so that its example stays true.
 #[cfg(doctest)]

@@ -1,4 +1,9 @@
-//! Server options: identity, served revisions, cache hints and page size.
+//! Server options, as the builder sets them ([`ServerBuilder::server_info`](crate::ServerBuilder::server_info),
+//! [`ServerBuilder::page_size`](crate::ServerBuilder::page_size), ...) and [`Server::options`](crate::Server::options)
+//! reads them: identity, served revisions, cache hints and page size, their defaults, and
+//! [`host_identity!`](crate::host_identity).
+
+pub use crate::host_identity;
 
 use std::num::NonZeroUsize;
 
@@ -110,6 +115,6 @@ impl HostIdentity {
 #[macro_export]
 macro_rules! host_identity {
     () => {
-        $crate::HostIdentity::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
+        $crate::options::HostIdentity::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
     };
 }

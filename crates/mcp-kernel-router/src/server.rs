@@ -13,32 +13,19 @@ use serde_json::{Map, Value, json};
 
 use mcp_kernel_wire::trace::TraceCarrier;
 use mcp_kernel_wire::types::CacheScope;
-use mcp_kernel_wire::version::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
+use mcp_kernel_wire::version::META_CLIENT_CAPABILITIES;
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, Payload, ProtocolVersion, RequestMeta, Response};
 
-use crate::host::{Completer, Dispatch, Era, PromptReader, RequestContext, ResourceReader};
-use crate::inbound::{Inbound, Served};
-use crate::log::{LogLevel, level_in, parse_level};
-use crate::observe::DispatchObserver;
+use crate::catalog::snapshot::Snapshot;
+use crate::catalog::visibility::Visibility;
+use crate::contract::{Completer, Dispatch, Era, PromptReader, RequestContext, ResourceReader};
+use crate::notify::log::{LogLevel, level_in, parse_level};
+use crate::notify::progress::{CloseOnDrop, Progress, progress_token_in};
 use crate::options::{CacheHints, ServerOptions};
-use crate::progress::{CloseOnDrop, NotificationSink, Progress, progress_token_in};
-use crate::snapshot::Snapshot;
-use crate::state::Sealing;
+use crate::request::inbound::{Inbound, Served};
+use crate::sealing::state::Sealing;
+use crate::trace::observe::DispatchObserver;
 use crate::trace::{RequestTrace, SpanSite, record_error};
-use crate::visibility::Visibility;
-
-/// The `x-mcp-header` parameters a call to one tool mirrors in HTTP headers.
-#[derive(Debug, Clone, Copy)]
-pub enum ToolHeaders<'a> {
-    /// No listed tool has that name: nothing is mirrored (the core answers "Unknown tool").
-    UnknownTool,
-    /// The annotated parameters (possibly none).
-    Params(&'a [mcp_kernel_schema::HeaderParam]),
-    /// The tool's annotations break the MCP rules (kept by
-    /// [`ServerBuilder::defer_header_annotation_faults`](crate::ServerBuilder::defer_header_annotation_faults)):
-    /// every HTTP call to it is a host fault.
-    Fault(&'a mcp_kernel_schema::SchemaError),
-}
 
 /// What the transport should do after writing the response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,9 +55,9 @@ impl Handled {
     }
 }
 
-use crate::answer::encoded;
-pub(crate) use crate::answer::{Answer, Routed};
-use crate::decoration::Decoration;
+use crate::request::answer::encoded;
+pub(crate) use crate::request::answer::{Answer, Routed};
+use crate::request::decoration::Decoration;
 
 /// A request whose era is settled, as the method handlers see it.
 pub(crate) struct Request<'a> {
@@ -89,7 +76,7 @@ pub(crate) struct Inner {
     pub(crate) snapshot: Arc<Snapshot>,
     pub(crate) options: ServerOptions,
     /// The host's functions and opt-ins.
-    pub(crate) parts: Parts,
+    pub(crate) injected: Injected,
     /// [B-5]'s decoration of a modern result, built once.
     ///
     /// [B-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
@@ -97,9 +84,9 @@ pub(crate) struct Inner {
     pub(crate) capabilities: Value,
 }
 
-/// The host's functions and opt-ins, as the builder hands them over.
+/// What the host injected: its functions and opt-ins, as the builder hands them over.
 #[derive(Clone, Default)]
-pub(crate) struct Parts {
+pub(crate) struct Injected {
     pub(crate) dispatch: Option<Arc<dyn Dispatch>>,
     pub(crate) resources: Option<Arc<dyn ResourceReader>>,
     pub(crate) prompts: Option<Arc<dyn PromptReader>>,
@@ -150,19 +137,21 @@ fn scope_name(scope: CacheScope) -> &'static str {
 }
 
 impl Server {
-    pub(crate) fn from_parts(snapshot: Snapshot, options: ServerOptions, parts: Parts) -> Self {
-        Self::assemble(Arc::new(snapshot), options, parts)
+    pub(crate) fn from_injected(snapshot: Snapshot, options: ServerOptions, injected: Injected) -> Self {
+        Self::assemble(Arc::new(snapshot), options, injected)
     }
 
-    fn assemble(snapshot: Arc<Snapshot>, options: ServerOptions, parts: Parts) -> Self {
+    pub(crate) fn assemble(snapshot: Arc<Snapshot>, options: ServerOptions, injected: Injected) -> Self {
         // Both encoded once: `discover` copies the capabilities, the decoration the identity, per request.
-        let identity = crate::advertised::identity(&options);
+        let identity = crate::catalog::advertised::identity(&options);
         let server_info = serde_json::to_value(&identity).unwrap_or(Value::Null);
-        let capabilities =
-            crate::advertised::capabilities(parts.completer.is_some(), parts.log_level.is_some());
+        let capabilities = crate::catalog::advertised::capabilities(
+            injected.completer.is_some(),
+            injected.log_level.is_some(),
+        );
         let capabilities = serde_json::to_value(&capabilities).unwrap_or(Value::Null);
         let decoration = Decoration::new(server_info);
-        Self { inner: Arc::new(Inner { snapshot, options, parts, decoration, capabilities }) }
+        Self { inner: Arc::new(Inner { snapshot, options, injected, decoration, capabilities }) }
     }
 
     /// The revisions a message handled with `inbound` may be served in.
@@ -175,111 +164,24 @@ impl Server {
         &self.inner.options
     }
 
-    /// What a transport must mirror in headers for a call to `tool` (`x-mcp-header`).
-    pub fn tool_headers(&self, tool: &str) -> ToolHeaders<'_> {
-        match self.inner.snapshot.tool(tool) {
-            None => ToolHeaders::UnknownTool,
-            Some(t) => match t.schema.header_fault() {
-                Some(fault) => ToolHeaders::Fault(fault),
-                None => ToolHeaders::Params(t.schema.header_params()),
-            },
-        }
-    }
-
-    /// The context the core gives a request with these `params` and `extensions`: its era and client
-    /// capabilities as `params._meta` declares them (read leniently: a request whose `_meta` the core
-    /// would refuse gets a bare context here, and is refused by the core whatever this says).
-    pub fn context_for(
-        &self,
-        params: Option<&Map<String, Value>>,
-        extensions: &crate::Extensions,
-    ) -> RequestContext {
-        let meta = params.and_then(|p| p.get("_meta")).and_then(Value::as_object);
-        Self::lenient_context(meta, extensions)
-    }
-
-    /// [`Server::context_for`] of a message already read into its [`Envelope`].
-    pub fn envelope_context(&self, envelope: &Envelope, extensions: &crate::Extensions) -> RequestContext {
-        Self::lenient_context(envelope.meta().object().ok().flatten(), extensions)
-    }
-
-    /// The era and capabilities a `_meta` object declares, read leniently.
-    fn lenient_context(meta: Option<&Map<String, Value>>, extensions: &crate::Extensions) -> RequestContext {
-        let version = meta.and_then(|m| m.get(META_PROTOCOL_VERSION)).and_then(Value::as_str);
-        let era = match version.and_then(ProtocolVersion::parse) {
-            Some(version) => Era::Declared(version),
-            None => Era::Bare,
-        };
-        let capabilities =
-            meta.and_then(|m| m.get(META_CLIENT_CAPABILITIES)).filter(|c| c.is_object()).cloned();
-        RequestContext::new(era, capabilities.map(Arc::new)).with_extensions(extensions.clone())
-    }
-
-    /// Whether the host gave a [`crate::Visibility`] filter: without one every listed item is shown to
-    /// every request, and a transport need not build a context to ask.
-    pub fn has_visibility_filter(&self) -> bool {
-        self.inner.parts.visibility.is_some()
-    }
-
-    /// Whether the host's [`crate::Visibility`] filter shows the listed tool `tool` to the request
-    /// `context` describes (see [`Server::context_for`]); `None` when no tool of that name is listed (the
-    /// filter is not asked). A transport that asks hands the answer to the core with
-    /// [`Inbound::tool_visibility`], so that the filter decides once per request.
-    pub fn tool_shown(&self, tool: &str, context: &RequestContext) -> Option<bool> {
-        let listed = self.inner.snapshot.tool(tool)?;
-        let filter = self.inner.parts.visibility.as_deref();
-        Some(crate::visibility::shown(filter, crate::Listed::Tool(&listed.name), context))
-    }
-
-    /// What a transport must mirror for a call to `tool` by the request `context` describes: a tool the
-    /// filter hides from it is [`ToolHeaders::UnknownTool`], so a hidden tool is refused exactly as one
-    /// that is not listed, headers included.
-    pub fn tool_headers_for(&self, tool: &str, context: &RequestContext) -> ToolHeaders<'_> {
-        match self.tool_shown(tool, context) {
-            Some(true) => self.tool_headers(tool),
-            _ => ToolHeaders::UnknownTool,
-        }
-    }
-
-    /// The same server serving only `versions` (the catalog and the host's functions are shared).
-    ///
-    /// The HTTP transport serves `2026-07-28` alone, so that `server/discover` advertises only it.
-    pub fn restricted_to(
-        &self,
-        versions: impl IntoIterator<Item = ProtocolVersion>,
-    ) -> Result<Server, crate::BuildError> {
-        let mut options = self.inner.options.clone();
-        options.supported_versions = versions.into_iter().collect();
-        crate::compile::check_versions(&options.supported_versions)?;
-        Ok(Self::assemble(Arc::clone(&self.inner.snapshot), options, self.inner.parts.clone()))
-    }
-
     /// Handles one decoded message and returns at most one response.
     pub async fn handle(&self, message: Value) -> Handled {
-        self.handle_inbound(message, Inbound::new()).await
+        self.handle_value(message, Inbound::new()).await
     }
 
-    /// Handles one message like [`Server::handle`], delivering the request's `notifications/progress`
-    /// to `sink` while it runs when it carried `params._meta.progressToken` (a string or an integer),
-    /// and its `notifications/message` when it may receive them ([`Server::may_notify`]).
-    /// Every notification is handed to `sink` before this returns; none after.
-    pub async fn handle_with_notifications(&self, message: Value, sink: NotificationSink) -> Handled {
-        self.handle_inbound(message, Inbound::new().notifications(sink)).await
-    }
-
-    /// Handles one message with what the transport attached: the request's extensions (the caller's
-    /// principal, which reaches the host in [`RequestContext::extensions`]), a notification sink, and
-    /// the revisions this transport serves. A transport that has read the message already hands its
-    /// [`Envelope`] to [`Server::handle_envelope`] instead.
-    pub async fn handle_inbound(&self, message: Value, inbound: Inbound) -> Handled {
+    /// Handles one message given as a JSON value, with what the transport attached: it is read into
+    /// its [`Envelope`] and handed to [`Server::handle_envelope`].
+    pub(crate) async fn handle_value(&self, message: Value, inbound: Inbound) -> Handled {
         match Envelope::from_value(message) {
             Ok(envelope) => self.handle_envelope(envelope, inbound).await,
             Err(error) => Handled::reply(Response::error(Value::Null, error)),
         }
     }
 
-    /// Handles one message, already read into its [`Envelope`], with what the transport attached (see
-    /// [`Server::handle_inbound`]). The checks run in the order of `protocol.md` [B-3].
+    /// Handles one message, already read into its [`Envelope`], with what the transport attached
+    /// ([`Inbound`]: the request's extensions — the caller's principal, which reaches the host in
+    /// [`RequestContext::extensions`] —, a notification sink, the revisions this transport serves, and
+    /// what [`Server::admit`] answered about it). The checks run in the order of `protocol.md` [B-3].
     ///
     /// [B-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
     pub async fn handle_envelope(&self, envelope: Envelope, inbound: Inbound) -> Handled {
@@ -306,7 +208,7 @@ impl Server {
             (Some(sink), Some(token)) => Progress::to(token.clone(), Arc::clone(sink)),
             _ => Progress::default(),
         };
-        let logs = sink.is_some() && self.inner.parts.log_level.is_some();
+        let logs = sink.is_some() && self.inner.injected.log_level.is_some();
         let log_level = if logs { level_in(&meta) } else { None };
         match method {
             Method::Discover => {
@@ -464,11 +366,11 @@ impl Server {
             Method::ResourcesRead => self.read_resource(request).await,
             Method::PromptsList => self.list_prompts(request.params.as_ref(), &request.context),
             Method::PromptsGet => self.get_prompt(request).await,
-            Method::CompletionComplete if self.inner.parts.completer.is_some() => {
+            Method::CompletionComplete if self.inner.injected.completer.is_some() => {
                 self.complete(request).await
             }
             Method::LoggingSetLevel
-                if (self.inner.parts.log_level.is_some() || request.sessionless)
+                if (self.inner.injected.log_level.is_some() || request.sessionless)
                     && !request.context.era.is_modern() =>
             {
                 self.set_level(request.params.as_ref())
@@ -531,11 +433,11 @@ impl Server {
             .unwrap_or(legacy);
         encoded(&mcp_kernel_wire::types::InitializeResult {
             protocol_version: agreed.as_str().to_owned(),
-            capabilities: crate::advertised::capabilities(
-                self.inner.parts.completer.is_some(),
-                self.inner.parts.log_level.is_some(),
+            capabilities: crate::catalog::advertised::capabilities(
+                self.inner.injected.completer.is_some(),
+                self.inner.injected.log_level.is_some(),
             ),
-            server_info: crate::advertised::identity(&self.inner.options),
+            server_info: crate::catalog::advertised::identity(&self.inner.options),
             instructions: None,
             meta: None,
         })

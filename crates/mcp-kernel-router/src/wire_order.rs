@@ -15,8 +15,11 @@ use mcp_kernel_wire::types::{
 
 use crate::options::PACKAGE_VERSION;
 use crate::{
-    Completion, CompletionRequest, GetPrompt, Listing, LogLevel, Mode, PromptArgument, PromptOutput,
-    PromptSpec, ReadResource, ReaderError, ResourceSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
+    Listing, Mode, ReaderError, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
+    completion::{Completion, CompletionRequest},
+    notify::LogLevel,
+    prompts::{GetPrompt, PromptArgument, PromptOutput, PromptSpec},
+    resources::{ReadResource, ResourceSpec},
 };
 
 const MODERN: &str = "2026-07-28";

@@ -8,7 +8,7 @@
 #[path = "integration/support/mod.rs"]
 mod support;
 
-use mcp_kernel_router::Inbound;
+use mcp_kernel_router::transport::Inbound;
 use mcp_kernel_router::wire::trace::TraceCarrier;
 use serde_json::{Value, json};
 use support::spans::Spans;

@@ -7,8 +7,9 @@ mod support;
 
 use std::sync::Arc;
 
+use mcp_kernel_router::transport::Inbound;
 use mcp_kernel_router::wire::trace::TraceCarrier;
-use mcp_kernel_router::{Inbound, Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use opentelemetry::baggage::BaggageExt;
 use opentelemetry::trace::{SpanId, SpanKind, Status, TraceContextExt, TraceId, TracerProvider as _};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};

@@ -15,9 +15,8 @@ use std::sync::Arc;
 use std::task::Poll;
 
 use futures_util::FutureExt;
-use mcp_kernel_router::{
-    Control, Extensions, Handled, Inbound, LiveServer, Network, NotificationSink, Server,
-};
+use mcp_kernel_router::transport::{Control, Handled, Inbound, LiveServer, Network};
+use mcp_kernel_router::{Extensions, Server};
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, Response, read_message};
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, BufReader};
@@ -375,10 +374,7 @@ impl Session {
                     let id = reply_id(&message);
                     // Read once: this message is served to its end by the server current now.
                     let server = self.live.current();
-                    let inbound = match self.progress_sink(&server, &message) {
-                        None => self.inbound(),
-                        Some(sink) => self.inbound().notifications(sink),
-                    };
+                    let inbound = self.admitted(&server, &message);
                     let mut handling: Handling =
                         Box::pin(async move { answer(server.handle_envelope(message, inbound), id).await });
                     // Polled once here: most requests (a listing, a quick tool) finish at once and are
@@ -400,16 +396,22 @@ impl Session {
         }
     }
 
-    /// For a request that may be sent notifications ([`Server::may_notify`]: a progress token, or log
-    /// notifications): a sink queueing them on the writer's queue, ahead of its response (one queue, so
+    /// What a request is served with: the session's [`Inbound`], what the core answered about it
+    /// ([`Server::admit`]) and, when it may be sent notifications (a progress token, or log
+    /// notifications), a sink queueing them on the writer's queue, ahead of its response (one queue, so
     /// a request's lines keep their order). A full queue drops a notification (progress and logs are
     /// advisory); the response is never dropped.
-    fn progress_sink(&self, server: &Server, message: &Envelope) -> Option<NotificationSink> {
-        if !message.has_id() || !server.envelope_may_notify(message) {
-            return None;
+    fn admitted(&self, server: &Server, message: &Envelope) -> Inbound {
+        if !message.has_id() {
+            return self.inbound();
+        }
+        let admitted = server.admit(message, &self.extensions);
+        let inbound = self.inbound().admitted(&admitted);
+        if !admitted.may_notify() {
+            return inbound;
         }
         let lines = self.lines.clone();
-        Some(Arc::new(move |notification: Value| {
+        inbound.notifications(Arc::new(move |notification: Value| {
             if lines.try_send(Line::notification(&notification)).is_err() {
                 tracing::debug!("a notification was dropped: the output queue is full");
             }

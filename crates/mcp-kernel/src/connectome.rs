@@ -27,9 +27,8 @@ pub use connectome_observe as observe;
 use connectome_graph::declared::{DeclaredCatalog, DeclaredTool};
 use connectome_graph::{Algorithm, Diff, DiffError, Graph, Uncanonical};
 use connectome_observe::{Collector, ObserveError};
-use mcp_kernel_router::{
-    Arguments, Listing, Mode, ResourceEntry, ResourceSpec, ToolError, ToolOutput, ToolSpec,
-};
+use mcp_kernel_router::resources::{ResourceEntry, ResourceSpec};
+use mcp_kernel_router::{Arguments, Listing, Mode, ToolError, ToolOutput, ToolSpec};
 use mcp_kernel_wire::types::ResourceContents;
 use serde_json::json;
 

@@ -10,10 +10,29 @@
 //! |---|---|---|
 //! | [`wire`] | `mcp-kernel-wire` | JSON-RPC and MCP serde types, error objects, the bounded JSON reader |
 //! | [`schema`] | `mcp-kernel-schema` | JSON Schema 2020-12 validation of tool arguments, `x-mcp-header` rules |
-//! | [`router`] | `mcp-kernel-router` | the host contract and the era-aware core [`Server`] |
+//! | [`router`] | `mcp-kernel-router` | the host contract and the era-aware core [`Server`] (the root and modules below are its own) |
 //! | [`stdio`] | `mcp-kernel-stdio` | newline-delimited JSON-RPC over stdin/stdout (feature `stdio`) |
 //! | [`http`] | `mcp-kernel-http` | the stateless Streamable HTTP service, a `tower::Service` (feature `http`) |
 //! | `connectome` | `connectome-*` | the connectome surface: `connectome://` resources, the copyable tool, the collector (feature `connectome`) |
+//!
+//! The root holds the host's everyday API — the server and its builder, the catalog ([`Listing`],
+//! [`ToolSpec`], [`Tools`]), what a handler is handed and returns ([`RequestContext`], [`ToolCall`],
+//! [`ToolOutput`], [`ToolError`]) — and the rest is grouped by reader, one module each:
+//!
+//! | module | who reads it | what it holds |
+//! |---|---|---|
+//! | [`resources`] | a host serving resources | resource and template specs, the typed registry, the reader and its request |
+//! | [`prompts`] | a host serving prompts | prompt specs, the typed registry, the renderer, its request and output |
+//! | [`completion`] | a host answering `completion/complete` | the completer, its request and answer |
+//! | [`visibility`] | a host whose lists vary per caller | the per-request filter and the item it is asked about |
+//! | [`notify`] | a host reporting progress or logging | the progress reporter, log levels |
+//! | [`observe`] | a host watching dispatch | the dispatch observer and its events |
+//! | [`options`] | a host naming itself or tuning pages and caching | server options, cache hints, identity, defaults |
+//! | [`sealing`] | a host answering "input required" | the request-state sealer, its keys, clock and lifetime |
+//! | [`testing`] | a host's tests | the in-process [`testing::TestClient`] and its results |
+//! | [`transport`] | a transport's author (the stdio and HTTP crates, or a third party) | [`Server::admit`]'s answer, what a transport attaches to a message, the replaceable [`transport::LiveServer`] |
+//!
+//! The root holds at most 45 names, counted by this crate's `tests/facade_root.rs`.
 //!
 //! Both transports are default features; a stdio-only host uses
 //! `default-features = false, features = ["stdio", "schemars"]` and pulls in no HTTP stack. The
@@ -22,7 +41,7 @@
 //! by `cargo xtask bench features`, in [`manual::packaging`]).
 //!
 //! The `schemars` feature (default) adds [`Tools::add_derived`], [`Tools::add_derived_input`] and
-//! [`Prompts::add_derived`], which derive schemas from the handler's types. It is on by default because
+//! [`Prompts::add_derived`](prompts::Prompts::add_derived), which derive schemas from the handler's types. It is on by default because
 //! the typed form is the one the README teaches and it costs a host nothing at run time: schemars runs
 //! once per tool, when the server is built, and its derive shares `syn` with serde's. A host that writes
 //! every schema by hand turns it off to skip compiling schemars.
@@ -62,17 +81,15 @@ pub use mcp_kernel_wire as wire;
 #[cfg_attr(docsrs, doc(cfg(any(feature = "stdio", feature = "http"))))]
 pub use shutdown::shutdown_signal;
 
+// The root holds at most 45 names (`tests/facade_root.rs` counts them): the host's everyday API, the
+// crates, and one module per reader or opt-in (the table above).
 pub use mcp_kernel_router::{
-    Arguments, BoxFuture, BuildError, CacheHints, Called, Catalog, ClientError, Clock, Completer, Completion,
-    CompletionArgument, CompletionRef, CompletionRequest, Control, DEFAULT_PAGE_SIZE,
-    DEFAULT_REQUEST_STATE_TTL, DEFAULT_SERVER_NAME, Dispatch, DispatchEvent, DispatchObserver,
-    DispatchOutcome, Era, Extensions, GetPrompt, Handled, HmacSealer, HostIdentity, Inbound, InputRequired,
-    IntoToolOutput, Json, KeyError, KeyPosition, KeyTooShort, Listed, Listing, LiveServer, LogLevel,
-    MAX_PROGRESS_TOKEN_BYTES, Mode, Network, NotificationSink, PACKAGE_VERSION, Progress, PromptArgument,
-    PromptOutput, PromptReader, PromptSpec, Prompts, PromptsWith, ReadResource, ReaderError, RequestContext,
-    ResourceEntry, ResourceReader, ResourceSpec, ResourceTemplateSpec, Resources, ResourcesWith, RetryInput,
-    Revisions, Server, ServerBuilder, ServerOptions, StateSealer, TemplateMatch, TestClient, ToolCall,
-    ToolError, ToolHeaders, ToolOutput, ToolSpec, Tools, ToolsWith, Visibility, host_identity,
+    Arguments, BoxFuture, BuildError, Catalog, Dispatch, Era, Extensions, InputRequired, IntoToolOutput,
+    Json, Listing, Mode, ReaderError, RequestContext, RetryInput, Server, ServerBuilder, ToolCall, ToolError,
+    ToolOutput, ToolSpec, Tools, ToolsWith,
+};
+pub use mcp_kernel_router::{
+    completion, notify, observe, options, prompts, resources, sealing, testing, transport, visibility,
 };
 pub use mcp_kernel_wire::ProtocolVersion;
 

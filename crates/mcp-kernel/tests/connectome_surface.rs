@@ -8,11 +8,10 @@ use mcp_kernel::connectome::graph::declared::Declared;
 use mcp_kernel::connectome::graph::{Algorithm, Diff, Graph};
 use mcp_kernel::connectome::observe::Collector;
 use mcp_kernel::connectome::{self, Surface, Which};
+use mcp_kernel::prompts::PromptSpec;
+use mcp_kernel::resources::{ReadResource, ResourceSpec, ResourceTemplateSpec};
 use mcp_kernel::wire::types::ResourceContents;
-use mcp_kernel::{
-    Listing, Mode, PromptSpec, ReadResource, ReaderError, ResourceSpec, ResourceTemplateSpec, Server,
-    ToolCall, ToolError, ToolOutput, ToolSpec,
-};
+use mcp_kernel::{Listing, Mode, ReaderError, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::{Value, json};
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
@@ -73,7 +72,9 @@ fn server(capabilities: Listing, collector: &Collector, surface: Surface) -> Ser
             };
             std::future::ready(answer)
         })
-        .prompt_reader(|_| std::future::ready(Err::<mcp_kernel::PromptOutput, _>(ReaderError::new("none"))))
+        .prompt_reader(|_| {
+            std::future::ready(Err::<mcp_kernel::prompts::PromptOutput, _>(ReaderError::new("none")))
+        })
         .build()
         .expect("server builds")
 }
@@ -100,8 +101,8 @@ fn lists_three_read_only_json_resources_sorted_by_uri() {
     let uris: Vec<String> = connectome::resources()
         .into_iter()
         .map(|entry| match entry {
-            mcp_kernel::ResourceEntry::Resource(spec) => spec.uri().to_owned(),
-            mcp_kernel::ResourceEntry::Template(_) => panic!("no templates"),
+            mcp_kernel::resources::ResourceEntry::Resource(spec) => spec.uri().to_owned(),
+            mcp_kernel::resources::ResourceEntry::Template(_) => panic!("no templates"),
         })
         .collect();
     assert_eq!(uris, ["connectome://declared", "connectome://diff", "connectome://observed"]);

@@ -35,10 +35,12 @@ use axum::routing::get;
 use mcp_kernel::http::{
     AllowedOrigins, DEFAULT_MAX_CONNECTIONS, McpHttp, ServeOptions, bearer_token, serve_with,
 };
+use mcp_kernel::options::CacheHints;
+use mcp_kernel::resources::{ReadResource, ResourceSpec};
+use mcp_kernel::sealing::HmacSealer;
 use mcp_kernel::wire::types::{CacheScope, ResourceContents};
 use mcp_kernel::{
-    CacheHints, HmacSealer, InputRequired, Listing, Mode, ReadResource, ReaderError, ResourceSpec, Server,
-    ToolCall, ToolError, ToolOutput, ToolSpec,
+    InputRequired, Listing, Mode, ReaderError, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::{Value, json};
 use tokio::net::TcpListener;

@@ -23,8 +23,8 @@ use super::{Finding, Library, Outcome};
 /// The files that may name a hash or MAC implementation.
 pub const CRYPTO_SITES: &[&str] = &[
     "crates/connectome-canonical/src/digest.rs",
-    "crates/mcp-kernel-router/src/sealer.rs",
-    "crates/mcp-kernel-router/src/state.rs",
+    "crates/mcp-kernel-router/src/sealing/sealer.rs",
+    "crates/mcp-kernel-router/src/sealing/state.rs",
 ];
 /// Words that name a hash or MAC implementation (crates, then types).
 const CRYPTO_WORDS: &[&str] = &[

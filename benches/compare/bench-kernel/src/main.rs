@@ -19,10 +19,8 @@
 
 use mcp_kernel::http::{AllowedOrigins, McpHttp, ServeOptions};
 use mcp_kernel::wire::types::ResourceContents;
-use mcp_kernel::{
-    Listing, Mode, ReadResource, ReaderError, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput,
-    ToolSpec,
-};
+use mcp_kernel::resources::{ReadResource, ResourceTemplateSpec};
+use mcp_kernel::{Listing, Mode, ReaderError, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::json;
 
 /// The most generated tools or templates (`BENCH_CATALOG_TOOLS`, `BENCH_CATALOG_TEMPLATES`).

@@ -8,7 +8,8 @@ use futures_util::FutureExt;
 use http::{Response, StatusCode};
 use serde_json::Value;
 
-use mcp_kernel_router::{Inbound, Server};
+use mcp_kernel_router::Server;
+use mcp_kernel_router::transport::Inbound;
 use mcp_kernel_wire::{Envelope, ErrorObject, Response as JsonRpcResponse};
 
 use crate::response::body::ResponseBody;

@@ -16,7 +16,8 @@ pub(crate) mod sse;
 
 use http::{Response, StatusCode};
 
-use mcp_kernel_router::{Extensions, Inbound, Revisions, Server};
+use mcp_kernel_router::transport::{Admitted, Inbound, Revisions};
+use mcp_kernel_router::{Extensions, Server};
 use mcp_kernel_wire::trace::TraceCarrier;
 use mcp_kernel_wire::{Envelope, ErrorObject, Response as JsonRpcResponse};
 
@@ -37,13 +38,14 @@ pub(crate) enum Path {
 }
 
 /// What the transport attaches to a checked message.
-pub(crate) struct Attached {
+pub(crate) struct Attached<'a> {
     /// The caller's principal and whatever the hooks added.
     pub(crate) extensions: Extensions,
     /// The request's W3C trace context, from its headers.
     pub(crate) carrier: TraceCarrier,
-    /// The visibility filter's answer for a `tools/call`'s tool, asked once by the header checks.
-    pub(crate) decision: Option<(String, bool)>,
+    /// What the core answered about the message before the header checks (`Server::admit`): handed
+    /// back to it, so that the visibility filter decides once per request.
+    pub(crate) admitted: Admitted<'a>,
 }
 
 /// Runs the core on a checked message and answers it as `path` answers.
@@ -51,10 +53,10 @@ pub(crate) async fn dispatch(
     server: &Server,
     message: Envelope,
     version: http::Version,
-    attached: Attached,
+    attached: Attached<'_>,
     path: Path,
 ) -> Response<ResponseBody> {
-    let Attached { extensions, carrier, decision } = attached;
+    let Attached { extensions, carrier, admitted } = attached;
     let (revisions, finish): (Revisions, fn(&mut JsonRpcResponse)) = match path {
         Path::Modern => (Revisions::Stateless, |_| {}),
         Path::Legacy => (Revisions::Legacy, legacy_answer::strip_cache_hints),
@@ -62,16 +64,14 @@ pub(crate) async fn dispatch(
     // The core stays silent for `notifications/initialized` and `exit` even when they carry an id
     // (protocol.md B-3); over 2025-11-25 HTTP a request always gets an answer (S-61).
     let silent_request = (path == Path::Legacy && message.has_id()).then(|| message.echoable_id());
-    let mut inbound = Inbound::new()
+    let inbound = Inbound::new()
+        .admitted(&admitted)
         .extensions(extensions)
         .revisions(revisions)
         .sessionless()
         .trace_carrier(carrier)
         .network(crate::trace::network(version));
-    if let Some((tool, shown)) = decision {
-        inbound = inbound.tool_visibility(tool, shown);
-    }
-    let outcome = match sse::run(server, message, version, inbound, finish).await {
+    let outcome = match sse::run(server, message, version, inbound, admitted.may_notify(), finish).await {
         Outcome::Streaming(stream) => return stream,
         Outcome::Done(outcome) => outcome,
     };

@@ -1,4 +1,4 @@
-//! Progress and logs over HTTP: a request that may be sent notifications ([`Server::may_notify`]: it
+//! Progress and logs over HTTP: a request that may be sent notifications (`Admitted::may_notify`: it
 //! carries `_meta.progressToken`, or log notifications may reach it) and whose call sends one is
 //! answered as an SSE stream scoped to it (MCP [S-17], [S-18], [S-19], [S-52]).
 //!
@@ -34,7 +34,8 @@ use http::{HeaderValue, Response, StatusCode};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use mcp_kernel_router::{Inbound, NotificationSink, Server};
+use mcp_kernel_router::Server;
+use mcp_kernel_router::transport::{Inbound, NotificationSink};
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, Response as JsonRpcResponse};
 
 use crate::dispatch::core::{CoreOutcome, Panicked, guarded, run_core};
@@ -52,11 +53,10 @@ pub(crate) enum Outcome {
     Streaming(Response<ResponseBody>),
 }
 
-/// Whether a message may be streamed: a request to a streamable method that may be sent notifications.
-fn wants_stream(server: &Server, message: &Envelope) -> bool {
-    message.has_id()
-        && message.method().is_some_and(Method::may_stream)
-        && server.envelope_may_notify(message)
+/// Whether a message may be streamed: a request to a streamable method that may be sent notifications
+/// (`may_notify`, as the core answered it: `Admitted::may_notify`).
+fn wants_stream(message: &Envelope, may_notify: bool) -> bool {
+    message.has_id() && message.method().is_some_and(Method::may_stream) && may_notify
 }
 
 /// Runs the core on one message with `inbound` (the request's extensions and served revisions); when
@@ -68,9 +68,10 @@ pub(crate) async fn run(
     message: Envelope,
     version: http::Version,
     inbound: Inbound,
+    may_notify: bool,
     finish: fn(&mut JsonRpcResponse),
 ) -> Outcome {
-    if !wants_stream(server, &message) {
+    if !wants_stream(&message, may_notify) {
         return Outcome::Done(run_core(server, message, version, inbound).await);
     }
     let (sender, mut notifications) = mpsc::channel(QUEUED_NOTIFICATIONS);

@@ -29,7 +29,7 @@ use http::{HeaderMap, StatusCode};
 use serde_json::{Map, Value};
 
 use mcp_kernel_router::schema::{HeaderParam, HeaderParamKind};
-use mcp_kernel_router::{Extensions, Server, ToolHeaders};
+use mcp_kernel_router::transport::{Admitted, ToolHeaders};
 use mcp_kernel_wire::error::UnsupportedVersionData;
 use mcp_kernel_wire::version::MODERN;
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, RequestMeta};
@@ -88,34 +88,13 @@ const NO_BODY_VALUE: &str = "header was sent, but the body carries no such value
 /// [D-19]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 const VALUE_UNMIRRORED: &str = "header is required: the body carries a value to mirror";
 
-/// The host's visibility filter's answer for a `tools/call`'s tool, asked once per request: `None`
-/// without a filter (every listed tool is shown; nothing is built or asked), for any other message, or
-/// for a name no tool is listed under. The core is handed the same answer
-/// ([`mcp_kernel_router::Inbound::tool_visibility`]), so the headers and the call never disagree.
-pub(crate) fn tool_decision(
-    message: &Envelope,
-    server: &Server,
-    extensions: &Extensions,
-) -> Option<(String, bool)> {
-    if !server.has_visibility_filter() || message.method() != Some(&Method::ToolsCall) {
-        return None;
-    }
-    let tool = message.param_str("name")?;
-    let shown = server.tool_shown(tool, &server.envelope_context(message, extensions))?;
-    Some((tool.to_owned(), shown))
-}
-
-/// Runs the header rules of `protocol.md` [D-13] to [D-19], in order, on a decoded message; `decision` is
-/// [`tool_decision`]'s (a tool hidden from the caller mirrors nothing, exactly like an unknown tool).
+/// Runs the header rules of `protocol.md` [D-13] to [D-19], in order, on a decoded message; `admitted` is
+/// what the core answered about it ([`Server::admit`](mcp_kernel_router::Server::admit): a tool hidden
+/// from the caller mirrors nothing, exactly like an unknown tool, and the core is handed the same answer).
 ///
 /// [D-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 /// [D-19]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
-pub(crate) fn check(
-    headers: &HeaderMap,
-    message: &Envelope,
-    server: &Server,
-    decision: Option<&(String, bool)>,
-) -> Result<(), Refusal> {
+pub(crate) fn check(headers: &HeaderMap, message: &Envelope, admitted: &Admitted<'_>) -> Result<(), Refusal> {
     let id = message.echoable_id();
     let is_request = message.has_id();
     let params = message.params_object();
@@ -134,7 +113,7 @@ pub(crate) fn check(
     mcp_method(headers, method, is_request, &id)?;
     mcp_name(headers, method, params, Mirror::Required, &id)?;
     if method == Some(&Method::ToolsCall) {
-        param_headers(headers, params, server, decision, Mirror::Required, &id)?;
+        param_headers(headers, params, admitted, Mirror::Required, &id)?;
     }
     Ok(())
 }
@@ -156,8 +135,7 @@ enum Mirror {
 pub(crate) fn check_sent(
     headers: &HeaderMap,
     message: &Envelope,
-    server: &Server,
-    decision: Option<&(String, bool)>,
+    admitted: &Admitted<'_>,
 ) -> Result<(), Refusal> {
     let id = message.echoable_id();
     let params = message.params_object();
@@ -165,7 +143,7 @@ pub(crate) fn check_sent(
     mcp_method(headers, method, false, &id)?;
     mcp_name(headers, method, params, Mirror::IfSent, &id)?;
     if method == Some(&Method::ToolsCall) {
-        param_headers(headers, params, server, decision, Mirror::IfSent, &id)?;
+        param_headers(headers, params, admitted, Mirror::IfSent, &id)?;
     }
     Ok(())
 }
@@ -323,19 +301,16 @@ fn mcp_name(
 fn param_headers(
     headers: &HeaderMap,
     params: Option<&Map<String, Value>>,
-    server: &Server,
-    decision: Option<&(String, bool)>,
+    admitted: &Admitted<'_>,
     mirror: Mirror,
     id: &Value,
 ) -> Result<(), Refusal> {
     let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
         return Ok(());
     };
-    // Hidden from this caller: nothing to mirror, exactly as for a tool that is not listed.
-    if decision.is_some_and(|(asked, shown)| asked == tool && !*shown) {
-        return Ok(());
-    }
-    let mirrored = match server.tool_headers(tool) {
+    // Hidden from this caller (the core asked the filter once, in `admit`): nothing to mirror, exactly
+    // as for a tool that is not listed.
+    let mirrored = match admitted.tool_headers() {
         ToolHeaders::UnknownTool => return Ok(()),
         ToolHeaders::Params(mirrored) => mirrored,
         ToolHeaders::Fault(fault) => {

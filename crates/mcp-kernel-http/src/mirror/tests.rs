@@ -1,8 +1,9 @@
 //! The header rules of `mirror/mod.rs`, each pinned by name.
 
 use super::*;
+use mcp_kernel_router::{Extensions, Server};
 
-/// [`check`] with the decision the service takes for `extensions`.
+/// [`check`] with what the core answers the service for `extensions`.
 fn check_as(
     h: &HeaderMap,
     m: &Map<String, Value>,
@@ -10,10 +11,10 @@ fn check_as(
     extensions: &Extensions,
 ) -> Result<(), Refusal> {
     let m = &Envelope::from_object(m.clone());
-    check(h, m, server, tool_decision(m, server, extensions).as_ref())
+    check(h, m, &server.admit(m, extensions))
 }
 
-/// [`check_sent`] with the decision the service takes for `extensions`.
+/// [`check_sent`] with what the core answers the service for `extensions`.
 fn check_sent_as(
     h: &HeaderMap,
     m: &Map<String, Value>,
@@ -21,7 +22,7 @@ fn check_sent_as(
     extensions: &Extensions,
 ) -> Result<(), Refusal> {
     let m = &Envelope::from_object(m.clone());
-    check_sent(h, m, server, tool_decision(m, server, extensions).as_ref())
+    check_sent(h, m, &server.admit(m, extensions))
 }
 
 use http::{HeaderName, HeaderValue};
@@ -497,7 +498,7 @@ fn a_tool_hidden_from_the_caller_mirrors_nothing_like_an_unknown_tool() {
     let server = Server::builder(Listing { tools, ..Listing::default() })
         .dispatch(|_: ToolCall| async move { Ok::<_, ToolError>(ToolOutput::text("ok")) })
         .defer_header_annotation_faults(true)
-        .visibility(|_: mcp_kernel_router::Listed<'_>, cx: &mcp_kernel_router::RequestContext| {
+        .visibility(|_: mcp_kernel_router::visibility::Listed<'_>, cx: &mcp_kernel_router::RequestContext| {
             cx.principal::<Admin>().is_some()
         })
         .build()

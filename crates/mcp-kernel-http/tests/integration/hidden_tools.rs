@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 use mcp_kernel_http::{AllowedOrigins, LegacyClients, McpHttp, Refused};
-use mcp_kernel_router::{Listed, RequestContext, Server};
+use mcp_kernel_router::visibility::Listed;
+use mcp_kernel_router::{RequestContext, Server};
 
 /// The host's principal.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

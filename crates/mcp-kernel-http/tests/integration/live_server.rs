@@ -9,7 +9,8 @@ use tokio::sync::{Semaphore, mpsc};
 
 use crate::support::*;
 use mcp_kernel_http::{AllowedOrigins, McpHttp};
-use mcp_kernel_router::{Listing, LiveServer, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use mcp_kernel_router::transport::LiveServer;
+use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 
 /// A server answering `gate` with `version` once a permit of `gate` is available (reporting each start
 /// on `started`), and listing `extra` tools that answer their own name.

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 use mcp_kernel_http::{LegacyClients, McpHttp};
-use mcp_kernel_router::{Listing, LogLevel, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use mcp_kernel_router::notify::LogLevel;
+use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 
 const MESSAGES: [&str; 3] = ["Tool execution started", "Tool processing data", "Tool execution completed"];
 

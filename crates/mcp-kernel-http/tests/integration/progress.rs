@@ -12,10 +12,9 @@ use tokio::net::TcpStream;
 
 use crate::support::*;
 use mcp_kernel_http::{LegacyClients, McpHttp};
-use mcp_kernel_router::{
-    DispatchEvent, DispatchObserver, DispatchOutcome, Listing, MAX_PROGRESS_TOKEN_BYTES, Mode, Server,
-    ToolCall, ToolError, ToolOutput, ToolSpec,
-};
+use mcp_kernel_router::notify::MAX_PROGRESS_TOKEN_BYTES;
+use mcp_kernel_router::observe::{DispatchEvent, DispatchObserver, DispatchOutcome};
+use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 
 /// The `hang*` and `wait*` tools whose futures were dropped, by name.
 static DROPPED: Mutex<Vec<String>> = Mutex::new(Vec::new());

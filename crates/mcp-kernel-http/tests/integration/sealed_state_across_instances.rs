@@ -10,9 +10,8 @@
 use serde_json::{Value, json};
 
 use mcp_kernel_http::{AllowedOrigins, McpHttp, McpService};
-use mcp_kernel_router::{
-    HmacSealer, InputRequired, Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
-};
+use mcp_kernel_router::sealing::HmacSealer;
+use mcp_kernel_router::{InputRequired, Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 
 use crate::support::*;
 

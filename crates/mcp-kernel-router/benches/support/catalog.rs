@@ -3,12 +3,12 @@
 //! complete, discover and initialize benches send it.
 #![allow(dead_code, reason = "only core.rs times these paths; host_api.rs times tools/call alone")]
 
+use mcp_kernel_router::completion::{Completion, CompletionRequest};
+use mcp_kernel_router::notify::LogLevel;
+use mcp_kernel_router::prompts::{GetPrompt, PromptArgument, PromptOutput, PromptSpec};
+use mcp_kernel_router::resources::{ReadResource, ResourceSpec, ResourceTemplateSpec};
 use mcp_kernel_router::wire::types::{ContentBlock, PromptMessage, ResourceContents, Role};
-use mcp_kernel_router::{
-    Completion, CompletionRequest, GetPrompt, Listing, LogLevel, Mode, PromptArgument, PromptOutput,
-    PromptSpec, ReadResource, ReaderError, ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError,
-    ToolOutput, ToolSpec,
-};
+use mcp_kernel_router::{Listing, Mode, ReaderError, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::json;
 
 /// How many tools, resources and prompts the catalog lists.

@@ -3,10 +3,10 @@
 //! of `tools/list`, every page of it (following `nextCursor`), and a call of a tool near the end.
 #![allow(dead_code, reason = "only core.rs times these paths; host_api.rs times tools/call alone")]
 
+use mcp_kernel_router::resources::{ReadResource, ResourceTemplateSpec};
 use mcp_kernel_router::wire::types::ResourceContents;
 use mcp_kernel_router::{
-    Listing, Mode, ReadResource, ReaderError, ResourceTemplateSpec, Server, ServerBuilder, ToolCall,
-    ToolError, ToolOutput, ToolSpec,
+    Listing, Mode, ReaderError, Server, ServerBuilder, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::{Value, json};
 

@@ -12,11 +12,11 @@ use tracing::Instrument;
 
 use mcp_kernel_wire::ErrorObject;
 
-use crate::guard::guarded;
-use crate::host::{Completion, CompletionArgument, CompletionRef, CompletionRequest};
+use crate::catalog::visibility::{Listed, shown};
+use crate::contract::{Completion, CompletionArgument, CompletionRef, CompletionRequest};
 use crate::methods::owned_params;
+use crate::request::guard::guarded;
 use crate::server::{Answer, Request, Server};
-use crate::visibility::{Listed, shown};
 
 /// The most values one result may carry (`CompleteResult.completion.values`, `maxItems`).
 pub(crate) const MAX_VALUES: usize = 100;
@@ -133,7 +133,7 @@ impl Server {
         let supplied = parse_context(params.remove("context"))?;
         drop(params);
         let snapshot = &self.inner.snapshot;
-        let filter = self.inner.parts.visibility.as_deref();
+        let filter = self.inner.injected.visibility.as_deref();
         let (reference, declared) = match wire_ref {
             WireRef::Prompt(name) => {
                 let prompt =
@@ -153,7 +153,7 @@ impl Server {
         let Some(declared_name) = declared.iter().find(|key| key.as_ref() == name) else {
             return Err(ErrorObject::invalid_params(UNKNOWN_ARGUMENT));
         };
-        let Some(completer) = self.inner.parts.completer.as_ref() else {
+        let Some(completer) = self.inner.injected.completer.as_ref() else {
             return Err(ErrorObject::method_not_found());
         };
         let request = CompletionRequest {

@@ -4,12 +4,12 @@
 
 use serde_json::{Map, Value};
 
-use crate::cursor::{CursorKind, page, page_where};
-use crate::host::RequestContext;
+use crate::catalog::visibility::{Listed, Sieve};
+use crate::contract::RequestContext;
 use crate::methods::cursor_position;
 use crate::options::CacheHints;
+use crate::request::cursor::{CursorKind, page, page_where};
 use crate::server::{Answer, Server, cache_fields};
-use crate::visibility::{Listed, Sieve};
 
 /// The list a page is cut from: its sorted items, its cursor kind, the member its items go under, its
 /// cache hints.
@@ -40,7 +40,7 @@ impl Server {
         let ListOf { sorted, kind, field, hints } = list;
         let after = cursor_position(params, kind)?;
         let size = self.inner.options.page_size();
-        let (items, next) = match self.inner.parts.visibility.as_deref() {
+        let (items, next) = match self.inner.injected.visibility.as_deref() {
             None => {
                 let (items, next) = page(sorted, &key_of, kind, after.as_deref(), size);
                 (items.iter().map(|i| item_of(i).clone()).collect(), next)

@@ -6,35 +6,25 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use mcp_kernel_wire::ErrorObject;
 use mcp_kernel_wire::types::EmptyResult;
 use mcp_kernel_wire::version::{META_LOG_LEVEL, META_PROTOCOL_VERSION};
-use mcp_kernel_wire::{Envelope, ErrorObject};
 
-use crate::log::{LogLevel, Logger, parse_level};
 use crate::methods::encoded;
-use crate::progress::{NotificationSink, token_of};
+use crate::notify::log::{LogLevel, Logger, parse_level};
+use crate::notify::progress::{NotificationSink, token_of};
 use crate::server::{Answer, Server};
 
 impl Server {
-    /// Whether a request with these `params` may be sent notifications while it runs: it carries a
-    /// progress token, or the host opted in to log notifications and the request may receive them (a
-    /// 2025-11-25 request, or one that set `io.modelcontextprotocol/logLevel`). A transport passes a
-    /// sink ([`Server::handle_with_notifications`]) only then.
-    pub fn may_notify(&self, params: Option<&Value>) -> bool {
-        self.notifies(params.and_then(|p| p.get("_meta")))
-    }
-
-    /// [`Server::may_notify`] of a message already read into its [`Envelope`].
-    pub fn envelope_may_notify(&self, envelope: &Envelope) -> bool {
-        self.notifies(envelope.meta().value())
-    }
-
-    /// Whether a request whose `params._meta` is `meta` may be sent notifications.
-    fn notifies(&self, meta: Option<&Value>) -> bool {
+    /// Whether a request whose `params._meta` is `meta` may be sent notifications while it runs: it
+    /// carries a progress token, or the host opted in to log notifications and the request may receive
+    /// them (a 2025-11-25 request, or one that set `io.modelcontextprotocol/logLevel`). A transport
+    /// passes a sink only then ([`Admitted::may_notify`](crate::transport::Admitted::may_notify)).
+    pub(crate) fn notifies(&self, meta: Option<&Value>) -> bool {
         if token_of(meta).is_some() {
             return true;
         }
-        if self.inner.parts.log_level.is_none() {
+        if self.inner.injected.log_level.is_none() {
             return false;
         }
         let modern = meta.is_some_and(|m| m.get(META_PROTOCOL_VERSION).is_some());
@@ -50,7 +40,7 @@ impl Server {
         modern: bool,
         requested: Option<LogLevel>,
     ) -> Logger {
-        let (Some(sink), Some(minimum)) = (sink, self.inner.parts.log_level) else {
+        let (Some(sink), Some(minimum)) = (sink, self.inner.injected.log_level) else {
             return Logger::default();
         };
         let threshold = if modern { requested.map(|level| level.max(minimum)) } else { Some(minimum) };

@@ -13,9 +13,9 @@ use serde_json::{Map, Value};
 
 use mcp_kernel_wire::ErrorObject;
 
-use crate::cursor::{self, CursorError, CursorKind};
+use crate::request::cursor::{self, CursorError, CursorKind};
 
-pub(crate) use crate::answer::encoded;
+pub(crate) use crate::request::answer::encoded;
 
 /// `params` as an object: absent is empty, anything else (`null` included) is refused.
 pub(crate) fn params_object(params: Option<&Value>) -> Result<Option<&Map<String, Value>>, ErrorObject> {

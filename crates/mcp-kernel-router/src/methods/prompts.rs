@@ -7,16 +7,16 @@ use mcp_kernel_wire::ErrorObject;
 use mcp_kernel_wire::error::PromptErrorData;
 use mcp_kernel_wire::types::GetPromptResult;
 
-use crate::arguments::Arguments;
-use crate::cursor::CursorKind;
-use crate::guard::guarded;
-use crate::host::{GetPrompt, RequestContext};
+use crate::catalog::visibility::{Listed, shown};
+use crate::contract::{GetPrompt, RequestContext};
 use crate::methods::list::ListOf;
 use crate::methods::round_trip::input_required;
 use crate::methods::{encoded, owned_params};
+use crate::request::arguments::Arguments;
+use crate::request::cursor::CursorKind;
+use crate::request::guard::guarded;
+use crate::sealing::state::Binding;
 use crate::server::{Answer, Request, Server};
-use crate::state::Binding;
-use crate::visibility::{Listed, shown};
 
 impl Server {
     pub(crate) fn list_prompts(&self, params: Option<&Value>, context: &RequestContext) -> Answer {
@@ -36,7 +36,7 @@ impl Server {
         let Some(Value::String(name)) = params.get("name") else {
             return Err(ErrorObject::invalid_params("prompts/get requires a string name"));
         };
-        let filter = self.inner.parts.visibility.as_deref();
+        let filter = self.inner.injected.visibility.as_deref();
         let prompt =
             self.inner.snapshot.prompt(name).filter(|p| shown(filter, Listed::Prompt(&p.name), &context));
         let Some(prompt) = prompt else {
@@ -72,7 +72,7 @@ impl Server {
             return Err(ErrorObject::prompt_error(&reason, data));
         }
         let Value::Object(arguments) = arguments else { return Err(ErrorObject::internal()) };
-        let reader = match (&prompt.reader, &self.inner.parts.prompts) {
+        let reader = match (&prompt.reader, &self.inner.injected.prompts) {
             (Some(reader), _) | (None, Some(reader)) => reader,
             (None, None) => return Err(ErrorObject::internal()),
         };

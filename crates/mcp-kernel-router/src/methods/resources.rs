@@ -7,17 +7,17 @@ use mcp_kernel_wire::ErrorObject;
 use mcp_kernel_wire::error::{ResourceNotFoundData, code};
 use mcp_kernel_wire::types::ReadResourceResult;
 
-use crate::cursor::CursorKind;
-use crate::guard::guarded;
-use crate::host::{Era, ReadResource, RequestContext};
+use crate::catalog::snapshot::Located;
+use crate::catalog::visibility::{Listed, Sieve};
+use crate::contract::{Era, ReadResource, RequestContext};
 use crate::methods::list::ListOf;
 use crate::methods::round_trip::input_required;
 use crate::methods::{encoded, owned_params};
 use crate::options::CacheHints;
+use crate::request::cursor::CursorKind;
+use crate::request::guard::guarded;
+use crate::sealing::state::Binding;
 use crate::server::{Answer, Request, Server};
-use crate::snapshot::Located;
-use crate::state::Binding;
-use crate::visibility::{Listed, Sieve};
 
 /// Resource not found, with the code of the request's era: -32602 under 2026-07-28, -32002 otherwise.
 fn not_found(era: Era, uri: &str, reason: Option<Value>) -> ErrorObject {
@@ -60,7 +60,7 @@ impl Server {
         let Some(Value::String(uri)) = params.remove("uri") else {
             return Err(ErrorObject::invalid_params("resources/read requires a string uri"));
         };
-        let filter = self.inner.parts.visibility.as_deref();
+        let filter = self.inner.injected.visibility.as_deref();
         // A hidden item is skipped, not refused: the uri is read as if it were not listed.
         let sieve = Sieve::new(filter, &context);
         let (own_reader, template) = match self.inner.snapshot.locate(&uri, |item| sieve.shows(item)) {
@@ -68,7 +68,7 @@ impl Server {
             Some(Located::Template(t, found)) => (&t.reader, Some(found)),
             None => return Err(not_found(context.era, &uri, None)),
         };
-        let reader = match (own_reader, &self.inner.parts.resources) {
+        let reader = match (own_reader, &self.inner.injected.resources) {
             (Some(reader), _) | (None, Some(reader)) => reader,
             (None, None) => return Err(ErrorObject::internal()),
         };

@@ -18,12 +18,12 @@ use serde_json::{Map, Value};
 
 use mcp_kernel_wire::ErrorObject;
 
-use crate::capability::{askable, well_formed};
-use crate::host::RequestContext;
-use crate::input::{InputRequired, RetryInput};
-use crate::responses;
+use crate::contract::RequestContext;
+use crate::request::capability::{askable, well_formed};
+use crate::request::input::{InputRequired, RetryInput};
+use crate::request::responses;
+use crate::sealing::state::{Binding, Sealing, StateFault};
 use crate::server::{Answer, Server};
-use crate::state::{Binding, Sealing, StateFault};
 
 const RESPONSES_NOT_OBJECT: &str = "inputResponses must be an object of input responses";
 const STATE_NOT_STRING: &str = "requestState must be a string";
@@ -46,7 +46,7 @@ impl Server {
         context: &RequestContext,
         binding: impl FnOnce() -> Binding,
     ) -> Option<Round<'_>> {
-        let sealing = self.inner.parts.sealing.as_ref()?;
+        let sealing = self.inner.injected.sealing.as_ref()?;
         context.era.is_modern().then(|| Round {
             sealing,
             binding: binding(),

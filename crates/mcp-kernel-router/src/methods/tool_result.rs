@@ -12,8 +12,8 @@ use serde_json::Value;
 use mcp_kernel_wire::types::ContentBlock;
 use mcp_kernel_wire::{ErrorObject, Payload};
 
-use crate::decoration::Decoration;
-use crate::host::Era;
+use crate::contract::Era;
+use crate::request::decoration::Decoration;
 
 /// The `content` of a result: one text block, or the host's blocks.
 pub(crate) enum Content<'a> {

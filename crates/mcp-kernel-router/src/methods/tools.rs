@@ -8,21 +8,21 @@ use tracing::Instrument;
 
 use mcp_kernel_wire::{ErrorObject, Payload};
 
-use crate::arguments::Arguments;
-use crate::capability::declares;
-use crate::decoration::Decoration;
-use crate::guard::guarded;
-use crate::host::{RequestContext, ToolCall, ToolOutput};
+use crate::catalog::snapshot::CompiledTool;
+use crate::catalog::visibility::{Listed, Sieve, shown};
+use crate::contract::{RequestContext, ToolCall, ToolOutput};
 use crate::methods::owned_params;
 use crate::methods::round_trip::input_required;
 use crate::methods::tool_result::{Content, ToolResult};
-use crate::observe::{DispatchOutcome, PendingDispatch};
 use crate::options::CacheHints;
+use crate::request::arguments::Arguments;
+use crate::request::capability::declares;
+use crate::request::decoration::Decoration;
+use crate::request::guard::guarded;
+use crate::sealing::state::Binding;
 use crate::server::{Request, Routed, Server, append_cache_fields};
-use crate::snapshot::CompiledTool;
-use crate::state::Binding;
 use crate::trace::SpanSite;
-use crate::visibility::{Listed, Sieve, shown};
+use crate::trace::observe::{DispatchOutcome, PendingDispatch};
 
 /// The text of a tool error: a string as is, an object as `k: v, …`, anything else as JSON.
 fn error_text(reason: &Value) -> String {
@@ -68,7 +68,7 @@ impl Server {
         let hints = self.inner.options.tools_cache;
         let decoration = context.era.is_modern().then_some(&self.inner.decoration);
         // Without a filter the snapshot's items are written as they are, with no list built first.
-        let encoded = match self.inner.parts.visibility.as_deref() {
+        let encoded = match self.inner.injected.visibility.as_deref() {
             None => serde_json::value::to_raw_value(&ToolList { tools: items.as_slice(), hints, decoration }),
             Some(filter) => {
                 let sieve = Sieve::new(Some(filter), context);
@@ -96,7 +96,7 @@ impl Server {
             return Err(ErrorObject::invalid_params("tools/call requires a string name"));
         };
         let tool = self.inner.snapshot.tool(name);
-        let visibility = self.inner.parts.visibility.as_deref();
+        let visibility = self.inner.injected.visibility.as_deref();
         // The filter decides once per request: a transport that asked already (for the headers) says so.
         let visible = |t: &CompiledTool| match &tool_shown {
             Some((asked, answer)) if **asked == *t.name => *answer,
@@ -136,7 +136,7 @@ impl Server {
                 .encode(context.era, &self.inner.decoration);
         }
         let Value::Object(arguments) = arguments else { return Err(ErrorObject::internal()) };
-        let dispatch = match (&tool.handler, &self.inner.parts.dispatch) {
+        let dispatch = match (&tool.handler, &self.inner.injected.dispatch) {
             (Some(handler), _) => handler,
             (None, Some(dispatch)) => dispatch,
             (None, None) => return Err(ErrorObject::internal()),
@@ -152,7 +152,7 @@ impl Server {
         let site = SpanSite { server: self.inner.options.server_name(), era };
         let span = trace.dispatch_span(site, &tool.name);
         let pending = PendingDispatch::start(
-            self.inner.parts.observer.as_deref(),
+            self.inner.injected.observer.as_deref(),
             self.inner.options.server_name(),
             &tool.name,
             span.clone(),

@@ -1,4 +1,5 @@
-//! The server span of a request, and the trace it continues (`docs/tracing.md`).
+//! What the core reports about the requests it serves: the server span of a request and the trace it
+//! continues (`docs/tracing.md`), and the dispatch observer hook (`observe.rs`).
 //!
 //! Every request the core routes gets exactly one `tracing` span, at INFO: `mcp.dispatch` for a
 //! `tools/call` that reaches dispatch (the one dispatch site, `protocol.md` [B-14]), `mcp.request` for
@@ -19,10 +20,11 @@
 //! subscriber interested in the span, nothing is formatted: the fields' values are computed only for
 //! an enabled span.
 //!
-//! [`Inbound::trace_carrier`]: crate::Inbound::trace_carrier
+//! [`Inbound::trace_carrier`]: crate::transport::Inbound::trace_carrier
 //!
 //! [B-14]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 
+pub(crate) mod observe;
 #[cfg(feature = "opentelemetry")]
 mod otel;
 
@@ -35,17 +37,17 @@ use tracing::field::{Empty, display};
 use mcp_kernel_wire::trace::{SpanId, TraceCarrier, TraceId};
 use mcp_kernel_wire::{ErrorObject, Method};
 
-use crate::host::Era;
+use crate::contract::Era;
 
 /// The longest string request id a span records (`jsonrpc.request.id`).
 const MAX_RECORDED_ID: usize = 64;
 
 /// The network a request came over: the span's `network.transport`, `network.protocol.name` and
 /// `network.protocol.version` (OpenTelemetry semantic conventions). A transport attaches it with
-/// [`Inbound::network`](crate::Inbound::network).
+/// [`Inbound::network`](crate::transport::Inbound::network).
 ///
 /// ```
-/// use mcp_kernel_router::{Inbound, Network};
+/// use mcp_kernel_router::transport::{Inbound, Network};
 ///
 /// let inbound = Inbound::new().network(Network::http("1.1"));
 /// # let _ = (inbound, Network::stdio());

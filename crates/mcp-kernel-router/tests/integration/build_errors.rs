@@ -1,9 +1,10 @@
 //! The builder refuses every catalog fault the compiler cannot see, naming it (protocol.md F-1 to F-3).
 
+use mcp_kernel_router::prompts::{PromptArgument, PromptSpec};
+use mcp_kernel_router::resources::{ReadResource, ResourceSpec, ResourceTemplateSpec};
 use mcp_kernel_router::wire::types::ResourceContents;
 use mcp_kernel_router::{
-    BuildError, Catalog, Listing, Mode, PromptArgument, PromptSpec, ReadResource, ReaderError, ResourceSpec,
-    ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
+    BuildError, Catalog, Listing, Mode, ReaderError, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::json;
 
@@ -19,8 +20,8 @@ fn build(c: Listing) -> Result<Server, BuildError> {
     Server::builder(c)
         .dispatch(dispatch)
         .resource_reader(reader)
-        .prompt_reader(|_: mcp_kernel_router::GetPrompt| async {
-            Ok(mcp_kernel_router::PromptOutput::default())
+        .prompt_reader(|_: mcp_kernel_router::prompts::GetPrompt| async {
+            Ok(mcp_kernel_router::prompts::PromptOutput::default())
         })
         .build()
 }

@@ -7,11 +7,12 @@ use std::sync::{Arc, Mutex};
 
 use crate::support::official::{assert_response, assert_valid, is_valid};
 use crate::support::*;
+use mcp_kernel_router::completion::{Completer, Completion, CompletionRef, CompletionRequest};
+use mcp_kernel_router::options::PACKAGE_VERSION;
+use mcp_kernel_router::prompts::{PromptArgument, PromptSpec};
+use mcp_kernel_router::resources::ResourceTemplateSpec;
 use mcp_kernel_router::wire::ProtocolVersion;
-use mcp_kernel_router::{
-    Completer, Completion, CompletionRef, CompletionRequest, Listing, PACKAGE_VERSION, PromptArgument,
-    PromptSpec, ReaderError, ResourceTemplateSpec, Server,
-};
+use mcp_kernel_router::{Listing, ReaderError, Server};
 use serde_json::{Value, json};
 
 const CANDIDATES: [&str; 4] = ["Oslo", "Osaka", "Lima", "Lisbon"];

@@ -15,7 +15,9 @@ use std::num::NonZeroUsize;
 
 use crate::support::{get_prompt, modern, read_resource, send};
 use mcp_kernel_router::fuzzing::{CursorError, CursorKind, decode, encode, page};
-use mcp_kernel_router::{Listing, PromptSpec, ResourceSpec, Server};
+use mcp_kernel_router::prompts::PromptSpec;
+use mcp_kernel_router::resources::ResourceSpec;
+use mcp_kernel_router::{Listing, Server};
 use proptest::prelude::*;
 use proptest::sample::subsequence;
 use serde_json::{Value, json};

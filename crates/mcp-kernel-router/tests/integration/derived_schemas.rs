@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::support::*;
+use mcp_kernel_router::prompts::{PromptArgument, PromptOutput, PromptSpec, Prompts};
 use mcp_kernel_router::schema::SchemaError;
 use mcp_kernel_router::wire::types::{ContentBlock, PromptMessage, Role};
 use mcp_kernel_router::{
-    BuildError, Listing, Mode, PromptArgument, PromptOutput, PromptSpec, Prompts, ReaderError,
-    RequestContext, Server, ToolError, ToolSpec, Tools,
+    BuildError, Listing, Mode, ReaderError, RequestContext, Server, ToolError, ToolSpec, Tools,
 };
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;

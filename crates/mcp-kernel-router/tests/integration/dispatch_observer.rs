@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::support::*;
-use mcp_kernel_router::{DispatchEvent, DispatchObserver, DispatchOutcome, Server};
+use mcp_kernel_router::Server;
+use mcp_kernel_router::observe::{DispatchEvent, DispatchObserver, DispatchOutcome};
 use serde_json::json;
 
 /// One event as recorded: (server, tool, outcome, elapsed).

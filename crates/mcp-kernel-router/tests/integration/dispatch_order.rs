@@ -1,7 +1,7 @@
 //! The order of the core's checks (protocol.md B-3) and the era rules (B-4, B-5, B-7).
 
 use crate::support::*;
-use mcp_kernel_router::Control;
+use mcp_kernel_router::transport::Control;
 use serde_json::{Value, json};
 
 #[tokio::test]

@@ -5,10 +5,11 @@
 
 use crate::support::official::assert_response;
 use crate::support::*;
+use mcp_kernel_router::resources::{ReadResource, ResourceTemplateSpec};
 use mcp_kernel_router::wire::ProtocolVersion;
 use mcp_kernel_router::wire::error::{MAX_ECHO_CHARS, SHORTENED_MARK, shorten};
 use mcp_kernel_router::wire::types::ResourceContents;
-use mcp_kernel_router::{Listing, ReadResource, ReaderError, ResourceTemplateSpec, Server};
+use mcp_kernel_router::{Listing, ReaderError, Server};
 use serde_json::{Value, json};
 
 /// Values over the bound: ASCII, two-, three- and four-byte characters, and control characters.

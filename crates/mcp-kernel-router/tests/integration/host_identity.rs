@@ -3,7 +3,8 @@
 //! version. Every place the identity appears says the same.
 
 use crate::support::*;
-use mcp_kernel_router::{DEFAULT_SERVER_NAME, HostIdentity, Listing, PACKAGE_VERSION, Server, ServerBuilder};
+use mcp_kernel_router::options::{DEFAULT_SERVER_NAME, HostIdentity, PACKAGE_VERSION};
+use mcp_kernel_router::{Listing, Server, ServerBuilder};
 use serde_json::{Value, json};
 
 /// The identity as `initialize`, `server/discover` and a modern result's `_meta` advertise it.
@@ -25,7 +26,7 @@ fn builder() -> ServerBuilder {
 
 #[tokio::test]
 async fn server_info_of_host_identity_advertises_the_host_crates_name_and_version() {
-    let server = builder().server_info(mcp_kernel_router::host_identity!()).build().unwrap();
+    let server = builder().server_info(mcp_kernel_router::options::host_identity!()).build().unwrap();
     let expected = json!({"name": env!("CARGO_PKG_NAME"), "version": env!("CARGO_PKG_VERSION")});
     assert_eq!(advertised(&server).await, [expected.clone(), expected.clone(), expected]);
     assert_eq!(env!("CARGO_PKG_NAME"), "mcp-kernel-router");

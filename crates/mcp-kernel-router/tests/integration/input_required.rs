@@ -11,14 +11,16 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use crate::support::official::assert_response;
 use crate::support::{LEGACY, MODERN, code};
+use mcp_kernel_router::completion::CompletionRequest;
+use mcp_kernel_router::prompts::{GetPrompt, PromptArgument, PromptOutput, PromptSpec};
+use mcp_kernel_router::resources::{ReadResource, ResourceSpec};
+use mcp_kernel_router::sealing::{HmacSealer, StateSealer};
 use mcp_kernel_router::wire::types::{
     CreateMessageRequestParams, ElicitRequestParams, ElicitUrlParams, InputRequest, PromptMessage,
     ResourceContents, Role, SamplingMessage, TextResourceContents,
 };
 use mcp_kernel_router::{
-    CompletionRequest, GetPrompt, HmacSealer, InputRequired, Listing, Mode, PromptArgument, PromptOutput,
-    PromptSpec, ReadResource, ReaderError, ResourceSpec, Server, StateSealer, ToolCall, ToolError,
-    ToolOutput, ToolSpec,
+    InputRequired, Listing, Mode, ReaderError, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::{Value, json};
 
@@ -419,7 +421,7 @@ async fn null_input_responses_or_a_non_string_state_are_invalid_params() {
 
 #[tokio::test]
 async fn a_retried_read_is_never_cacheable_whatever_the_host_hints() {
-    let public = mcp_kernel_router::CacheHints {
+    let public = mcp_kernel_router::options::CacheHints {
         ttl_ms: 3_600_000,
         scope: mcp_kernel_router::wire::types::CacheScope::Public,
     };
@@ -543,6 +545,6 @@ async fn a_panicking_sealer_is_an_internal_error_and_serving_goes_on() {
 
 #[test]
 fn the_default_ttl_is_ten_minutes_and_the_key_must_be_long() {
-    assert_eq!(mcp_kernel_router::DEFAULT_REQUEST_STATE_TTL, Duration::from_secs(600));
+    assert_eq!(mcp_kernel_router::sealing::DEFAULT_REQUEST_STATE_TTL, Duration::from_secs(600));
     assert!(HmacSealer::new(&[0; 31]).is_err());
 }

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Waker};
 
 use crate::support::*;
-use mcp_kernel_router::{Listing, LiveServer, Mode, RequestContext, Server, ToolError, ToolSpec, Tools};
+use mcp_kernel_router::transport::LiveServer;
+use mcp_kernel_router::{Listing, Mode, RequestContext, Server, ToolError, ToolSpec, Tools};
 use serde_json::{Value, json};
 
 /// A gate a handler waits at, opened by the test.

@@ -4,10 +4,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use mcp_kernel_router::{
-    Listing, LogLevel, Mode, NotificationSink, RequestContext, Server, ToolCall, ToolError, ToolOutput,
-    ToolSpec,
-};
+use mcp_kernel_router::notify::LogLevel;
+use mcp_kernel_router::transport::NotificationSink;
+use mcp_kernel_router::{Listing, Mode, RequestContext, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::{Value, json};
 
 const LEVELS: [LogLevel; 8] = [
@@ -173,8 +172,8 @@ fn a_transport_passes_a_sink_only_where_a_notification_may_go() {
 }
 
 /// Answers `message` with what a sessionless transport (HTTP) attaches.
-async fn sessionless(server: &Server, message: Value) -> (Value, mcp_kernel_router::Control) {
-    let inbound = mcp_kernel_router::Inbound::new().sessionless();
+async fn sessionless(server: &Server, message: Value) -> (Value, mcp_kernel_router::transport::Control) {
+    let inbound = mcp_kernel_router::transport::Inbound::new().sessionless();
     let handled = server.handle_inbound(message, inbound).await;
     (handled.response.map(|r| r.to_value()).unwrap_or(Value::Null), handled.control)
 }
@@ -204,8 +203,8 @@ async fn set_level_without_the_opt_in_is_no_method_where_a_session_is_kept() {
 async fn a_sessionless_transport_has_no_shutdown() {
     let (answer, control) = sessionless(&server(None), legacy("shutdown", json!({}))).await;
     assert_eq!(answer["error"]["code"], json!(-32601));
-    assert_eq!(control, mcp_kernel_router::Control::Continue);
+    assert_eq!(control, mcp_kernel_router::transport::Control::Continue);
     let kept = server(None).handle(legacy("shutdown", json!({}))).await;
     assert_eq!(kept.response.expect("an answer").to_value()["result"], json!({}));
-    assert_eq!(kept.control, mcp_kernel_router::Control::Shutdown);
+    assert_eq!(kept.control, mcp_kernel_router::transport::Control::Shutdown);
 }

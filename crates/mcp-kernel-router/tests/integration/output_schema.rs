@@ -137,7 +137,7 @@ async fn a_result_breaking_the_output_schema_is_logged_with_the_tool_and_the_rea
 
 #[tokio::test]
 async fn a_result_breaking_the_output_schema_is_observed_as_a_fault_not_a_success() {
-    use mcp_kernel_router::{DispatchEvent, DispatchObserver, DispatchOutcome};
+    use mcp_kernel_router::observe::{DispatchEvent, DispatchObserver, DispatchOutcome};
     use std::sync::{Arc, Mutex};
 
     #[derive(Clone, Default)]

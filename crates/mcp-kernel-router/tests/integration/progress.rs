@@ -3,9 +3,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use mcp_kernel_router::{
-    Listing, Mode, NotificationSink, Progress, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
-};
+use mcp_kernel_router::notify::Progress;
+use mcp_kernel_router::transport::NotificationSink;
+use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::{Value, json};
 
 static KEPT: Mutex<Option<Progress>> = Mutex::new(None);

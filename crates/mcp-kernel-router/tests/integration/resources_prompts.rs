@@ -172,7 +172,7 @@ async fn not_found_echoes_the_uri_and_name_within_the_echo_bound() {
 
 #[tokio::test]
 async fn host_cache_hints_reach_every_cacheable_result_but_discover() {
-    use mcp_kernel_router::CacheHints;
+    use mcp_kernel_router::options::CacheHints;
     use mcp_kernel_router::wire::types::CacheScope;
     let hints = |ttl_ms| CacheHints { ttl_ms, scope: CacheScope::Public };
     let server = mcp_kernel_router::Server::builder(catalog())
@@ -213,11 +213,11 @@ async fn readers_see_the_declared_client_capabilities() {
     let (r1, r2) = (seen.clone(), seen.clone());
     let server = mcp_kernel_router::Server::builder(catalog())
         .dispatch(dispatch)
-        .resource_reader(move |req: mcp_kernel_router::ReadResource| {
+        .resource_reader(move |req: mcp_kernel_router::resources::ReadResource| {
             r1.lock().unwrap().push(req.context.client_capabilities.as_deref().cloned());
             read_resource(req)
         })
-        .prompt_reader(move |req: mcp_kernel_router::GetPrompt| {
+        .prompt_reader(move |req: mcp_kernel_router::prompts::GetPrompt| {
             r2.lock().unwrap().push(req.context.client_capabilities.as_deref().cloned());
             get_prompt(req)
         })

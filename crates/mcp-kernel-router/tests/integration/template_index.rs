@@ -8,12 +8,12 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use futures_util::FutureExt;
+use mcp_kernel_router::completion::{Completion, CompletionRef, CompletionRequest};
 use mcp_kernel_router::fuzzing::{MAX_TEMPLATE_URI_BYTES, linear_template_scan};
+use mcp_kernel_router::resources::{ReadResource, ResourceTemplateSpec};
+use mcp_kernel_router::visibility::Listed;
 use mcp_kernel_router::wire::types::ResourceContents;
-use mcp_kernel_router::{
-    Completion, CompletionRef, CompletionRequest, Listed, Listing, ReadResource, ReaderError, RequestContext,
-    ResourceTemplateSpec, Server, ServerBuilder,
-};
+use mcp_kernel_router::{Listing, ReaderError, RequestContext, Server, ServerBuilder};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

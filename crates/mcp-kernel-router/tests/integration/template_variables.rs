@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::support::*;
-use mcp_kernel_router::wire::types::{ResourceContents, TextResourceContents};
-use mcp_kernel_router::{
-    BuildError, Listing, ReadResource, ReaderError, RequestContext, ResourceSpec, ResourceTemplateSpec,
-    Resources, Server, TemplateMatch,
+use mcp_kernel_router::resources::{
+    ReadResource, ResourceSpec, ResourceTemplateSpec, Resources, TemplateMatch,
 };
+use mcp_kernel_router::wire::types::{ResourceContents, TextResourceContents};
+use mcp_kernel_router::{BuildError, Listing, ReaderError, RequestContext, Server};
 use serde_json::{Value, json};
 
 /// The match as the reader saw it, as one text.

@@ -4,14 +4,19 @@
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use mcp_kernel_router::completion::{Completion, CompletionRef, CompletionRequest};
+use mcp_kernel_router::notify::LogLevel;
+use mcp_kernel_router::prompts::{GetPrompt, PromptArgument, PromptOutput, PromptSpec, Prompts};
+use mcp_kernel_router::resources::{ReadResource, ResourceSpec, ResourceTemplateSpec, Resources};
+use mcp_kernel_router::sealing::HmacSealer;
+use mcp_kernel_router::testing::{ClientError, TestClient};
+use mcp_kernel_router::transport::LiveServer;
 use mcp_kernel_router::wire::ProtocolVersion;
 use mcp_kernel_router::wire::types::{ContentBlock, ResourceContents, ResultType, Role};
 use mcp_kernel_router::wire::types::{PromptMessage, TextResourceContents};
 use mcp_kernel_router::{
-    ClientError, Completion, CompletionRef, CompletionRequest, Extensions, GetPrompt, HmacSealer,
-    InputRequired, Json, Listing, LiveServer, LogLevel, Mode, PromptArgument, PromptOutput, PromptSpec,
-    Prompts, ReadResource, ReaderError, ResourceSpec, ResourceTemplateSpec, Resources, Server, TestClient,
-    ToolCall, ToolError, ToolOutput, ToolSpec, Tools,
+    Extensions, InputRequired, Json, Listing, Mode, ReaderError, Server, ToolCall, ToolError, ToolOutput,
+    ToolSpec, Tools,
 };
 use serde_json::{Value, json};
 
@@ -323,7 +328,7 @@ async fn progress_notifications_are_captured_under_a_fresh_token_per_request() {
 
 #[tokio::test]
 async fn log_notifications_are_captured_at_the_level_each_era_uses() {
-    let levels = |called: &mcp_kernel_router::Called<_>| -> Vec<LogLevel> {
+    let levels = |called: &mcp_kernel_router::testing::Called<_>| -> Vec<LogLevel> {
         called.logs().iter().map(|log| log.level).collect()
     };
     let warning = client(MODERN).log_level(LogLevel::Warning).call_tool("count", json!({})).await;

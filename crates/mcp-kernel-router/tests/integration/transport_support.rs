@@ -2,10 +2,9 @@
 //! parameters (or fault) of a tool.
 
 use crate::support::*;
+use mcp_kernel_router::transport::ToolHeaders;
 use mcp_kernel_router::wire::ProtocolVersion;
-use mcp_kernel_router::{
-    BuildError, Listing, Mode, Server, ToolCall, ToolError, ToolHeaders, ToolOutput, ToolSpec,
-};
+use mcp_kernel_router::{BuildError, Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::json;
 
 async fn ok(_: ToolCall) -> Result<ToolOutput, ToolError> {

@@ -7,11 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::support::*;
+use mcp_kernel_router::prompts::{GetPrompt, PromptArgument, PromptOutput, PromptSpec, Prompts};
 use mcp_kernel_router::wire::types::{ContentBlock, PromptMessage, Role};
-use mcp_kernel_router::{
-    BuildError, GetPrompt, Listing, PromptArgument, PromptOutput, PromptSpec, Prompts, ReaderError,
-    RequestContext, Server,
-};
+use mcp_kernel_router::{BuildError, Listing, ReaderError, RequestContext, Server};
 use serde::Deserialize;
 use serde_json::{Value, json};
 

@@ -6,11 +6,13 @@ use crate::support;
 
 use crate::support::official::assert_response;
 use crate::support::{MODERN, code, first_text};
+use mcp_kernel_router::prompts::{PromptArgument, PromptOutput, PromptSpec, Prompts};
+use mcp_kernel_router::resources::{ResourceTemplateSpec, Resources, TemplateMatch};
+use mcp_kernel_router::sealing::HmacSealer;
 use mcp_kernel_router::wire::types::{ContentBlock, PromptMessage, ResourceContents, Role};
 use mcp_kernel_router::{
-    HmacSealer, InputRequired, Json, Listing, Mode, PromptArgument, PromptOutput, PromptSpec, Prompts,
-    ReaderError, RequestContext, ResourceTemplateSpec, Resources, Server, ServerBuilder, TemplateMatch,
-    ToolError, ToolOutput, ToolSpec, Tools,
+    InputRequired, Json, Listing, Mode, ReaderError, RequestContext, Server, ServerBuilder, ToolError,
+    ToolOutput, ToolSpec, Tools,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};

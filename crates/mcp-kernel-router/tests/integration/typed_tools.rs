@@ -347,11 +347,10 @@ async fn a_typed_tools_required_capabilities_are_checked_before_its_handler() {
 
 #[tokio::test]
 async fn registries_with_state_hand_every_handler_the_hosts_state() {
+    use mcp_kernel_router::ReaderError;
+    use mcp_kernel_router::prompts::{PromptOutput, PromptSpec, Prompts};
+    use mcp_kernel_router::resources::{ResourceSpec, ResourceTemplateSpec, Resources, TemplateMatch};
     use mcp_kernel_router::wire::types::ResourceContents;
-    use mcp_kernel_router::{
-        PromptOutput, PromptSpec, Prompts, ReaderError, ResourceSpec, ResourceTemplateSpec, Resources,
-        TemplateMatch,
-    };
 
     #[derive(Deserialize)]
     struct Topic {
@@ -383,7 +382,8 @@ async fn registries_with_state_hand_every_handler_the_hosts_state() {
             },
         );
     let prompts = Prompts::with_state(Arc::clone(&calls)).add(
-        PromptSpec::new("say").argument(mcp_kernel_router::PromptArgument::new("topic").required(true)),
+        PromptSpec::new("say")
+            .argument(mcp_kernel_router::prompts::PromptArgument::new("topic").required(true)),
         |calls: Arc<AtomicUsize>, args: Topic, _cx: RequestContext| async move {
             let text = format!("{} after {} calls", args.topic, calls.load(Ordering::SeqCst));
             Ok::<_, ReaderError>(PromptOutput { description: Some(text), messages: Vec::new() })

@@ -7,14 +7,17 @@ use std::sync::{Arc, Mutex};
 
 use crate::support::*;
 use base64::Engine;
+use mcp_kernel_router::completion::{Completion, CompletionRef, CompletionRequest};
+use mcp_kernel_router::prompts::{GetPrompt, PromptArgument, PromptOutput, PromptSpec};
+use mcp_kernel_router::resources::{ReadResource, ResourceEntry, ResourceSpec, ResourceTemplateSpec};
+use mcp_kernel_router::transport::ToolHeaders;
+use mcp_kernel_router::visibility::Listed;
 use mcp_kernel_router::wire::types::{
     ContentBlock, PromptMessage, ResourceContents, Role, TextResourceContents,
 };
 use mcp_kernel_router::{
-    Completion, CompletionRef, CompletionRequest, Extensions, GetPrompt, Listed, Listing, Mode,
-    PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError, RequestContext, ResourceEntry,
-    ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolHeaders, ToolOutput, ToolSpec,
-    Tools,
+    Extensions, Listing, Mode, ReaderError, RequestContext, Server, ToolCall, ToolError, ToolOutput,
+    ToolSpec, Tools,
 };
 use serde_json::{Value, json};
 
@@ -498,7 +501,7 @@ async fn the_principal_reaches_the_filter_and_the_handlers() {
 
 #[tokio::test]
 async fn with_a_filter_every_result_is_private_whatever_the_cache_hints_say() {
-    use mcp_kernel_router::CacheHints;
+    use mcp_kernel_router::options::CacheHints;
     use mcp_kernel_router::wire::types::CacheScope;
     let public = CacheHints { ttl_ms: 60_000, scope: CacheScope::Public };
     let listing = Listing { tools: vec![ToolSpec::new("t", Mode::ReadOnly)], ..Listing::default() };
@@ -533,8 +536,8 @@ async fn a_filter_that_panics_on_every_item_is_asked_at_most_eight_times_per_req
     let counter = Arc::clone(&asked);
     let prompts: Vec<PromptSpec> = (0..200).map(|i| PromptSpec::new(format!("p{i:03}"))).collect();
     let server = Server::builder(Listing { prompts, ..Listing::default() })
-        .prompt_reader(|_get: mcp_kernel_router::GetPrompt| async {
-            Ok::<_, mcp_kernel_router::ReaderError>(mcp_kernel_router::PromptOutput::default())
+        .prompt_reader(|_get: mcp_kernel_router::prompts::GetPrompt| async {
+            Ok::<_, mcp_kernel_router::ReaderError>(mcp_kernel_router::prompts::PromptOutput::default())
         })
         .page_size(NonZeroUsize::new(500).unwrap())
         .visibility(move |_: Listed<'_>, cx: &RequestContext| {

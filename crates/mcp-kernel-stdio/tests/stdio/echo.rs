@@ -2,11 +2,11 @@
 //! `data.name`, `data.requested`) with at most 128 characters and a final `…`, however long the line
 //! that carried it (up to the line cap).
 
+use mcp_kernel_router::prompts::{GetPrompt, PromptOutput, PromptSpec};
+use mcp_kernel_router::resources::{ReadResource, ResourceTemplateSpec};
 use mcp_kernel_router::wire::error::{MAX_ECHO_CHARS, SHORTENED_MARK, shorten};
 use mcp_kernel_router::wire::types::ResourceContents;
-use mcp_kernel_router::{
-    GetPrompt, Listing, PromptOutput, PromptSpec, ReadResource, ReaderError, ResourceTemplateSpec, Server,
-};
+use mcp_kernel_router::{Listing, ReaderError, Server};
 use mcp_kernel_stdio::{MAX_LINE_BYTES, StdioOptions};
 use serde_json::{Value, json};
 

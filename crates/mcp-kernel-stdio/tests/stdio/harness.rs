@@ -5,7 +5,8 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_kernel_router::{Listing, LiveServer, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use mcp_kernel_router::transport::LiveServer;
+use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use mcp_kernel_stdio::{StdioOptions, serve_io};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};

@@ -4,9 +4,8 @@
 
 use std::sync::Arc;
 
-use mcp_kernel_router::{
-    Extensions, Listing, LiveServer, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
-};
+use mcp_kernel_router::transport::LiveServer;
+use mcp_kernel_router::{Extensions, Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use mcp_kernel_stdio::StdioOptions;
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, mpsc};

@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
+use mcp_kernel::prompts::{PromptOutput, PromptSpec, Prompts};
+use mcp_kernel::resources::{ResourceSpec, ResourceTemplateSpec, Resources, TemplateMatch};
 use mcp_kernel::wire::types::{ContentBlock, PromptMessage, ResourceContents, Role};
 use mcp_kernel::{
-    BuildError, Listing, Mode, PromptOutput, PromptSpec, Prompts, ReaderError, RequestContext, ResourceSpec,
-    ResourceTemplateSpec, Resources, Server, TemplateMatch, ToolError, ToolSpec, Tools,
+    BuildError, Listing, Mode, ReaderError, RequestContext, Server, ToolError, ToolSpec, Tools,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

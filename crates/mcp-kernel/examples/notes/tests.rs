@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
+use mcp_kernel::Server;
+use mcp_kernel::testing::{Called, ClientError, TestClient};
 use mcp_kernel::wire::ProtocolVersion;
 use mcp_kernel::wire::types::{ContentBlock, ResourceContents};
-use mcp_kernel::{Called, ClientError, Server, TestClient};
 use serde_json::{Value, json};
 
 use crate::host::{self, Caller};

@@ -9,11 +9,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use mcp_kernel::connectome::graph::declared::Declared;
 use mcp_kernel::connectome::observe::Collector;
 use mcp_kernel::connectome::{self, Surface};
+use mcp_kernel::prompts::{GetPrompt, PromptArgument, PromptOutput, PromptSpec};
+use mcp_kernel::resources::{ReadResource, ResourceSpec, ResourceTemplateSpec};
 use mcp_kernel::wire::types::{ContentBlock, PromptMessage, ResourceContents, Role};
-use mcp_kernel::{
-    GetPrompt, Listing, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
-    ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
-};
+use mcp_kernel::{Listing, Mode, ReaderError, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::json;
 
 /// What the host offers: its own parts, then the connectome surface.

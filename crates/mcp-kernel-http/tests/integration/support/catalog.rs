@@ -6,13 +6,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use mcp_kernel_router::prompts::{GetPrompt, PromptArgument, PromptOutput, PromptSpec};
+use mcp_kernel_router::resources::{ReadResource, ResourceSpec, ResourceTemplateSpec};
 use mcp_kernel_router::wire::types::{
     BlobResourceContents, ContentBlock, PromptMessage, ResourceContents, Role, TextResourceContents,
 };
-use mcp_kernel_router::{
-    GetPrompt, Listing, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
-    ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
-};
+use mcp_kernel_router::{Listing, Mode, ReaderError, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 
 /// The schema of `search`: three annotated top-level properties, one nested, one unannotated.
 pub fn search_schema() -> Value {

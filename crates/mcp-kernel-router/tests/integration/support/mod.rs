@@ -6,14 +6,13 @@ pub mod spans;
 
 use std::num::NonZeroUsize;
 
+use mcp_kernel_router::prompts::{GetPrompt, PromptArgument, PromptOutput, PromptSpec};
+use mcp_kernel_router::resources::{ReadResource, ResourceSpec, ResourceTemplateSpec};
 use mcp_kernel_router::wire::types::{
     AudioContent, ContentBlock, EmbeddedResource, ImageContent, PromptMessage, ResourceContents,
     ResourceLink, Role, TextResourceContents,
 };
-use mcp_kernel_router::{
-    GetPrompt, Listing, Mode, PromptArgument, PromptOutput, PromptSpec, ReadResource, ReaderError,
-    ResourceSpec, ResourceTemplateSpec, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
-};
+use mcp_kernel_router::{Listing, Mode, ReaderError, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::{Value, json};
 
 pub const MODERN: &str = "2026-07-28";
@@ -173,7 +172,7 @@ pub async fn send_as(server: &Server, principal: Option<&str>, message: Value) -
     if let Some(principal) = principal {
         extensions.insert(principal.to_owned());
     }
-    let inbound = mcp_kernel_router::Inbound::new().extensions(extensions);
+    let inbound = mcp_kernel_router::transport::Inbound::new().extensions(extensions);
     server.handle_inbound(message, inbound).await.response.map(|r| r.to_value()).unwrap_or(Value::Null)
 }
 

@@ -1,7 +1,8 @@
-//! An in-process client for a host's unit tests: the real wire format, no process and no socket.
+//! Testing a host in process: [`TestClient`] speaks the real wire format to a server, with no process
+//! and no socket; [`Called`] is a typed answer with its notifications, [`ClientError`] a refusal.
 //!
 //! Every call builds a real JSON-RPC request object (with the `_meta` its era requires), hands it to
-//! [`crate::Server::handle_inbound`] exactly as a transport would (with the client's extensions and a
+//! the server exactly as a transport would ([`crate::Server::handle_envelope`]) (with the client's extensions and a
 //! notification sink), and parses the JSON-RPC response into the wire crate's typed results. Nothing
 //! goes around the router: a request the router would refuse from a real client is refused here.
 
@@ -21,10 +22,10 @@ use mcp_kernel_wire::types::{
 
 pub use outcome::{Called, ClientError};
 
-use crate::extensions::Extensions;
-use crate::host::CompletionRef;
+use crate::contract::CompletionRef;
 use crate::live::LiveServer;
-use crate::log::LogLevel;
+use crate::notify::log::LogLevel;
+use crate::request::extensions::Extensions;
 
 /// An in-process MCP client over a [`crate::Server`], for testing a host's tools, readers and prompts.
 ///
@@ -34,7 +35,8 @@ use crate::log::LogLevel;
 ///
 /// ```
 /// use mcp_kernel_router::wire::types::ContentBlock;
-/// use mcp_kernel_router::{Listing, Mode, Server, TestClient, ToolError, ToolSpec, Tools};
+/// use mcp_kernel_router::testing::TestClient;
+/// use mcp_kernel_router::{Listing, Mode, Server, ToolError, ToolSpec, Tools};
 /// use serde_json::json;
 ///
 /// #[derive(serde::Deserialize)]
@@ -43,7 +45,7 @@ use crate::log::LogLevel;
 /// }
 ///
 /// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), mcp_kernel_router::ClientError> {
+/// # async fn main() -> Result<(), mcp_kernel_router::testing::ClientError> {
 /// let schema = json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]});
 /// let tools = Tools::new().add(
 ///     ToolSpec::new("echo", Mode::ReadOnly).input_schema(schema),

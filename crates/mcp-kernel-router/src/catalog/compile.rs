@@ -149,7 +149,9 @@ pub(crate) fn compile_output_schema(
 }
 
 /// Compiles a prompt's argument schema, refusing repeated argument names.
-pub(crate) fn compile_prompt_schema(spec: &crate::spec::PromptSpec) -> Result<CompiledSchema, BuildError> {
+pub(crate) fn compile_prompt_schema(
+    spec: &crate::catalog::spec::PromptSpec,
+) -> Result<CompiledSchema, BuildError> {
     let mut seen = HashMap::new();
     for arg in &spec.arguments {
         if seen.insert(arg.name.as_str(), ()).is_some() {

@@ -7,7 +7,7 @@
 //! top-level argument (always a key the host's schema declares), or serde's "missing field" (a name
 //! from the host's type); serde's other messages can quote the caller's value and are not passed on.
 
-use crate::arguments::Arguments;
+use crate::request::arguments::Arguments;
 use serde::de::DeserializeOwned;
 use serde::de::value::MapDeserializer;
 

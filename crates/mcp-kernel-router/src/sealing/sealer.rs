@@ -93,14 +93,14 @@ impl From<KeyTooShort> for KeyError {
 /// secret store, an environment variable, a file), and build each instance's sealer from them:
 ///
 /// ```
-/// use mcp_kernel_router::{HmacSealer, StateSealer};
+/// use mcp_kernel_router::sealing::{HmacSealer, StateSealer};
 ///
 /// let key = [7u8; 32]; // in production: the host's own random bytes, the same on every instance
 /// let instance_a = HmacSealer::new(&key)?;
 /// let instance_b = HmacSealer::new(&key)?;
 /// let sealed = instance_a.seal(b"state");
 /// assert_eq!(instance_b.open(&sealed).as_deref(), Some(&b"state"[..]));
-/// # Ok::<(), mcp_kernel_router::KeyTooShort>(())
+/// # Ok::<(), mcp_kernel_router::sealing::KeyTooShort>(())
 /// ```
 ///
 /// # Rotating the key
@@ -116,7 +116,7 @@ impl From<KeyTooShort> for KeyError {
 ///    accepts `old`. No retry in flight fails. (Skipping step 1 is what would fail them: an instance
 ///    that knows only `old` refuses a state sealed with `new`.)
 /// 3. **Retire** `old` once the last state sealed under it has expired: wait the state lifetime
-///    ([`crate::ServerBuilder::request_state_ttl`], [`crate::DEFAULT_REQUEST_STATE_TTL`] = ten minutes
+///    ([`crate::ServerBuilder::request_state_ttl`], [`crate::sealing::DEFAULT_REQUEST_STATE_TTL`] = ten minutes
 ///    by default), plus the clock skew between instances, after step 2 reached the last instance; then
 ///    deploy `HmacSealer::new(new)`. A state is sealed again under the current key on every round, and
 ///    its expiry never moves later than the first round's, so by then every state in flight is sealed
@@ -176,7 +176,7 @@ impl HmacSealer {
     /// bytes, a key listed twice.
     ///
     /// ```
-    /// use mcp_kernel_router::{HmacSealer, KeyError, KeyPosition, StateSealer};
+    /// use mcp_kernel_router::sealing::{HmacSealer, KeyError, KeyPosition, StateSealer};
     ///
     /// let (old, new) = ([1u8; 32], [2u8; 32]);
     /// let before = HmacSealer::new(&old)?;
@@ -216,7 +216,7 @@ impl HmacSealer {
     /// of hex digits is refused ([`KeyError::NotHex`]); the error never holds the text.
     ///
     /// ```
-    /// use mcp_kernel_router::{HmacSealer, KeyError, StateSealer};
+    /// use mcp_kernel_router::sealing::{HmacSealer, KeyError, StateSealer};
     ///
     /// let (old, new) = ("11".repeat(32), "22".repeat(32));
     /// // What a host reads from its environment or a file, e.g. `std::env::var("STATE_KEYS")`.

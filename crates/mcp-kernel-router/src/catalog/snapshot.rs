@@ -12,12 +12,16 @@ use mcp_kernel_wire::types::{
     Prompt, PromptArgument as WirePromptArgument, Resource, ResourceTemplate, Tool,
 };
 
-use crate::compile::{BuildError, compile_output_schema, compile_prompt_schema, compile_tool_schema};
-use crate::host::{Dispatch, PromptReader, ResourceReader};
-use crate::spec::{Listing, PromptSpec, ResourceEntry, ResourceSpec, ResourceTemplateSpec, ToolSpec};
-use crate::template::{TemplateMatch, UriTemplate};
-use crate::template_index::TemplateIndex;
-use crate::visibility::Listed;
+use crate::catalog::compile::{
+    BuildError, compile_output_schema, compile_prompt_schema, compile_tool_schema,
+};
+use crate::catalog::spec::{
+    Listing, PromptSpec, ResourceEntry, ResourceSpec, ResourceTemplateSpec, ToolSpec,
+};
+use crate::catalog::template::{TemplateMatch, UriTemplate};
+use crate::catalog::template_index::TemplateIndex;
+use crate::catalog::visibility::Listed;
+use crate::contract::{Dispatch, PromptReader, ResourceReader};
 
 /// The items a host registered with their own handlers (`Tools`, `Resources`, `Prompts`).
 #[derive(Default)]
@@ -182,125 +186,149 @@ fn annotations_in_range(annotations: Option<&mcp_kernel_wire::types::Annotations
     }
 }
 
+/// The compiled tools: in declaration order, indexed by name, with their `tools/list` items.
+struct CompiledTools {
+    tools: Vec<CompiledTool>,
+    index: HashMap<Arc<str>, usize>,
+    items: Vec<Box<RawValue>>,
+}
+
+/// Listed items first, then the registered ones with their handlers.
+fn declared<T, H>(listed: Vec<T>, registered: Vec<(T, H)>) -> Vec<(T, Option<H>)> {
+    listed
+        .into_iter()
+        .map(|item| (item, None))
+        .chain(registered.into_iter().map(|(item, h)| (item, Some(h))))
+        .collect()
+}
+
+/// Checks and compiles the tools: unique names, input and output schemas (with the `x-mcp-header`
+/// annotations, faults deferred when asked), `_meta` key names, required client capabilities.
+fn compile_tools(
+    tool_specs: Vec<(ToolSpec, Option<Arc<dyn Dispatch>>)>,
+    defer_header_faults: bool,
+) -> Result<CompiledTools, BuildError> {
+    let mut tools = Vec::with_capacity(tool_specs.len());
+    let mut tool_index = HashMap::with_capacity(tool_specs.len());
+    let mut items = Vec::with_capacity(tool_specs.len());
+    for (spec, handler) in tool_specs {
+        let spec = &spec;
+        let name: Arc<str> = Arc::from(spec.name.as_str());
+        if tool_index.insert(Arc::clone(&name), tools.len()).is_some() {
+            return Err(BuildError::DuplicateTool(spec.name.clone()));
+        }
+        let default_schema = mcp_kernel_schema::default_input_schema();
+        let schema_value = spec.input_schema.as_ref().unwrap_or(&default_schema);
+        let schema = compile_tool_schema(&spec.name, schema_value, defer_header_faults)?;
+        let output = match &spec.output_schema {
+            Some(schema) => Some(compile_output_schema(&spec.name, schema)?),
+            None => None,
+        };
+        if let Some((key, why)) = spec
+            .meta
+            .iter()
+            .flatten()
+            .find_map(|(key, _)| crate::request::meta_keys::fault(key).map(|why| (key, why)))
+        {
+            let key: String = key.chars().take(64).collect();
+            let reason = format!("_meta key {key:?}: {why}");
+            return Err(BuildError::InvalidTool { tool: spec.name.clone(), reason });
+        }
+        if let Some(caps) = &spec.required_client_capabilities
+            && !caps.is_object()
+        {
+            return Err(BuildError::InvalidRequiredCapabilities(spec.name.clone()));
+        }
+        items.push(tool_item(spec, schema_value)?);
+        tools.push(CompiledTool {
+            name,
+            schema,
+            output,
+            required_capabilities: spec.required_client_capabilities.clone(),
+            handler,
+        });
+    }
+    Ok(CompiledTools { tools, index: tool_index, items })
+}
+
+/// Checks and compiles the resources and templates: annotations in range, parsable uri templates, no
+/// uri (or uri template) twice; each list sorted by its key.
+fn compile_resources(
+    entries: Vec<(ResourceEntry, Option<Arc<dyn ResourceReader>>)>,
+) -> Result<(Vec<CompiledResource>, Vec<CompiledTemplate>), BuildError> {
+    let mut resources = Vec::new();
+    let mut templates = Vec::new();
+    for (entry, reader) in entries {
+        match &entry {
+            ResourceEntry::Resource(spec) if !annotations_in_range(spec.annotations.as_ref()) => {
+                return Err(BuildError::InvalidAnnotations(spec.uri.clone()));
+            }
+            ResourceEntry::Template(spec) if !annotations_in_range(spec.annotations.as_ref()) => {
+                return Err(BuildError::InvalidAnnotations(spec.uri_template.clone()));
+            }
+            ResourceEntry::Resource(spec) => {
+                resources.push(CompiledResource { uri: spec.uri.clone(), item: resource_item(spec), reader })
+            }
+            ResourceEntry::Template(spec) => {
+                let matcher = UriTemplate::parse(&spec.uri_template).map_err(|e| {
+                    BuildError::InvalidTemplate { template: spec.uri_template.clone(), reason: e.to_string() }
+                })?;
+                templates.push(CompiledTemplate {
+                    uri_template: Arc::from(spec.uri_template.as_str()),
+                    matcher,
+                    item: template_item(spec),
+                    reader,
+                });
+            }
+        }
+    }
+    resources.sort_by(|a, b| a.uri.as_bytes().cmp(b.uri.as_bytes()));
+    if let Some(pair) = resources.windows(2).find(|w| w[0].uri == w[1].uri) {
+        return Err(BuildError::DuplicateResource(pair[0].uri.clone()));
+    }
+    templates.sort_by(|a, b| a.uri_template.as_bytes().cmp(b.uri_template.as_bytes()));
+    if let Some(pair) = templates.windows(2).find(|w| w[0].uri_template == w[1].uri_template) {
+        return Err(BuildError::DuplicateTemplate(pair[0].uri_template.to_string()));
+    }
+    Ok((resources, templates))
+}
+
+/// Checks and compiles the prompts: their argument schemas, no name twice; sorted by name.
+fn compile_prompts(
+    prompt_specs: Vec<(PromptSpec, Option<Arc<dyn PromptReader>>)>,
+) -> Result<Vec<CompiledPrompt>, BuildError> {
+    let mut prompts = Vec::with_capacity(prompt_specs.len());
+    for (spec, reader) in prompt_specs {
+        let schema = compile_prompt_schema(&spec)?;
+        prompts.push(CompiledPrompt {
+            name: Arc::from(spec.name.as_str()),
+            schema,
+            item: prompt_item(&spec),
+            reader,
+        });
+    }
+    prompts.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    if let Some(pair) = prompts.windows(2).find(|w| w[0].name == w[1].name) {
+        return Err(BuildError::DuplicatePrompt(pair[0].name.to_string()));
+    }
+    Ok(prompts)
+}
+
 impl Snapshot {
-    /// Checks and compiles a catalog: the listing's items first, then the registered ones.
+    /// Checks and compiles a catalog, one primitive after the other (tools, resources, prompts): the
+    /// listing's items first, then the registered ones.
     pub(crate) fn compile(
         listing: Listing,
         registered: Registered,
         defer_header_faults: bool,
     ) -> Result<Self, BuildError> {
-        let Listing { tools: listed_tools, resources: listed_entries, prompts: listed_prompts } = listing;
-        let tool_specs: Vec<(ToolSpec, Option<Arc<dyn Dispatch>>)> = listed_tools
-            .into_iter()
-            .map(|spec| (spec, None))
-            .chain(registered.tools.into_iter().map(|(spec, handler)| (spec, Some(handler))))
-            .collect();
-        let entries: Vec<(ResourceEntry, Option<Arc<dyn ResourceReader>>)> = listed_entries
-            .into_iter()
-            .map(|entry| (entry, None))
-            .chain(registered.resources.into_iter().map(|(entry, reader)| (entry, Some(reader))))
-            .collect();
-        let prompt_specs: Vec<(PromptSpec, Option<Arc<dyn PromptReader>>)> = listed_prompts
-            .into_iter()
-            .map(|spec| (spec, None))
-            .chain(registered.prompts.into_iter().map(|(spec, reader)| (spec, Some(reader))))
-            .collect();
-
-        let mut tools = Vec::with_capacity(tool_specs.len());
-        let mut tool_index = HashMap::with_capacity(tool_specs.len());
-        let mut items = Vec::with_capacity(tool_specs.len());
-        for (spec, handler) in tool_specs {
-            let spec = &spec;
-            let name: Arc<str> = Arc::from(spec.name.as_str());
-            if tool_index.insert(Arc::clone(&name), tools.len()).is_some() {
-                return Err(BuildError::DuplicateTool(spec.name.clone()));
-            }
-            let default_schema = mcp_kernel_schema::default_input_schema();
-            let schema_value = spec.input_schema.as_ref().unwrap_or(&default_schema);
-            let schema = compile_tool_schema(&spec.name, schema_value, defer_header_faults)?;
-            let output = match &spec.output_schema {
-                Some(schema) => Some(compile_output_schema(&spec.name, schema)?),
-                None => None,
-            };
-            if let Some((key, why)) = spec
-                .meta
-                .iter()
-                .flatten()
-                .find_map(|(key, _)| crate::meta_keys::fault(key).map(|why| (key, why)))
-            {
-                let key: String = key.chars().take(64).collect();
-                let reason = format!("_meta key {key:?}: {why}");
-                return Err(BuildError::InvalidTool { tool: spec.name.clone(), reason });
-            }
-            if let Some(caps) = &spec.required_client_capabilities
-                && !caps.is_object()
-            {
-                return Err(BuildError::InvalidRequiredCapabilities(spec.name.clone()));
-            }
-            items.push(tool_item(spec, schema_value)?);
-            tools.push(CompiledTool {
-                name,
-                schema,
-                output,
-                required_capabilities: spec.required_client_capabilities.clone(),
-                handler,
-            });
-        }
-
-        let mut resources = Vec::new();
-        let mut templates = Vec::new();
-        for (entry, reader) in entries {
-            match &entry {
-                ResourceEntry::Resource(spec) if !annotations_in_range(spec.annotations.as_ref()) => {
-                    return Err(BuildError::InvalidAnnotations(spec.uri.clone()));
-                }
-                ResourceEntry::Template(spec) if !annotations_in_range(spec.annotations.as_ref()) => {
-                    return Err(BuildError::InvalidAnnotations(spec.uri_template.clone()));
-                }
-                ResourceEntry::Resource(spec) => resources.push(CompiledResource {
-                    uri: spec.uri.clone(),
-                    item: resource_item(spec),
-                    reader,
-                }),
-                ResourceEntry::Template(spec) => {
-                    let matcher =
-                        UriTemplate::parse(&spec.uri_template).map_err(|e| BuildError::InvalidTemplate {
-                            template: spec.uri_template.clone(),
-                            reason: e.to_string(),
-                        })?;
-                    templates.push(CompiledTemplate {
-                        uri_template: Arc::from(spec.uri_template.as_str()),
-                        matcher,
-                        item: template_item(spec),
-                        reader,
-                    });
-                }
-            }
-        }
-        resources.sort_by(|a, b| a.uri.as_bytes().cmp(b.uri.as_bytes()));
-        if let Some(pair) = resources.windows(2).find(|w| w[0].uri == w[1].uri) {
-            return Err(BuildError::DuplicateResource(pair[0].uri.clone()));
-        }
-        templates.sort_by(|a, b| a.uri_template.as_bytes().cmp(b.uri_template.as_bytes()));
-        if let Some(pair) = templates.windows(2).find(|w| w[0].uri_template == w[1].uri_template) {
-            return Err(BuildError::DuplicateTemplate(pair[0].uri_template.to_string()));
-        }
-
-        let mut prompts = Vec::with_capacity(prompt_specs.len());
-        for (spec, reader) in prompt_specs {
-            let schema = compile_prompt_schema(&spec)?;
-            prompts.push(CompiledPrompt {
-                name: Arc::from(spec.name.as_str()),
-                schema,
-                item: prompt_item(&spec),
-                reader,
-            });
-        }
-        prompts.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
-        if let Some(pair) = prompts.windows(2).find(|w| w[0].name == w[1].name) {
-            return Err(BuildError::DuplicatePrompt(pair[0].name.to_string()));
-        }
-
+        let Listing { tools, resources, prompts } = listing;
+        let tools = declared(tools, registered.tools);
+        let entries = declared(resources, registered.resources);
+        let prompts = declared(prompts, registered.prompts);
+        let CompiledTools { tools, index: tool_index, items } = compile_tools(tools, defer_header_faults)?;
+        let (resources, templates) = compile_resources(entries)?;
+        let prompts = compile_prompts(prompts)?;
         let template_index = TemplateIndex::build(templates.iter().map(|t| &t.matcher));
         Ok(Self {
             tools,

@@ -1,5 +1,5 @@
 //! One round trip in the wire format: a JSON-RPC request object in, through
-//! [`crate::Server::handle_inbound`], and the JSON-RPC response and notifications read back strictly.
+//! [`crate::Server::handle_envelope`], and the JSON-RPC response and notifications read back strictly.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -16,8 +16,8 @@ use mcp_kernel_wire::version::{META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_PR
 
 use super::TestClient;
 use super::outcome::{Called, ClientError, MESSAGE, PROGRESS};
-use crate::inbound::Inbound;
-use crate::progress::{NotificationSink, progress_token};
+use crate::notify::progress::{NotificationSink, progress_token};
+use crate::request::inbound::Inbound;
 
 impl TestClient {
     /// The next request's id and its JSON-RPC request object.
@@ -73,7 +73,7 @@ impl TestClient {
         let sink: NotificationSink =
             Arc::new(move |n| kept.lock().unwrap_or_else(PoisonError::into_inner).push(n));
         let inbound = Inbound::new().extensions(self.extensions.clone()).notifications(sink);
-        let handled = self.server.current().handle_inbound(message, inbound).await;
+        let handled = self.server.current().handle_value(message, inbound).await;
         let notifications = std::mem::take(&mut *seen.lock().unwrap_or_else(PoisonError::into_inner));
         for notification in &notifications {
             check_notification(method, notification, token.as_ref())?;

@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use mcp_kernel_wire::types::LoggingLevel;
 
-use crate::progress::NotificationSink;
+use crate::notify::progress::NotificationSink;
 
 /// A log message's severity (RFC 5424), least severe first: the order decides what is sent.
 pub type LogLevel = LoggingLevel;
@@ -95,11 +95,11 @@ impl std::fmt::Debug for Logger {
 
 impl PartialEq for Logger {
     fn eq(&self, other: &Self) -> bool {
-        crate::progress::same_handle(&self.inner, &other.inner)
+        crate::notify::progress::same_handle(&self.inner, &other.inner)
     }
 }
 
-impl crate::progress::Closable for Logger {
+impl crate::notify::progress::Closable for Logger {
     fn close_channel(&self) {
         self.close();
     }
@@ -108,7 +108,7 @@ impl crate::progress::Closable for Logger {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::progress::collecting;
+    use crate::notify::progress::collecting;
     use mcp_kernel_wire::version::META_LOG_LEVEL;
 
     #[test]
@@ -137,7 +137,7 @@ mod tests {
         let (sink, seen) = collecting();
         let logger = Logger::to(LogLevel::Debug, sink);
         let kept = logger.clone();
-        drop(crate::progress::CloseOnDrop(logger));
+        drop(crate::notify::progress::CloseOnDrop(logger));
         kept.log(LogLevel::Emergency, None, json!("late"));
         assert!(!kept.enabled(LogLevel::Emergency));
         assert!(seen.lock().unwrap().is_empty());

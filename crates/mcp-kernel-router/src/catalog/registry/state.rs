@@ -12,10 +12,10 @@ use mcp_kernel_wire::types::ResourceContents;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::host::{PromptOutput, ReaderError, RequestContext, ToolError};
-use crate::registry::{IntoToolOutput, Prompts, Resources, Tools};
-use crate::spec::{PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec};
-use crate::template::TemplateMatch;
+use crate::catalog::registry::{IntoToolOutput, Prompts, Resources, Tools};
+use crate::catalog::spec::{PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec};
+use crate::catalog::template::TemplateMatch;
+use crate::contract::{PromptOutput, ReaderError, RequestContext, ToolError};
 
 /// [`Tools`] whose handlers receive a clone of `S` first; it converts into [`Tools`].
 #[derive(Debug)]

@@ -19,7 +19,7 @@
 use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
 
-use crate::host::RequestContext;
+use crate::contract::RequestContext;
 
 /// One listed item, as the filter sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::input::InputRequired;
+use crate::request::input::InputRequired;
 
 /// A reader's or the completer's refusal: carried to the client as data beside the not-found, prompt or
 /// completion error. A reader may also answer "input required" through it ([`ReaderError::input_required`]).

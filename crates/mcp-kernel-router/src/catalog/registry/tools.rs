@@ -7,10 +7,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use crate::compile::BuildError;
-use crate::host::{BoxFuture, Dispatch, RequestContext, ToolCall, ToolError, ToolOutput};
-use crate::registry::decode::arguments_as;
-use crate::spec::ToolSpec;
+use crate::catalog::compile::BuildError;
+use crate::catalog::registry::decode::arguments_as;
+use crate::catalog::spec::ToolSpec;
+use crate::contract::{BoxFuture, Dispatch, RequestContext, ToolCall, ToolError, ToolOutput};
 
 /// What a typed tool handler may return on success.
 pub trait IntoToolOutput {

@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 
-use crate::compile::BuildError;
-use crate::host::{BoxFuture, GetPrompt, PromptOutput, PromptReader, ReaderError, RequestContext};
-use crate::registry::decode::arguments_as;
-use crate::spec::PromptSpec;
+use crate::catalog::compile::BuildError;
+use crate::catalog::registry::decode::arguments_as;
+use crate::catalog::spec::PromptSpec;
+use crate::contract::{BoxFuture, GetPrompt, PromptOutput, PromptReader, ReaderError, RequestContext};
 
 /// One registered prompt with its renderer.
 type Registered = (PromptSpec, Arc<dyn PromptReader>);
@@ -87,7 +87,7 @@ impl Prompts {
         Fut: Future<Output = Result<PromptOutput, ReaderError>> + Send + 'static,
         A: DeserializeOwned + schemars::JsonSchema + 'static,
     {
-        match crate::registry::derive::with_derived_arguments::<A>(spec) {
+        match crate::catalog::registry::derive::with_derived_arguments::<A>(spec) {
             Ok(spec) => self.add(spec, render),
             Err((prompt, reason)) => {
                 self.faults.push(BuildError::InvalidPrompt { prompt, reason });

@@ -419,7 +419,7 @@ impl Catalog for Listing {
 
 impl Listing {
     /// An empty listing: a host whose tools, resources and prompts are all registered typed
-    /// ([`crate::Tools`], [`crate::Resources`], [`crate::Prompts`]) starts from it.
+    /// ([`crate::Tools`], [`crate::resources::Resources`], [`crate::prompts::Prompts`]) starts from it.
     pub fn new() -> Self {
         Self::default()
     }

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use mcp_kernel_wire::ProtocolVersion;
 use mcp_kernel_wire::trace::TraceCarrier;
 
-use crate::extensions::Extensions;
-use crate::progress::NotificationSink;
+use crate::notify::progress::NotificationSink;
+use crate::request::admit::Admitted;
+use crate::request::extensions::Extensions;
 use crate::trace::Network;
 
 /// Which of the server's revisions one transport serves on a path (the HTTP transport serves
@@ -31,14 +32,14 @@ impl Revisions {
     }
 }
 
-/// One message's surroundings, for [`crate::Server::handle_inbound`]: `Inbound::new()` is what
+/// One message's surroundings, for [`crate::Server::handle_envelope`]: `Inbound::new()` is what
 /// [`crate::Server::handle`] uses (no extensions, no notifications, every served revision).
 #[derive(Clone, Default)]
 pub struct Inbound {
     pub(crate) extensions: Extensions,
     pub(crate) sink: Option<NotificationSink>,
     pub(crate) revisions: Option<Revisions>,
-    /// The host's filter's answer for this request's tool, when the transport already asked.
+    /// The host's filter's answer for this request's tool, when [`Server::admit`](crate::Server::admit) asked.
     pub(crate) tool_shown: Option<(Arc<str>, bool)>,
     /// The transport keeps no session (see [`Inbound::sessionless`]).
     pub(crate) sessionless: bool,
@@ -75,19 +76,21 @@ impl Inbound {
         self
     }
 
-    /// Delivers the request's notifications to `sink` while it runs (see
-    /// [`crate::Server::handle_with_notifications`]).
+    /// Delivers the request's notifications to `sink` while it runs (`notifications/progress` when it
+    /// carried `params._meta.progressToken`, `notifications/message` when it may receive them): every
+    /// one is handed to `sink` before the core answers; none after. Attach one only when
+    /// [`Admitted::may_notify`] says so.
     pub fn notifications(mut self, sink: NotificationSink) -> Self {
         self.sink = Some(sink);
         self
     }
 
-    /// The [`crate::Visibility`] filter's answer for `tool`, which the transport asked already for this
-    /// request (to check the tool's mirrored headers, [`crate::Server::tool_shown`]): the core uses it
-    /// instead of asking again, so the filter decides once per request and a filter whose answer
-    /// changes between two calls cannot let the headers and the call disagree.
-    pub fn tool_visibility(mut self, tool: impl Into<Arc<str>>, shown: bool) -> Self {
-        self.tool_shown = Some((tool.into(), shown));
+    /// What [`Server::admit`](crate::Server::admit) answered about this message: the host's
+    /// visibility filter's answer for the called tool, when it was asked (for the tool's mirrored
+    /// headers). The core uses it instead of asking again, so the filter decides once per request and a
+    /// filter whose answer changes between two calls cannot let the headers and the call disagree.
+    pub fn admitted(mut self, admitted: &Admitted<'_>) -> Self {
+        self.tool_shown = admitted.tool_shown.clone();
         self
     }
 
@@ -97,7 +100,7 @@ impl Inbound {
     /// (baggage likewise); see `docs/tracing.md`.
     ///
     /// ```
-    /// use mcp_kernel_router::Inbound;
+    /// use mcp_kernel_router::transport::Inbound;
     /// use mcp_kernel_router::wire::trace::TraceCarrier;
     ///
     /// let headers = TraceCarrier::from_values(

@@ -6,7 +6,7 @@ use std::panic::AssertUnwindSafe;
 
 use futures_util::FutureExt;
 
-use crate::host::BoxFuture;
+use crate::contract::BoxFuture;
 
 /// The host's code panicked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::sealer::StateSealer;
+use crate::sealing::sealer::StateSealer;
 
 /// How long a sealed `requestState` stays valid unless the host chooses otherwise: ten minutes.
 pub const DEFAULT_REQUEST_STATE_TTL: Duration = Duration::from_secs(600);

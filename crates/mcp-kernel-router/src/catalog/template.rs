@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 use regex::Regex;
 
-use crate::reader_error::ReaderError;
+use crate::request::reader_error::ReaderError;
 
 /// The most `{+var}` expressions one template may hold: matching costs time in the uri's length times
 /// their number, so the bound keeps a read linear in the uri.

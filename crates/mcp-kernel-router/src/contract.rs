@@ -15,13 +15,13 @@ use serde_json::Value;
 use mcp_kernel_wire::ProtocolVersion;
 use mcp_kernel_wire::types::{ContentBlock, PromptMessage, ResourceContents};
 
-use crate::arguments::Arguments;
-use crate::extensions::Extensions;
-use crate::input::{InputRequired, RetryInput};
-use crate::log::{LogLevel, Logger};
-use crate::progress::Progress;
-pub use crate::reader_error::ReaderError;
-use crate::template::TemplateMatch;
+use crate::catalog::template::TemplateMatch;
+use crate::notify::log::{LogLevel, Logger};
+use crate::notify::progress::Progress;
+use crate::request::arguments::Arguments;
+use crate::request::extensions::Extensions;
+use crate::request::input::{InputRequired, RetryInput};
+pub use crate::request::reader_error::ReaderError;
 
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -80,7 +80,7 @@ impl RequestContext {
     }
 
     /// What the transport attached to this request: `authorize`'s principal over HTTP, the value given
-    /// to the stdio transport, anything a [`crate::Inbound`] carried.
+    /// to the stdio transport, anything a [`crate::transport::Inbound`] carried.
     pub fn extensions(&self) -> &Extensions {
         &self.extensions
     }

@@ -31,12 +31,12 @@
 //! 1,000 templates that share a prefix, and a catalog whose templates each have their own prefix
 //! builds none.
 //!
-//! The order is the module docs' of [`crate::template`]: fewest `{+var}`, then most literal text, then
+//! The order is the module docs' of [`crate::catalog::template`]: fewest `{+var}`, then most literal text, then
 //! bytewise by uri template (`UriTemplate::specificity`, ties kept in the catalog's sorted order).
 
 use regex::{RegexSet, RegexSetBuilder};
 
-use crate::template::{MAX_TEMPLATE_URI_BYTES, UriTemplate};
+use crate::catalog::template::{MAX_TEMPLATE_URI_BYTES, UriTemplate};
 
 /// The fewest templates with one and the same prefix that are matched through sets rather than one
 /// by one: measured, one pass of a set costs about as much as one template's own match.

@@ -7,9 +7,9 @@ use mcp_kernel_wire::types::CallToolResult;
 use super::TestClient;
 use super::exchange::{check_notification, decode, read_response};
 use super::outcome::ClientError;
-use crate::log::LogLevel;
+use crate::catalog::spec::Listing;
+use crate::notify::log::LogLevel;
 use crate::server::Server;
-use crate::spec::Listing;
 use mcp_kernel_wire::ProtocolVersion;
 
 fn client() -> TestClient {

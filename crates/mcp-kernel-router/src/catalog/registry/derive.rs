@@ -16,10 +16,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::compile::BuildError;
-use crate::host::{RequestContext, ToolError};
-use crate::registry::tools::{IntoToolOutput, Json, Tools};
-use crate::spec::{PromptArgument, PromptSpec, ToolSpec};
+use crate::catalog::compile::BuildError;
+use crate::catalog::registry::tools::{IntoToolOutput, Json, Tools};
+use crate::catalog::spec::{PromptArgument, PromptSpec, ToolSpec};
+use crate::contract::{RequestContext, ToolError};
 
 /// Which side of serde a derived schema describes.
 #[derive(Clone, Copy)]

@@ -54,7 +54,7 @@ impl InputRequired {
     }
 
     /// Sets the state handed back to the host on the retry (sealed, so integrity-protected, but not
-    /// encrypted by [`crate::HmacSealer`]: the client can read it).
+    /// encrypted by [`crate::sealing::HmacSealer`]: the client can read it).
     pub fn with_state(mut self, state: impl Into<Vec<u8>>) -> Self {
         self.state = Some(state.into());
         self

@@ -5,14 +5,15 @@ use std::sync::Arc;
 
 use mcp_kernel_wire::types::ResourceContents;
 
-use crate::host::{BoxFuture, ReadResource, ReaderError, RequestContext, ResourceReader};
-use crate::spec::{ResourceEntry, ResourceSpec, ResourceTemplateSpec};
-use crate::template::TemplateMatch;
+use crate::catalog::spec::{ResourceEntry, ResourceSpec, ResourceTemplateSpec};
+use crate::catalog::template::TemplateMatch;
+use crate::contract::{BoxFuture, ReadResource, ReaderError, RequestContext, ResourceReader};
 
 /// Resources and templates, each declared with its reader: the uri or uri template is written once.
 ///
 /// ```
-/// use mcp_kernel_router::{Listing, ReaderError, Resources, ResourceSpec, ResourceTemplateSpec, Server};
+/// use mcp_kernel_router::resources::{Resources, ResourceSpec, ResourceTemplateSpec};
+/// use mcp_kernel_router::{Listing, ReaderError, Server};
 /// use mcp_kernel_router::wire::types::ResourceContents;
 ///
 /// let resources = Resources::new()

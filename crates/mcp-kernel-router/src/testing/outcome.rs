@@ -1,4 +1,4 @@
-//! What a [`crate::TestClient`] call returns: the typed result with the notifications the request
+//! What a [`crate::testing::TestClient`] call returns: the typed result with the notifications the request
 //! produced, or the error that stopped it.
 
 use serde_json::Value;
@@ -50,7 +50,7 @@ impl<T> Called<T> {
     }
 }
 
-/// Why a [`crate::TestClient`] call has no result.
+/// Why a [`crate::testing::TestClient`] call has no result.
 ///
 /// A tool's own failure is not one of these: it is a `CallToolResult` with `isError: true`, an `Ok`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -76,7 +76,7 @@ pub enum ClientError {
         /// What was wrong.
         reason: String,
     },
-    /// A list still named a `nextCursor` after [`crate::TestClient::MAX_PAGES`] pages.
+    /// A list still named a `nextCursor` after [`crate::testing::TestClient::MAX_PAGES`] pages.
     #[error("{method}: still a nextCursor after {pages} pages")]
     TooManyPages {
         /// The list method.
