@@ -48,7 +48,7 @@ use mcp_kernel_wire::version::MODERN;
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, ProtocolVersion};
 
 use crate::dispatch::{Attached, Path, dispatch};
-use crate::mirror as headers;
+use crate::mirror;
 use crate::mirror::header_value::values;
 use crate::response::body::ResponseBody;
 use crate::response::refusal::{Refusal, accepted, jsonrpc_shape};
@@ -112,7 +112,7 @@ pub(crate) async fn serve(
     let admitted = server.admit(&message, &extensions);
     let checked = jsonrpc_shape(&message)
         .and_then(|()| protocol_version(headers, &id))
-        .and_then(|()| headers::check_sent(headers, &message, &admitted));
+        .and_then(|()| mirror::check_sent(headers, &message, &admitted));
     if let Err(refusal) = checked {
         return refuse(refusal);
     }

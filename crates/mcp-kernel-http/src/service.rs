@@ -64,7 +64,7 @@ use crate::client::Client;
 use crate::dispatch::{Attached, Path, dispatch};
 use crate::legacy;
 use crate::legacy::LegacyClients;
-use crate::mirror as headers;
+use crate::mirror;
 use crate::response::body::ResponseBody;
 use crate::response::refusal::{Refusal, Stage, accepted, jsonrpc_shape};
 
@@ -342,7 +342,7 @@ async fn answer(
         return refuse(refusal);
     }
     let admitted = server.admit(&message, &extensions);
-    if let Err(refusal) = headers::check(&parts.headers, &message, &admitted) {
+    if let Err(refusal) = mirror::check(&parts.headers, &message, &admitted) {
         return refuse(refusal);
     }
     let carrier = crate::trace::carrier(&parts.headers);
