@@ -19,12 +19,11 @@ use std::time::Duration;
 
 use mcp_kernel::http::{AllowedOrigins, McpHttp};
 use mcp_kernel::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
-use opentelemetry::trace::{SpanId, TraceId, TracerProvider as _};
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use mcp_kernel_test_support::spans::{Exported, attribute};
+use opentelemetry::trace::{SpanId, TraceId};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
-use tracing_subscriber::layer::SubscriberExt;
 
 use cluster::Nginx;
 use common::step;
@@ -88,38 +87,11 @@ async fn post(url: &str, message: &Value, in_header: bool) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("a JSON answer ({e}): {text}"))
 }
 
-/// The exported spans named `name`, once there are `count` of them (bounded: a span ends when its
-/// request's future is dropped, which may follow the answer).
-async fn finished(
-    provider: &SdkTracerProvider,
-    exporter: &InMemorySpanExporter,
-    name: &str,
-    count: usize,
-) -> Vec<SpanData> {
-    for _ in 0..250 {
-        provider.force_flush().expect("flushed");
-        let all = exporter.get_finished_spans().expect("the exported spans");
-        let named: Vec<_> = all.into_iter().filter(|s| s.name == name).collect();
-        if named.len() >= count {
-            return named;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("fewer than {count} spans named {name}");
-}
-
-fn attribute(span: &SpanData, key: &str) -> Option<String> {
-    span.attributes.iter().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.to_string())
-}
-
 #[tokio::test(flavor = "current_thread")]
 #[ignore = "needs nginx: cargo xtask edge proxy"]
 async fn one_traceparent_through_the_proxy_is_one_trace_across_instances() {
     // The servers' tasks run on this test's one thread, under this subscriber.
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
-    let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("mcp-kernel-proxy-traces"));
-    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
+    let exported = Exported::install("mcp-kernel-proxy-traces");
 
     let mut stops = Vec::new();
     let mut addrs = Vec::new();
@@ -135,7 +107,7 @@ async fn one_traceparent_through_the_proxy_is_one_trace_across_instances() {
         let answer = post(&nginx.url(), &call(id, !in_header), in_header).await;
         assert_eq!(answer["result"]["content"][0]["text"], "echoed", "{answer}");
     }
-    let spans = finished(&provider, &exporter, "tools/call echo", CALLS as usize).await;
+    let spans = exported.spans_when("tools/call echo", CALLS as usize, 250).await;
     drop(nginx);
     for stop in stops {
         let _ = stop.send(());

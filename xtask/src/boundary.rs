@@ -73,6 +73,7 @@ pub const NOT_LIBRARIES: &[&str] = &[
     "mcp-kernel-conformance",
     "mcp-kernel-rmcp-tests",
     "mcp-kernel-fuzz-checks",
+    "mcp-kernel-test-support",
     "connectome-fixture",
 ];
 /// The transports, which never reach each other.

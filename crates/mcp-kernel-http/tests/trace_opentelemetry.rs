@@ -6,56 +6,16 @@
 #[path = "integration/support/mod.rs"]
 mod support;
 
-use std::time::Duration;
-
 use http::StatusCode;
-use opentelemetry::trace::{SpanId, TraceId, TracerProvider as _};
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use mcp_kernel_test_support::spans::{Exported, attribute};
+use opentelemetry::trace::{SpanId, TraceId};
 use serde_json::{Value, json};
 use support::*;
-use tracing_subscriber::layer::SubscriberExt;
 
 const TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
 const PARENT: &str = "00f067aa0ba902b7";
 const TRACEPARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01";
 const META_TRACEPARENT: &str = "00-11111111111111111111111111111111-2222222222222222-01";
-
-/// An SDK exporting into memory behind a `tracing-opentelemetry` layer, this thread's default
-/// subscriber while it lives (the servers' tasks run on the test's one thread).
-struct Exported {
-    exporter: InMemorySpanExporter,
-    provider: SdkTracerProvider,
-    _guard: tracing::subscriber::DefaultGuard,
-}
-
-impl Exported {
-    fn install() -> Exported {
-        let exporter = InMemorySpanExporter::default();
-        let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
-        let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("mcp-kernel-http-tests"));
-        let guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
-        Exported { exporter, provider, _guard: guard }
-    }
-
-    /// The finished spans named `name`, once there are `count` of them (a bounded wait: a span ends
-    /// when its request's future is dropped, which may follow the answer).
-    async fn spans(&self, name: &str, count: usize) -> Vec<SpanData> {
-        for _ in 0..100 {
-            self.provider.force_flush().expect("flushed");
-            let all = self.exporter.get_finished_spans().expect("the exported spans");
-            let named: Vec<_> = all.into_iter().filter(|s| s.name == name).collect();
-            if named.len() >= count {
-                return named;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        panic!("fewer than {count} spans named {name}");
-    }
-}
-
-fn attribute(span: &SpanData, key: &str) -> Option<String> {
-    span.attributes.iter().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.to_string())
-}
 
 fn echo(id: i64, meta: Value) -> Value {
     let mut message = request(id, "tools/call", json!({"name": "echo", "arguments": {"message": "hi"}}));
@@ -77,10 +37,10 @@ async fn call(addr: std::net::SocketAddr, message: &Value, traceparent: Option<&
 
 #[tokio::test]
 async fn the_traceparent_header_makes_the_dispatch_span_a_child_of_the_callers_span() {
-    let exported = Exported::install();
+    let exported = Exported::install("mcp-kernel-http-tests");
     let running = start_default().await;
     bounded(call(running.addr, &echo(1, json!({})), Some(TRACEPARENT))).await;
-    let spans = bounded(exported.spans("tools/call echo", 1)).await;
+    let spans = bounded(exported.spans_when("tools/call echo", 1, 100)).await;
     running.stop().await;
     assert_eq!(spans[0].span_context.trace_id(), TraceId::from_hex(TRACE).unwrap());
     assert_eq!(spans[0].parent_span_id, SpanId::from_hex(PARENT).unwrap());
@@ -89,10 +49,10 @@ async fn the_traceparent_header_makes_the_dispatch_span_a_child_of_the_callers_s
 
 #[tokio::test]
 async fn meta_wins_over_the_header_and_links_its_span() {
-    let exported = Exported::install();
+    let exported = Exported::install("mcp-kernel-http-tests");
     let running = start_default().await;
     bounded(call(running.addr, &echo(1, json!({"traceparent": META_TRACEPARENT})), Some(TRACEPARENT))).await;
-    let spans = bounded(exported.spans("tools/call echo", 1)).await;
+    let spans = bounded(exported.spans_when("tools/call echo", 1, 100)).await;
     running.stop().await;
     let span = &spans[0];
     assert_eq!(span.span_context.trace_id(), TraceId::from_hex("11111111111111111111111111111111").unwrap());
@@ -103,11 +63,11 @@ async fn meta_wins_over_the_header_and_links_its_span() {
 
 #[tokio::test]
 async fn a_malformed_traceparent_header_starts_a_new_root_trace_and_is_never_echoed() {
-    let exported = Exported::install();
+    let exported = Exported::install("mcp-kernel-http-tests");
     let running = start_default().await;
     let malformed = "00-0AF7651916CD43DD8448EB211C80319C-00f067aa0ba902b7-01";
     let reply = bounded(call(running.addr, &echo(1, json!({})), Some(malformed))).await;
-    let spans = bounded(exported.spans("tools/call echo", 1)).await;
+    let spans = bounded(exported.spans_when("tools/call echo", 1, 100)).await;
     running.stop().await;
     assert!(!String::from_utf8_lossy(&reply.raw).contains("0AF765"), "{reply:?}");
     assert_eq!(spans[0].parent_span_id, SpanId::INVALID, "a root span");
@@ -118,13 +78,13 @@ async fn a_malformed_traceparent_header_starts_a_new_root_trace_and_is_never_ech
 
 #[tokio::test]
 async fn two_instances_called_with_one_traceparent_export_one_trace() {
-    let exported = Exported::install();
+    let exported = Exported::install("mcp-kernel-http-tests");
     let instances = start_instances(2).await;
     for (i, instance) in instances.iter().enumerate() {
         let message = echo(i as i64 + 1, json!({"traceparent": TRACEPARENT}));
         bounded(call(instance.addr, &message, None)).await;
     }
-    let spans = bounded(exported.spans("tools/call echo", 2)).await;
+    let spans = bounded(exported.spans_when("tools/call echo", 2, 100)).await;
     for instance in instances {
         instance.stop().await;
     }

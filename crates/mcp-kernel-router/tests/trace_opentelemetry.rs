@@ -10,44 +10,18 @@ use std::sync::Arc;
 use mcp_kernel_router::transport::Inbound;
 use mcp_kernel_router::wire::trace::TraceCarrier;
 use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use mcp_kernel_test_support::spans::{Exported, attribute};
 use opentelemetry::baggage::BaggageExt;
-use opentelemetry::trace::{SpanId, SpanKind, Status, TraceContextExt, TraceId, TracerProvider as _};
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use opentelemetry::trace::{SpanId, SpanKind, Status, TraceContextExt, TraceId};
 use serde_json::{Value, json};
 use support::*;
 use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
-use tracing_subscriber::layer::SubscriberExt;
 
 const TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
 const PARENT: &str = "00f067aa0ba902b7";
 const TRACEPARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01";
 const OTHER: &str = "00-11111111111111111111111111111111-2222222222222222-01";
-
-/// An SDK exporting into memory, behind a `tracing-opentelemetry` layer that is this thread's default
-/// subscriber while the value lives.
-struct Exported {
-    exporter: InMemorySpanExporter,
-    provider: SdkTracerProvider,
-    _guard: tracing::subscriber::DefaultGuard,
-}
-
-impl Exported {
-    fn install() -> Exported {
-        let exporter = InMemorySpanExporter::default();
-        let provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
-        let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("mcp-kernel-tests"));
-        let guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
-        Exported { exporter, provider, _guard: guard }
-    }
-
-    /// The finished spans named `name`.
-    fn spans(&self, name: &str) -> Vec<SpanData> {
-        self.provider.force_flush().expect("flushed");
-        let all = self.exporter.get_finished_spans().expect("the exported spans");
-        all.into_iter().filter(|s| s.name == name).collect()
-    }
-}
 
 fn trace_id(hex: &str) -> TraceId {
     TraceId::from_hex(hex).unwrap()
@@ -55,10 +29,6 @@ fn trace_id(hex: &str) -> TraceId {
 
 fn span_id(hex: &str) -> SpanId {
     SpanId::from_hex(hex).unwrap()
-}
-
-fn attribute(span: &SpanData, key: &str) -> Option<String> {
-    span.attributes.iter().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.to_string())
 }
 
 fn call(meta: Value) -> Value {
@@ -71,7 +41,7 @@ fn call(meta: Value) -> Value {
 
 #[tokio::test]
 async fn a_meta_traceparent_makes_the_dispatch_span_a_child_of_the_callers_span() {
-    let exported = Exported::install();
+    let exported = Exported::install("mcp-kernel-tests");
     let r = send(&server(), call(json!({"traceparent": TRACEPARENT, "tracestate": "rojo=1"}))).await;
     assert_eq!(r["result"]["isError"], false);
     let [span] = &exported.spans("tools/call get_weather")[..] else { panic!("one dispatch span") };
@@ -88,7 +58,7 @@ async fn a_meta_traceparent_makes_the_dispatch_span_a_child_of_the_callers_span(
 
 #[tokio::test]
 async fn the_transports_carrier_is_the_parent_when_meta_carries_none() {
-    let exported = Exported::install();
+    let exported = Exported::install("mcp-kernel-tests");
     let headers = TraceCarrier::from_values([TRACEPARENT], None::<&str>, None::<&str>);
     server().handle_inbound(call(json!({})), Inbound::new().trace_carrier(headers)).await;
     let span = &exported.spans("tools/call get_weather")[0];
@@ -97,7 +67,7 @@ async fn the_transports_carrier_is_the_parent_when_meta_carries_none() {
 
 #[tokio::test]
 async fn meta_wins_and_the_transports_span_is_linked() {
-    let exported = Exported::install();
+    let exported = Exported::install("mcp-kernel-tests");
     let headers = TraceCarrier::from_values([OTHER], None::<&str>, None::<&str>);
     server()
         .handle_inbound(call(json!({"traceparent": TRACEPARENT})), Inbound::new().trace_carrier(headers))
@@ -110,7 +80,7 @@ async fn meta_wins_and_the_transports_span_is_linked() {
 
 #[tokio::test]
 async fn a_malformed_traceparent_starts_a_new_root_trace() {
-    let exported = Exported::install();
+    let exported = Exported::install("mcp-kernel-tests");
     let malformed = "00-0AF7651916CD43DD8448EB211C80319C-00F067AA0BA902B7-01";
     send(&server(), call(json!({"traceparent": malformed}))).await;
     let span = &exported.spans("tools/call get_weather")[0];
@@ -121,7 +91,7 @@ async fn a_malformed_traceparent_starts_a_new_root_trace() {
 
 #[tokio::test]
 async fn an_ambient_span_is_linked_when_the_callers_context_replaces_it() {
-    let exported = Exported::install();
+    let exported = Exported::install("mcp-kernel-tests");
     let outer = tracing::info_span!("host.request");
     let outer_context = outer.context().span().span_context().clone();
     send(&server(), call(json!({"traceparent": TRACEPARENT}))).instrument(outer).await;
@@ -139,7 +109,7 @@ async fn an_ambient_span_is_linked_when_the_callers_context_replaces_it() {
 
 #[tokio::test]
 async fn failures_set_error_type_and_the_span_status() {
-    let exported = Exported::install();
+    let exported = Exported::install("mcp-kernel-tests");
     let server = server();
     let mut tool_error = modern(1, "tools/call", json!({"name": "fail"}));
     tool_error["params"]["_meta"]["traceparent"] = json!(TRACEPARENT);
@@ -156,7 +126,7 @@ async fn failures_set_error_type_and_the_span_status() {
 
 #[tokio::test]
 async fn host_code_runs_in_the_continued_trace_and_reads_the_baggage() {
-    let exported = Exported::install();
+    let exported = Exported::install("mcp-kernel-tests");
     // The host reads the trace and the baggage from the current span, as an outbound client would.
     let seen: Arc<std::sync::Mutex<Option<(TraceId, String)>>> = Arc::default();
     let into = Arc::clone(&seen);
