@@ -120,7 +120,7 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     let dir = root.join("target/bench/features");
     let host = dir.join("host");
     std::fs::create_dir_all(host.join("src")).map_err(|e| format!("{}: {e}", host.display()))?;
-    std::fs::write(host.join("Cargo.toml"), manifest(&root.join("crates/mcp-kernel")))
+    std::fs::write(host.join("Cargo.toml"), manifest(&root.join("crates/kernel/facade")))
         .map_err(|e| e.to_string())?;
     std::fs::write(host.join("src/main.rs"), MAIN).map_err(|e| e.to_string())?;
     copy_pins(root, &host)?;
@@ -238,9 +238,9 @@ mod tests {
 
     #[test]
     fn the_host_manifest_maps_each_feature_to_the_facade() {
-        let text = manifest(Path::new("/w/crates/mcp-kernel"));
+        let text = manifest(Path::new("/w/crates/kernel/facade"));
         assert!(
-            text.contains("mcp-kernel = { path = \"/w/crates/mcp-kernel\", default-features = false }"),
+            text.contains("mcp-kernel = { path = \"/w/crates/kernel/facade\", default-features = false }"),
             "{text}"
         );
         for feature in ["stdio", "http", "connectome"] {

@@ -56,7 +56,7 @@ mod tests {
 
     #[test]
     fn the_root_is_the_workspace_that_holds_xtask() {
-        assert!(root().join("xtask/Cargo.toml").is_file());
+        assert!(root().join("tools/xtask/Cargo.toml").is_file());
         assert!(root().join("Cargo.lock").is_file());
     }
 

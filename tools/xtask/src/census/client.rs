@@ -1,0 +1,75 @@
+//! Never a client (will-not-implement H-9): no library code line opens an outbound connection.
+//!
+//! `cargo xtask boundary` keeps HTTP client crates out of the dependency graph; this rule covers what
+//! the graph cannot see, a library line that connects with what is already there (`tokio::net`,
+//! `std::net`, hyper's and h2's client modules). The package accepts connections and answers `initialize`; it
+//! never opens one, so no code line may name a `connect` call, a UDP socket or a client module.
+//! Limits: a call spelled through an alias (`use TcpStream as T; T::connect`) is still found by the
+//! word `connect`; a connection opened by a host-supplied closure is the host's, not the package's.
+
+use super::lines::words;
+use super::{Library, Outcome};
+
+/// Words that name opening a connection, or a client, as whole runs of word characters.
+const WORDS: &[&str] = &["connect", "connect_timeout", "UdpSocket", "TcpSocket"];
+/// Paths that name an HTTP client module.
+const PATHS: &[&str] =
+    &["hyper::client", "hyper_util::client", "h2::client", "client::conn", "client::legacy"];
+
+/// The first fragment of `line` that opens a connection, if any.
+pub fn matched(line: &str) -> Option<String> {
+    if let Some(path) = PATHS.iter().find(|p| line.contains(**p)) {
+        return Some((*path).to_owned());
+    }
+    words(line).into_iter().find(|(_, w)| WORDS.contains(w)).map(|(_, w)| w.to_owned())
+}
+
+/// Runs the rule over `library`.
+pub fn check(library: &[Library]) -> Outcome {
+    Outcome::per_line(
+        library,
+        "no-client",
+        |line| matched(&line.text),
+        |fragment| format!("`{fragment}`: the package is never a client and opens no connection"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server that accepts connections is not a client.
+    #[test]
+    fn accepting_and_serving_is_not_a_client() {
+        let clean = Library::parse(
+            "crates/kernel/http/src/serve.rs",
+            "let (stream, _) = listener.accept().await?;\nasync fn shows_its_protocol(stream: &tokio::net::TcpStream) -> bool {}\nlet connected = true; // connect in a comment\nhyper::server::conn::http1::Builder::new();\n",
+        );
+        assert_eq!(check(&[clean]).findings, vec![]);
+    }
+
+    /// An outbound connection is found.
+    #[test]
+    fn an_outbound_connection_is_found() {
+        let planted = Library::parse(
+            "crates/kernel/router/src/x.rs",
+            "fn a() {}\nlet s = tokio::net::TcpStream::connect(addr).await?;\nlet u = std::net::UdpSocket::bind(a)?;\nlet (tx, conn) = hyper::client::conn::http1::handshake(io).await?;\n",
+        );
+        let findings = check(&[planted]).findings;
+        assert_eq!(findings.iter().map(|f| f.line).collect::<Vec<_>>(), [2, 3, 4]);
+        assert!(
+            findings[0].to_string().starts_with("crates/kernel/router/src/x.rs:2: [no-client] `connect`")
+        );
+    }
+
+    /// An HTTP/2 client handshake through h2 is found (`no-client`).
+    #[test]
+    fn an_h2_client_is_found() {
+        let planted = Library::parse(
+            "crates/kernel/http/src/x.rs",
+            "let (send, conn) = h2::client::handshake(io).await?;\nuse h2::client;\nlet s = h2::server::handshake(io).await?;\n",
+        );
+        let findings = check(&[planted]).findings;
+        assert_eq!(findings.iter().map(|f| f.line).collect::<Vec<_>>(), [1, 2], "{findings:?}");
+    }
+}
