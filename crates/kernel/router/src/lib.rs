@@ -131,7 +131,7 @@ pub mod visibility {
 pub mod transport {
     pub use crate::live::LiveServer;
     pub use crate::notify::progress::{NotificationSink, progress_token};
-    pub use crate::request::admit::{Admitted, ToolHeaders};
+    pub use crate::request::admitted::{Admitted, ToolHeaders};
     pub use crate::request::inbound::{Inbound, Revisions};
     pub use crate::server::{Control, Handled};
     pub use crate::trace::Network;

@@ -12,7 +12,7 @@ use crate::catalog::compile::{BuildError, check_versions};
 use crate::catalog::visibility::{Listed, shown};
 use crate::contract::RequestContext;
 use crate::notify::progress::NotificationSink;
-use crate::request::admit::ToolHeaders;
+use crate::request::admitted::ToolHeaders;
 use crate::request::extensions::Extensions;
 use crate::request::inbound::Inbound;
 use crate::server::{Handled, Server};

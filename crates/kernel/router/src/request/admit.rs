@@ -4,7 +4,7 @@
 //!
 //! Threat: a tool the host's visibility filter hides from a caller must be refused exactly as one that
 //! is not listed, headers included; the filter is asked here at most once, and its answer travels with
-//! the request ([`Inbound::admitted`]), so a filter whose answer changes between two calls cannot let the
+//! the request ([`Inbound::admitted`](crate::request::inbound::Inbound::admitted)), so a filter whose answer changes between two calls cannot let the
 //! header checks and the call disagree.
 
 use std::sync::Arc;
@@ -14,69 +14,17 @@ use serde_json::{Map, Value};
 use mcp_kernel_wire::version::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
 use mcp_kernel_wire::{Envelope, Method, ProtocolVersion};
 
-use crate::catalog::snapshot::CompiledTool;
 use crate::catalog::visibility::{Listed, shown};
 use crate::contract::{Era, RequestContext};
+use crate::request::admitted::{Admitted, ToolHeaders};
 use crate::request::extensions::Extensions;
-#[cfg(doc)]
-use crate::request::inbound::Inbound;
 use crate::server::Server;
-
-/// The `x-mcp-header` parameters a call to one tool mirrors in HTTP headers.
-#[derive(Debug, Clone, Copy)]
-pub enum ToolHeaders<'a> {
-    /// Nothing is mirrored: the message calls no tool, or none this caller may see by that name (the
-    /// core answers "Unknown tool").
-    UnknownTool,
-    /// The annotated parameters (possibly none).
-    Params(&'a [mcp_kernel_schema::HeaderParam]),
-    /// The tool's annotations break the MCP rules (kept by
-    /// [`ServerBuilder::defer_header_annotation_faults`](crate::ServerBuilder::defer_header_annotation_faults)):
-    /// every HTTP call to it is a host fault.
-    Fault(&'a mcp_kernel_schema::SchemaError),
-}
-
-impl<'a> ToolHeaders<'a> {
-    /// What a call to the listed `tool` mirrors.
-    pub(crate) fn of(tool: &'a CompiledTool) -> Self {
-        match tool.schema.header_fault() {
-            Some(fault) => ToolHeaders::Fault(fault),
-            None => ToolHeaders::Params(tool.schema.header_params()),
-        }
-    }
-}
-
-/// The core's answer to [`Server::admit`]: what a transport's own checks of one message need to know,
-/// asked in one hop. Hand it back with [`Inbound::admitted`] when serving the message.
-#[derive(Debug, Clone)]
-pub struct Admitted<'a> {
-    headers: ToolHeaders<'a>,
-    /// The visibility filter's answer for the called tool, when it was asked.
-    pub(crate) tool_shown: Option<(Arc<str>, bool)>,
-    notifies: bool,
-}
-
-impl<'a> Admitted<'a> {
-    /// What a `tools/call` must mirror in headers (`x-mcp-header`), as this caller may see the tool: a
-    /// tool the host's filter hides from them is [`ToolHeaders::UnknownTool`], so a hidden tool is
-    /// refused exactly as one that is not listed. Any other message mirrors nothing.
-    pub fn tool_headers(&self) -> ToolHeaders<'a> {
-        self.headers
-    }
-
-    /// Whether the request may be sent notifications while it runs: it carries a progress token, or
-    /// the host opted in to log notifications and the request may receive them (on `2026-07-28`, it
-    /// declared a `logLevel`). A transport that cannot stream need not attach a sink otherwise.
-    pub fn may_notify(&self) -> bool {
-        self.notifies
-    }
-}
 
 impl Server {
     /// What a transport needs to know about `message`, sent with `extensions`, before it serves it: the
     /// headers its `tools/call` mirrors and whether it may be sent notifications
     /// ([`Admitted`]). The host's visibility filter is asked only for a `tools/call` of a listed tool,
-    /// and only when the host gave one; the answer is handed back with [`Inbound::admitted`], so the
+    /// and only when the host gave one; the answer is handed back with [`Inbound::admitted`](crate::request::inbound::Inbound::admitted), so the
     /// filter decides once per request.
     pub fn admit(&self, message: &Envelope, extensions: &Extensions) -> Admitted<'_> {
         let notifies = self.notifies(message.meta().value());

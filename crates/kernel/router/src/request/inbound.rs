@@ -7,7 +7,7 @@ use mcp_kernel_wire::ProtocolVersion;
 use mcp_kernel_wire::trace::TraceCarrier;
 
 use crate::notify::progress::NotificationSink;
-use crate::request::admit::Admitted;
+use crate::request::admitted::Admitted;
 use crate::request::extensions::Extensions;
 use crate::trace::Network;
 
