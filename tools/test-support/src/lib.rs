@@ -1,6 +1,7 @@
 //! Test harnesses shared by the workspace's test targets, one module per concern, so that no test crate
 //! copies another's harness or reaches into another crate's files.
 //!
+//! - [`live`]: the versioned servers the transports' `LiveServer` tests replace one by another.
 //! - [`spans`]: the OpenTelemetry SDK exporting into memory behind a `tracing-opentelemetry` layer, and
 //!   the finished spans it holds.
 //!
@@ -13,4 +14,5 @@
 //! stays in that crate's `tests/integration/support/`.
 #![forbid(unsafe_code)]
 
+pub mod live;
 pub mod spans;

@@ -3,7 +3,8 @@
 //! file. Apart, each in its own binary: `accept_path` and `body_budget_memory` (they measure the process),
 //! `drip`, `connection_limits` and `held_connections` (they hold many connections open), `trace_headers`
 //! (it records through a scoped subscriber), `browser` (Chromium,
-//! `cargo xtask edge browser`), and `trace_opentelemetry` (feature `opentelemetry`).
+//! `cargo xtask edge browser`), `trace_opentelemetry` (feature `opentelemetry`) and `live_server` (both
+//! workspace-only, through `mcp-kernel-test-support`).
 
 mod support;
 
@@ -21,7 +22,6 @@ mod host_check;
 mod identity;
 mod legacy;
 mod legacy_encoded_answers;
-mod live_server;
 mod log_notifications;
 mod no_oauth;
 mod no_session;

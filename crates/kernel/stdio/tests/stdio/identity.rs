@@ -1,16 +1,11 @@
-//! The session's caller and live replacement: what `StdioOptions::principal` (or `extensions`) holds
-//! reaches the host's code on every request; a `LiveServer` serves each message to its end by the
-//! server current when it was read, and the next message sees a replacement.
+//! The session's caller: what `StdioOptions::principal` (or `extensions`) holds reaches the host's code
+//! on every request. (A `LiveServer`'s replacement is `tests/live_server.rs`'s, a binary of its own.)
 
-use std::sync::Arc;
-
-use mcp_kernel_router::transport::LiveServer;
-use mcp_kernel_router::{Extensions, Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use mcp_kernel_router::{Extensions, Listing, Mode, Server, ToolCall, ToolOutput, ToolSpec};
 use mcp_kernel_stdio::StdioOptions;
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, mpsc};
 
-use crate::harness::{Session, bounded, call, request};
+use crate::harness::{Session, bounded, call};
 
 /// The host's principal.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,82 +70,6 @@ async fn the_principal_stdio_options_attach_reaches_every_request() {
         let mut session = Session::start(whoami_server(), StdioOptions::default());
         session.send_json(call(1, "whoami")).await;
         assert_eq!(structured(&session.expect().await), &json!({"caller": null, "tenant": null}));
-        session.ends_clean().await;
-    })
-    .await;
-}
-
-/// A server answering `gate` with `version` once a permit of `gate` is available (reporting each
-/// start), and listing `extra` tools that answer their own name.
-fn versioned(
-    version: &'static str,
-    extra: &[&str],
-    gate: &Arc<Semaphore>,
-    started: &mpsc::UnboundedSender<&'static str>,
-) -> Server {
-    let tools = std::iter::once("gate")
-        .chain(extra.iter().copied())
-        .map(|name| ToolSpec::new(name, Mode::ReadOnly))
-        .collect();
-    let gate = Arc::clone(gate);
-    let started = started.clone();
-    Server::builder(Listing { tools, ..Listing::default() })
-        .dispatch(move |call: ToolCall| {
-            let gate = Arc::clone(&gate);
-            let started = started.clone();
-            async move {
-                if &*call.name == "gate" {
-                    let _ = started.send(version);
-                    gate.acquire().await.map_err(|_| ToolError::new("closed"))?.forget();
-                }
-                ToolOutput::json(&json!({"server": version, "tool": &*call.name}))
-            }
-        })
-        .build()
-        .expect("builds")
-}
-
-fn tool_names(response: &Value) -> Vec<&str> {
-    let tools = response["result"]["tools"].as_array().expect("a tool list");
-    tools.iter().filter_map(|tool| tool["name"].as_str()).collect()
-}
-
-#[tokio::test]
-async fn a_request_in_flight_when_the_server_is_replaced_finishes_on_the_old_server() {
-    bounded(async {
-        let gate = Arc::new(Semaphore::new(0));
-        let (started, mut starts) = mpsc::unbounded_channel();
-        let live = LiveServer::new(versioned("old", &[], &gate, &started));
-        let mut session = Session::start(live.clone(), StdioOptions::default());
-        session.send_json(call(1, "gate")).await;
-        assert_eq!(starts.recv().await, Some("old"));
-
-        let _old = live.replace(versioned("new", &["added"], &gate, &started));
-        session.send_json(request(2, "tools/list")).await;
-        let listed = session.expect().await;
-        assert_eq!(listed["id"], 2, "the list is answered while the first call waits: {listed}");
-        assert_eq!(tool_names(&listed), ["gate", "added"]);
-        session.send_json(call(3, "added")).await;
-        let added = session.expect().await;
-        assert_eq!(
-            (&added["id"], structured(&added)),
-            (&json!(3), &json!({"server": "new", "tool": "added"}))
-        );
-
-        gate.add_permits(1);
-        let first = session.expect().await;
-        assert_eq!(
-            (&first["id"], structured(&first)),
-            (&json!(1), &json!({"server": "old", "tool": "gate"}))
-        );
-        gate.add_permits(1);
-        session.send_json(call(4, "gate")).await;
-        let again = session.expect().await;
-        assert_eq!(
-            (&again["id"], structured(&again)),
-            (&json!(4), &json!({"server": "new", "tool": "gate"}))
-        );
-        assert_eq!(starts.recv().await, Some("new"));
         session.ends_clean().await;
     })
     .await;

@@ -1,4 +1,5 @@
-//! The stdio transport's rules, each pinned by a test named after it.
+//! The stdio transport's rules, each pinned by a test named after it. Apart, in its own binary:
+//! `live_server` (workspace-only, through `mcp-kernel-test-support`).
 
 mod concurrency;
 mod drain;

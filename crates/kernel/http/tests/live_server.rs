@@ -1,5 +1,9 @@
 //! A `LiveServer` behind the HTTP service: each request is served to its end by the server current
-//! when it arrived; the next request sees the replacement.
+//! when it arrived; the next request sees the replacement. Workspace-only (left out of the package): the
+//! versioned servers are `mcp-kernel-test-support`'s.
+
+#[path = "integration/support/mod.rs"]
+mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,41 +11,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, mpsc};
 
-use crate::support::*;
 use mcp_kernel_http::{AllowedOrigins, McpHttp};
 use mcp_kernel_router::transport::LiveServer;
-use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
-
-/// A server answering `gate` with `version` once a permit of `gate` is available (reporting each start
-/// on `started`), and listing `extra` tools that answer their own name.
-fn versioned(
-    version: &'static str,
-    extra: &[&str],
-    gate: &Arc<Semaphore>,
-    started: &mpsc::UnboundedSender<&'static str>,
-) -> Server {
-    let tools = std::iter::once("gate")
-        .chain(extra.iter().copied())
-        .map(|name| ToolSpec::new(name, Mode::ReadOnly))
-        .collect();
-    let gate = Arc::clone(gate);
-    let started = started.clone();
-    Server::builder(Listing { tools, ..Listing::default() })
-        .dispatch(move |call: ToolCall| {
-            let gate = Arc::clone(&gate);
-            let started = started.clone();
-            async move {
-                if &*call.name == "gate" {
-                    let _ = started.send(version);
-                    let permit = gate.acquire().await.map_err(|_| ToolError::new("closed"))?;
-                    permit.forget();
-                }
-                ToolOutput::json(&json!({"server": version, "tool": &*call.name}))
-            }
-        })
-        .build()
-        .expect("the versioned catalog builds")
-}
+use mcp_kernel_test_support::live::versioned;
+use support::*;
 
 fn call(id: i64, tool: &str) -> Value {
     request(id, "tools/call", json!({"name": tool, "arguments": {}}))
