@@ -25,6 +25,15 @@
 //! registry dependencies stay built. (A scratch directory at a stable path would keep the paths right
 //! but still run stale code after an edit; a target directory per run would rebuild every dependency.)
 //!
+//! **No stale unpacked copies.** To verify a package against the others, cargo unpacks each packaged
+//! dependency from that local registry into `$CARGO_HOME/registry/src/-<hash>/<name>-<version>/`, the
+//! hash naming the registry's path, and it reuses a directory it finds there without comparing it with
+//! the `.crate`. The version changes only at a release, so a second run from the same checkout path (a
+//! CI machine that keeps `~/.cargo`) verified against the sources of the *first* run: a module made public
+//! since was private in the copy. Before packaging, the unpacked copies of this workspace's packages at
+//! their current versions are removed from every local registry's directory (those whose name starts with
+//! `-`); crates.io's directory, and every other crate, are left alone.
+//!
 //! `--no-test` stops after step 2.
 
 use std::path::{Path, PathBuf};
@@ -59,6 +68,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         return Err(format!("metadata:\n  {}", faults.join("\n  ")));
     }
     eprintln!("xtask: package: metadata of {} crates checked", packages.len());
+    let removed = forget_unpacked_copies(&cargo_home()?, &packages)?;
+    if removed > 0 {
+        eprintln!("xtask: package: {removed} stale unpacked copies of these packages removed");
+    }
     let mut args = vec!["package".to_owned(), "--locked".to_owned()];
     for name in LIBRARIES {
         args.extend(["-p".to_owned(), (*name).to_owned()]);
@@ -161,6 +174,37 @@ fn metadata_faults(package: &Package) -> Vec<String> {
         }
     }
     faults
+}
+
+/// Cargo's home: `$CARGO_HOME`, else `~/.cargo`.
+fn cargo_home() -> Result<PathBuf, String> {
+    match std::env::var_os("CARGO_HOME") {
+        Some(home) if !home.is_empty() => Ok(PathBuf::from(home)),
+        _ => std::env::var_os("HOME")
+            .map(|home| Path::new(&home).join(".cargo"))
+            .ok_or_else(|| "neither CARGO_HOME nor HOME is set".to_owned()),
+    }
+}
+
+/// Removes `<name>-<version>` of every package from each local registry's unpacked sources under
+/// `cargo_home` (module doc, "No stale unpacked copies"); returns how many it removed.
+fn forget_unpacked_copies(cargo_home: &Path, packages: &[Package]) -> Result<usize, String> {
+    let sources = cargo_home.join("registry").join("src");
+    let Ok(registries) = std::fs::read_dir(&sources) else { return Ok(0) };
+    let mut removed = 0;
+    for registry in registries.flatten() {
+        if !registry.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        for package in packages {
+            let copy = registry.path().join(format!("{}-{}", package.name, package.version));
+            if copy.is_dir() {
+                std::fs::remove_dir_all(&copy).map_err(|e| format!("removing {}: {e}", copy.display()))?;
+                removed += 1;
+            }
+        }
+    }
+    Ok(removed)
 }
 
 /// The `.crate` file `cargo package` wrote for a package, under the target directory.
@@ -338,6 +382,34 @@ mod tests {
             modified > before,
             "unpacked with the packaged time {modified:?}, so stale builds look fresh"
         );
+    }
+
+    #[test]
+    fn stale_unpacked_copies_are_removed_from_local_registries_only() {
+        let home = Scratch::new("mcp-kernel-cargo-home").unwrap();
+        let src = home.0.join("registry/src");
+        let local = src.join("-22c3805da5a543b4");
+        let crates_io = src.join("index.crates.io-1949cf8c6b5b557f");
+        for dir in [
+            local.join("demo-0.3.0/src"),
+            local.join("demo-0.2.0/src"),
+            local.join("serde-1.0.0/src"),
+            crates_io.join("demo-0.3.0/src"),
+        ] {
+            std::fs::create_dir_all(&dir).unwrap();
+        }
+        let removed = forget_unpacked_copies(&home.0, &[package(complete())]).unwrap();
+        assert_eq!(removed, 1);
+        assert!(!local.join("demo-0.3.0").exists(), "the stale copy of this version is gone");
+        assert!(local.join("demo-0.2.0").is_dir(), "another version stays");
+        assert!(local.join("serde-1.0.0").is_dir(), "another crate stays");
+        assert!(crates_io.join("demo-0.3.0").is_dir(), "crates.io's copies stay");
+    }
+
+    #[test]
+    fn no_registry_directory_removes_nothing() {
+        let home = Scratch::new("mcp-kernel-cargo-home").unwrap();
+        assert_eq!(forget_unpacked_copies(&home.0, &[package(complete())]).unwrap(), 0);
     }
 
     #[test]
