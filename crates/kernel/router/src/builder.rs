@@ -17,6 +17,7 @@ use crate::catalog::spec::{Catalog, Listing};
 use crate::catalog::visibility::Visibility;
 use crate::contract::{Completer, Dispatch, PromptReader, ResourceReader};
 use crate::notify::log::LogLevel;
+use crate::notify::notifier::Notifications;
 use crate::options::{CacheHints, ServerOptions};
 use crate::sealing::sealer::StateSealer;
 use crate::sealing::state::{Clock, DEFAULT_REQUEST_STATE_TTL, Sealing};
@@ -44,6 +45,7 @@ pub struct ServerBuilder {
     clock: Option<Arc<dyn Clock>>,
     log_level: Option<LogLevel>,
     visibility: Option<Arc<dyn Visibility>>,
+    notifications: Option<Notifications>,
     registered: Registered,
 }
 
@@ -64,6 +66,7 @@ impl ServerBuilder {
             clock: None,
             log_level: None,
             visibility: None,
+            notifications: None,
             registered: Registered::default(),
         }
     }
@@ -159,6 +162,17 @@ impl ServerBuilder {
     /// default: nothing is sent.
     pub fn log_notifications(mut self, minimum: LogLevel) -> Self {
         self.log_level = Some(minimum);
+        self
+    }
+
+    /// Turns change notifications on (off by default): `server/discover` advertises `listChanged` for
+    /// tools, prompts and resources and `resources.subscribe`; `subscriptions/listen` streams are told
+    /// of what the host announces through [`Server::notifier`] (and of what a
+    /// [`LiveServer`](crate::transport::LiveServer) replacement changes); on a transport that keeps a
+    /// session (stdio), legacy `initialize` advertises them too and `resources/subscribe` is served.
+    /// Without it, every listen is acknowledged empty and completed at once.
+    pub fn notifications(mut self, notifications: Notifications) -> Self {
+        self.notifications = Some(notifications);
         self
     }
 
@@ -268,6 +282,7 @@ impl ServerBuilder {
             sealing,
             log_level: self.log_level,
             visibility: self.visibility,
+            notifications: self.notifications,
         };
         Ok(Server::from_injected(snapshot, options, injected))
     }

@@ -130,7 +130,9 @@ pub mod visibility {
 /// replaceable server a transport serves.
 pub mod transport {
     pub use crate::live::LiveServer;
+    pub use crate::notify::listen::Listen;
     pub use crate::notify::progress::{NotificationSink, progress_token};
+    pub use crate::notify::session::{LegacyNotifications, LegacySession};
     pub use crate::request::admitted::{Admitted, ToolHeaders};
     pub use crate::request::inbound::{Inbound, Revisions};
     pub use crate::server::{Control, Handled};

@@ -6,8 +6,10 @@
 //! replacement is a whole built server: its catalog was compiled and checked by its own `build`, so
 //! a running service never serves a half-replaced or unchecked catalog.
 //!
-//! Clients are not told: the catalog's `listChanged` stays `false`, because a stateless server has no
-//! stream to announce a change on. They see the new lists when they list again, which the list
+//! A replacement built with notifications ([`ServerBuilder::notifications`](crate::ServerBuilder::notifications),
+//! sharing its predecessor's hub) announces exactly the lists whose advertised content changed
+//! (`notify::announce`): a swap that changes only prompts tells listeners of prompts only. Without
+//! notifications, clients are not told: they see the new lists when they list again, which the list
 //! results' `ttlMs` governs (default `0`: every list is fresh); a host that replaces its catalog at
 //! runtime should keep `ttlMs` at most as long as it is willing to have clients call what it removed
 //! (such a call is then answered as an unknown tool).
@@ -39,10 +41,17 @@ impl LiveServer {
         self.cell.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
-    /// Serves `next` from the next request on, and returns the server it replaces.
+    /// Serves `next` from the next request on, announces the lists it changes (when `next` was built
+    /// with notifications), and returns the server it replaces.
     pub fn replace(&self, next: Server) -> Server {
-        let mut slot = self.cell.write().unwrap_or_else(PoisonError::into_inner);
-        std::mem::replace(&mut *slot, next)
+        let announced = next.clone();
+        let old = {
+            let mut slot = self.cell.write().unwrap_or_else(PoisonError::into_inner);
+            std::mem::replace(&mut *slot, next)
+        };
+        // After the swap: a listener told of the change lists again and sees the new server.
+        crate::notify::announce::announce(&old, &announced);
+        old
     }
 }
 

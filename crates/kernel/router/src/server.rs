@@ -20,7 +20,9 @@ use crate::catalog::snapshot::Snapshot;
 use crate::catalog::visibility::Visibility;
 use crate::contract::{Completer, Dispatch, Era, PromptReader, RequestContext, ResourceReader};
 use crate::notify::log::{LogLevel, level_in, parse_level};
+use crate::notify::notifier::{Notifications, Notifier};
 use crate::notify::progress::{CloseOnDrop, Progress, progress_token_in};
+use crate::notify::session::LegacySession;
 use crate::options::{CacheHints, ServerOptions};
 use crate::request::inbound::{Inbound, Served};
 use crate::sealing::state::Sealing;
@@ -46,7 +48,7 @@ pub struct Handled {
 }
 
 impl Handled {
-    fn reply(response: Response) -> Self {
+    pub(crate) fn reply(response: Response) -> Self {
         Self { response: Some(response), control: Control::Continue }
     }
 
@@ -70,6 +72,8 @@ pub(crate) struct Request<'a> {
     pub(crate) sessionless: bool,
     /// What the request's server span records, and the trace it continues.
     pub(crate) trace: RequestTrace<'a>,
+    /// The connection's legacy session, when the transport keeps one.
+    pub(crate) session: Option<&'a LegacySession>,
 }
 
 pub(crate) struct Inner {
@@ -100,6 +104,8 @@ pub(crate) struct Injected {
     pub(crate) log_level: Option<LogLevel>,
     /// The host's per-request list filter; `None` shows every item to every request.
     pub(crate) visibility: Option<Arc<dyn Visibility>>,
+    /// Change notifications; `None` acknowledges every listen empty and advertises no change.
+    pub(crate) notifications: Option<Notifications>,
 }
 
 /// A built server: the compiled catalog, the host's functions and the options. Cheap to clone.
@@ -148,6 +154,7 @@ impl Server {
         let capabilities = crate::catalog::advertised::capabilities(
             injected.completer.is_some(),
             injected.log_level.is_some(),
+            injected.notifications.is_some(),
         );
         let capabilities = serde_json::to_value(&capabilities).unwrap_or(Value::Null);
         let decoration = Decoration::new(server_info);
@@ -155,13 +162,24 @@ impl Server {
     }
 
     /// The revisions a message handled with `inbound` may be served in.
-    fn served(&self, inbound: &Inbound) -> Served<'_> {
+    pub(crate) fn served(&self, inbound: &Inbound) -> Served<'_> {
         Served { all: &self.inner.options.supported_versions, only: inbound.revisions }
     }
 
     /// The options this server was built with.
     pub fn options(&self) -> &ServerOptions {
         &self.inner.options
+    }
+
+    /// The handle announcing changes to this server's listeners, when it was built with
+    /// [`ServerBuilder::notifications`](crate::ServerBuilder::notifications).
+    pub fn notifier(&self) -> Option<Notifier> {
+        self.inner.injected.notifications.as_ref().map(Notifications::notifier)
+    }
+
+    /// The notifications opt-in this server was built with.
+    pub(crate) fn notifications(&self) -> Option<&Notifications> {
+        self.inner.injected.notifications.as_ref()
     }
 
     /// Handles one decoded message and returns at most one response.
@@ -186,7 +204,7 @@ impl Server {
     /// [B-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
     pub async fn handle_envelope(&self, envelope: Envelope, inbound: Inbound) -> Handled {
         let served = self.served(&inbound);
-        let Inbound { extensions, sink, tool_shown, sessionless, trace, network, .. } = inbound;
+        let Inbound { extensions, sink, tool_shown, sessionless, trace, network, session, .. } = inbound;
         let is_jsonrpc = envelope.is_jsonrpc();
         if !envelope.has_id() {
             return Self::handle_notification(&envelope);
@@ -215,7 +233,7 @@ impl Server {
                 return Handled::reply(Response::error_or_result(id, self.discover(served, &meta)));
             }
             Method::Initialize => {
-                let answer = self.initialize(served, params.as_ref());
+                let answer = self.initialize(served, params.as_ref(), session.as_ref(), &extensions);
                 return Handled::reply(Response::error_or_result(id, answer));
             }
             _ => {}
@@ -250,9 +268,20 @@ impl Server {
         context.log = self.logger(sink.as_ref(), era.is_modern(), log_level);
         // Closed when answered or dropped (cancelled): no notification ever follows the response.
         let closer = (CloseOnDrop(progress), CloseOnDrop(context.log.clone()));
+        if method == Method::SubscriptionsListen && era.is_modern() {
+            drop(closer);
+            return self.listen_at_once(id, params.as_ref(), context, sink.as_ref()).await;
+        }
         let trace = RequestTrace { carrier, id: &id, network };
-        let request =
-            Request { method: &method, params: params.take(), context, tool_shown, sessionless, trace };
+        let request = Request {
+            method: &method,
+            params: params.take(),
+            context,
+            tool_shown,
+            sessionless,
+            trace,
+            session: session.as_ref(),
+        };
         let ends = method == Method::Shutdown && !sessionless;
         let control = if ends { Control::Shutdown } else { Control::Continue };
         let answer = self.route(request).await;
@@ -287,7 +316,7 @@ impl Server {
     ///
     /// [B-3.6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
     /// [B-3.8]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
-    fn settle_era(
+    pub(crate) fn settle_era(
         &self,
         served: Served<'_>,
         method: &Method,
@@ -376,6 +405,13 @@ impl Server {
                 self.set_level(request.params.as_ref())
             }
             Method::Ping => encoded(&mcp_kernel_wire::types::EmptyResult::default()),
+            Method::ResourcesSubscribe | Method::ResourcesUnsubscribe
+                if !request.context.era.is_modern()
+                    && request.session.is_some()
+                    && self.notifications().is_some() =>
+            {
+                self.legacy_subscription(request).await
+            }
             Method::Shutdown if !request.sessionless => {
                 encoded(&mcp_kernel_wire::types::EmptyResult::default())
             }
@@ -412,8 +448,15 @@ impl Server {
         Ok(self.inner.decoration.apply(Value::Object(result)))
     }
 
-    /// `initialize`, the legacy opener: never decorated.
-    fn initialize(&self, served: Served<'_>, params: Option<&Value>) -> Answer {
+    /// `initialize`, the legacy opener: never decorated. On a transport that keeps a session, a server
+    /// with notifications advertises them and opens the session's notifications.
+    fn initialize(
+        &self,
+        served: Served<'_>,
+        params: Option<&Value>,
+        session: Option<&LegacySession>,
+        extensions: &crate::Extensions,
+    ) -> Answer {
         let requested = params.and_then(|p| p.get("protocolVersion")).cloned();
         let served_legacy = served.iter().find(|v| !v.is_modern());
         let Some(legacy) = served_legacy else {
@@ -431,11 +474,21 @@ impl Server {
             .and_then(ProtocolVersion::parse)
             .filter(|v| !v.is_modern() && served.admits(*v))
             .unwrap_or(legacy);
+        let notifying = match (session, self.notifications()) {
+            (Some(session), Some(notifications)) => {
+                let context =
+                    RequestContext::new(Era::Declared(agreed), None).with_extensions(extensions.clone());
+                session.open(|| notifications.hub.subscribe(), notifications.key_of(&context));
+                true
+            }
+            _ => false,
+        };
         encoded(&mcp_kernel_wire::types::InitializeResult {
             protocol_version: agreed.as_str().to_owned(),
             capabilities: crate::catalog::advertised::capabilities(
                 self.inner.injected.completer.is_some(),
                 self.inner.injected.log_level.is_some(),
+                notifying,
             ),
             server_info: crate::catalog::advertised::identity(&self.inner.options),
             instructions: None,

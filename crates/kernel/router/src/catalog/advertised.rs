@@ -7,14 +7,16 @@ use mcp_kernel_wire::types::{
 
 use crate::options::ServerOptions;
 
-/// The `capabilities` of `server/discover` and `initialize`: tools, resources and prompts (none of
-/// their lists ever changes, and no resource can be subscribed to), then `completions` with a completer
-/// and `logging` with the log opt-in.
-pub(crate) fn capabilities(completions: bool, logging: bool) -> ServerCapabilities {
+/// The `capabilities` of `server/discover` and `initialize`: tools, resources and prompts (their
+/// `listChanged` and `resources.subscribe` are `true` only where changes are announced: with the
+/// notifications opt-in, and for `initialize` on a transport that keeps a session), then `completions`
+/// with a completer and `logging` with the log opt-in.
+pub(crate) fn capabilities(completions: bool, logging: bool, notifications: bool) -> ServerCapabilities {
+    let changes = Some(notifications);
     ServerCapabilities {
-        tools: Some(ToolsCapability { list_changed: Some(false) }),
-        resources: Some(ResourcesCapability { list_changed: Some(false), subscribe: Some(false) }),
-        prompts: Some(PromptsCapability { list_changed: Some(false) }),
+        tools: Some(ToolsCapability { list_changed: changes }),
+        resources: Some(ResourcesCapability { list_changed: changes, subscribe: changes }),
+        prompts: Some(PromptsCapability { list_changed: changes }),
         completions: completions.then(JsonObject::new),
         logging: logging.then(JsonObject::new),
         ..ServerCapabilities::default()

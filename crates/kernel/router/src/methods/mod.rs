@@ -6,6 +6,7 @@ mod logging;
 mod prompts;
 mod resources;
 mod round_trip;
+mod subscriptions;
 mod tool_result;
 mod tools;
 

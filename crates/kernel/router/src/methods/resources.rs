@@ -50,6 +50,16 @@ impl Server {
         )
     }
 
+    /// Whether the caller of `context` may read `uri`: it is listed for them, or a template listed for
+    /// them matches it (`protocol.md` [F-5]).
+    ///
+    /// [F-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+    pub(crate) async fn is_listed_resource(&self, uri: &str, context: &RequestContext) -> bool {
+        let filter = self.inner.injected.visibility.as_deref();
+        let sieve = Sieve::new(filter, context);
+        self.inner.snapshot.locate(uri, |item| sieve.shows(item)).is_some()
+    }
+
     /// `resources/read`: only a listed uri, or one a listed template matches, is read (`protocol.md`
     /// [F-5]), and a refusal comes before any host reader runs.
     ///

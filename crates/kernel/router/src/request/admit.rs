@@ -28,6 +28,7 @@ impl Server {
     /// filter decides once per request.
     pub fn admit(&self, message: &Envelope, extensions: &Extensions) -> Admitted<'_> {
         let notifies = self.notifies(message.meta().value());
+        let listens = message.method() == Some(&Method::SubscriptionsListen);
         let called = match message.method() {
             Some(Method::ToolsCall) => {
                 message.param_str("name").and_then(|name| self.inner.snapshot.tool(name))
@@ -35,15 +36,15 @@ impl Server {
             _ => None,
         };
         let Some(tool) = called else {
-            return Admitted { headers: ToolHeaders::UnknownTool, tool_shown: None, notifies };
+            return Admitted { headers: ToolHeaders::UnknownTool, tool_shown: None, notifies, listens };
         };
         let Some(filter) = self.inner.injected.visibility.as_deref() else {
-            return Admitted { headers: ToolHeaders::of(tool), tool_shown: None, notifies };
+            return Admitted { headers: ToolHeaders::of(tool), tool_shown: None, notifies, listens };
         };
         let context = Self::lenient_context(message.meta().object().ok().flatten(), extensions);
         let visible = shown(Some(filter), Listed::Tool(&tool.name), &context);
         let headers = if visible { ToolHeaders::of(tool) } else { ToolHeaders::UnknownTool };
-        Admitted { headers, tool_shown: Some((Arc::clone(&tool.name), visible)), notifies }
+        Admitted { headers, tool_shown: Some((Arc::clone(&tool.name), visible)), notifies, listens }
     }
 
     /// The era and capabilities a `_meta` object declares, read leniently: a request whose `_meta` the

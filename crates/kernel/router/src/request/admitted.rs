@@ -41,6 +41,8 @@ pub struct Admitted<'a> {
     /// The visibility filter's answer for the called tool, when it was asked.
     pub(crate) tool_shown: Option<(Arc<str>, bool)>,
     pub(crate) notifies: bool,
+    /// The message is a `subscriptions/listen` request.
+    pub(crate) listens: bool,
 }
 
 impl<'a> Admitted<'a> {
@@ -56,5 +58,13 @@ impl<'a> Admitted<'a> {
     /// declared a `logLevel`). A transport that cannot stream need not attach a sink otherwise.
     pub fn may_notify(&self) -> bool {
         self.notifies
+    }
+
+    /// Whether the message is a `subscriptions/listen` request: serve it with
+    /// [`Server::open_listen`](crate::Server::open_listen) rather than
+    /// [`Server::handle_envelope`](crate::Server::handle_envelope) (which answers it as a request that
+    /// completes at once, acknowledgment lost).
+    pub fn listens(&self) -> bool {
+        self.listens
     }
 }

@@ -7,6 +7,7 @@ use mcp_kernel_wire::ProtocolVersion;
 use mcp_kernel_wire::trace::TraceCarrier;
 
 use crate::notify::progress::NotificationSink;
+use crate::notify::session::LegacySession;
 use crate::request::admitted::Admitted;
 use crate::request::extensions::Extensions;
 use crate::trace::Network;
@@ -47,6 +48,7 @@ pub struct Inbound {
     pub(crate) trace: TraceCarrier,
     /// The network the request came over, for its span.
     pub(crate) network: Option<Network>,
+    pub(crate) session: Option<LegacySession>,
 }
 
 impl std::fmt::Debug for Inbound {
@@ -59,6 +61,7 @@ impl std::fmt::Debug for Inbound {
             .field("sessionless", &self.sessionless)
             .field("trace", &self.trace)
             .field("network", &self.network)
+            .field("session", &self.session.is_some())
             .finish()
     }
 }
@@ -135,6 +138,14 @@ impl Inbound {
     /// [S-64]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
     pub fn sessionless(mut self) -> Self {
         self.sessionless = true;
+        self
+    }
+
+    /// The connection's legacy session (a transport whose connection is one, such as stdio): a legacy
+    /// `initialize` opens its notifications, and `resources/subscribe` / `resources/unsubscribe` are
+    /// answered for it, on a server built with notifications.
+    pub fn session(mut self, session: &LegacySession) -> Self {
+        self.session = Some(session.clone());
         self
     }
 }

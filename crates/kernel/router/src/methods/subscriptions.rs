@@ -1,0 +1,40 @@
+//! Legacy `resources/subscribe` and `resources/unsubscribe` (`2025-11-25`), served only for a
+//! transport that keeps a session and a server built with notifications (`notify::session`).
+
+use serde_json::Value;
+
+use mcp_kernel_wire::ErrorObject;
+use mcp_kernel_wire::Method;
+use mcp_kernel_wire::error::ResourceNotFoundData;
+use mcp_kernel_wire::types::EmptyResult;
+
+use crate::methods::encoded;
+use crate::server::{Answer, Request, Server};
+
+/// The refusal of a subscription past `notify::MAX_SESSION_SUBSCRIPTIONS`.
+const SESSION_FULL: &str = "a session may hold at most 1024 resource subscriptions";
+
+impl Server {
+    /// Subscribes the session to a uri the caller may read (else -32002, as a read of it would be
+    /// refused), or unsubscribes it (always `{}`).
+    pub(crate) async fn legacy_subscription(&self, request: Request<'_>) -> Answer {
+        let Some(session) = request.session else { return Err(ErrorObject::method_not_found()) };
+        let Some(Value::String(uri)) = request.params.as_ref().and_then(|p| p.get("uri")) else {
+            return Err(ErrorObject::invalid_params("a string uri is required"));
+        };
+        if *request.method == Method::ResourcesUnsubscribe {
+            session.unsubscribe(uri);
+            return encoded(&EmptyResult::default());
+        }
+        if !self.is_listed_resource(uri, &request.context).await {
+            return Err(ErrorObject::resource_not_found(ResourceNotFoundData {
+                uri: uri.clone(),
+                reason: None,
+            }));
+        }
+        if !session.subscribe(uri) {
+            return Err(ErrorObject::invalid_params(SESSION_FULL));
+        }
+        encoded(&EmptyResult::default())
+    }
+}

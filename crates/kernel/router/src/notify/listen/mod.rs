@@ -1,0 +1,215 @@
+//! `subscriptions/listen` (MCP `2026-07-28`): one long-lived request over which a client is told of
+//! the changes it asked for.
+//!
+//! [`Server::open_listen`] settles the request as any other (malformed, legacy-era and bare requests
+//! get exactly the answers [`Server::handle_envelope`] gives them) and returns a [`Listen`]: the
+//! acknowledgment to write first, then each tagged notification [`Listen::next`] yields, then, when the
+//! server ends the stream, the completion result [`Listen::completion`]. What the transport does
+//! around it — how long a stream may stay, how many are open, how far behind a reader may fall — is the
+//! transport's; which messages go on the stream, in which order and with which tag is decided here:
+//!
+//! - the acknowledgment (`notifications/subscriptions/acknowledged`) is the stream's first message
+//!   and names the subset honoured: what was asked ∩ what this server announces, uris only if the
+//!   caller may read them (`filter`);
+//! - only the kinds acknowledged are sent, each tagged with
+//!   `io.modelcontextprotocol/subscriptionId` (the listen request's id, its JSON type kept), a
+//!   resource update only for an acknowledged uri; request-scoped notifications (progress, logs) never;
+//! - a server without notifications, or a filter nothing of which is honoured, is acknowledged empty
+//!   and completed at once ([`Listen::completes_at_once`]);
+//! - when the hub's feed ends (the hub fell behind for this listener or lost its source),
+//!   [`Listen::next`] returns `None`: the transport writes the completion result, so a client never
+//!   holds a stream that silently stopped.
+
+pub(crate) mod filter;
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use mcp_kernel_wire::types::method::{
+    NOTIFICATION_PROMPTS_LIST_CHANGED, NOTIFICATION_RESOURCE_UPDATED, NOTIFICATION_RESOURCES_LIST_CHANGED,
+    NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED, NOTIFICATION_TOOLS_LIST_CHANGED,
+};
+use mcp_kernel_wire::version::META_SUBSCRIPTION_ID;
+use mcp_kernel_wire::{Envelope, Method, Response};
+
+use crate::contract::RequestContext;
+use crate::notify::change::ChangeKind;
+use crate::notify::hub::ChangeFeed;
+use crate::request::inbound::Inbound;
+use crate::server::{Handled, Server};
+use filter::{Asked, Honoured};
+
+/// One open `subscriptions/listen` stream, as the core sees it.
+pub struct Listen {
+    id: Value,
+    acknowledgment: Value,
+    honoured: Honoured,
+    key: Option<Arc<str>>,
+    feed: ChangeFeed,
+    completion: Response,
+}
+
+impl std::fmt::Debug for Listen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listen")
+            .field("id", &self.id)
+            .field("honoured", &self.honoured)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Listen {
+    /// The listen request's id: the tag of every message of the stream.
+    pub fn id(&self) -> &Value {
+        &self.id
+    }
+
+    /// The acknowledgment, the stream's first message (a whole JSON-RPC notification).
+    pub fn acknowledgment(&self) -> &Value {
+        &self.acknowledgment
+    }
+
+    /// Whether nothing is honoured: write the acknowledgment, then the completion, and end.
+    pub fn completes_at_once(&self) -> bool {
+        self.honoured.is_empty()
+    }
+
+    /// The next notification for this stream (a whole, tagged JSON-RPC notification), or `None` when
+    /// the stream must end: write [`Listen::completion`] then. Cancel-safe: a change is taken from the
+    /// feed and returned in the same poll.
+    pub async fn next(&mut self) -> Option<Value> {
+        if self.honoured.is_empty() {
+            return None;
+        }
+        loop {
+            let change = self.feed.next().await?;
+            if self.honoured.wants(&change, self.key.as_deref()) {
+                return Some(tagged(&self.id, &change.kind));
+            }
+        }
+    }
+
+    /// The completion result that ends the stream gracefully (tagged, with the server's identity).
+    pub fn completion(&self) -> &Response {
+        &self.completion
+    }
+}
+
+/// The notification of `kind` on the stream of the listen `id`.
+fn tagged(id: &Value, kind: &ChangeKind) -> Value {
+    let method = match kind {
+        ChangeKind::ToolsListChanged => NOTIFICATION_TOOLS_LIST_CHANGED,
+        ChangeKind::PromptsListChanged => NOTIFICATION_PROMPTS_LIST_CHANGED,
+        ChangeKind::ResourcesListChanged => NOTIFICATION_RESOURCES_LIST_CHANGED,
+        ChangeKind::ResourceUpdated { uri } => {
+            return json!({
+                "jsonrpc": "2.0",
+                "method": NOTIFICATION_RESOURCE_UPDATED,
+                "params": { "_meta": { META_SUBSCRIPTION_ID: id }, "uri": &**uri },
+            });
+        }
+    };
+    json!({ "jsonrpc": "2.0", "method": method, "params": { "_meta": { META_SUBSCRIPTION_ID: id } } })
+}
+
+impl Server {
+    /// Opens a `subscriptions/listen` request ([`Admitted::listens`](crate::transport::Admitted::listens)
+    /// says which messages are): `Ok` with the stream's messages, or `Err` with the answer to write
+    /// instead — the same answer [`Server::handle_envelope`] gives any request that is not a
+    /// well-formed `2026-07-28` listen (malformed, undeclared, legacy, bad filter).
+    pub async fn open_listen(&self, envelope: Envelope, inbound: Inbound) -> Result<Listen, Handled> {
+        let served = self.served(&inbound);
+        let settled = match envelope.method() {
+            Some(Method::SubscriptionsListen)
+                if envelope.is_jsonrpc() && envelope.has_valid_id() && envelope.top_level_meta().is_ok() =>
+            {
+                self.settle_era(served, &Method::SubscriptionsListen, envelope.meta()).ok()
+            }
+            _ => None,
+        };
+        let Some((era, client_capabilities)) = settled.filter(|(era, _)| era.is_modern()) else {
+            return Err(self.handle_envelope(envelope, inbound).await);
+        };
+        let (id, _, params, _) = envelope.into_parts();
+        let id = id.unwrap_or(Value::Null);
+        let context = RequestContext::new(era, client_capabilities).with_extensions(inbound.extensions);
+        match self.listen_from(id.clone(), params.as_ref(), context).await {
+            Ok(listen) => Ok(listen),
+            Err(error) => Err(Handled::reply(Response::error(id, error))),
+        }
+    }
+
+    /// A listen served by a transport that holds no stream ([`Server::handle_envelope`]): the
+    /// acknowledgment goes to the request's notification sink, if any, and the completion result is the
+    /// answer: the stream ends at once.
+    pub(crate) async fn listen_at_once(
+        &self,
+        id: Value,
+        params: Option<&Value>,
+        context: RequestContext,
+        sink: Option<&crate::notify::progress::NotificationSink>,
+    ) -> Handled {
+        match self.listen_from(id.clone(), params, context).await {
+            Ok(listen) => {
+                if let Some(sink) = sink {
+                    sink(listen.acknowledgment);
+                }
+                Handled::reply(listen.completion)
+            }
+            Err(error) => Handled::reply(Response::error(id, error)),
+        }
+    }
+
+    /// The listen `id` with `params`, from the caller of `context`, whose era is `2026-07-28`.
+    async fn listen_from(
+        &self,
+        id: Value,
+        params: Option<&Value>,
+        context: RequestContext,
+    ) -> Result<Listen, mcp_kernel_wire::ErrorObject> {
+        if params.is_some_and(|p| !p.is_object()) {
+            return Err(mcp_kernel_wire::ErrorObject::invalid_params("params must be an object"));
+        }
+        let asked = Asked::read(params)?;
+        let honoured = self.honour(asked, &context).await;
+        let (key, feed) = match &self.inner.injected.notifications {
+            Some(notifications) if !honoured.is_empty() => {
+                // Subscribed before the acknowledgment is written: a change announced as soon as the
+                // client reads it is not missed.
+                (notifications.key_of(&context), notifications.hub.subscribe())
+            }
+            _ => (None, ChangeFeed::ended()),
+        };
+        let acknowledgment = json!({
+            "jsonrpc": "2.0",
+            "method": NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED,
+            "params": { "_meta": { META_SUBSCRIPTION_ID: &id }, "notifications": honoured.to_filter() },
+        });
+        let mut meta = Map::new();
+        meta.insert(META_SUBSCRIPTION_ID.into(), id.clone());
+        let completion = self.inner.decoration.apply(json!({ "_meta": meta }));
+        let completion = Response::result(id.clone(), completion);
+        Ok(Listen { id, acknowledgment, honoured, key, feed, completion })
+    }
+
+    /// What of `asked` this server honours for the caller of `context`.
+    async fn honour(&self, asked: Asked, context: &RequestContext) -> Honoured {
+        if self.inner.injected.notifications.is_none() {
+            return Honoured::default();
+        }
+        let mut honoured = Honoured {
+            tools: asked.tools,
+            prompts: asked.prompts,
+            resources: asked.resources,
+            ..Honoured::default()
+        };
+        for uri in asked.uris {
+            if self.is_listed_resource(&uri, context).await {
+                honoured.uris.insert(Arc::from(uri.as_str()));
+                honoured.uris_in_order.push(uri);
+            }
+        }
+        honoured
+    }
+}

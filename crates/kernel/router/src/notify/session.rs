@@ -1,0 +1,159 @@
+//! Legacy (`2025-11-25`) change notifications, for a transport whose connection is a session (stdio).
+//!
+//! Before `2026-07-28`, a client that had initialized a session was sent
+//! `notifications/{tools,prompts,resources}/list_changed` for every list whose `listChanged` the server
+//! advertised, and `notifications/resources/updated` for each uri it had `resources/subscribe`d to —
+//! untagged, on the session's one channel. Only a transport that keeps a session can honour that; over
+//! stateless HTTP the legacy methods stay refused.
+//!
+//! The transport makes one [`LegacySession`] per connection ([`LegacySession::new`]), attaches its
+//! handle to every message ([`Inbound::session`](crate::transport::Inbound::session)) and reads the
+//! other half, [`LegacyNotifications`], on a task of its own. The core opens the session when it
+//! answers a legacy `initialize` on a server built with notifications, and answers
+//! `resources/subscribe` / `resources/unsubscribe` (a uri is accepted only if the caller may read it,
+//! otherwise refused as a missing resource, -32002). When the hub's feed ends, so does
+//! [`LegacyNotifications::next`]: the transport ends the session (its output closes), since a session
+//! that silently stopped delivering would break the client's cache.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use mcp_kernel_wire::types::method::{
+    NOTIFICATION_PROMPTS_LIST_CHANGED, NOTIFICATION_RESOURCE_UPDATED, NOTIFICATION_RESOURCES_LIST_CHANGED,
+    NOTIFICATION_TOOLS_LIST_CHANGED,
+};
+
+use crate::notify::change::ChangeKind;
+use crate::notify::hub::ChangeFeed;
+
+/// The most uris one session may be subscribed to at once; a subscribe past it is -32602.
+pub const MAX_SESSION_SUBSCRIPTIONS: usize = 1024;
+
+/// One connection's legacy session, as the core sees it: cheap to clone into every message's
+/// [`Inbound`](crate::transport::Inbound).
+#[derive(Clone)]
+pub struct LegacySession {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    uris: Mutex<BTreeSet<Arc<str>>>,
+    opening: Mutex<Option<oneshot::Sender<Opened>>>,
+}
+
+/// What the core hands the reading half when the session opens.
+struct Opened {
+    feed: ChangeFeed,
+    key: Option<Arc<str>>,
+}
+
+impl std::fmt::Debug for LegacySession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LegacySession").finish_non_exhaustive()
+    }
+}
+
+impl LegacySession {
+    /// A new, unopened session and the half that reads its notifications.
+    pub fn new() -> (LegacySession, LegacyNotifications) {
+        let (sender, opened) = oneshot::channel();
+        let shared = Arc::new(Shared { uris: Mutex::default(), opening: Mutex::new(Some(sender)) });
+        (
+            LegacySession { shared: Arc::clone(&shared) },
+            LegacyNotifications { shared, state: State::Waiting(opened) },
+        )
+    }
+
+    /// Opens the session with `feed`, once (a second `initialize` changes nothing).
+    pub(crate) fn open(&self, feed: impl FnOnce() -> ChangeFeed, key: Option<Arc<str>>) {
+        let sender = self.shared.opening.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(sender) = sender {
+            let _ = sender.send(Opened { feed: feed(), key });
+        }
+    }
+
+    /// Subscribes to `uri`; `false` when the session holds [`MAX_SESSION_SUBSCRIPTIONS`] others.
+    pub(crate) fn subscribe(&self, uri: &str) -> bool {
+        let mut uris = self.shared.uris.lock().unwrap_or_else(PoisonError::into_inner);
+        if uris.contains(uri) {
+            return true;
+        }
+        if uris.len() >= MAX_SESSION_SUBSCRIPTIONS {
+            return false;
+        }
+        uris.insert(Arc::from(uri));
+        true
+    }
+
+    /// Unsubscribes from `uri` (subscribed or not).
+    pub(crate) fn unsubscribe(&self, uri: &str) {
+        self.shared.uris.lock().unwrap_or_else(PoisonError::into_inner).remove(uri);
+    }
+}
+
+/// The reading half of a [`LegacySession`]: the session's notifications, in order.
+pub struct LegacyNotifications {
+    shared: Arc<Shared>,
+    state: State,
+}
+
+enum State {
+    Waiting(oneshot::Receiver<Opened>),
+    Open(Opened),
+    Ended,
+}
+
+impl std::fmt::Debug for LegacyNotifications {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LegacyNotifications").finish_non_exhaustive()
+    }
+}
+
+impl LegacyNotifications {
+    /// The session's next notification (a whole, untagged JSON-RPC notification). Pending until the
+    /// session is opened; `None` once the feed has ended (end the session then) or when every handle
+    /// of the session is gone before it opened.
+    pub async fn next(&mut self) -> Option<Value> {
+        loop {
+            match &mut self.state {
+                State::Waiting(opened) => match opened.await {
+                    Ok(opened) => self.state = State::Open(opened),
+                    Err(_) => self.state = State::Ended,
+                },
+                State::Open(Opened { feed, key }) => {
+                    let Some(change) = feed.next().await else {
+                        self.state = State::Ended;
+                        return None;
+                    };
+                    if !change.reaches(key.as_deref()) {
+                        continue;
+                    }
+                    if let Some(message) = self.untagged(&change.kind) {
+                        return Some(message);
+                    }
+                }
+                State::Ended => return None,
+            }
+        }
+    }
+
+    /// The notification of `kind` for this session, if it is one the session is told of.
+    fn untagged(&self, kind: &ChangeKind) -> Option<Value> {
+        let method = match kind {
+            ChangeKind::ToolsListChanged => NOTIFICATION_TOOLS_LIST_CHANGED,
+            ChangeKind::PromptsListChanged => NOTIFICATION_PROMPTS_LIST_CHANGED,
+            ChangeKind::ResourcesListChanged => NOTIFICATION_RESOURCES_LIST_CHANGED,
+            ChangeKind::ResourceUpdated { uri } => {
+                let subscribed =
+                    self.shared.uris.lock().unwrap_or_else(PoisonError::into_inner).contains(uri);
+                return subscribed.then(|| {
+                    json!({ "jsonrpc": "2.0", "method": NOTIFICATION_RESOURCE_UPDATED, "params": { "uri": &**uri } })
+                });
+            }
+        };
+        Some(json!({ "jsonrpc": "2.0", "method": method }))
+    }
+}
