@@ -38,3 +38,12 @@ impl Server {
         encoded(&EmptyResult::default())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_full_session_refusal_names_the_real_bound() {
+        let bound = crate::notify::session::MAX_SESSION_SUBSCRIPTIONS.to_string();
+        assert!(super::SESSION_FULL.contains(&bound));
+    }
+}

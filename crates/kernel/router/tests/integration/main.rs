@@ -22,6 +22,7 @@ mod input_required;
 mod live_server;
 mod log_notifications;
 mod no_catalog;
+mod notifications;
 #[cfg(feature = "fuzzing")]
 mod official_schema;
 mod output_schema;
