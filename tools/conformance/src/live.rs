@@ -13,7 +13,7 @@
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
-use mcp_kernel::notify::LogLevel;
+use mcp_kernel::notify::{LogLevel, Notifications};
 use mcp_kernel::sealing::HmacSealer;
 use mcp_kernel::transport::LiveServer;
 use mcp_kernel::{BuildError, Server, ToolCall, ToolError, ToolOutput};
@@ -25,13 +25,17 @@ pub struct Harness {
     live: OnceLock<LiveServer>,
     toggles: Mutex<Toggles>,
     sealer: HmacSealer,
+    /// One hub for every rebuild: a replacement announces to the listeners of the server it replaces.
+    notifications: Notifications,
 }
 
 impl Harness {
     /// Builds the first server (no toggled entry listed) and returns the harness with the live server
     /// to serve. The servers reach the harness weakly: it lives as long as the caller holds it.
     pub fn start(sealer: HmacSealer) -> Result<(Arc<Harness>, LiveServer), BuildError> {
-        let harness = Arc::new(Harness { live: OnceLock::new(), toggles: Mutex::default(), sealer });
+        let notifications = Notifications::in_process();
+        let harness =
+            Arc::new(Harness { live: OnceLock::new(), toggles: Mutex::default(), sealer, notifications });
         let live = LiveServer::new(build(&harness, Toggles::default())?);
         harness.live.get_or_init(|| live.clone());
         Ok((harness, live))
@@ -69,9 +73,9 @@ fn build(harness: &Arc<Harness>, toggles: Toggles) -> Result<Server, BuildError>
         .completer(catalog::complete)
         .request_state_sealer(harness.sealer.clone())
         .log_notifications(LogLevel::Debug) // 2025-11-25 clients set `debug`; 2026 needs a logLevel
-        // Change notifications: once `ServerBuilder` can announce list changes, turn them on with one
-        // line here. Every server the harness serves is built by this function, so the triggers'
-        // `LiveServer::replace` then announces each change to the `subscriptions/listen` streams.
+        // Change notifications, through the harness's one hub: every server the harness serves is built
+        // here, so the triggers' `LiveServer::replace` announces each change to the listen streams.
+        .notifications(harness.notifications.clone())
         .build()
 }
 
@@ -112,6 +116,26 @@ mod tests {
             .as_str()
             .expect("a text result")
             .to_owned()
+    }
+
+    #[tokio::test]
+    async fn a_trigger_announces_exactly_its_list_change_to_listeners() {
+        let sealer = catalog::request_state_sealer().expect("randomness for the key");
+        let (_harness, live) = Harness::start(sealer).expect("the catalog builds");
+        let listen = json!({"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": {
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}},
+            "notifications": {"toolsListChanged": true, "promptsListChanged": true}}});
+        let envelope = mcp_kernel::wire::Envelope::from_value(listen).expect("an object");
+        let inbound = mcp_kernel::transport::Inbound::new();
+        let mut stream = live.current().open_listen(envelope, inbound).await.expect("a listen opens");
+        let client = TestClient::new(live);
+        trigger(&client, PROMPT_TRIGGER).await;
+        let told = tokio::time::timeout(std::time::Duration::from_secs(2), stream.next()).await;
+        let told = told.expect("told within 2 s").expect("a notification");
+        assert_eq!(told["method"], "notifications/prompts/list_changed");
+        let quiet = tokio::time::timeout(std::time::Duration::from_millis(50), stream.next()).await;
+        assert!(quiet.is_err(), "a prompt trigger announces prompts only");
     }
 
     #[tokio::test]
