@@ -100,6 +100,8 @@ pub(crate) struct Injected {
     pub(crate) log_level: Option<LogLevel>,
     /// The host's per-request list filter; `None` shows every item to every request.
     pub(crate) visibility: Option<Arc<dyn Visibility>>,
+    /// The host's per-caller resources; `None`: the catalog's only.
+    pub(crate) source: Option<Arc<dyn crate::catalog::source::ResourceSource>>,
 }
 
 /// A built server: the compiled catalog, the host's functions and the options. Cheap to clone.
@@ -361,7 +363,7 @@ impl Server {
     async fn answer(&self, request: Request<'_>) -> Routed {
         let answer = match request.method {
             Method::ToolsList => return self.list_tools(&request.context),
-            Method::ResourcesList => self.list_resources(request.params.as_ref(), &request.context),
+            Method::ResourcesList => self.list_resources(request.params.as_ref(), &request.context).await,
             Method::ResourcesTemplatesList => self.list_templates(request.params.as_ref(), &request.context),
             Method::ResourcesRead => self.read_resource(request).await,
             Method::PromptsList => self.list_prompts(request.params.as_ref(), &request.context),
