@@ -101,7 +101,7 @@ pub fn encode(kind: CursorKind, key: &str) -> String {
 }
 
 /// Decodes a cursor of `kind` into the key it names. An empty string names the start (`None`); a
-/// cursor into `resources/list`'s source phase is malformed here (see [`decode_position`]).
+/// cursor into `resources/list`'s source phase is malformed here.
 pub fn decode(kind: CursorKind, cursor: &str) -> Result<Option<String>, CursorError> {
     match decode_position(kind, cursor)? {
         None => Ok(None),
