@@ -366,7 +366,7 @@ impl<O, A> Builder<O, A> {
     /// honoured, or a server built without notifications) holds no stream and is never refused.
     ///
     /// A stream costs a task, a subscription to the change hub, its queue and its HTTP stream (about
-    /// 10 KiB idle, measured in `docs/performance.md`); over HTTP/1.1 also a connection each, bounded by
+    /// 10 KiB idle over HTTP/2, `docs/http.md`); over HTTP/1.1 also a connection each, bounded by
     /// `ServeOptions::max_connections`. A benchmark or a host with many clients raises it, with
     /// [`Builder::max_listens_per_client`] when the clients share an address.
     pub fn max_listens(mut self, streams: usize) -> Self {
