@@ -388,7 +388,7 @@ impl<O, A> Builder<O, A> {
     }
 
     /// How many notifications may wait for one listen stream's reader (default
-    /// [`DEFAULT_LISTEN_QUEUE`], 64; at least 1). A reader that falls that far behind has its stream
+    /// [`DEFAULT_LISTEN_QUEUE`], 64; at least 1, at most 1,048,576). A reader that falls that far behind has its stream
     /// ended: the notification that found the queue full is not queued, the completion result (which
     /// has a place of its own) follows what was queued, and a client that reads again learns to listen
     /// again. A client that never reads again is closed at `serve`'s write deadline. So one stream

@@ -58,6 +58,10 @@ pub const DEFAULT_LISTEN_QUEUE: usize = 64;
 /// The shortest keep-alive interval admitted.
 const MIN_KEEP_ALIVE: Duration = Duration::from_millis(1);
 
+/// The longest queue admitted (a million notifications: far past any use, well within what a channel
+/// admits).
+pub(crate) const MAX_LISTEN_QUEUE: usize = 1 << 20;
+
 /// How listen streams are served: one per service, shared by its clones.
 #[derive(Debug)]
 pub(crate) struct ListenPolicy {
@@ -72,12 +76,12 @@ pub(crate) struct ListenPolicy {
 }
 
 impl ListenPolicy {
-    /// A policy of `keep_alive` (at least 1 ms), `queue` (at least 1), `total` streams and
-    /// `per_client` streams per client.
+    /// A policy of `keep_alive` (at least 1 ms), `queue` (1 to [`MAX_LISTEN_QUEUE`]), `total` streams
+    /// and `per_client` streams per client (each at least 1, the share at most the total).
     pub(crate) fn new(keep_alive: Duration, queue: usize, total: usize, per_client: usize) -> Self {
         Self {
             keep_alive: keep_alive.max(MIN_KEEP_ALIVE),
-            queue: queue.max(1),
+            queue: queue.clamp(1, MAX_LISTEN_QUEUE),
             slots: ListenSlots::new(total, per_client),
             end: EndListens::default(),
         }
@@ -151,4 +155,37 @@ fn busy(full: Full, client: Client, id: serde_json::Value, version: http::Versio
     }
     let error = ErrorObject::new(mcp_kernel_wire::code::INTERNAL_ERROR, "Server busy; retry later");
     Refusal::post_body(StatusCode::SERVICE_UNAVAILABLE, error, id).retry_after(1).into_response(version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builder_defaults_are_the_documented_constants() {
+        let server = Server::builder(mcp_kernel_router::Listing::default()).build().expect("a server");
+        let service = crate::McpHttp::builder(server)
+            .allowed_origins(crate::AllowedOrigins::any())
+            .authorize(|_| Ok(()))
+            .build();
+        let shown = format!("{service:?}");
+        assert!(shown.contains("listen_keep_alive: 15s"), "{shown}");
+        assert!(shown.contains("listen_queue: 64"), "{shown}");
+        assert!(shown.contains("max_listens: 4096"), "{shown}");
+        assert!(shown.contains("max_listens_per_client: 32"), "{shown}");
+        assert_eq!(DEFAULT_LISTEN_KEEP_ALIVE, Duration::from_secs(15));
+        assert_eq!(DEFAULT_LISTEN_QUEUE, 64);
+    }
+
+    #[test]
+    fn bounds_out_of_range_are_brought_to_the_nearest_that_serves() {
+        let policy = ListenPolicy::new(Duration::ZERO, 0, 0, 0);
+        assert_eq!(policy.keep_alive, MIN_KEEP_ALIVE);
+        assert_eq!(policy.queue, 1);
+        assert_eq!((policy.slots.total(), policy.slots.per_client()), (1, 1));
+        let policy = ListenPolicy::new(Duration::MAX, usize::MAX, usize::MAX, usize::MAX);
+        assert_eq!(policy.queue, MAX_LISTEN_QUEUE);
+        let (sender, _queue) = pump::channel(policy.queue);
+        assert_eq!(sender.max_capacity(), MAX_LISTEN_QUEUE + 1, "a channel that large is made");
+    }
 }
