@@ -209,7 +209,7 @@ impl Server {
         let Inbound { extensions, sink, tool_shown, sessionless, trace, network, session, .. } = inbound;
         let is_jsonrpc = envelope.is_jsonrpc();
         if !envelope.has_id() {
-            return Self::handle_notification(&envelope);
+            return Self::handle_notification(&envelope, session.as_ref());
         }
         if !envelope.has_valid_id() {
             return Handled::reply(Response::error(Value::Null, ErrorObject::invalid_request()));
@@ -295,12 +295,21 @@ impl Server {
         Handled { response: Some(Response { id, body: answer }), control }
     }
 
-    fn handle_notification(envelope: &Envelope) -> Handled {
+    fn handle_notification(envelope: &Envelope, session: Option<&LegacySession>) -> Handled {
         // A notification never gets a reply; a top-level `_meta` on one is ignored (B-3.3).
-        if envelope.is_jsonrpc() && envelope.method() == Some(&Method::Exit) {
-            return Handled { response: None, control: Control::Shutdown };
+        match envelope.method() {
+            Some(Method::Exit) if envelope.is_jsonrpc() => {
+                Handled { response: None, control: Control::Shutdown }
+            }
+            // A legacy session is told of changes from `initialized` on (the client is ready for them).
+            Some(Method::NotificationInitialized) => {
+                if let Some(session) = session {
+                    session.initialized();
+                }
+                Handled::silent()
+            }
+            _ => Handled::silent(),
         }
-        Handled::silent()
     }
 
     /// A request that declares no revision: legacy-shaped where 2025-11-25 is served, else malformed.

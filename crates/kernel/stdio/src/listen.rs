@@ -23,7 +23,7 @@
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures_util::FutureExt;
@@ -76,6 +76,8 @@ impl Refusal {
 struct Open {
     serial: u64,
     handle: Option<AbortHandle>,
+    /// Set when the client cancels it, shared with its [`Place`] and [`Ticket`].
+    cancelled: Arc<AtomicBool>,
 }
 
 /// The listens of one session, by the JSON text of their id: the places they hold and what
@@ -114,8 +116,9 @@ impl Listens {
             return Err(Refusal::Full);
         }
         let serial = self.serials.fetch_add(1, Ordering::Relaxed);
-        open.insert(key.to_owned(), Open { serial, handle: None });
-        Ok(Place { listens: Arc::clone(self), key: key.to_owned(), serial })
+        let cancelled = Arc::new(AtomicBool::new(false));
+        open.insert(key.to_owned(), Open { serial, handle: None, cancelled: Arc::clone(&cancelled) });
+        Ok(Place { listens: Arc::clone(self), key: key.to_owned(), serial, cancelled })
     }
 
     /// Names the task streaming the listen of `ticket`, so that a cancellation aborts it.
@@ -123,8 +126,10 @@ impl Listens {
         let mut open = self.lock();
         match open.get_mut(&ticket.key) {
             Some(entry) if entry.serial == ticket.serial => entry.handle = Some(handle),
-            // Already ended (its place freed): nothing may stream it.
-            _ => handle.abort(),
+            // Cancelled before its task was named: nothing may stream it.
+            _ if ticket.cancelled.load(Ordering::Acquire) => handle.abort(),
+            // Its task freed the place itself, just before its last line: that line must go out.
+            _ => {}
         }
     }
 
@@ -133,8 +138,9 @@ impl Listens {
     pub(crate) fn cancel(&self, key: &str) -> bool {
         let ended = self.lock().remove(key);
         match ended {
-            Some(Open { handle, .. }) => {
+            Some(Open { handle, cancelled, .. }) => {
                 tracing::debug!("a listen was cancelled by the client");
+                cancelled.store(true, Ordering::Release);
                 if let Some(handle) = handle {
                     handle.abort();
                 }
@@ -159,12 +165,18 @@ pub(crate) struct Place {
     listens: Arc<Listens>,
     key: String,
     serial: u64,
+    cancelled: Arc<AtomicBool>,
 }
 
 impl Place {
+    /// Whether the client has not cancelled the listen: once it has, nothing more is written for it.
+    fn is_open(&self) -> bool {
+        !self.cancelled.load(Ordering::Acquire)
+    }
+
     /// What names this place once it has moved into its task.
     pub(crate) fn ticket(&self) -> Ticket {
-        Ticket { key: self.key.clone(), serial: self.serial }
+        Ticket { key: self.key.clone(), serial: self.serial, cancelled: Arc::clone(&self.cancelled) }
     }
 }
 
@@ -173,6 +185,7 @@ impl Place {
 pub(crate) struct Ticket {
     key: String,
     serial: u64,
+    cancelled: Arc<AtomicBool>,
 }
 
 impl Drop for Place {
@@ -194,8 +207,13 @@ pub(crate) struct Stream {
 }
 
 impl Stream {
-    /// Queues one line; false when the writer is gone.
+    /// Queues one line; false when the writer is gone or the client cancelled the listen. Checked
+    /// here, not only by aborting the task: a task already running sends nothing after the cancel was
+    /// read (the abort takes effect at its next yield).
     async fn write(&self, line: Line) -> bool {
+        if !self.place.is_open() {
+            return false;
+        }
         self.lines.send(line).await.is_ok()
     }
 
@@ -207,6 +225,9 @@ impl Stream {
         let mut listen = match opened {
             Ok(Ok(listen)) => listen,
             Ok(Err(handled)) => {
+                if !self.place.is_open() {
+                    return;
+                }
                 drop(self.place);
                 if let Some(response) = handled.response {
                     let _ = self.lines.send(Line::encode(&response)).await;
@@ -225,6 +246,9 @@ impl Stream {
             return;
         }
         if !listen.completes_at_once() && !self.relay(&mut listen).await {
+            return;
+        }
+        if !self.place.is_open() {
             return;
         }
         let Stream { lines, place, .. } = self;
@@ -268,6 +292,21 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cancelled_listen_writes_nothing_more_and_a_self_freed_one_keeps_its_last_line() {
+        let listens = Arc::new(Listens::new(4));
+        let place = listens.take("7").expect("a place");
+        assert!(place.is_open());
+        assert!(listens.cancel("7"));
+        assert!(!place.is_open(), "cancelled: its task must not write");
+        let ticket = place.ticket();
+        assert!(ticket.cancelled.load(Ordering::Acquire), "and a task named after the cancel is aborted");
+        let own = listens.take("8").expect("a place");
+        let ticket = own.ticket();
+        drop(own);
+        assert!(!ticket.cancelled.load(Ordering::Acquire), "freed by its own task: not aborted");
+    }
 
     #[test]
     fn places_are_counted_and_freed_synchronously() {

@@ -9,6 +9,7 @@ use mcp_kernel_wire::error::ResourceNotFoundData;
 use mcp_kernel_wire::types::EmptyResult;
 
 use crate::methods::encoded;
+use crate::notify::listen::filter::MAX_SUBSCRIBED_URI_BYTES;
 use crate::server::{Answer, Request, Server};
 
 /// The refusal of a subscription past `notify::MAX_SESSION_SUBSCRIPTIONS`.
@@ -22,6 +23,9 @@ impl Server {
         let Some(Value::String(uri)) = request.params.as_ref().and_then(|p| p.get("uri")) else {
             return Err(ErrorObject::invalid_params("a string uri is required"));
         };
+        if uri.len() > MAX_SUBSCRIBED_URI_BYTES {
+            return Err(ErrorObject::invalid_params("a subscribed uri is too long"));
+        }
         if *request.method == Method::ResourcesUnsubscribe {
             session.unsubscribe(uri);
             return encoded(&EmptyResult::default());

@@ -9,7 +9,8 @@
 //! The transport makes one [`LegacySession`] per connection ([`LegacySession::new`]), attaches its
 //! handle to every message ([`Inbound::session`](crate::transport::Inbound::session)) and reads the
 //! other half, [`LegacyNotifications`], on a task of its own. The core opens the session when it
-//! answers a legacy `initialize` on a server built with notifications, and answers
+//! answers a legacy `initialize` on a server built with notifications (changes are held from then on,
+//! and flow once the client sends `notifications/initialized`), and answers
 //! `resources/subscribe` / `resources/unsubscribe` (a uri is accepted only if the caller may read it,
 //! otherwise refused as a missing resource, -32002). When the hub's feed ends, so does
 //! [`LegacyNotifications::next`]: the transport ends the session (its output closes), since a session
@@ -19,7 +20,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 
 use mcp_kernel_wire::types::method::{
     NOTIFICATION_PROMPTS_LIST_CHANGED, NOTIFICATION_RESOURCE_UPDATED, NOTIFICATION_RESOURCES_LIST_CHANGED,
@@ -42,6 +43,8 @@ pub struct LegacySession {
 struct Shared {
     uris: Mutex<BTreeSet<Arc<str>>>,
     opening: Mutex<Option<oneshot::Sender<Opened>>>,
+    /// Set by `notifications/initialized`: nothing is sent before it (2025-11-25 lifecycle).
+    ready: watch::Sender<bool>,
 }
 
 /// What the core hands the reading half when the session opens.
@@ -60,7 +63,8 @@ impl LegacySession {
     /// A new, unopened session and the half that reads its notifications.
     pub fn new() -> (LegacySession, LegacyNotifications) {
         let (sender, opened) = oneshot::channel();
-        let shared = Arc::new(Shared { uris: Mutex::default(), opening: Mutex::new(Some(sender)) });
+        let (ready, _) = watch::channel(false);
+        let shared = Arc::new(Shared { uris: Mutex::default(), opening: Mutex::new(Some(sender)), ready });
         (
             LegacySession { shared: Arc::clone(&shared) },
             LegacyNotifications { shared, state: State::Waiting(opened) },
@@ -73,6 +77,12 @@ impl LegacySession {
         if let Some(sender) = sender {
             let _ = sender.send(Opened { feed: feed(), key });
         }
+    }
+
+    /// The client sent `notifications/initialized`: the session's notifications may flow (changes
+    /// announced since `initialize` are held by the feed until then).
+    pub(crate) fn initialized(&self) {
+        self.shared.ready.send_replace(true);
     }
 
     /// Subscribes to `uri`; `false` when the session holds [`MAX_SESSION_SUBSCRIPTIONS`] others.
@@ -102,6 +112,8 @@ pub struct LegacyNotifications {
 
 enum State {
     Waiting(oneshot::Receiver<Opened>),
+    /// Opened by `initialize`; held until `notifications/initialized`.
+    Opened(Opened),
     Open(Opened),
     Ended,
 }
@@ -113,16 +125,25 @@ impl std::fmt::Debug for LegacyNotifications {
 }
 
 impl LegacyNotifications {
-    /// The session's next notification (a whole, untagged JSON-RPC notification). Pending until the
-    /// session is opened; `None` once the feed has ended (end the session then) or when every handle
+    /// The session's next notification (a whole, untagged JSON-RPC notification). Cancel-safe.
+    /// Pending until the session is opened and the client has sent `notifications/initialized`; `None` once the feed has ended (end the session then) or when every handle
     /// of the session is gone before it opened.
     pub async fn next(&mut self) -> Option<Value> {
         loop {
             match &mut self.state {
                 State::Waiting(opened) => match opened.await {
-                    Ok(opened) => self.state = State::Open(opened),
+                    Ok(opened) => self.state = State::Opened(opened),
                     Err(_) => self.state = State::Ended,
                 },
+                State::Opened(_) => {
+                    // A new receiver each time, so this wait is cancel-safe; the sender lives in
+                    // `shared`, which this half holds, so it is never dropped.
+                    let mut ready = self.shared.ready.subscribe();
+                    let _ = ready.wait_for(|ready| *ready).await;
+                    if let State::Opened(opened) = std::mem::replace(&mut self.state, State::Ended) {
+                        self.state = State::Open(opened);
+                    }
+                }
                 State::Open(Opened { feed, key }) => {
                     let Some(change) = feed.next().await else {
                         self.state = State::Ended;

@@ -96,6 +96,57 @@ async fn listen_is_never_method_not_found_through_handle_either() {
 }
 
 #[tokio::test]
+async fn a_listen_id_longer_than_the_bound_is_invalid_params_without_echo() {
+    let server = notifying(Notifications::in_process());
+    let long = "x".repeat(mcp_kernel_router::notify::MAX_LISTEN_ID_BYTES + 1);
+    let refused = open_as(&server, None, listen_message(json!(long), json!({}))).await.unwrap_err();
+    assert_eq!(refused["error"]["code"], -32602);
+    assert!(!refused["error"]["message"].as_str().unwrap().contains("xxx"));
+    let at_bound = "x".repeat(mcp_kernel_router::notify::MAX_LISTEN_ID_BYTES);
+    assert!(open_as(&server, None, listen_message(json!(at_bound), json!({}))).await.is_ok());
+}
+
+#[tokio::test]
+async fn through_handle_a_listen_honours_nothing_since_no_stream_stays_open() {
+    let server = notifying(Notifications::in_process());
+    let answer =
+        crate::support::send(&server, listen_message(json!(4), json!({"toolsListChanged": true}))).await;
+    assert_eq!(answer["result"]["_meta"][TAG], 4, "{answer}");
+    let sink_saw = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = sink_saw.clone();
+    let sink: mcp_kernel_router::transport::NotificationSink =
+        std::sync::Arc::new(move |message| seen.lock().unwrap().push(message));
+    let envelope = Envelope::from_value(listen_message(json!(5), json!({"toolsListChanged": true}))).unwrap();
+    server.handle_envelope(envelope, Inbound::new().notifications(sink)).await;
+    let acks = sink_saw.lock().unwrap().clone();
+    assert_eq!(acks.len(), 1);
+    assert_eq!(acks[0]["params"]["notifications"], json!({}), "an acknowledgment promising nothing");
+}
+
+#[tokio::test]
+async fn only_a_listen_that_asks_something_of_a_notifying_server_may_hold_a_stream() {
+    let on = notifying(Notifications::in_process());
+    let asks = Envelope::from_value(listen_message(json!(1), json!({"toolsListChanged": true}))).unwrap();
+    let nothing = Envelope::from_value(listen_message(json!(1), json!({"toolsListChanged": false}))).unwrap();
+    assert!(on.may_hold_listen(&asks));
+    assert!(!on.may_hold_listen(&nothing));
+    assert!(!crate::support::server().may_hold_listen(&asks));
+}
+
+#[tokio::test]
+async fn a_legacy_subscription_to_an_overlong_uri_is_invalid_params() {
+    let server = notifying(Notifications::in_process());
+    let (session, _notes) = LegacySession::new();
+    send_in(&server, &session, initialize()).await;
+    let uri = format!("test://place/{}", "y".repeat(mcp_kernel_router::notify::MAX_SUBSCRIBED_URI_BYTES));
+    let subscribe =
+        json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": uri}});
+    let refused = send_in(&server, &session, subscribe).await;
+    assert_eq!(refused["error"]["code"], -32602);
+    assert!(!refused.to_string().contains("yyyy"));
+}
+
+#[tokio::test]
 async fn a_malformed_or_legacy_listen_gets_the_answer_any_request_gets() {
     let server = notifying(Notifications::in_process());
     let missing = open_as(&server, None, modern(1, "subscriptions/listen", json!({}))).await.unwrap_err();
@@ -240,7 +291,7 @@ async fn send_in(server: &Server, session: &LegacySession, message: Value) -> Va
 }
 
 #[tokio::test]
-async fn a_legacy_session_is_told_of_list_changes_and_subscribed_uris_untagged() {
+async fn a_legacy_session_is_told_from_initialized_on_of_list_changes_and_subscribed_uris_untagged() {
     let server = notifying(Notifications::in_process());
     let notifier = server.notifier().unwrap();
     let (session, mut notes) = LegacySession::new();
@@ -249,6 +300,13 @@ async fn a_legacy_session_is_told_of_list_changes_and_subscribed_uris_untagged()
         answer["result"]["capabilities"]["resources"],
         json!({"listChanged": true, "subscribe": true})
     );
+    notifier.prompts_list_changed();
+    let early = tokio::time::timeout(Duration::from_millis(50), notes.next()).await;
+    assert!(early.is_err(), "nothing is sent before notifications/initialized");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(send_in(&server, &session, initialized).await, Value::Null);
+    let held = tokio::time::timeout(Duration::from_secs(1), notes.next()).await.unwrap().unwrap();
+    assert_eq!(held["method"], "notifications/prompts/list_changed", "held until initialized, not lost");
     let subscribe =
         json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": "test://a"}});
     assert_eq!(send_in(&server, &session, subscribe).await["result"], json!({}));

@@ -100,6 +100,7 @@ async fn a_legacy_session_whose_change_feed_ends_is_ended_like_a_drain() {
                             "clientInfo": {"name": "legacy", "version": "1"}});
         session.send_json(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})).await;
         assert_eq!(session.expect().await["id"], 1);
+        session.send_json(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
         session.send_json(listen("l")).await;
         assert_eq!(tag(&session.expect().await), "l");
         hub.end();

@@ -15,7 +15,9 @@
 //!
 //! A listen nothing of which is honoured (a server built without notifications, or a filter asking for
 //! nothing it announces) is answered with the acknowledgment and the completion at once: no stream is
-//! held, no slot taken.
+//! held, no slot kept. A listen that may hold a stream ([`Server::may_hold_listen`]: the server
+//! announces changes and the filter asks for something) takes its slot first, before the core looks up
+//! its subscribed uris, so a client at its bound is refused without costing those look-ups.
 //!
 //! Threats, each owned by a module here: **a flood of listens** (`slots.rs`: bounded in all and per
 //! client, refused 503 with `retry-after` before any byte of a stream), **a listener that never reads**
@@ -108,6 +110,15 @@ pub(crate) async fn open(
 ) -> Response<ResponseBody> {
     let Attached { extensions, carrier, admitted } = attached;
     let id = message.echoable_id();
+    // A listen that may hold a stream takes its slot before the core does any work for it (up to 1,024
+    // look-ups of subscribed uris): a client at its bound costs nothing more than the refusal.
+    let early = match server.may_hold_listen(&message) {
+        true => match policy.slots.take(caller.client) {
+            Ok(slot) => Some(slot),
+            Err(full) => return busy(full, caller.client, id, version),
+        },
+        false => None,
+    };
     let inbound = Inbound::new()
         .admitted(&admitted)
         .extensions(extensions)
@@ -133,7 +144,7 @@ pub(crate) async fn open(
             completion,
         )));
     }
-    let slot = match policy.slots.take(caller.client) {
+    let slot = match early.map_or_else(|| policy.slots.take(caller.client), Ok) {
         Ok(slot) => slot,
         Err(full) => return busy(full, caller.client, listen.id().clone(), version),
     };

@@ -22,6 +22,15 @@ pub const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1024;
 /// The longest uri a listen may subscribe to, in bytes.
 pub const MAX_SUBSCRIBED_URI_BYTES: usize = 4096;
 
+/// Whether `params.notifications` asks for anything (a flag `true`, or a non-empty uri list), read
+/// without checking it: a filter that asks nothing completes at once.
+pub(crate) fn asks_anything(params: Option<&Value>) -> bool {
+    let Some(Value::Object(filter)) = params.and_then(|p| p.get("notifications")) else { return false };
+    let flag = |name: &str| filter.get(name) == Some(&Value::Bool(true));
+    let uris = matches!(filter.get("resourceSubscriptions"), Some(Value::Array(items)) if !items.is_empty());
+    flag("toolsListChanged") || flag("promptsListChanged") || flag("resourcesListChanged") || uris
+}
+
 /// What a listen asked for, as read from its `notifications` member.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Asked {
@@ -154,6 +163,16 @@ mod tests {
         assert_eq!(read(json!({ "resourceSubscriptions": past })).unwrap_err().code, -32602);
         let long = "u".repeat(MAX_SUBSCRIBED_URI_BYTES + 1);
         assert_eq!(read(json!({ "resourceSubscriptions": [long] })).unwrap_err().code, -32602);
+    }
+
+    #[test]
+    fn a_filter_asks_something_only_with_a_true_flag_or_a_uri() {
+        let asks = |filter: Value| asks_anything(Some(&json!({ "notifications": filter })));
+        assert!(!asks(json!({})));
+        assert!(!asks(json!({"toolsListChanged": false, "resourceSubscriptions": []})));
+        assert!(asks(json!({"promptsListChanged": true})));
+        assert!(asks(json!({"resourceSubscriptions": ["a://"]})));
+        assert!(!asks_anything(None));
     }
 
     #[test]

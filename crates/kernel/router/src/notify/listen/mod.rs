@@ -40,6 +40,11 @@ use crate::request::inbound::Inbound;
 use crate::server::{Handled, Server};
 use filter::{Asked, Honoured};
 
+/// The longest string id a `subscriptions/listen` may have, in bytes: every message of the stream
+/// repeats it, so a client-chosen megabyte would be multiplied by every notification queued for a
+/// reader that does not read. A longer id is -32602.
+pub const MAX_LISTEN_ID_BYTES: usize = 256;
+
 /// One open `subscriptions/listen` stream, as the core sees it.
 pub struct Listen {
     id: Value,
@@ -134,15 +139,15 @@ impl Server {
         let (id, _, params, _) = envelope.into_parts();
         let id = id.unwrap_or(Value::Null);
         let context = RequestContext::new(era, client_capabilities).with_extensions(inbound.extensions);
-        match self.listen_from(id.clone(), params.as_ref(), context).await {
+        match self.listen_from(id.clone(), params.as_ref(), context, true).await {
             Ok(listen) => Ok(listen),
             Err(error) => Err(Handled::reply(Response::error(id, error))),
         }
     }
 
-    /// A listen served by a transport that holds no stream ([`Server::handle_envelope`]): the
-    /// acknowledgment goes to the request's notification sink, if any, and the completion result is the
-    /// answer: the stream ends at once.
+    /// A listen served by a transport that holds no stream ([`Server::handle_envelope`]): nothing is
+    /// honoured (the stream cannot stay open), the empty acknowledgment goes to the request's
+    /// notification sink, if any, and the completion result is the answer.
     pub(crate) async fn listen_at_once(
         &self,
         id: Value,
@@ -150,7 +155,7 @@ impl Server {
         context: RequestContext,
         sink: Option<&crate::notify::progress::NotificationSink>,
     ) -> Handled {
-        match self.listen_from(id.clone(), params, context).await {
+        match self.listen_from(id.clone(), params, context, false).await {
             Ok(listen) => {
                 if let Some(sink) = sink {
                     sink(listen.acknowledgment);
@@ -161,18 +166,33 @@ impl Server {
         }
     }
 
-    /// The listen `id` with `params`, from the caller of `context`, whose era is `2026-07-28`.
+    /// Whether a listen `message` could hold a stream open: the server announces changes and the
+    /// filter asks for something. A transport that bounds open streams asks this before the core does
+    /// any work for the listen, so a client at its bound costs no look-up; a listen that could not hold
+    /// a stream completes at once and needs no room.
+    pub fn may_hold_listen(&self, message: &Envelope) -> bool {
+        self.inner.injected.notifications.is_some() && filter::asks_anything(message.params())
+    }
+
+    /// The listen `id` with `params`, from the caller of `context`, whose era is `2026-07-28`; `held`
+    /// is false when the transport holds no stream (nothing is honoured then).
     async fn listen_from(
         &self,
         id: Value,
         params: Option<&Value>,
         context: RequestContext,
+        held: bool,
     ) -> Result<Listen, mcp_kernel_wire::ErrorObject> {
         if params.is_some_and(|p| !p.is_object()) {
             return Err(mcp_kernel_wire::ErrorObject::invalid_params("params must be an object"));
         }
+        if matches!(&id, Value::String(text) if text.len() > MAX_LISTEN_ID_BYTES) {
+            return Err(mcp_kernel_wire::ErrorObject::invalid_params(
+                "a subscriptions/listen id is at most 256 bytes (every message of the stream repeats it)",
+            ));
+        }
         let asked = Asked::read(params)?;
-        let honoured = self.honour(asked, &context).await;
+        let honoured = if held { self.honour(asked, &context).await } else { Honoured::default() };
         let (key, feed) = match &self.inner.injected.notifications {
             Some(notifications) if !honoured.is_empty() => {
                 // Subscribed before the acknowledgment is written: a change announced as soon as the
