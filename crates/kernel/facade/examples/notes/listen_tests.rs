@@ -40,7 +40,8 @@ async fn delete(client: &TestClient, id: u64) {
     assert_eq!(deleted.result.structured_content, Some(json!({"id": id})), "{:?}", deleted.result);
 }
 
-/// A `subscriptions/listen` asking for resources list changes and updates of `uris`, opened by `who`.
+/// A `subscriptions/listen` asking for resources list changes and updates of `uris`, opened by `who`;
+/// and for tools list changes, which the tests send as markers (notes never announces one itself).
 async fn listen(server: &Server, who: &str, uris: &[&str]) -> Listen {
     let message = json!({
         "jsonrpc": "2.0", "id": format!("{who}-listen"), "method": "subscriptions/listen",
@@ -49,7 +50,9 @@ async fn listen(server: &Server, who: &str, uris: &[&str]) -> Listen {
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientCapabilities": {}
             },
-            "notifications": {"resourcesListChanged": true, "resourceSubscriptions": uris}
+            "notifications": {
+                "toolsListChanged": true, "resourcesListChanged": true, "resourceSubscriptions": uris
+            }
         }
     });
     let mut extensions = Extensions::new();
@@ -82,6 +85,11 @@ fn list_changed() -> (String, Option<String>) {
     ("notifications/resources/list_changed".to_owned(), None)
 }
 
+/// The marker: a tools list change, which only the test sends.
+fn marker() -> (String, Option<String>) {
+    ("notifications/tools/list_changed".to_owned(), None)
+}
+
 #[tokio::test]
 async fn notes_advertise_list_changes_and_resource_subscriptions() {
     let discovered = client(&notes(), "alice").request("server/discover", json!({})).await.expect("answered");
@@ -98,7 +106,7 @@ async fn adding_and_deleting_a_note_is_told_to_its_owners_listeners_only() {
     let mut his = listen(&server, "bob", &["notes://index"]).await;
     assert_eq!(
         acknowledged(&hers),
-        json!({"resourcesListChanged": true, "resourceSubscriptions": ["notes://index"]})
+        json!({"toolsListChanged": true, "resourcesListChanged": true, "resourceSubscriptions": ["notes://index"]})
     );
 
     let id = add(&alice, "hers").await;
@@ -120,12 +128,22 @@ async fn adding_and_deleting_a_note_is_told_to_its_owners_listeners_only() {
     assert_eq!(next(&mut hers).await, updated("notes://index"), "the delete, on her first listen too");
     assert_eq!(next(&mut hers).await, list_changed());
 
-    // A feed delivers in order: bob's first notifications are of his own add, so nothing of alice's
-    // add and delete reached his listens before it.
+    // A feed delivers in order, so a marker sent to bob after alice's changes is the first thing his
+    // listens hear: nothing of alice's add and delete reached them.
+    let notifier = server.notifier().expect("notes is built with notifications");
+    notifier.to_caller("bob").tools_list_changed();
+    for listen in [&mut his, &mut his_note] {
+        assert_eq!(next(listen).await, marker());
+    }
+    // And the other way round: bob's add is his, then a marker to alice is the first she hears.
     add(&bob, "his").await;
     for listen in [&mut his, &mut his_note] {
         assert_eq!(next(listen).await, updated("notes://index"));
         assert_eq!(next(listen).await, list_changed());
+    }
+    notifier.to_caller("alice").tools_list_changed();
+    for listen in [&mut hers, &mut note] {
+        assert_eq!(next(listen).await, marker());
     }
 }
 
