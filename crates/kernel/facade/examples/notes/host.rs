@@ -1,30 +1,30 @@
-//! The notes host: three tools, a resource, a template and a prompt, each declared once with the
-//! function that serves it. Every call knows its caller ([`Caller`], attached by the transport).
+//! The notes host: three tools, the caller's index, each caller's notes as resources of their own
+//! (`own_notes`) and a prompt, each declared once with the function that serves it. Every call knows
+//! its caller ([`Caller`], attached by the transport: `cx.caller::<Caller>()?`), and adding or
+//! deleting a note is told to that caller's listeners (`subscriptions/listen`) alone.
 
 use std::sync::Arc;
 
+use mcp_kernel::notify::Notifier;
 use mcp_kernel::prompts::{PromptOutput, PromptSpec, Prompts};
-use mcp_kernel::resources::{ResourceSpec, ResourceTemplateSpec, Resources, TemplateMatch};
+use mcp_kernel::resources::{ReadResource, ResourceSpec, Resources};
 use mcp_kernel::wire::types::{ContentBlock, PromptMessage, ResourceContents, Role};
-use mcp_kernel::{
-    BuildError, Listing, Mode, ReaderError, RequestContext, Server, ToolError, ToolSpec, Tools,
-};
+use mcp_kernel::{BuildError, Listing, Mode, Server, ToolError, ToolSpec, Tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::own_notes::{self, INDEX, NO_SUCH_NOTE, OwnNotes};
 use crate::store::{Note, Store};
-
-/// The one answer to an id the caller has no note under: never added, deleted, or another caller's
-/// (which the store cannot even see: ids are numbered per caller, see `store`).
-const NO_SUCH_NOTE: &str = "there is no such note";
 
 /// Who is calling: a name from `NOTES_TOKENS` over HTTP, `local` over stdio.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Caller(pub String);
 
-/// The caller the transport attached (every transport of this host attaches one).
-fn caller(cx: &RequestContext) -> Result<&str, ToolError> {
-    cx.principal::<Caller>().map(|c| c.0.as_str()).ok_or_else(|| ToolError::new("no caller"))
+/// What the tools share: the notes, and the notifier their changes are announced through.
+#[derive(Clone)]
+struct Shared {
+    store: Arc<Store>,
+    notifier: Notifier,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -76,60 +76,49 @@ struct Summarize {
     topic: String,
 }
 
-fn tools(store: &Arc<Store>) -> Tools {
-    Tools::with_state(Arc::clone(store))
+fn tools(shared: Shared) -> Tools {
+    Tools::with_state(shared)
         .add_derived(
             ToolSpec::new("add_note", Mode::Proposal).description("Add a note.").destructive_hint(false),
-            |store: Arc<Store>, args: AddNote, cx| async move {
-                let id = store.add(caller(&cx)?, args.title, args.body, args.tags.unwrap_or_default());
+            |shared: Shared, args: AddNote, cx| async move {
+                let owner = &cx.caller::<Caller>()?.0;
+                let id = shared.store.add(owner, args.title, args.body, args.tags.unwrap_or_default());
+                own_notes::announce_change(&shared.notifier, owner, id);
                 Ok(Added { id })
             },
         )
         .add_derived(
             ToolSpec::new("search_notes", Mode::ReadOnly).description("Find your notes that mention a text."),
-            |store: Arc<Store>, args: SearchNotes, cx| async move {
+            |shared: Shared, args: SearchNotes, cx| async move {
                 let limit = usize::from(args.limit.unwrap_or(10));
-                Ok(Found { notes: store.search(caller(&cx)?, &args.query, limit) })
+                Ok(Found { notes: shared.store.search(&cx.caller::<Caller>()?.0, &args.query, limit) })
             },
         )
         .add_derived(
             ToolSpec::new("delete_note", Mode::Proposal).description("Delete one of your notes."),
-            |store: Arc<Store>, args: DeleteNote, cx| async move {
+            |shared: Shared, args: DeleteNote, cx| async move {
+                let owner = &cx.caller::<Caller>()?.0;
                 let deleted =
-                    store.delete(caller(&cx)?, args.id).ok_or_else(|| ToolError::new(NO_SUCH_NOTE))?;
+                    shared.store.delete(owner, args.id).ok_or_else(|| ToolError::new(NO_SUCH_NOTE))?;
+                own_notes::announce_change(&shared.notifier, owner, deleted.id);
                 Ok(Deleted { id: deleted.id })
             },
         )
         .into()
 }
 
-/// The caller, for a reader (whose refusals are `ReaderError`s).
-fn reader(cx: &RequestContext) -> Result<&str, ReaderError> {
-    caller(cx).map_err(|_| ReaderError::new("no caller"))
-}
-
+/// The catalog's one resource: the caller's index, one `id<TAB>title` line per note. The notes
+/// themselves are the caller's own resources (`own_notes`), not the catalog's.
 fn resources(store: &Arc<Store>) -> Resources {
     Resources::with_state(Arc::clone(store))
-        .add(
-            ResourceSpec::new("notes://index", "index").mime_type("text/plain"),
-            |store: Arc<Store>, cx| async move {
-                let lines: String = store
-                    .owned_by(reader(&cx)?)
-                    .iter()
-                    .map(|note| format!("{}\t{}\n", note.id, note.title))
-                    .collect();
-                Ok(vec![ResourceContents::text("notes://index", lines).with_mime_type("text/plain")])
-            },
-        )
-        .template(
-            ResourceTemplateSpec::new("notes://note/{id}", "note").mime_type("text/plain"),
-            |store: Arc<Store>, found: TemplateMatch, cx| async move {
-                let id: u64 = found.parse("id")?;
-                let note = store.get(reader(&cx)?, id).ok_or_else(|| ReaderError::new(NO_SUCH_NOTE))?;
-                let text = format!("# {}\n\n{}\n\ntags: {}\n", note.title, note.body, note.tags.join(", "));
-                Ok(vec![ResourceContents::text(found.uri(), text).with_mime_type("text/plain")])
-            },
-        )
+        .add(ResourceSpec::new(INDEX, "index").mime_type("text/plain"), |store: Arc<Store>, cx| async move {
+            let lines: String = store
+                .owned_by(&cx.caller::<Caller>()?.0)
+                .iter()
+                .map(|note| format!("{}\t{}\n", note.id, note.title))
+                .collect();
+            Ok(vec![ResourceContents::text(INDEX, lines).with_mime_type("text/plain")])
+        })
         .into()
 }
 
@@ -138,7 +127,7 @@ fn prompts(store: &Arc<Store>) -> Prompts {
         .add_derived(
             PromptSpec::new("summarize").description("Summarize your notes about a topic."),
             |store: Arc<Store>, args: Summarize, cx| async move {
-                let notes = store.search(reader(&cx)?, &args.topic, 50);
+                let notes = store.search(&cx.caller::<Caller>()?.0, &args.topic, 50);
                 let listed: String = notes.iter().map(|n| format!("- {}: {}\n", n.title, n.body)).collect();
                 let text = format!("Summarize my notes about {}:\n{listed}", args.topic);
                 let message = PromptMessage::new(Role::User, ContentBlock::text(text));
@@ -148,13 +137,19 @@ fn prompts(store: &Arc<Store>) -> Prompts {
         .into()
 }
 
-/// The notes server over `store`.
+/// The notes server over `store`, with notifications keyed by caller.
 pub fn server(store: &Arc<Store>) -> Result<Server, BuildError> {
+    let notifications = own_notes::notifications();
+    let shared = Shared { store: Arc::clone(store), notifier: notifications.notifier() };
+    let reader_store = Arc::clone(store);
     Server::builder(Listing::new())
         .server_name("notes")
         .server_version(env!("CARGO_PKG_VERSION"))
-        .tools(tools(store))
+        .tools(tools(shared))
         .resources(resources(store))
+        .resource_source(OwnNotes(Arc::clone(store)))
+        .resource_reader(move |read: ReadResource| own_notes::read_note(Arc::clone(&reader_store), read))
         .prompts(prompts(store))
+        .notifications(notifications)
         .build()
 }

@@ -16,8 +16,16 @@
 //! one on every path (the same message, code and shape): ids are numbered per caller (alice's notes
 //! are 1, 2, 3 …, bob's 1, 2 …), so an id neither names nor counts anyone else's notes (`store` says
 //! why this rather than unguessable ids).
+//!
+//! Each caller's notes are resources of their own (`notes://note/{id}`, listed for their owner only),
+//! and the server announces changes: a `subscriptions/listen` is keyed by its caller, and adding or
+//! deleting a note tells that caller's listeners alone that `notes://index` and the note were updated
+//! and that their resources list changed (`own_notes`).
 
 mod host;
+#[cfg(test)]
+mod listen_tests;
+mod own_notes;
 mod store;
 #[cfg(test)]
 mod tests;

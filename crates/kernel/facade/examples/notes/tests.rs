@@ -126,12 +126,12 @@ async fn a_foreign_note_is_answered_exactly_as_a_missing_one() {
         // And the same as for an id nobody ever used (but for the uri the read echoes).
         let never_used = answers_naming(&bob, 9).await;
         assert_eq!(with_id(&never_used, 9, 3), format!("{foreign:?}"), "{era:?}");
-        // Each answer is the miss: the tool's error, the read's not-found.
+        // Each answer is the miss: the tool's error, the read's not-found of a uri not listed.
         let Ok(deleted) = &foreign[0] else { panic!("{era:?}: a tool result: {foreign:?}") };
         assert_eq!(deleted.result["isError"], true, "{era:?}");
         assert_eq!(deleted.result["content"], json!([{"type": "text", "text": "there is no such note"}]));
         let read = foreign[1].as_ref().expect_err("not found").rpc().expect("a JSON-RPC error");
-        assert_eq!(read.data.as_ref().map(|d| &d["reason"]), Some(&json!("there is no such note")));
+        assert_eq!(read.data, Some(json!({"uri": "notes://note/3"})), "{era:?}");
         // bob's delete touched nothing of alice's.
         let hers = alice.read_resource("notes://note/3").await.expect("alice still reads her note 3");
         assert!(text_of(&hers.result.contents).starts_with("# alice's 3\n"), "{era:?}");
@@ -183,30 +183,36 @@ async fn the_index_lists_the_callers_notes_one_per_line() {
 }
 
 #[tokio::test]
-async fn a_note_is_read_through_its_template_with_the_id_percent_decoded() {
+async fn a_note_is_read_by_its_owner_under_the_uri_it_is_listed_under_only() {
     let server = notes();
     let alice = client(&server, "alice");
     for n in 0..42 {
         add(&alice, &format!("note {}", n + 1), "text").await;
     }
-    let read = alice.read_resource("notes://note/%34%32").await.expect("read");
-    assert!(text_of(&read.result.contents).starts_with("# note 42\n"), "{:?}", read.result.contents);
+    let read = alice.read_resource("notes://note/42").await.expect("read");
+    assert_eq!(text_of(&read.result.contents), "# note 42\n\ntext\n\ntags: \n");
+    // Listed = accepted: the same id spelled otherwise is not listed, so not read.
+    for other in ["notes://note/%34%32", "notes://note/042"] {
+        let error = alice.read_resource(other).await.expect_err("not listed");
+        assert_eq!(error.rpc().map(|e| e.code), Some(-32602), "{other}");
+    }
 }
 
 #[tokio::test]
-async fn a_non_numeric_unknown_or_foreign_id_is_not_found_with_a_reason() {
+async fn a_non_numeric_unknown_or_foreign_note_uri_is_answered_as_one_not_listed() {
     let server = notes();
     let (alice, bob) = (client(&server, "alice"), client(&server, "bob"));
     let id = add(&alice, "mine", "text").await;
-    for (reader, uri, reason) in [
-        (&alice, "notes://note/abc".to_owned(), "the uri's id is not a valid u64"),
-        (&alice, "notes://note/999".to_owned(), "there is no such note"),
-        (&bob, format!("notes://note/{id}"), "there is no such note"),
+    for (reader, uri) in [
+        (&alice, "notes://note/abc".to_owned()),
+        (&alice, "notes://note/999".to_owned()),
+        (&bob, format!("notes://note/{id}")),
+        (&bob, "notes://nothing".to_owned()),
     ] {
         let error = reader.read_resource(&uri).await.expect_err("not found");
         let error = error.rpc().expect("a JSON-RPC error").clone();
         assert_eq!(error.code, -32602, "2026-07-28's not-found code for {uri}");
-        assert_eq!(error.data.as_ref().map(|d| &d["reason"]), Some(&json!(reason)), "{uri}");
+        assert_eq!(error.data, Some(json!({"uri": uri})), "no reason: nothing is said of the uri");
     }
 }
 
