@@ -1,7 +1,8 @@
 //! Where changes travel: the [`ChangeHub`] a server publishes to and every listen stream subscribes to.
 //!
-//! The default, [`InProcessHub`], is a broadcast channel inside one process. A hub shared by many
-//! instances (one engine every instance publishes to and reads from) implements the same two calls.
+//! The default, [`InProcessHub`], fans each change out inside one process: a bounded channel per
+//! subscriber, runtime-agnostic. A hub shared by many instances (one engine every instance publishes to
+//! and reads from) implements the same two calls.
 //!
 //! Threat: a listener that silently stops receiving. A client that holds a listen stream believes it
 //! will be told of every change it asked for; a stream that stays open after its source stopped
@@ -11,9 +12,10 @@
 //! knows to listen again (and to list again).
 
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
 
+use futures_channel::mpsc;
 use futures_util::{Stream, StreamExt};
-use tokio::sync::broadcast;
 
 use crate::notify::change::Change;
 
@@ -62,15 +64,21 @@ pub trait ChangeHub: Send + Sync + 'static {
 /// default.
 pub const DEFAULT_HUB_CAPACITY: usize = 256;
 
-/// The default hub: one broadcast channel in this process. Cheap to clone; clones share the channel.
+/// The default hub: each subscriber has a bounded channel in this process. Cheap to clone; clones
+/// share the subscribers.
 #[derive(Clone)]
 pub struct InProcessHub {
-    sender: broadcast::Sender<Change>,
+    shared: Arc<Fanout>,
+}
+
+struct Fanout {
+    subscribers: Mutex<Vec<mpsc::Sender<Change>>>,
+    capacity: usize,
 }
 
 impl std::fmt::Debug for InProcessHub {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InProcessHub").field("subscribers", &self.sender.receiver_count()).finish()
+        f.debug_struct("InProcessHub").field("subscribers", &self.subscribers()).finish()
     }
 }
 
@@ -88,28 +96,29 @@ impl InProcessHub {
 
     /// A hub whose subscribers may fall `capacity` changes behind (at least 1) before their feed ends.
     pub fn with_capacity(capacity: usize) -> Self {
-        let (sender, _) = broadcast::channel(capacity.max(1));
-        Self { sender }
+        Self { shared: Arc::new(Fanout { subscribers: Mutex::default(), capacity: capacity.max(1) }) }
     }
 
-    /// How many feeds are subscribed now.
+    /// How many feeds are subscribed now (a feed dropped since the last publication may still count).
     pub fn subscribers(&self) -> usize {
-        self.sender.receiver_count()
+        self.shared.subscribers.lock().unwrap_or_else(PoisonError::into_inner).len()
     }
 }
 
 impl ChangeHub for InProcessHub {
     fn publish(&self, change: Change) {
-        // No subscriber is not an error: nobody is listening.
-        let _ = self.sender.send(change);
+        let mut subscribers = self.shared.subscribers.lock().unwrap_or_else(PoisonError::into_inner);
+        // A subscriber that is gone, or `capacity` changes behind, is dropped: a lagged feed delivers
+        // what it holds, then ends, rather than skip this change.
+        subscribers.retain_mut(|subscriber| subscriber.try_send(change.clone()).is_ok());
     }
 
     fn subscribe(&self) -> ChangeFeed {
-        let receiver = self.sender.subscribe();
-        // A lagged receiver has missed changes: its feed ends rather than skip them.
-        ChangeFeed::new(futures_util::stream::unfold(receiver, |mut receiver| async move {
-            receiver.recv().await.ok().map(|change| (change, receiver))
-        }))
+        // A bounded channel holds its buffer plus one message per sender: `capacity - 1` and the one
+        // sender hold exactly `capacity`.
+        let (sender, receiver) = mpsc::channel(self.shared.capacity - 1);
+        self.shared.subscribers.lock().unwrap_or_else(PoisonError::into_inner).push(sender);
+        ChangeFeed::new(receiver)
     }
 }
 
@@ -139,8 +148,38 @@ mod tests {
         for _ in 0..3 {
             hub.publish(tools());
         }
-        assert_eq!(feed.next().await, None, "a lagged feed ends");
+        assert_eq!(feed.next().await, Some(tools()), "what it holds is delivered");
+        assert_eq!(feed.next().await, Some(tools()));
+        assert_eq!(
+            feed.next().await,
+            None,
+            "then the lagged feed ends: the third change is not skipped silently"
+        );
         assert_eq!(feed.next().await, None, "and stays ended");
+        assert_eq!(hub.subscribers(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_subscriber_at_its_capacity_misses_nothing() {
+        let hub = InProcessHub::with_capacity(3);
+        let mut feed = hub.subscribe();
+        for _ in 0..3 {
+            hub.publish(tools());
+        }
+        for _ in 0..3 {
+            assert_eq!(feed.next().await, Some(tools()));
+        }
+        hub.publish(tools());
+        assert_eq!(feed.next().await, Some(tools()), "room again once read");
+    }
+
+    #[test]
+    fn a_dropped_feed_is_forgotten_at_the_next_publication() {
+        let hub = InProcessHub::new();
+        drop(hub.subscribe());
+        assert_eq!(hub.subscribers(), 1);
+        hub.publish(tools());
+        assert_eq!(hub.subscribers(), 0);
     }
 
     #[tokio::test]

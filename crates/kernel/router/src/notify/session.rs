@@ -19,8 +19,8 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use futures_channel::oneshot;
 use serde_json::{Value, json};
-use tokio::sync::{oneshot, watch};
 
 use mcp_kernel_wire::types::method::{
     NOTIFICATION_PROMPTS_LIST_CHANGED, NOTIFICATION_RESOURCE_UPDATED, NOTIFICATION_RESOURCES_LIST_CHANGED,
@@ -43,8 +43,9 @@ pub struct LegacySession {
 struct Shared {
     uris: Mutex<BTreeSet<Arc<str>>>,
     opening: Mutex<Option<oneshot::Sender<Opened>>>,
-    /// Set by `notifications/initialized`: nothing is sent before it (2025-11-25 lifecycle).
-    ready: watch::Sender<bool>,
+    /// The feed subscribed at `initialize`, handed over at `notifications/initialized`: nothing is
+    /// sent before it (2025-11-25 lifecycle), and nothing announced in between is lost.
+    pending: Mutex<Option<Opened>>,
 }
 
 /// What the core hands the reading half when the session opens.
@@ -63,26 +64,34 @@ impl LegacySession {
     /// A new, unopened session and the half that reads its notifications.
     pub fn new() -> (LegacySession, LegacyNotifications) {
         let (sender, opened) = oneshot::channel();
-        let (ready, _) = watch::channel(false);
-        let shared = Arc::new(Shared { uris: Mutex::default(), opening: Mutex::new(Some(sender)), ready });
+        let opening = Mutex::new(Some(sender));
+        let shared = Arc::new(Shared { uris: Mutex::default(), opening, pending: Mutex::default() });
         (
             LegacySession { shared: Arc::clone(&shared) },
             LegacyNotifications { shared, state: State::Waiting(opened) },
         )
     }
 
-    /// Opens the session with `feed`, once (a second `initialize` changes nothing).
+    /// Opens the session with `feed`, once (a second `initialize` changes nothing); its changes are held
+    /// until [`LegacySession::initialized`].
     pub(crate) fn open(&self, feed: impl FnOnce() -> ChangeFeed, key: Option<Arc<str>>) {
-        let sender = self.shared.opening.lock().unwrap_or_else(PoisonError::into_inner).take();
-        if let Some(sender) = sender {
-            let _ = sender.send(Opened { feed: feed(), key });
+        let unopened = self.shared.opening.lock().unwrap_or_else(PoisonError::into_inner).is_some();
+        let mut pending = self.shared.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        if unopened && pending.is_none() {
+            *pending = Some(Opened { feed: feed(), key });
         }
     }
 
-    /// The client sent `notifications/initialized`: the session's notifications may flow (changes
-    /// announced since `initialize` are held by the feed until then).
+    /// The client sent `notifications/initialized`: the session's notifications flow from now on.
     pub(crate) fn initialized(&self) {
-        self.shared.ready.send_replace(true);
+        let opened = self.shared.pending.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let sender = match opened {
+            Some(_) => self.shared.opening.lock().unwrap_or_else(PoisonError::into_inner).take(),
+            None => None,
+        };
+        if let (Some(sender), Some(opened)) = (sender, opened) {
+            let _ = sender.send(opened);
+        }
     }
 
     /// Subscribes to `uri`; `false` when the session holds [`MAX_SESSION_SUBSCRIPTIONS`] others.
@@ -112,8 +121,6 @@ pub struct LegacyNotifications {
 
 enum State {
     Waiting(oneshot::Receiver<Opened>),
-    /// Opened by `initialize`; held until `notifications/initialized`.
-    Opened(Opened),
     Open(Opened),
     Ended,
 }
@@ -132,18 +139,9 @@ impl LegacyNotifications {
         loop {
             match &mut self.state {
                 State::Waiting(opened) => match opened.await {
-                    Ok(opened) => self.state = State::Opened(opened),
+                    Ok(opened) => self.state = State::Open(opened),
                     Err(_) => self.state = State::Ended,
                 },
-                State::Opened(_) => {
-                    // A new receiver each time, so this wait is cancel-safe; the sender lives in
-                    // `shared`, which this half holds, so it is never dropped.
-                    let mut ready = self.shared.ready.subscribe();
-                    let _ = ready.wait_for(|ready| *ready).await;
-                    if let State::Opened(opened) = std::mem::replace(&mut self.state, State::Ended) {
-                        self.state = State::Open(opened);
-                    }
-                }
                 State::Open(Opened { feed, key }) => {
                     let Some(change) = feed.next().await else {
                         self.state = State::Ended;
