@@ -14,12 +14,20 @@
 //! `tool_00001`, …), each with the echo schema and served by the same echo, and
 //! `BENCH_CATALOG_TEMPLATES=N` lists N uri templates (`bench://t00000/{id}`, `bench://t00001/{id}`,
 //! …) whose reader answers a read of any of them with one short text. Both are 0 when unset.
+//!
+//! Change notifications are on (`Notifications::in_process()`), for `cargo xtask bench compare
+//! --listen`: a `subscriptions/listen` stream is held open and told of changes. One more tool,
+//! `announce`, takes the echo's arguments, announces that the tools list changed
+//! (`Notifier::tools_list_changed`) and echoes the message. It is listed after `echo`, except when
+//! `BENCH_CATALOG_TOOLS` is set: the catalog curves compare the same list with rmcp's. Neither
+//! changes the path of a `tools/call` of `echo`, which never looks at the notifications.
 
 #![forbid(unsafe_code)]
 
 use mcp_kernel::http::{AllowedOrigins, McpHttp, ServeOptions};
-use mcp_kernel::wire::types::ResourceContents;
+use mcp_kernel::notify::{Notifications, Notifier};
 use mcp_kernel::resources::{ReadResource, ResourceTemplateSpec};
+use mcp_kernel::wire::types::ResourceContents;
 use mcp_kernel::{Listing, Mode, ReaderError, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::json;
 
@@ -36,10 +44,20 @@ fn echo_spec(name: String) -> ToolSpec {
     }))
 }
 
-/// `tools` generated tools, then `echo`; `templates` generated uri templates.
+/// The tool that announces a change of the tools list.
+const ANNOUNCE: &str = "announce";
+
+/// `tools` generated tools, then `echo`, then `announce` when no tools are generated;
+/// `templates` generated uri templates.
 fn catalog(tools: usize, templates: usize) -> Listing {
     let mut specs: Vec<ToolSpec> = (0..tools).map(|i| echo_spec(format!("tool_{i:05}"))).collect();
     specs.push(echo_spec("echo".to_owned()));
+    if tools == 0 {
+        specs.push(
+            echo_spec(ANNOUNCE.to_owned())
+                .description("Announces that the tools list changed, then echoes the message back."),
+        );
+    }
     Listing {
         tools: specs,
         resources: (0..templates)
@@ -62,8 +80,12 @@ fn count(var: &str) -> Result<usize, String> {
     }
 }
 
-/// Returns the (already validated) message as one text block, whichever tool was called.
-async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
+/// Returns the (already validated) message as one text block, whichever tool was called; with a
+/// notifier (a call of `announce`), first tells every listen stream that the tools list changed.
+async fn dispatch(announce: Option<Notifier>, call: ToolCall) -> Result<ToolOutput, ToolError> {
+    if let Some(notifier) = announce {
+        notifier.tools_list_changed();
+    }
     match call.arguments.get_str("message") {
         Some(message) => Ok(ToolOutput::text(message)),
         None => Err(ToolError::new("message must be a string")),
@@ -113,9 +135,16 @@ fn runtime() -> Result<tokio::runtime::Runtime, Box<dyn std::error::Error>> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let templates = count("BENCH_CATALOG_TEMPLATES")?;
+    let notifications = Notifications::in_process();
+    let notifier = notifications.notifier();
     let mut builder = Server::builder(catalog(count("BENCH_CATALOG_TOOLS")?, templates))
         .server_name("bench-kernel")
-        .dispatch(dispatch);
+        .dispatch(move |call: ToolCall| {
+            // Only `announce` takes the notifier: a call of `echo` costs one name comparison more.
+            let announce = (*call.name == *ANNOUNCE).then(|| notifier.clone());
+            dispatch(announce, call)
+        })
+        .notifications(notifications);
     // Without templates the server is exactly the one every other benchmark measures.
     if templates > 0 {
         builder = builder.resource_reader(read);
