@@ -20,7 +20,9 @@
 //! `announce`, takes the echo's arguments, announces that the tools list changed
 //! (`Notifier::tools_list_changed`) and echoes the message. It is listed after `echo`, except when
 //! `BENCH_CATALOG_TOOLS` is set: the catalog curves compare the same list with rmcp's. Neither
-//! changes the path of a `tools/call` of `echo`, which never looks at the notifications.
+//! changes the path of a `tools/call` of `echo`, which never looks at the notifications;
+//! `BENCH_KERNEL_NOTIFICATIONS=off` serves the server without either, as it was before them, to
+//! check that by measurement.
 
 #![forbid(unsafe_code)]
 
@@ -47,12 +49,12 @@ fn echo_spec(name: String) -> ToolSpec {
 /// The tool that announces a change of the tools list.
 const ANNOUNCE: &str = "announce";
 
-/// `tools` generated tools, then `echo`, then `announce` when no tools are generated;
-/// `templates` generated uri templates.
-fn catalog(tools: usize, templates: usize) -> Listing {
+/// `tools` generated tools, then `echo`, then `announce` if `announcing`; `templates` generated uri
+/// templates.
+fn catalog(tools: usize, templates: usize, announcing: bool) -> Listing {
     let mut specs: Vec<ToolSpec> = (0..tools).map(|i| echo_spec(format!("tool_{i:05}"))).collect();
     specs.push(echo_spec("echo".to_owned()));
-    if tools == 0 {
+    if announcing {
         specs.push(
             echo_spec(ANNOUNCE.to_owned())
                 .description("Announces that the tools list changed, then echoes the message back."),
@@ -121,6 +123,17 @@ fn serve_options() -> Result<ServeOptions, String> {
     }
 }
 
+/// Whether change notifications are on: `BENCH_KERNEL_NOTIFICATIONS` unset or `on`; `off` serves the
+/// server without them and without `announce`.
+fn notifications_on() -> Result<bool, String> {
+    const VAR: &str = "BENCH_KERNEL_NOTIFICATIONS";
+    match std::env::var(VAR).as_deref() {
+        Err(_) | Ok("on") => Ok(true),
+        Ok("off") => Ok(false),
+        Ok(other) => Err(format!("{VAR}={other:?}: on or off")),
+    }
+}
+
 /// The runtime `BENCH_KERNEL_RUNTIME` names: `multi-thread` (the default, what `#[tokio::main]`
 /// builds) or `current-thread`.
 fn runtime() -> Result<tokio::runtime::Runtime, Box<dyn std::error::Error>> {
@@ -134,17 +147,23 @@ fn runtime() -> Result<tokio::runtime::Runtime, Box<dyn std::error::Error>> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let templates = count("BENCH_CATALOG_TEMPLATES")?;
-    let notifications = Notifications::in_process();
-    let notifier = notifications.notifier();
-    let mut builder = Server::builder(catalog(count("BENCH_CATALOG_TOOLS")?, templates))
-        .server_name("bench-kernel")
-        .dispatch(move |call: ToolCall| {
-            // Only `announce` takes the notifier: a call of `echo` costs one name comparison more.
-            let announce = (*call.name == *ANNOUNCE).then(|| notifier.clone());
-            dispatch(announce, call)
-        })
-        .notifications(notifications);
+    let (tools, templates) = (count("BENCH_CATALOG_TOOLS")?, count("BENCH_CATALOG_TEMPLATES")?);
+    let notifying = notifications_on()?;
+    let builder =
+        Server::builder(catalog(tools, templates, notifying && tools == 0)).server_name("bench-kernel");
+    let mut builder = if notifying {
+        let notifications = Notifications::in_process();
+        let notifier = notifications.notifier();
+        builder
+            .dispatch(move |call: ToolCall| {
+                // Only `announce` takes the notifier: a call of `echo` costs one name comparison more.
+                let announce = (*call.name == *ANNOUNCE).then(|| notifier.clone());
+                dispatch(announce, call)
+            })
+            .notifications(notifications)
+    } else {
+        builder.dispatch(|call: ToolCall| dispatch(None, call))
+    };
     // Without templates the server is exactly the one every other benchmark measures.
     if templates > 0 {
         builder = builder.resource_reader(read);
