@@ -1,7 +1,8 @@
 //! The catalog the conformance suite expects (`conformance-suite.md` section 6): every tool, resource,
 //! template and prompt the library can serve today, with the exact names, schemas and payloads, the
-//! completer of `completion/complete`, and the multi-round-trip (`test_input_required_result_*`) tools
-//! and prompt with the request-state sealer they need.
+//! completer of `completion/complete`, the multi-round-trip (`test_input_required_result_*`) tools
+//! and prompt with the request-state sealer they need, and the two diagnostic triggers with the
+//! entries they toggle in and out (`crate::live`).
 
 use mcp_kernel::notify::LogLevel;
 use mcp_kernel::prompts::{GetPrompt, PromptArgument, PromptOutput, PromptSpec};
@@ -54,8 +55,42 @@ fn tool(name: &str, description: &str) -> ToolSpec {
     ToolSpec::new(name, Mode::ReadOnly).description(description).input_schema(no_arguments())
 }
 
-/// What the harness offers. `test_simple_text` is listed first (the suite calls `tools[0]`).
-pub fn capabilities() -> Listing {
+/// The tool the suite calls to change the tools list (`server-stateless`, SEP-2575 checks).
+pub const TOOL_TRIGGER: &str = "test_trigger_tool_change";
+/// The tool the suite calls to change the prompts list.
+pub const PROMPT_TRIGGER: &str = "test_trigger_prompt_change";
+/// The tool [`TOOL_TRIGGER`] toggles in and out of the list.
+pub const DYNAMIC_TOOL: &str = "test_dynamic_tool";
+/// The prompt [`PROMPT_TRIGGER`] toggles in and out of the list.
+pub const DYNAMIC_PROMPT: &str = "test_dynamic_prompt";
+
+/// Which of the toggled entries are listed: all the catalog's state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Toggles {
+    /// [`DYNAMIC_TOOL`] is listed.
+    pub dynamic_tool: bool,
+    /// [`DYNAMIC_PROMPT`] is listed.
+    pub dynamic_prompt: bool,
+}
+
+/// What the harness offers with `toggles`. `test_simple_text` is listed first (the suite calls
+/// `tools[0]`); the toggled tool is listed last (the router sorts prompts by name).
+pub fn capabilities(toggles: Toggles) -> Listing {
+    let mut listing = fixed();
+    if toggles.dynamic_tool {
+        listing.tools.push(tool(DYNAMIC_TOOL, "Listed or not, as test_trigger_tool_change last left it."));
+    }
+    if toggles.dynamic_prompt {
+        listing.prompts.push(
+            PromptSpec::new(DYNAMIC_PROMPT)
+                .description("Listed or not, as test_trigger_prompt_change last left it."),
+        );
+    }
+    listing
+}
+
+/// The entries listed whatever the toggles.
+fn fixed() -> Listing {
     Listing {
         tools: vec![
             tool("test_simple_text", "Returns a simple text response."),
@@ -88,6 +123,12 @@ pub fn capabilities() -> Listing {
                     "properties": {"value": {"type": "string", "x-mcp-header": "Value"}},
                     "required": ["value"]
                 })),
+            ToolSpec::new(TOOL_TRIGGER, Mode::Proposal)
+                .description("Toggles test_dynamic_tool in or out of the tools list.")
+                .input_schema(no_arguments()),
+            ToolSpec::new(PROMPT_TRIGGER, Mode::Proposal)
+                .description("Toggles test_dynamic_prompt in or out of the prompts list.")
+                .input_schema(no_arguments()),
         ],
         resources: vec![
             ResourceSpec::new("test://static-text", "static-text")
@@ -135,7 +176,7 @@ fn embedded(uri: &str, mime_type: &str, body: &str) -> ContentBlock {
     ContentBlock::Resource(EmbeddedResource::new(contents))
 }
 
-/// The tools.
+/// The tools but the triggers (`crate::live` answers those).
 pub async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
     if call.name.starts_with("test_input_required_result_") {
         return Ok(round_trip(&call.name, &call.context.retry_input().cloned().unwrap_or_default()));
@@ -178,6 +219,7 @@ pub async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
             vec![text("Done; logged at info only where a log level is in force.")]
         }
         "json_schema_2020_12_tool" => vec![text("Accepted.")],
+        DYNAMIC_TOOL => vec![text("The dynamic tool is listed and answers.")],
         "test_custom_header" => {
             vec![text(&format!("Value: {}", call.arguments.get_str("value").unwrap_or_default()))]
         }
@@ -229,6 +271,7 @@ pub async fn get_prompt(request: GetPrompt) -> Result<PromptOutput, ReaderError>
             user(embedded(&arg("resourceUri"), "text/plain", "Embedded resource content for testing.")),
             user(text("Please process the embedded resource above.")),
         ],
+        DYNAMIC_PROMPT => vec![user(text("The dynamic prompt is listed and renders."))],
         "test_prompt_with_image" => vec![
             user(ContentBlock::Image(ImageContent::new(PNG, "image/png"))),
             user(text("Please analyze the image above.")),

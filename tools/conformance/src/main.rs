@@ -1,13 +1,13 @@
 //! The conformance harness: the suite's catalog over the HTTP transport, on 127.0.0.1 only.
 //!
 //! `conformance-server [--port N]` (default 0: a free port) prints `listening on http://127.0.0.1:N/mcp`
-//! on stdout once it accepts connections, and stops on Ctrl-C (SIGINT).
+//! on stdout once it accepts connections, and stops on Ctrl-C (SIGINT). The served server is a
+//! `LiveServer` the diagnostic triggers replace (`live`).
 
 mod catalog;
+mod live;
 
-use mcp_kernel::Server;
 use mcp_kernel::http::{AllowedOrigins, LegacyClients, McpHttp};
-use mcp_kernel::notify::LogLevel;
 
 fn port_from_args() -> Result<u16, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -23,20 +23,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_env_filter("warn").init();
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port_from_args()?)).await?;
     let port = listener.local_addr()?.port();
-    let server = Server::builder(catalog::capabilities())
-        .server_name("mcp-kernel-conformance")
-        .dispatch(catalog::dispatch)
-        .resource_reader(catalog::read_resource)
-        .prompt_reader(catalog::get_prompt)
-        .completer(catalog::complete)
-        .request_state_sealer(catalog::request_state_sealer()?)
-        .log_notifications(LogLevel::Debug) // 2025-11-25 clients set `debug`; 2026 needs a logLevel
-        .build()?;
+    // The triggers replace the served server; `_harness` keeps what they rebuild it from.
+    let (_harness, live) = live::Harness::start(catalog::request_state_sealer()?)?;
     let origins = ["http://localhost", "http://127.0.0.1"]
         .into_iter()
         .flat_map(|host| [host.to_owned(), format!("{host}:{port}")])
         .collect::<Vec<_>>();
-    let service = McpHttp::builder(server)
+    let service = McpHttp::builder(live)
         .allowed_origins(AllowedOrigins::list(origins))
         .authorize(|_parts| Ok(())) // a local test harness: everyone who reaches 127.0.0.1 may call
         .legacy_clients(LegacyClients::Stateless) // the suite's 2025-11-25 set, without sessions

@@ -4,8 +4,11 @@
 //! [`crate::node`]), installs
 //! the suite at exactly [`SUITE`] under `target/`, builds and starts the harness on a free port, runs
 //! the suite once per revision with its baseline, stops the harness whatever happens, and exits
-//! non-zero when the suite does. The rows come from the suite's own `checks.json` files and are
-//! compared with the README's (`--write` rewrites them).
+//! non-zero when the suite does, or when a check comes back SKIPPED without a baseline entry naming it
+//! ([`baseline`]). The rows come from the suite's own `checks.json` files and are compared with the
+//! README's (`--write` rewrites them).
+
+mod baseline;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -111,33 +114,28 @@ fn scored(node: &Path, suite: &Path, revision: &str) -> Result<Vec<String>, Stri
     Ok(names)
 }
 
-/// What the newest `checks.json` of a scenario says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    /// No run, or a run without checks.
-    NotRun,
-    /// At least one check is a FAILURE.
-    Failed,
-    /// No FAILURE, but at least one WARNING.
-    Warned,
-    /// Neither FAILURE nor WARNING.
-    Passed,
+/// One check of a run, folded per id as the suite folds them: the worst status wins (FAILURE, then
+/// WARNING, then SUCCESS, then SKIPPED), and INFO lines are left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// The check's id (`sep-2575-server-sends-subscription-ack`).
+    pub id: String,
+    /// Its status as the suite writes it (`SUCCESS`, `FAILURE`, `WARNING`, `SKIPPED`).
+    pub status: String,
 }
 
-impl Verdict {
-    /// The suite's own tick (its `✓` line): no check is a FAILURE.
-    pub fn ticked(self) -> bool {
-        matches!(self, Verdict::Warned | Verdict::Passed)
-    }
-
-    /// The rule under a baseline: no check is a FAILURE or a WARNING.
-    pub fn passes(self) -> bool {
-        self == Verdict::Passed
+/// How bad a status is, in the suite's own order (a check reported twice counts at its worst).
+fn severity(status: &str) -> u8 {
+    match status {
+        "FAILURE" => 3,
+        "WARNING" => 2,
+        "SUCCESS" => 1,
+        _ => 0,
     }
 }
 
-/// The verdict of the newest `checks.json` of `scenario` under `results`.
-pub fn verdict(results: &Path, scenario: &str) -> Verdict {
+/// The checks of the newest run of `scenario` under `results`, folded per id; `None` when it did not run.
+pub fn newest_checks(results: &Path, scenario: &str) -> Option<Vec<Check>> {
     let prefix = format!("server-{scenario}-");
     let newest = std::fs::read_dir(results)
         .into_iter()
@@ -149,22 +147,70 @@ pub fn verdict(results: &Path, scenario: &str) -> Verdict {
             name.strip_prefix(&prefix)
                 .is_some_and(|rest| rest.len() > 4 && rest[..4].bytes().all(|b| b.is_ascii_digit()))
         })
-        .max();
-    let Some(dir) = newest else { return Verdict::NotRun };
-    let Ok(text) = std::fs::read_to_string(results.join(dir).join("checks.json")) else {
-        return Verdict::NotRun;
-    };
-    let Ok(Value::Array(checks)) = serde_json::from_str::<Value>(&text) else { return Verdict::NotRun };
-    let has = |status: &str| checks.iter().any(|c| c["status"].as_str() == Some(status));
-    if checks.is_empty() {
-        Verdict::NotRun
-    } else if has("FAILURE") {
-        Verdict::Failed
-    } else if has("WARNING") {
-        Verdict::Warned
-    } else {
-        Verdict::Passed
+        .max()?;
+    let text = std::fs::read_to_string(results.join(newest).join("checks.json")).ok()?;
+    let Ok(Value::Array(lines)) = serde_json::from_str::<Value>(&text) else { return None };
+    let mut checks: Vec<Check> = Vec::new();
+    for line in &lines {
+        let (Some(id), Some(status)) = (line["id"].as_str(), line["status"].as_str()) else { continue };
+        if status == "INFO" {
+            continue;
+        }
+        match checks.iter_mut().find(|c| c.id == id) {
+            Some(seen) if severity(status) >= severity(&seen.status) => seen.status = status.to_owned(),
+            Some(_) => {}
+            None => checks.push(Check { id: id.to_owned(), status: status.to_owned() }),
+        }
     }
+    Some(checks)
+}
+
+/// What the newest `checks.json` of a scenario says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// No run, or a run without checks.
+    NotRun,
+    /// At least one check is a FAILURE.
+    Failed,
+    /// No FAILURE, but at least one WARNING.
+    Warned,
+    /// No FAILURE or WARNING, but at least one check SKIPPED: what it tests was not tested.
+    Skipped,
+    /// Every check is a SUCCESS.
+    Passed,
+}
+
+impl Verdict {
+    /// The suite's own tick (its `✓` line): no check is a FAILURE.
+    pub fn ticked(self) -> bool {
+        matches!(self, Verdict::Warned | Verdict::Skipped | Verdict::Passed)
+    }
+
+    /// The rule under a baseline: no check is a FAILURE, a WARNING or SKIPPED.
+    pub fn passes(self) -> bool {
+        self == Verdict::Passed
+    }
+
+    /// The verdict of a run's folded checks.
+    pub fn of(checks: &[Check]) -> Verdict {
+        let has = |status: &str| checks.iter().any(|c| c.status == status);
+        if checks.is_empty() {
+            Verdict::NotRun
+        } else if has("FAILURE") {
+            Verdict::Failed
+        } else if has("WARNING") {
+            Verdict::Warned
+        } else if has("SKIPPED") {
+            Verdict::Skipped
+        } else {
+            Verdict::Passed
+        }
+    }
+}
+
+/// The verdict of the newest `checks.json` of `scenario` under `results`.
+pub fn verdict(results: &Path, scenario: &str) -> Verdict {
+    newest_checks(results, scenario).map_or(Verdict::NotRun, |checks| Verdict::of(&checks))
 }
 
 /// The names listed under `heading` in `tools/conformance/README.md` (lines of the form ``- `name` ``) that
@@ -261,13 +307,13 @@ pub fn with_rows(readme: &str, rows: &str) -> Result<String, String> {
 }
 
 const HEADER: &str = "| revision | scored server scenarios the suite ticks (no FAILURE) | \
-     passing under the baseline rule (no FAILURE or WARNING) | claimed surface | reproduce |\n\
+     passing under the baseline rule (no FAILURE, WARNING or SKIPPED) | claimed surface | reproduce |\n\
      |---|---|---|---|---|";
 
 /// Runs the suite and checks (or, with `write`, rewrites) the README's rows.
 pub fn run(write: bool) -> Result<(), String> {
     let (node, suite) = tools()?;
-    let mut failed = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
     {
         let harness = start_harness()?;
         eprintln!("xtask: harness at {}", harness.url);
@@ -275,6 +321,10 @@ pub fn run(write: bool) -> Result<(), String> {
             let out = Path::new(RESULTS_DIR).join(revision);
             let _ = std::fs::remove_dir_all(&out);
             let baseline = format!("tools/conformance/baseline-{revision}.yml");
+            let expected = std::fs::read_to_string(&baseline)
+                .map_err(|e| e.to_string())
+                .and_then(|text| baseline::parse(&text))
+                .map_err(|e| format!("{baseline}: {e}"))?;
             let status = Command::new(&node)
                 .arg(&suite)
                 .args(["server", "--url", &harness.url, "--requirements", revision])
@@ -283,7 +333,14 @@ pub fn run(write: bool) -> Result<(), String> {
                 .status()
                 .map_err(|e| format!("the suite: {e}"))?;
             if !status.success() {
-                failed.push(revision);
+                failed.push(revision.to_owned());
+            }
+            let breaches = baseline::breaches(&out, &scored(&node, &suite, revision)?, &expected);
+            for breach in &breaches {
+                eprintln!("xtask: {revision}: {breach}");
+            }
+            if !breaches.is_empty() {
+                failed.push(format!("{revision} ({})", breaches.join("; ")));
             }
         }
     }
@@ -297,7 +354,7 @@ pub fn run(write: bool) -> Result<(), String> {
             std::fs::write("README.md", updated).map_err(|e| format!("README.md: {e}"))?;
             eprintln!("xtask: README.md rows rewritten");
         } else {
-            failed.push("README rows (run `cargo xtask conformance --write`)");
+            failed.push("README rows (run `cargo xtask conformance --write`)".to_owned());
         }
     }
     if failed.is_empty() {
@@ -313,7 +370,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_scenario_passes_only_without_failure_or_warning_in_its_newest_run() {
+    fn a_scenario_passes_only_without_failure_warning_or_skip_in_its_newest_run() {
         let dir = std::env::temp_dir().join(format!("xtask-conformance-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let write = |name: &str, checks: &str| {
@@ -334,7 +391,7 @@ mod tests {
         write("server-prompts-list-2026-01-01T00-00-00-000Z", "[]");
         assert_eq!(
             verdict(&dir, "tools-list"),
-            Verdict::Passed,
+            Verdict::Skipped,
             "the newest run counts, and not a longer name's"
         );
         assert_eq!(verdict(&dir, "caching"), Verdict::Warned);
@@ -343,7 +400,45 @@ mod tests {
         assert_eq!(verdict(&dir, "ping"), Verdict::Failed, "a FAILURE outweighs a WARNING");
         assert!(!verdict(&dir, "ping").ticked());
         assert_eq!(verdict(&dir, "prompts-list"), Verdict::NotRun, "a run without checks proves nothing");
+        write(
+            "server-ping-pass-2026-01-01T00-00-00-000Z",
+            r#"[{"id":"a","status":"SUCCESS"},{"id":"i","status":"INFO"}]"#,
+        );
+        assert_eq!(verdict(&dir, "ping-pass"), Verdict::Passed, "INFO lines are no verdict");
         assert_eq!(verdict(&dir, "resources-list"), Verdict::NotRun, "no run is no pass");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_skipped_check_keeps_a_scenario_from_passing_though_the_suite_ticks_it() {
+        let checks = |statuses: &[&str]| -> Vec<Check> {
+            statuses.iter().map(|s| Check { id: format!("c-{s}"), status: (*s).to_owned() }).collect()
+        };
+        let skipped = Verdict::of(&checks(&["SUCCESS", "SKIPPED"]));
+        assert_eq!(skipped, Verdict::Skipped);
+        assert!(skipped.ticked(), "the suite ticks a scenario whose only blemish is a skip");
+        assert!(!skipped.passes(), "a skipped check was not tested, so it does not pass");
+        assert_eq!(
+            Verdict::of(&checks(&["SKIPPED", "WARNING"])),
+            Verdict::Warned,
+            "a WARNING outweighs a skip"
+        );
+    }
+
+    #[test]
+    fn a_check_reported_twice_counts_at_its_worst_status_as_the_suite_folds_it() {
+        let dir = std::env::temp_dir().join(format!("xtask-conformance-fold-{}", std::process::id()));
+        let run = dir.join("server-caching-2026-01-01T00-00-00-000Z");
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::write(
+            run.join("checks.json"),
+            r#"[{"id":"a","status":"SKIPPED"},{"id":"a","status":"SUCCESS"},{"id":"b","status":"SUCCESS"},
+                {"id":"b","status":"FAILURE"},{"id":"i","status":"INFO"}]"#,
+        )
+        .unwrap();
+        let folded = newest_checks(&dir, "caching").unwrap();
+        let statuses: Vec<(&str, &str)> = folded.iter().map(|c| (c.id.as_str(), c.status.as_str())).collect();
+        assert_eq!(statuses, [("a", "SUCCESS"), ("b", "FAILURE")]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -85,8 +85,8 @@ pub use shutdown::shutdown_signal;
 // crates, and one module per reader or opt-in (the table above).
 pub use mcp_kernel_router::{
     Arguments, BoxFuture, BuildError, Catalog, Dispatch, Era, Extensions, InputRequired, IntoToolOutput,
-    Json, Listing, Mode, ReaderError, RequestContext, RetryInput, Server, ServerBuilder, ToolCall, ToolError,
-    ToolOutput, ToolSpec, Tools, ToolsWith,
+    Json, Listing, Mode, NoCaller, ReaderError, RequestContext, RetryInput, Server, ServerBuilder, ToolCall,
+    ToolError, ToolOutput, ToolSpec, Tools, ToolsWith,
 };
 pub use mcp_kernel_router::{
     completion, notify, observe, options, prompts, resources, sealing, testing, transport, visibility,

@@ -11,6 +11,7 @@
 //! | [`architecture`] | the crates and which depends on which, the path of a request, where each rule lives |
 //! | [`host_contract`] | the catalog, typed and plain registries, dispatch, readers, completions, input required |
 //! | [`protocol`] | revisions and eras, the order of the checks, results, errors, pagination |
+//! | [`notifications`] | change notifications: `subscriptions/listen`, the notifier, the hub, legacy sessions |
 //! | [`http`] | the stateless Streamable HTTP transport: hooks, refusals, CORS, OAuth resource server |
 //! | [`deploy`] | many instances behind a proxy: the tested nginx configuration, keys, rolling restarts |
 //! | [`stdio`] | the newline-delimited stdio transport |
@@ -47,6 +48,11 @@ pub mod host_contract {}
 ///
 #[doc = include_str!("../manual/protocol.md")]
 pub mod protocol {}
+
+/// Change notifications: `subscriptions/listen`, the host's notifier, the hub, legacy sessions.
+///
+#[doc = include_str!("../manual/notifications.md")]
+pub mod notifications {}
 
 /// The stateless Streamable HTTP transport (`mcp-kernel-http`, feature `http`).
 ///

@@ -83,6 +83,8 @@ use crate::auth::hooks::{
 use crate::auth::protected_resource::ProtectedResource;
 use crate::body::budget::{BodyBudget, DEFAULT_BODY_BYTES_IN_FLIGHT, DEFAULT_CLIENT_SHARE_DIVISOR};
 use crate::client::PrincipalDigest;
+use crate::dispatch::listen::slots::{DEFAULT_MAX_LISTENS, DEFAULT_MAX_LISTENS_PER_CLIENT};
+use crate::dispatch::listen::{DEFAULT_LISTEN_KEEP_ALIVE, DEFAULT_LISTEN_QUEUE, ListenPolicy};
 use crate::legacy::LegacyClients;
 use crate::service::{McpService, Shared};
 
@@ -113,6 +115,27 @@ impl McpHttp {
             max_body_bytes: MAX_BODY_BYTES,
             body_bytes_in_flight: DEFAULT_BODY_BYTES_IN_FLIGHT,
             body_bytes_per_client: None,
+            listen: ListenSettings::default(),
+        }
+    }
+}
+
+/// The listen-stream options, until the service is built.
+#[derive(Debug, Clone, Copy)]
+struct ListenSettings {
+    keep_alive: Duration,
+    queue: usize,
+    total: usize,
+    per_client: usize,
+}
+
+impl Default for ListenSettings {
+    fn default() -> Self {
+        Self {
+            keep_alive: DEFAULT_LISTEN_KEEP_ALIVE,
+            queue: DEFAULT_LISTEN_QUEUE,
+            total: DEFAULT_MAX_LISTENS,
+            per_client: DEFAULT_MAX_LISTENS_PER_CLIENT,
         }
     }
 }
@@ -147,6 +170,7 @@ pub struct Builder<O, A> {
     max_body_bytes: usize,
     body_bytes_in_flight: usize,
     body_bytes_per_client: Option<usize>,
+    listen: ListenSettings,
 }
 
 impl<O: std::fmt::Debug, A: std::fmt::Debug> std::fmt::Debug for Builder<O, A> {
@@ -161,6 +185,7 @@ impl<O: std::fmt::Debug, A: std::fmt::Debug> std::fmt::Debug for Builder<O, A> {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("body_bytes_in_flight", &self.body_bytes_in_flight)
             .field("body_bytes_per_client", &self.body_bytes_per_client)
+            .field("listen", &self.listen)
             .finish_non_exhaustive()
     }
 }
@@ -180,6 +205,7 @@ impl<A> Builder<NoOrigins, A> {
             max_body_bytes: self.max_body_bytes,
             body_bytes_in_flight: self.body_bytes_in_flight,
             body_bytes_per_client: self.body_bytes_per_client,
+            listen: self.listen,
         }
     }
 }
@@ -243,6 +269,7 @@ impl<O> Builder<O, NoAuthorize> {
             max_body_bytes: self.max_body_bytes,
             body_bytes_in_flight: self.body_bytes_in_flight,
             body_bytes_per_client: self.body_bytes_per_client,
+            listen: self.listen,
         }
     }
 }
@@ -332,6 +359,54 @@ impl<O, A> Builder<O, A> {
         self.body_bytes_per_client = Some(bytes);
         self
     }
+
+    /// How many `subscriptions/listen` streams may be open at once across the service (default
+    /// [`DEFAULT_MAX_LISTENS`], 4,096; at least 1). A listen past it is refused 503 with
+    /// `retry-after: 1` before its stream opens. A listen that completes at once (nothing of it
+    /// honoured, or a server built without notifications) holds no stream and is never refused.
+    ///
+    /// A stream costs a task, a subscription to the change hub, its queue and its HTTP stream (about
+    /// 10 KiB idle over HTTP/2, `docs/http.md`); over HTTP/1.1 also a connection each, bounded by
+    /// `ServeOptions::max_connections`. A benchmark or a host with many clients raises it, with
+    /// [`Builder::max_listens_per_client`] when the clients share an address.
+    pub fn max_listens(mut self, streams: usize) -> Self {
+        self.listen.total = streams;
+        self
+    }
+
+    /// How many `subscriptions/listen` streams one client may hold open at once (default
+    /// [`DEFAULT_MAX_LISTENS_PER_CLIENT`], 32; at least 1, at most [`Builder::max_listens`]). The
+    /// client is the one the body budget charges: the principal `authorize` names, else the peer's
+    /// address prefix (an IPv4 address, an IPv6 `/64`); requests with neither are held to
+    /// `max_listens` alone. A listen past it is refused 503 with `retry-after: 1`, while other clients
+    /// still open theirs. Behind a proxy that does not forward the client's address every anonymous
+    /// listen comes from the proxy: name principals, insert the forwarded address as
+    /// [`PeerAddr`](crate::PeerAddr), or raise this to `max_listens`.
+    pub fn max_listens_per_client(mut self, streams: usize) -> Self {
+        self.listen.per_client = streams;
+        self
+    }
+
+    /// How many notifications may wait for one listen stream's reader (default
+    /// [`DEFAULT_LISTEN_QUEUE`], 64; at least 1, at most 1,048,576). A reader that falls that far behind has its stream
+    /// ended: the notification that found the queue full is not queued, the completion result (which
+    /// has a place of its own) follows what was queued, and a client that reads again learns to listen
+    /// again. A client that never reads again is closed at `serve`'s write deadline. So one stream
+    /// holds at most this many notifications, never a silent gap.
+    pub fn listen_queue(mut self, notifications: usize) -> Self {
+        self.listen.queue = notifications;
+        self
+    }
+
+    /// How long a listen stream may stay silent before the service writes an SSE comment line
+    /// (`: keep-alive`), which every client ignores and which keeps proxies and clients from closing a
+    /// stream on which nothing changed (default [`DEFAULT_LISTEN_KEEP_ALIVE`], 15 s; at least 1 ms).
+    /// The interval restarts at every event written. Keep it below the idle timeouts of what sits
+    /// between the server and its clients (nginx's `proxy_read_timeout` is 60 s by default).
+    pub fn listen_keep_alive(mut self, interval: Duration) -> Self {
+        self.listen.keep_alive = interval;
+        self
+    }
 }
 
 impl Builder<AllowedOrigins, Authorize> {
@@ -364,6 +439,12 @@ impl Builder<AllowedOrigins, Authorize> {
                     .max(self.max_body_bytes);
                 BodyBudget::new(total, share)
             },
+            listen: ListenPolicy::new(
+                self.listen.keep_alive,
+                self.listen.queue,
+                self.listen.total,
+                self.listen.per_client,
+            ),
         })
     }
 }

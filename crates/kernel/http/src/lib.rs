@@ -47,6 +47,14 @@
 //!   (the protocol decision reads, never peeks, so a partial preface costs nothing while it waits),
 //!   an idle timeout that pings do not reset, and a write deadline for responses the client will not
 //!   take. The bounds and their costs are in [`ServeOptions`].
+//! * **Listen streams** (`subscriptions/listen`, the POST's own SSE response, open until the server
+//!   ends it): bounded in all (default 4,096) and per client (default 32; the client of the body
+//!   budget), a listen past either refused 503 with `retry-after` before its stream opens; a queue of
+//!   64 notifications per stream, a reader that falls that far behind has its stream ended with its
+//!   completion result (never a silent gap, never unbounded memory) and is closed at `serve`'s write
+//!   deadline if it never reads again; keep-alive comment lines every 15 s; every stream ended with its
+//!   completion result when `serve` drains, when its connection is told to make room, or at
+//!   [`McpService::end_listens`]. A stream holds no share of the body budget.
 //! * **Hostile JSON**: the bounded reader refuses nesting deeper than 64, repeated keys, and
 //!   non-objects (batches) before any schema sees them.
 //! * **Smuggling between a gateway and the server**: the standard headers must agree with the body,
@@ -92,6 +100,8 @@ pub use builder::{
     Authorize, Builder, DEFAULT_READ_TIMEOUT, MAX_BODY_BYTES, McpHttp, NoAuthorize, NoOrigins,
 };
 pub use client::{AddressPrefixes, ClientNetwork, DEFAULT_IPV4_PREFIX, DEFAULT_IPV6_PREFIX, PeerAddr};
+pub use dispatch::listen::slots::{DEFAULT_MAX_LISTENS, DEFAULT_MAX_LISTENS_PER_CLIENT};
+pub use dispatch::listen::{DEFAULT_LISTEN_KEEP_ALIVE, DEFAULT_LISTEN_QUEUE};
 pub use legacy::LegacyClients;
 pub use response::body::ResponseBody;
 pub use serve::{

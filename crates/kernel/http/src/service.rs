@@ -20,6 +20,7 @@
 //! | 10 | removed methods (`initialize`, `notifications/initialized`, `ping`) | `service.rs` | 404, or 202 without an id | kept |
 //! | 11 | the core (`handle_envelope`: the extensions, `Revisions::Stateless`, `sessionless`, the trace context of the `traceparent`, `tracestate` and `baggage` headers) | `dispatch/mod.rs`, `dispatch/core.rs`, `trace.rs`; the status, `response/status.rs` | 200 / 202 / 400 / 404 / 500 | kept |
 //! | 11a | `tools/call`, `resources/read` or `prompts/get` with `_meta.progressToken` (or a `logLevel` with log notifications on), and a notification sent before the answer: an SSE stream | `dispatch/sse.rs`, `response/event_stream.rs` | 200 | kept |
+//! | 11b | `subscriptions/listen` (`Admitted::listens`): the core opens it (`Server::open_listen`; a listen it does not open gets the core's answer, as at step 11), then a slot among the open listen streams, in all and for the request's client (as at step 5a), then the stream: acknowledgment, notifications, keep-alive comments, completion; the request's body-budget share is given back as it opens | `dispatch/listen/`, `response/listen_stream.rs` | 200 (an SSE stream); 503, `retry-after: 1`, when no slot is free | kept |
 //!
 //! The module column names the file that owns each row, in its concern's folder: `admission/` (the
 //! head, before any hook), `auth/` (the hooks and what their refusals say), `body/` (the bounded read
@@ -61,12 +62,14 @@ use crate::auth::hooks::{AuthorizeBodyFn, AuthorizeHook, HookOutcome, run_author
 use crate::body::budget::{BodyBudget, FIRST_BYTES, Full};
 use crate::body::read::{ReadFailure, deadline_after, declares_more_than, most_bytes, read_bounded};
 use crate::client::Client;
+use crate::dispatch::listen::{self, Caller, ListenPolicy};
 use crate::dispatch::{Attached, Path, dispatch};
 use crate::legacy;
 use crate::legacy::LegacyClients;
 use crate::mirror;
 use crate::response::body::ResponseBody;
 use crate::response::refusal::{Refusal, Stage, accepted, jsonrpc_shape};
+use crate::serve::Draining;
 
 /// Everything one service holds; shared by its clones.
 pub(crate) struct Shared {
@@ -83,6 +86,8 @@ pub(crate) struct Shared {
     pub(crate) read_timeout: Duration,
     pub(crate) max_body_bytes: usize,
     pub(crate) budget: BodyBudget,
+    /// How `subscriptions/listen` streams are served: their bounds, keep-alives and end.
+    pub(crate) listen: ListenPolicy,
 }
 
 /// The stateless Streamable HTTP endpoint as a `tower::Service`. Cheap to clone.
@@ -102,6 +107,10 @@ impl std::fmt::Debug for McpService {
             .field("max_body_bytes", &self.shared.max_body_bytes)
             .field("body_bytes_in_flight", &self.shared.budget.total())
             .field("body_bytes_per_client", &self.shared.budget.per_client())
+            .field("listen_keep_alive", &self.shared.listen.keep_alive)
+            .field("listen_queue", &self.shared.listen.queue)
+            .field("max_listens", &self.shared.listen.slots.total())
+            .field("max_listens_per_client", &self.shared.listen.slots.per_client())
             .finish_non_exhaustive()
     }
 }
@@ -117,6 +126,19 @@ impl McpService {
     /// The whole-body deadline in force.
     pub fn read_timeout(&self) -> Duration {
         self.shared.read_timeout
+    }
+
+    /// Ends every `subscriptions/listen` stream of this service (and of its clones) gracefully: each
+    /// is sent the notifications it has pending, then its completion result, and ends. A listen that
+    /// arrives later is answered with its acknowledgment and its completion at once. It cannot be
+    /// undone.
+    ///
+    /// [`serve`](crate::serve) does this for its own requests when its shutdown begins. A host that
+    /// mounts the service in another server calls it when that server's graceful shutdown begins:
+    /// a listen stream never ends by itself, so a drain that waits for open responses would otherwise
+    /// wait for them until its own deadline cuts them.
+    pub fn end_listens(&self) {
+        self.shared.listen.end.end();
     }
 }
 
@@ -281,8 +303,9 @@ where
             return refuse(Refusal::pre_body(StatusCode::BAD_REQUEST, error));
         }
     };
-    // The reservation goes with the answer: it is given back when the transport has taken it.
-    let mut response = answer(shared, server, parts, bytes, extensions).await;
+    // The reservation goes with the answer: it is given back when the transport has taken it (a
+    // listen stream's at once, `response/body.rs`).
+    let mut response = answer(shared, server, parts, bytes, extensions, client).await;
     response.body_mut().hold(reserved);
     response
 }
@@ -303,13 +326,14 @@ fn over_budget(full: Full, client: Client) -> Refusal {
     Refusal::pre_body(StatusCode::SERVICE_UNAVAILABLE, error).retry_after(1)
 }
 
-/// Steps 7 to 11: everything after the body has been read, by the request's one `server`.
+/// Steps 7 to 11b: everything after the body has been read, by the request's one `server`.
 async fn answer(
     shared: &Shared,
     server: &Server,
     parts: http::request::Parts,
     bytes: bytes::Bytes,
     mut extensions: Extensions,
+    client: Client,
 ) -> Response<ResponseBody> {
     let version = parts.version;
     let refuse = |refusal: Refusal| refusal.into_response(version);
@@ -346,6 +370,7 @@ async fn answer(
         return refuse(refusal);
     }
     let carrier = crate::trace::carrier(&parts.headers);
+    let draining = parts.extensions.get::<Draining>().cloned();
     drop(parts);
     // A method 2026-07-28 does not have: 404 with an id, 202 without one.
     if message.method().is_some_and(McpMethod::is_removed_in_stateless) {
@@ -355,6 +380,11 @@ async fn answer(
         let id = message.echoable_id();
         return refuse(Refusal::post_body(StatusCode::NOT_FOUND, ErrorObject::method_not_found(), id));
     }
+    let listens = admitted.listens();
     let attached = Attached { extensions, carrier, admitted };
+    if listens {
+        let caller = Caller { client, draining };
+        return listen::open(server, message, version, attached, &shared.listen, caller).await;
+    }
     dispatch(server, message, version, attached, Path::Modern).await
 }

@@ -13,6 +13,7 @@ use mcp_kernel_wire::ProtocolVersion;
 use crate::catalog::compile::{BuildError, check_versions};
 use crate::catalog::registry::{Prompts, Resources, Tools};
 use crate::catalog::snapshot::{Registered, Snapshot};
+use crate::catalog::source::ResourceSource;
 use crate::catalog::spec::{Catalog, Listing};
 use crate::catalog::visibility::Visibility;
 use crate::contract::{Completer, Dispatch, PromptReader, ResourceReader};
@@ -46,6 +47,7 @@ pub struct ServerBuilder {
     log_level: Option<LogLevel>,
     visibility: Option<Arc<dyn Visibility>>,
     notifications: Option<Notifications>,
+    source: Option<Arc<dyn ResourceSource>>,
     registered: Registered,
 }
 
@@ -67,6 +69,7 @@ impl ServerBuilder {
             log_level: None,
             visibility: None,
             notifications: None,
+            source: None,
             registered: Registered::default(),
         }
     }
@@ -102,13 +105,22 @@ impl ServerBuilder {
         self
     }
 
+    /// Per-caller resources (see [`ResourceSource`]): listed after the catalog's, accepted for a read
+    /// when the source says the caller has them, and read by the [`resource_reader`](Self::resource_reader),
+    /// which is then required. As with a visibility filter, every result's `cacheScope` is `"private"`.
+    pub fn resource_source(mut self, source: impl ResourceSource) -> Self {
+        self.source = Some(Arc::new(source));
+        self
+    }
+
     /// The host's tool dispatch (required when tools are listed).
     pub fn dispatch(mut self, dispatch: impl Dispatch) -> Self {
         self.dispatch = Some(Arc::new(dispatch));
         self
     }
 
-    /// The host's resource reader (required when resources or templates are listed).
+    /// The host's resource reader (required when resources or templates are listed, or a resource
+    /// source is given).
     pub fn resource_reader(mut self, reader: impl ResourceReader) -> Self {
         self.resources = Some(Arc::new(reader));
         self
@@ -254,6 +266,9 @@ impl ServerBuilder {
         if !listing.resources.is_empty() && self.resources.is_none() {
             return Err(BuildError::MissingResourceReader);
         }
+        if self.source.is_some() && self.resources.is_none() {
+            return Err(BuildError::SourceWithoutReader);
+        }
         if !listing.prompts.is_empty() && self.prompts.is_none() {
             return Err(BuildError::MissingPromptReader);
         }
@@ -261,7 +276,7 @@ impl ServerBuilder {
         #[cfg(feature = "fuzzing")]
         let snapshot = Snapshot { linear_template_scan: self.options.linear_template_scan, ..snapshot };
         let mut options = self.options;
-        if self.visibility.is_some() {
+        if self.visibility.is_some() || self.source.is_some() {
             // Lists (and reads) that vary per principal are never for a shared cache, whatever was asked.
             for hints in [&mut options.tools_cache, &mut options.resources_cache, &mut options.prompts_cache]
             {
@@ -283,6 +298,7 @@ impl ServerBuilder {
             log_level: self.log_level,
             visibility: self.visibility,
             notifications: self.notifications,
+            source: self.source,
         };
         Ok(Server::from_injected(snapshot, options, injected))
     }

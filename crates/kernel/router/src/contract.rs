@@ -19,6 +19,7 @@ use crate::catalog::template::TemplateMatch;
 use crate::notify::log::{LogLevel, Logger};
 use crate::notify::progress::Progress;
 use crate::request::arguments::Arguments;
+pub use crate::request::caller::NoCaller;
 use crate::request::extensions::Extensions;
 use crate::request::input::{InputRequired, RetryInput};
 pub use crate::request::reader_error::ReaderError;
@@ -88,6 +89,12 @@ impl RequestContext {
     /// The caller's principal of type `P`, if the transport attached one (`extensions().get::<P>()`).
     pub fn principal<P: Send + Sync + 'static>(&self) -> Option<&P> {
         self.extensions.get::<P>()
+    }
+
+    /// The caller's principal of type `P`, or [`NoCaller`]: `let user = cx.caller::<User>()?;` works in
+    /// a tool, a resource reader and a prompt renderer alike (see [`NoCaller`] for how each answers it).
+    pub fn caller<P: Send + Sync + 'static>(&self) -> Result<&P, NoCaller> {
+        self.extensions.get::<P>().ok_or(NoCaller)
     }
 
     /// A retry's verified input responses and state: present only on a retry of a request answered

@@ -78,7 +78,9 @@ pub use builder::ServerBuilder;
 pub use catalog::compile::BuildError;
 pub use catalog::registry::{IntoToolOutput, Json, Tools, ToolsWith};
 pub use catalog::spec::{Catalog, Listing, Mode, ToolSpec};
-pub use contract::{BoxFuture, Dispatch, Era, ReaderError, RequestContext, ToolCall, ToolError, ToolOutput};
+pub use contract::{
+    BoxFuture, Dispatch, Era, NoCaller, ReaderError, RequestContext, ToolCall, ToolError, ToolOutput,
+};
 pub use request::arguments::Arguments;
 pub use request::extensions::Extensions;
 pub use request::input::{InputRequired, RetryInput};
@@ -87,10 +89,12 @@ pub use server::Server;
 pub use mcp_kernel_schema as schema;
 pub use mcp_kernel_wire as wire;
 
-/// Resources: the specs a host lists, the typed registry that declares each with its reader, and what
-/// a reader is handed (`resources/list`, `resources/templates/list`, `resources/read`).
+/// Resources: the specs a host lists, the typed registry that declares each with its reader, what
+/// a reader is handed, and the per-caller [`ResourceSource`](resources::ResourceSource)
+/// (`resources/list`, `resources/templates/list`, `resources/read`).
 pub mod resources {
     pub use crate::catalog::registry::{Resources, ResourcesWith};
+    pub use crate::catalog::source::ResourceSource;
     pub use crate::catalog::spec::{ResourceEntry, ResourceSpec, ResourceTemplateSpec};
     pub use crate::catalog::template::TemplateMatch;
     pub use crate::contract::{ReadResource, ResourceReader};

@@ -106,6 +106,8 @@ pub(crate) struct Injected {
     pub(crate) visibility: Option<Arc<dyn Visibility>>,
     /// Change notifications; `None` acknowledges every listen empty and advertises no change.
     pub(crate) notifications: Option<Notifications>,
+    /// The host's per-caller resources; `None`: the catalog's only.
+    pub(crate) source: Option<Arc<dyn crate::catalog::source::ResourceSource>>,
 }
 
 /// A built server: the compiled catalog, the host's functions and the options. Cheap to clone.
@@ -390,7 +392,7 @@ impl Server {
     async fn answer(&self, request: Request<'_>) -> Routed {
         let answer = match request.method {
             Method::ToolsList => return self.list_tools(&request.context),
-            Method::ResourcesList => self.list_resources(request.params.as_ref(), &request.context),
+            Method::ResourcesList => self.list_resources(request.params.as_ref(), &request.context).await,
             Method::ResourcesTemplatesList => self.list_templates(request.params.as_ref(), &request.context),
             Method::ResourcesRead => self.read_resource(request).await,
             Method::PromptsList => self.list_prompts(request.params.as_ref(), &request.context),

@@ -18,7 +18,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use tokio::io::{AsyncRead, ReadBuf};
+use tokio::sync::oneshot;
 
 use crate::options::ShutdownSignal;
 
@@ -60,6 +62,28 @@ impl<R: AsyncRead + Unpin> AsyncRead for Stoppable<R> {
     }
 }
 
+/// What ends a session's input: the host's `signal`, or the session's own end (its legacy change feed
+/// ended, [`crate::legacy`]), whichever comes first. A dropped `ended` sender is no end.
+pub(crate) fn input_stop(signal: Option<ShutdownSignal>, ended: oneshot::Receiver<()>) -> ShutdownSignal {
+    let ended = async move {
+        if ended.await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    let stop = async move {
+        match signal {
+            Some(signal) => {
+                tokio::select! {
+                    () = signal.0 => {}
+                    () = ended => {}
+                }
+            }
+            None => ended.await,
+        }
+    };
+    ShutdownSignal(stop.boxed().shared())
+}
+
 /// Completes `grace` after `signal` does; never without a signal.
 pub(crate) async fn cut_after(signal: Option<ShutdownSignal>, grace: Duration) {
     match signal {
@@ -74,7 +98,6 @@ pub(crate) async fn cut_after(signal: Option<ShutdownSignal>, grace: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use futures_util::FutureExt;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     fn signal_of(receiver: tokio::sync::oneshot::Receiver<()>) -> ShutdownSignal {
@@ -116,6 +139,26 @@ mod tests {
         stop.send(()).unwrap();
         let rest = tokio::time::timeout(Duration::from_secs(5), reading).await.expect("ended").unwrap();
         assert!(rest.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_input_stops_at_the_host_signal_or_the_session_end_but_not_at_a_dropped_end() {
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let (_end, ended) = oneshot::channel();
+        let signal = input_stop(Some(signal_of(stopped)), ended);
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(5), signal.0).await.expect("the host signal stops it");
+
+        let (end, ended) = oneshot::channel();
+        let signal = input_stop(None, ended);
+        end.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(5), signal.0).await.expect("the session end stops it");
+
+        let (end, ended) = oneshot::channel::<()>();
+        let signal = input_stop(None, ended);
+        drop(end);
+        let never = tokio::time::timeout(Duration::from_millis(50), signal.0).await;
+        assert!(never.is_err(), "a writer that stopped without an end is no end");
     }
 
     #[tokio::test(start_paused = true)]

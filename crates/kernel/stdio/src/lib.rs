@@ -28,6 +28,15 @@
 //!   single writer.
 //! * **Cancellation.** `notifications/cancelled` aborts the named request (its future is dropped) and that
 //!   request is never answered. An unknown or finished id is ignored.
+//! * **Change notifications.** A `subscriptions/listen` request stays open: its acknowledgment, then
+//!   each notification it asked for, every line tagged with its id, then its completion result when the
+//!   server ends it (its change feed ended, or the session drains: every open listen completes before
+//!   the output closes). `notifications/cancelled` ends it with no further line. Listens hold places of
+//!   their own, never request places: at most [`StdioOptions::max_listens`] ([`DEFAULT_MAX_LISTENS`])
+//!   at once, past which a listen is refused [`TOO_MANY_LISTENS`]. The connection is also a
+//!   `2025-11-25` session: after a legacy `initialize` (on a server built with notifications) list
+//!   changes and updates of `resources/subscribe`d uris are written untagged, and when that session's
+//!   change feed ends the session ends as at end of input.
 //! * **Identity and replacement.** What [`StdioOptions::extensions`] (or [`StdioOptions::principal`])
 //!   holds is attached to every request of the session; the host reads it from `RequestContext`. The
 //!   server may be a `LiveServer` ([`serve_with`], [`serve_io`]): each message is served to its end by
@@ -61,10 +70,11 @@
 //! * **Memory is bounded by construction.** At most one line or frame body of at most the cap is ever
 //!   buffered; an oversized line or frame is skipped in fixed-size steps without being kept. The reader
 //!   stops reading while [`StdioOptions::max_in_flight`] requests are being served (it holds at most one
-//!   more parsed message, waiting), and answers queue in a bounded channel, so a peer that floods the pipe,
+//!   more parsed message, waiting), open listens are bounded by [`StdioOptions::max_listens`], and
+//!   answers queue in a bounded channel, so a peer that floods the pipe,
 //!   or stops reading answers, meets back-pressure instead of growing the heap.
 //! * **stdout is protocol-only.** Only the writer task writes to the output, and it writes only encoded
-//!   responses. Panics and failures are reported through `tracing` (install a subscriber that writes to
+//!   responses and notifications. Panics and failures are reported through `tracing` (install a subscriber that writes to
 //!   stderr: `tracing-subscriber`'s `fmt()` writes to stdout unless told otherwise).
 //! * **Faults stay contained.** A panic while serving a message is answered -32603 with the request's id
 //!   and the loop goes on. A failed output ends the session: [`serve_io`] returns its error; [`serve()`]
@@ -88,11 +98,15 @@ mod framing;
 #[doc(hidden)]
 pub mod fuzzing;
 mod in_flight;
+mod legacy;
+mod listen;
 mod options;
 mod serve;
+mod session;
 mod wiring;
 mod writer;
 
+pub use listen::{DEFAULT_MAX_LISTENS, TOO_MANY_LISTENS};
 pub use options::{DEFAULT_MAX_IN_FLIGHT, MAX_LINE_BYTES, SHUTDOWN_GRACE, StdioOptions};
 pub use serve::{serve, serve_io, serve_with};
 

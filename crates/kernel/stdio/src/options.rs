@@ -7,6 +7,8 @@ use futures_util::FutureExt;
 use futures_util::future::{BoxFuture, Shared};
 use mcp_kernel_router::Extensions;
 
+use crate::listen::DEFAULT_MAX_LISTENS;
+
 /// The longest line (or legacy frame body) admitted, in bytes, a trailing `\r` included ([D-27]).
 ///
 /// [D-27]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
@@ -32,6 +34,7 @@ const MAX_IN_FLIGHT_CEILING: usize = tokio::sync::Semaphore::MAX_PERMITS;
 pub struct StdioOptions {
     pub(crate) max_line_bytes: usize,
     pub(crate) max_in_flight: usize,
+    pub(crate) max_listens: usize,
     pub(crate) extensions: Extensions,
     pub(crate) shutdown: Option<ShutdownSignal>,
     pub(crate) shutdown_grace: Duration,
@@ -42,6 +45,7 @@ impl Default for StdioOptions {
         Self {
             max_line_bytes: MAX_LINE_BYTES,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            max_listens: DEFAULT_MAX_LISTENS,
             extensions: Extensions::new(),
             shutdown: None,
             shutdown_grace: SHUTDOWN_GRACE,
@@ -61,7 +65,7 @@ impl std::fmt::Debug for ShutdownSignal {
 }
 
 impl StdioOptions {
-    /// The defaults: [`MAX_LINE_BYTES`] and [`DEFAULT_MAX_IN_FLIGHT`].
+    /// The defaults: [`MAX_LINE_BYTES`], [`DEFAULT_MAX_IN_FLIGHT`] and [`DEFAULT_MAX_LISTENS`].
     pub fn new() -> Self {
         Self::default()
     }
@@ -75,6 +79,18 @@ impl StdioOptions {
     /// How many requests are served at once; reading pauses while that many are (default 64, at least 1).
     pub fn max_in_flight(mut self, requests: usize) -> Self {
         self.max_in_flight = requests.clamp(1, MAX_IN_FLIGHT_CEILING);
+        self
+    }
+
+    /// How many `subscriptions/listen` streams the session holds open at once (default
+    /// [`DEFAULT_MAX_LISTENS`], 16). A listen never takes one of the
+    /// [`max_in_flight`](Self::max_in_flight) places, so open listens never hold up requests; it
+    /// holds one of these from when it is read until it ends, and a listen read while every one is
+    /// taken is answered at once with the JSON-RPC error [`TOO_MANY_LISTENS`](crate::TOO_MANY_LISTENS)
+    /// (-32000, "Too many open subscriptions/listen streams on this connection", `data`
+    /// `{"maxListens": n}`). `0` refuses every listen.
+    pub fn max_listens(mut self, listens: usize) -> Self {
+        self.max_listens = listens;
         self
     }
 
@@ -157,6 +173,11 @@ impl StdioOptions {
     pub fn get_max_in_flight(&self) -> usize {
         self.max_in_flight
     }
+
+    /// How many listens the session holds open at once (set by [`StdioOptions::max_listens`]).
+    pub fn get_max_listens(&self) -> usize {
+        self.max_listens
+    }
 }
 
 #[cfg(test)]
@@ -168,6 +189,9 @@ mod tests {
         let options = StdioOptions::default();
         assert_eq!(options.get_max_line_bytes(), MAX_LINE_BYTES);
         assert_eq!(options.get_max_in_flight(), DEFAULT_MAX_IN_FLIGHT);
+        assert_eq!(options.get_max_listens(), DEFAULT_MAX_LISTENS);
+        assert_eq!(DEFAULT_MAX_LISTENS, 16);
+        assert_eq!(StdioOptions::new().max_listens(0).get_max_listens(), 0, "zero refuses every listen");
         let options = StdioOptions::new().max_line_bytes(10).max_in_flight(0);
         assert_eq!(options.get_max_line_bytes(), 10);
         assert_eq!(options.get_max_in_flight(), 1, "zero would never admit a request");

@@ -1,5 +1,6 @@
-//! The one writer: every response, and every progress notification of a request that asked for it,
-//! becomes one whole line on the output, and nothing else ever does.
+//! The one writer: every response, every notification of a request that may be sent them (progress,
+//! logs), every line of an open listen and every notification of a legacy session becomes one whole line
+//! on the output, and nothing else ever does.
 
 use std::io;
 
@@ -22,7 +23,7 @@ impl Line {
         Self(bytes)
     }
 
-    /// Encodes a notification (`notifications/progress`) as one line.
+    /// Encodes a notification (progress, a log message, a listen's or a legacy session's) as one line.
     pub(crate) fn notification(notification: &serde_json::Value) -> Self {
         let mut bytes = serde_json::to_vec(notification).unwrap_or_default();
         bytes.push(b'\n');

@@ -3,15 +3,18 @@
 //! [`Inbound`] is assembled, the core run (as an SSE stream when it notifies, `sse.rs`), and its answer
 //! mapped to HTTP by the path's rules (the statuses of `response/status.rs`).
 //!
-//! This folder is what runs a checked message, after every refusal layer has passed (steps 11 and 11a
+//! This folder is what runs a checked message, after every refusal layer has passed (steps 11 to 11b
 //! of [`McpService`](crate::McpService)'s table): `core.rs` hands it to the core behind the one panic
-//! guard, and `sse.rs` decides when a request is answered as an SSE stream and runs the core for it.
+//! guard, `sse.rs` decides when a request is answered as an SSE stream and runs the core for it, and
+//! `listen/` serves `subscriptions/listen` as a stream that stays open (its bounds, its pump, its end).
 //!
 //! Threats: a panic in the host's code or the core dropping the connection instead of being answered
-//! (500, or -32603 on a stream already open), and a stream that speaks out of turn (only the request's
-//! own notifications, then its response).
+//! (500, or -32603 on a stream already open), a stream that speaks out of turn (only the request's
+//! own notifications, then its response), and listen streams that hold the server: too many of them,
+//! a reader that never reads, a shutdown that cuts them (`listen/`).
 
 pub(crate) mod core;
+pub(crate) mod listen;
 pub(crate) mod sse;
 
 use http::{Response, StatusCode};
@@ -85,9 +88,12 @@ pub(crate) async fn dispatch(
             finish(&mut response);
             legacy_answer::answer(&response)
         }
-        (Ok(Some(response)), Path::Modern) => {
-            let status = response.as_error().map(status::for_error).unwrap_or(StatusCode::OK);
-            json_response(status, JsonRpcResponse::to_bytes(&response))
-        }
+        (Ok(Some(response)), Path::Modern) => modern_answer(&response),
     }
+}
+
+/// A 2026-07-28 answer as JSON, its status following its error (`response/status.rs`).
+pub(crate) fn modern_answer(response: &JsonRpcResponse) -> Response<ResponseBody> {
+    let status = response.as_error().map(status::for_error).unwrap_or(StatusCode::OK);
+    json_response(status, JsonRpcResponse::to_bytes(response))
 }

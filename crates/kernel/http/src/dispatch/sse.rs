@@ -29,8 +29,7 @@
 use std::sync::Arc;
 use std::task::Poll;
 
-use http::header::{CACHE_CONTROL, CONTENT_TYPE};
-use http::{HeaderValue, Response, StatusCode};
+use http::Response;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -40,7 +39,7 @@ use mcp_kernel_wire::{Envelope, ErrorObject, Method, Response as JsonRpcResponse
 
 use crate::dispatch::core::{CoreOutcome, Panicked, guarded, run_core};
 use crate::response::body::ResponseBody;
-use crate::response::event_stream::{CoreFuture, SseStream};
+use crate::response::event_stream::{CoreFuture, SseStream, event_stream_response};
 
 /// How many notifications may wait for a slow reader before further reports are dropped.
 pub(crate) const QUEUED_NOTIFICATIONS: usize = 64;
@@ -110,18 +109,5 @@ pub(crate) async fn run(
             SseStream::new(queued, notifications, None, response, finish)
         }
     };
-    Outcome::Streaming(sse_response(stream))
-}
-
-/// 200 with the SSE headers of [S-18].
-///
-/// [S-18]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
-fn sse_response(stream: SseStream) -> Response<ResponseBody> {
-    let mut response = Response::new(ResponseBody::sse(stream));
-    *response.status_mut() = StatusCode::OK;
-    let headers = response.headers_mut();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    response
+    Outcome::Streaming(event_stream_response(ResponseBody::sse(stream)))
 }

@@ -9,9 +9,10 @@ use http_body_util::Full;
 
 use crate::body::budget::Reserved;
 use crate::response::event_stream::SseStream;
+use crate::response::listen_stream::ListenStream;
 
 /// The body of every response the service writes: one JSON message, nothing (202), or an SSE stream
-/// (a request with a progress token whose call reported progress).
+/// (a request with a progress token whose call reported progress, or a `subscriptions/listen` stream).
 #[derive(Default)]
 pub struct ResponseBody {
     inner: Inner,
@@ -26,6 +27,7 @@ enum Inner {
     Empty,
     Full(Full<Bytes>),
     Sse(Box<SseStream>),
+    Listen(Box<ListenStream>),
 }
 
 impl std::fmt::Debug for ResponseBody {
@@ -34,6 +36,7 @@ impl std::fmt::Debug for ResponseBody {
             Inner::Empty => f.write_str("ResponseBody(Empty)"),
             Inner::Full(full) => f.debug_tuple("ResponseBody").field(full).finish(),
             Inner::Sse(_) => f.write_str("ResponseBody(SseStream)"),
+            Inner::Listen(_) => f.write_str("ResponseBody(ListenStream)"),
         }
     }
 }
@@ -60,14 +63,22 @@ impl ResponseBody {
         *response.body_mut() = Self::empty();
     }
 
-    /// Keeps `reserved` until this body is dropped.
+    /// Keeps `reserved` until this body is dropped — except a listen stream's, given back at once: its
+    /// body was read and decoded, and the stream may stay open for hours.
     pub(crate) fn hold(&mut self, reserved: Reserved) {
-        self.held = Some(reserved);
+        if !matches!(self.inner, Inner::Listen(_)) {
+            self.held = Some(reserved);
+        }
     }
 
     /// A streamed body; dropping it drops the dispatch it drives.
     pub(crate) fn sse(stream: SseStream) -> Self {
         Self { inner: Inner::Sse(Box::new(stream)), held: None }
+    }
+
+    /// A `subscriptions/listen` stream; dropping it closes the stream (its pump stops).
+    pub(crate) fn listen(stream: ListenStream) -> Self {
+        Self { inner: Inner::Listen(Box::new(stream)), held: None }
     }
 }
 
@@ -91,6 +102,9 @@ impl Body for ResponseBody {
             Inner::Sse(stream) => {
                 stream.poll_event(cx).map(|event| event.map(|bytes| Ok(Frame::data(bytes))))
             }
+            Inner::Listen(stream) => {
+                stream.poll_event(cx).map(|event| event.map(|bytes| Ok(Frame::data(bytes))))
+            }
         }
     }
 
@@ -99,13 +113,14 @@ impl Body for ResponseBody {
             Inner::Empty => true,
             Inner::Full(full) => full.is_end_stream(),
             Inner::Sse(stream) => stream.is_done(),
+            Inner::Listen(stream) => stream.is_done(),
         }
     }
 
     fn size_hint(&self) -> SizeHint {
         match &self.inner {
             // Unknown, for `Empty` too: no length is derived from it (see `empty`).
-            Inner::Empty | Inner::Sse(_) => SizeHint::default(),
+            Inner::Empty | Inner::Sse(_) | Inner::Listen(_) => SizeHint::default(),
             Inner::Full(full) => full.size_hint(),
         }
     }

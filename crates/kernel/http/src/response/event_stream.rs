@@ -1,14 +1,19 @@
 //! One request's SSE stream as a body: its queued notifications, the dispatch still running, then its
 //! response, one JSON-RPC message per `data:` event (`dispatch/sse.rs` decides when a request gets one).
+//! The event framing and the SSE response head are shared with the listen stream (`listen_stream.rs`).
 
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
+use http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use http::{HeaderValue, Response, StatusCode};
 use mcp_kernel_wire::Response as JsonRpcResponse;
 use serde_json::Value;
 use tokio::sync::mpsc;
+
+use crate::response::body::ResponseBody;
 
 /// The dispatch of a streamed request, owned by its body.
 pub(crate) type CoreFuture = Pin<Box<dyn Future<Output = Option<JsonRpcResponse>> + Send>>;
@@ -24,7 +29,7 @@ pub(crate) struct SseStream {
 }
 
 /// One `data:` event holding one JSON-RPC message.
-fn event(message: &[u8]) -> Bytes {
+pub(crate) fn event(message: &[u8]) -> Bytes {
     let mut bytes = Vec::with_capacity(message.len() + 24);
     bytes.extend_from_slice(b"event: message\ndata: ");
     bytes.extend_from_slice(message);
@@ -84,4 +89,18 @@ impl SseStream {
             }
         }
     }
+}
+
+/// 200 with the SSE headers of [S-18] (and `X-Accel-Buffering: no`, so that a buffering proxy passes
+/// each event on at once) around `body`.
+///
+/// [S-18]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
+pub(crate) fn event_stream_response(body: ResponseBody) -> Response<ResponseBody> {
+    let mut response = Response::new(body);
+    *response.status_mut() = StatusCode::OK;
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
 }

@@ -11,7 +11,10 @@
 //! How it is told is the graceful path of the deadlines: over HTTP/2 a `GOAWAY` (the streams already
 //! opened are served, the client opens no more on it); an idle HTTP/1.1 connection is closed at once;
 //! one with a request in flight answers that request with `connection: close` and closes after it. A
-//! connection that has not yet shown its protocol has sent no request, and is closed.
+//! connection that has not yet shown its protocol has sent no request, and is closed. A
+//! `subscriptions/listen` stream, which would never end by itself, hears the notice too
+//! (`dispatch/listen/ending.rs`): it is sent its completion result and ends, so that its connection
+//! can go.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -36,7 +39,9 @@ impl Notice {
     /// Tells the connection to close (once; telling again changes nothing).
     pub(crate) fn tell(&self) {
         self.told.store(true, Ordering::Release);
-        // `notify_one` keeps its permit for a waiter that comes later: no telling is missed.
+        // Every waiter now (the connection and its listen streams), then a permit for one that comes
+        // later: no telling is missed.
+        self.wake.notify_waiters();
         self.wake.notify_one();
     }
 
@@ -45,10 +50,17 @@ impl Notice {
         self.told.load(Ordering::Acquire)
     }
 
-    /// Completes once the connection has been told (at once if it has been).
+    /// Completes once the connection has been told (at once if it has been). Any number may wait.
     pub(crate) async fn told(&self) {
-        while !self.is_told() {
-            self.wake.notified().await;
+        loop {
+            // Registered before the check: a telling between the two still wakes it.
+            let notified = self.wake.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.is_told() {
+                return;
+            }
+            notified.await;
         }
     }
 }
@@ -112,5 +124,22 @@ mod tests {
         teller.tell();
         let heard = tokio::time::timeout(Duration::from_secs(5), waiting).await;
         assert!(heard.is_ok(), "the wait ends when the notice comes");
+    }
+
+    #[tokio::test]
+    async fn every_waiter_hears_the_notice() {
+        let notice = std::sync::Arc::new(Notice::default());
+        let mut waiting = tokio::task::JoinSet::new();
+        for _ in 0..5 {
+            let notice = std::sync::Arc::clone(&notice);
+            waiting.spawn(async move { notice.told().await });
+        }
+        tokio::task::yield_now().await;
+        notice.tell();
+        let all = tokio::time::timeout(Duration::from_secs(5), async {
+            while waiting.join_next().await.is_some() {}
+        })
+        .await;
+        assert!(all.is_ok(), "the connection and each of its listen streams hear it");
     }
 }

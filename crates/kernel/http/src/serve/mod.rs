@@ -14,10 +14,12 @@
 //! | 5 | HTTP/2 streams open at once, and request bytes sent before the service reads them (the receive window, 64 KiB per connection and per stream) | hyper (`SETTINGS_MAX_CONCURRENT_STREAMS`, the initial windows) | the client queues; a stream opened anyway is refused (`REFUSED_STREAM`); DATA past the window is a flow-control error |
 //! | 6 | no open request for the idle timeout, pings or not | `watch.rs` | closed politely (`GOAWAY`) |
 //! | 7 | a write blocked for the write timeout; a response whose waits on the client add up to it | `io.rs`, `tracked.rs`, `watch.rs` | abandoned, closed |
-//! | 8 | shutdown: open connections finish within the grace period (the drain, on [`serve_with`]) | here | ended |
+//! | 8 | shutdown: open connections finish within the grace period (the drain, on [`serve_with`]); every `subscriptions/listen` stream is sent its completion result and ends (each request carries the drain's signal in its extensions) | here, `dispatch/listen/ending.rs` | ended |
 //!
 //! A connection told to close (step 1b) goes the way of one closed at a deadline: `GOAWAY` over HTTP/2;
 //! over HTTP/1.1 closed if idle, else after the request in flight, answered with `connection: close`.
+//! Its `subscriptions/listen` streams are sent their completion result and end (as at step 8), so that
+//! it does go.
 
 mod evict;
 mod io;
@@ -55,7 +57,7 @@ pub use options::{
 
 use crate::body::read::deadline_after;
 use crate::client::{ClientNetwork, PeerAddr};
-use evict::Notice;
+pub(crate) use evict::Notice;
 use io::ConnIo;
 use limits::{Refusal, Slots};
 use sniff::Protocol;
@@ -114,7 +116,9 @@ where
 ///    connection is *refused* (`ECONNREFUSED`) by the kernel.
 /// 2. **Every request already read is answered.** A response made from now on over HTTP/1.1 carries
 ///    `connection: close` and is the connection's last; a response already under way — an SSE stream
-///    of progress notifications — runs to its final message. Over HTTP/2 the connection gets `GOAWAY`
+///    of progress notifications — runs to its final message. A `subscriptions/listen` stream of an
+///    [`McpService`](crate::McpService), which would never end by itself, is sent its pending
+///    notifications and its completion result, and ends. Over HTTP/2 the connection gets `GOAWAY`
 ///    (no error): the streams it had opened run to their end, the client opens no more, and the
 ///    connection closes. A connection accepted before shutdown that has not yet delivered its first
 ///    request head (it may be sending it right now) gets 500 ms to, and is then served the same way,
@@ -272,6 +276,17 @@ where
     Ok(())
 }
 
+/// What ends a connection's listen streams, in each of its requests' extensions: the drain of the
+/// `serve` that accepted it, and the notice telling the connection to make room for another client. A
+/// listen stream watches both and ends with its completion result at either (`dispatch/listen/ending.rs`).
+#[derive(Debug, Clone)]
+pub(crate) struct Draining {
+    /// Becomes true when the drain begins.
+    pub(crate) stop: signal::Receiver<bool>,
+    /// Told when the connection must close.
+    pub(crate) notice: Arc<Notice>,
+}
+
 /// Completes once shutdown has begun (or `serve` is gone).
 async fn stopping(stop: &mut signal::Receiver<bool>) {
     // The guard the wait returns is dropped here, not held across the caller's next await.
@@ -360,6 +375,7 @@ impl Connection {
         let watch = Arc::clone(&self.watch);
         let hold_end = protocol == Protocol::Http2;
         let (peer, network, tracker) = (self.peer, self.network, Arc::clone(&watch));
+        let draining = Draining { stop: self.stop.clone(), notice: Arc::clone(&notice) };
         // Over HTTP/1.1 a response made once shutdown has begun carries `connection: close`, and
         // hyper closes the connection after it: graceful shutdown alone says so only when it lands
         // before the response's head is written. (HTTP/2 has `GOAWAY`, and no `connection` field.) The
@@ -368,6 +384,7 @@ impl Connection {
         let hyper_service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
             request.extensions_mut().insert(PeerAddr(peer));
             request.extensions_mut().insert(network);
+            request.extensions_mut().insert(draining.clone());
             let open = tracker.request_started();
             let answer = service.clone().oneshot(request);
             let last = last.clone();

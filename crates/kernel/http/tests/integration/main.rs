@@ -1,7 +1,9 @@
 //! The HTTP transport's integration tests, one module a file, in one test binary: one link instead of one a
 //! file (about 38 MB of target/ each). `cargo test -p mcp-kernel-http --test integration <module>::` runs one
 //! file. Apart, each in its own binary: `accept_path` and `body_budget_memory` (they measure the process),
-//! `drip`, `connection_limits` and `held_connections` (they hold many connections open), `trace_headers`
+//! `drip`, `connection_limits` and `held_connections` (they hold many connections open), `listen`,
+//! `listen_limits` and `listen_memory` (`subscriptions/listen` streams held open; the last measures a
+//! server in a process of its own), `trace_headers`
 //! (it records through a scoped subscriber), `browser` (Chromium,
 //! `cargo xtask edge browser`), `trace_opentelemetry` (feature `opentelemetry`) and `live_server` (both
 //! workspace-only, through `mcp-kernel-test-support`).

@@ -101,6 +101,11 @@ pub enum BuildError {
     /// Resources or templates are listed but no resource reader was given.
     #[error("resources are listed but no resource reader was given")]
     MissingResourceReader,
+    /// A resource source was given but no resource reader reads its uris.
+    #[error(
+        "a resource source was given but no resource reader reads its uris (ServerBuilder::resource_reader)"
+    )]
+    SourceWithoutReader,
     /// Prompts are listed but no prompt reader was given.
     #[error("prompts are listed but no prompt reader was given")]
     MissingPromptReader,

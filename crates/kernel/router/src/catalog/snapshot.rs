@@ -129,7 +129,8 @@ fn tool_item(spec: &ToolSpec, schema: &Value) -> Result<Box<RawValue>, BuildErro
         .map_err(|_| BuildError::InvalidTool { tool: spec.name.clone(), reason: "it does not encode".into() })
 }
 
-fn resource_item(spec: &ResourceSpec) -> Value {
+/// A resource's list item: the catalog's, encoded once, and a resource source's, per request.
+pub(crate) fn resource_item(spec: &ResourceSpec) -> Value {
     encode(&Resource {
         uri: spec.uri.clone(),
         name: spec.name.clone(),
@@ -178,7 +179,7 @@ fn prompt_item(spec: &PromptSpec) -> Value {
 }
 
 /// True when the annotations' priority, if any, lies in 0..=1 as the schema requires.
-fn annotations_in_range(annotations: Option<&mcp_kernel_wire::types::Annotations>) -> bool {
+pub(crate) fn annotations_in_range(annotations: Option<&mcp_kernel_wire::types::Annotations>) -> bool {
     let priority = annotations.and_then(|a| a.priority.as_ref()).map(|p| p.as_f64());
     match priority {
         None => true,

@@ -52,12 +52,22 @@ impl Server {
                 (items.into_iter().map(|i| item_of(i).clone()).collect(), next)
             }
         };
-        let mut result = Map::with_capacity(7);
-        result.insert(field.into(), Value::Array(items));
-        if let Some(next) = next {
-            result.insert("nextCursor".into(), Value::String(next));
-        }
-        cache_fields(&mut result, hints);
-        Ok(Value::Object(result))
+        Ok(page_result(field, items, next, hints))
     }
+}
+
+/// A page's result: the items under `field`, `nextCursor` when more follow, then the cache hints.
+pub(crate) fn page_result(
+    field: &'static str,
+    items: Vec<Value>,
+    next: Option<String>,
+    hints: CacheHints,
+) -> Value {
+    let mut result = Map::with_capacity(7);
+    result.insert(field.into(), Value::Array(items));
+    if let Some(next) = next {
+        result.insert("nextCursor".into(), Value::String(next));
+    }
+    cache_fields(&mut result, hints);
+    Value::Object(result)
 }

@@ -6,6 +6,7 @@ mod logging;
 mod prompts;
 mod resources;
 mod round_trip;
+mod source_list;
 mod subscriptions;
 mod tool_result;
 mod tools;
@@ -14,7 +15,7 @@ use serde_json::{Map, Value};
 
 use mcp_kernel_wire::ErrorObject;
 
-use crate::request::cursor::{self, CursorError, CursorKind};
+use crate::request::cursor::{self, CursorError, CursorKind, Position};
 
 pub(crate) use crate::request::answer::encoded;
 
@@ -40,12 +41,23 @@ pub(crate) fn cursor_position(
     params: Option<&Value>,
     kind: CursorKind,
 ) -> Result<Option<String>, ErrorObject> {
+    let Some(text) = cursor_text(params)? else { return Ok(None) };
+    cursor::decode(kind, text).map_err(|e| ErrorObject::invalid_params(&e.detail()))
+}
+
+/// The position, phase included, a `resources/list` request's `cursor` names (a server with a
+/// resource source).
+pub(crate) fn resources_position(params: Option<&Value>) -> Result<Option<Position>, ErrorObject> {
+    let Some(text) = cursor_text(params)? else { return Ok(None) };
+    cursor::decode_position(CursorKind::Resources, text).map_err(|e| ErrorObject::invalid_params(&e.detail()))
+}
+
+/// A list request's `cursor`, which must be a string when present.
+fn cursor_text(params: Option<&Value>) -> Result<Option<&str>, ErrorObject> {
     let Some(map) = params_object(params)? else { return Ok(None) };
     match map.get("cursor") {
         None => Ok(None),
-        Some(Value::String(text)) => {
-            cursor::decode(kind, text).map_err(|e| ErrorObject::invalid_params(&e.detail()))
-        }
+        Some(Value::String(text)) => Ok(Some(text)),
         Some(_) => Err(ErrorObject::invalid_params(&CursorError::Malformed.detail())),
     }
 }

@@ -18,6 +18,12 @@ use crate::request::guard::guarded;
 use crate::sealing::state::Binding;
 use crate::server::{Answer, Request, Server};
 
+/// The answer to a `prompts/get` naming a prompt that is not listed (or hidden from the caller).
+fn unknown_prompt(name: &str) -> ErrorObject {
+    let data = PromptErrorData { name: name.to_owned(), reason: None };
+    ErrorObject::prompt_error("unknown prompt", data)
+}
+
 impl Server {
     pub(crate) fn list_prompts(&self, params: Option<&Value>, context: &RequestContext) -> Answer {
         let sorted = &self.inner.snapshot.prompts;
@@ -39,10 +45,7 @@ impl Server {
         let filter = self.inner.injected.visibility.as_deref();
         let prompt =
             self.inner.snapshot.prompt(name).filter(|p| shown(filter, Listed::Prompt(&p.name), &context));
-        let Some(prompt) = prompt else {
-            let data = PromptErrorData { name: name.clone(), reason: None };
-            return Err(ErrorObject::prompt_error("unknown prompt", data));
-        };
+        let Some(prompt) = prompt else { return Err(unknown_prompt(name)) };
         let arguments = params.remove("arguments").unwrap_or_else(|| Value::Object(Map::new()));
         let round = self.round(&context, || Binding::prompt(&prompt.name, &arguments));
         let input = match &round {
@@ -89,6 +92,8 @@ impl Server {
                 tracing::error!("prompt reader panicked; answered -32603");
                 Err(ErrorObject::internal())
             }
+            // A `NoCaller`: answered exactly as a prompt that is not listed.
+            Ok(Err(refusal)) if refusal.answers_as_unlisted() => Err(unknown_prompt(&prompt.name)),
             Ok(Err(refusal)) => match refusal.into_input_required() {
                 Ok(required) => input_required(round.as_ref(), required),
                 Err(refusal) => {

@@ -4,6 +4,11 @@
 //! and the key of the last item served. A page holds the items whose key is strictly greater, so an
 //! item present on both pages is never skipped when the list changes in between. Cursors are unsigned:
 //! a forged one only names a position. Decoding goes through the bounded reader.
+//!
+//! `resources/list` has two phases when the host gives a resource source: the catalog's resources,
+//! then the caller's own. A cursor into the second names it, `{"a":"<uri>","k":"resources","p":"source","v":1}`;
+//! it still names only a position (the source is asked, with the caller's own context, for what follows
+//! it), and every other list refuses one as malformed.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -52,6 +57,38 @@ impl CursorError {
     }
 }
 
+/// Where in `resources/list` a position lies: among the catalog's resources, or the source's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// The catalog's resources (every list has only this phase).
+    Catalog,
+    /// The resource source's items, for this caller.
+    Source,
+}
+
+/// A decoded cursor: its phase and the key of the last item served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Position {
+    /// The phase the key lies in.
+    pub(crate) phase: Phase,
+    /// The key of the last item served.
+    pub(crate) key: String,
+}
+
+/// The `p` member naming the source phase.
+const SOURCE_PHASE: &str = "source";
+
+/// Encodes the position after `uri` among the resource source's items of `resources/list`.
+pub(crate) fn encode_source(uri: &str) -> String {
+    // Keys in sorted order a, k, p, v, as `encode` writes them.
+    let json = format!(
+        "{{\"a\":{},\"k\":\"{}\",\"p\":\"{SOURCE_PHASE}\",\"v\":1}}",
+        serde_json::to_string(uri).unwrap_or_default(),
+        CursorKind::Resources.as_str()
+    );
+    URL_SAFE_NO_PAD.encode(json.as_bytes())
+}
+
 /// Encodes the position after `key` in the list of `kind`.
 pub fn encode(kind: CursorKind, key: &str) -> String {
     // Keys in sorted order a, k, v: the same position always gives the same bytes.
@@ -63,15 +100,31 @@ pub fn encode(kind: CursorKind, key: &str) -> String {
     URL_SAFE_NO_PAD.encode(json.as_bytes())
 }
 
-/// Decodes a cursor of `kind` into the key it names. An empty string names the start (`None`).
+/// Decodes a cursor of `kind` into the key it names. An empty string names the start (`None`); a
+/// cursor into `resources/list`'s source phase is malformed here.
 pub fn decode(kind: CursorKind, cursor: &str) -> Result<Option<String>, CursorError> {
+    match decode_position(kind, cursor)? {
+        None => Ok(None),
+        Some(Position { phase: Phase::Catalog, key }) => Ok(Some(key)),
+        Some(Position { phase: Phase::Source, .. }) => Err(CursorError::Malformed),
+    }
+}
+
+/// Decodes a cursor of `kind` into the position it names, phase included. An empty string names the
+/// start (`None`). Only a `resources/list` cursor may name the source phase.
+pub(crate) fn decode_position(kind: CursorKind, cursor: &str) -> Result<Option<Position>, CursorError> {
     if cursor.is_empty() {
         return Ok(None);
     }
     let bytes = URL_SAFE_NO_PAD.decode(cursor.as_bytes()).map_err(|_| CursorError::Malformed)?;
     let value = mcp_kernel_wire::reader::read_value(&bytes).map_err(|_| CursorError::Malformed)?;
     let Value::Object(map) = value else { return Err(CursorError::Malformed) };
-    if map.len() != 3 || map.get("v") != Some(&Value::from(1)) {
+    let phase = match (map.len(), map.get("p")) {
+        (3, None) => Phase::Catalog,
+        (4, Some(Value::String(p))) if p == SOURCE_PHASE => Phase::Source,
+        _ => return Err(CursorError::Malformed),
+    };
+    if map.get("v") != Some(&Value::from(1)) {
         return Err(CursorError::Malformed);
     }
     let (Some(Value::String(found)), Some(Value::String(key))) = (map.get("k"), map.get("a")) else {
@@ -80,7 +133,10 @@ pub fn decode(kind: CursorKind, cursor: &str) -> Result<Option<String>, CursorEr
     if found != kind.as_str() {
         return Err(CursorError::WrongKind(kind));
     }
-    Ok(Some(key.clone()))
+    if phase == Phase::Source && kind != CursorKind::Resources {
+        return Err(CursorError::Malformed);
+    }
+    Ok(Some(Position { phase, key: key.clone() }))
 }
 
 /// One page of a sorted list: the items after `after`, at most `page_size`, and the next cursor.
@@ -148,6 +204,37 @@ mod tests {
         }
         let dup = URL_SAFE_NO_PAD.encode(br#"{"a":"x","a":"y","k":"prompts","v":1}"#);
         assert_eq!(decode(CursorKind::Prompts, &dup), Err(CursorError::Malformed));
+    }
+
+    #[test]
+    fn a_source_phase_cursor_names_its_phase_and_only_resources_list_reads_it() {
+        let c = encode_source("u://x");
+        let at = Position { phase: Phase::Source, key: "u://x".to_owned() };
+        assert_eq!(decode_position(CursorKind::Resources, &c), Ok(Some(at)));
+        let catalog = Position { phase: Phase::Catalog, key: "u://x".to_owned() };
+        let plain = encode(CursorKind::Resources, "u://x");
+        assert_eq!(decode_position(CursorKind::Resources, &plain), Ok(Some(catalog)));
+        assert_eq!(decode(CursorKind::Resources, &c), Err(CursorError::Malformed));
+        assert_eq!(
+            decode_position(CursorKind::Prompts, &c),
+            Err(CursorError::WrongKind(CursorKind::Prompts)),
+            "another list's cursor is refused as today, whatever its phase"
+        );
+        let prompts_source = URL_SAFE_NO_PAD.encode(br#"{"a":"x","k":"prompts","p":"source","v":1}"#);
+        assert_eq!(decode_position(CursorKind::Prompts, &prompts_source), Err(CursorError::Malformed));
+        for forged in [
+            br#"{"a":"x","k":"resources","p":"other","v":1}"#.as_slice(),
+            br#"{"a":"x","k":"resources","p":1,"v":1}"#,
+            br#"{"a":"x","k":"resources","q":"source","v":1}"#,
+            br#"{"a":"x","k":"resources","p":"source","v":2}"#,
+        ] {
+            let forged = URL_SAFE_NO_PAD.encode(forged);
+            assert_eq!(
+                decode_position(CursorKind::Resources, &forged),
+                Err(CursorError::Malformed),
+                "{forged}"
+            );
+        }
     }
 
     #[test]

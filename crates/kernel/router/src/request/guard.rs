@@ -13,7 +13,7 @@ use crate::contract::BoxFuture;
 pub(crate) struct Panicked;
 
 /// Creates the host's future and awaits it, catching a panic in either step.
-pub(crate) async fn guarded<T>(start: impl FnOnce() -> BoxFuture<'static, T>) -> Result<T, Panicked> {
+pub(crate) async fn guarded<'a, T>(start: impl FnOnce() -> BoxFuture<'a, T>) -> Result<T, Panicked> {
     let future = std::panic::catch_unwind(AssertUnwindSafe(start)).map_err(|_| Panicked)?;
     AssertUnwindSafe(future).catch_unwind().await.map_err(|_| Panicked)
 }

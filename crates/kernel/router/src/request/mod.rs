@@ -2,12 +2,13 @@
 //! (`admit.rs`, its answer in `admitted.rs`, `inbound.rs`), what the
 //! host is handed (its arguments, extensions, the client's input on a retry) and what is checked on the
 //! way (client capabilities, `inputResponses` shapes, `_meta` key names, cursors), the one place host
-//! code runs (the panic guard), and the answer before and after the era's decoration.
+//! code runs (the panic guard), reaching the caller, and the answer before and after the era's decoration.
 
 pub(crate) mod admit;
 pub(crate) mod admitted;
 pub(crate) mod answer;
 pub(crate) mod arguments;
+pub(crate) mod caller;
 pub(crate) mod capability;
 pub(crate) mod cursor;
 pub(crate) mod decoration;

@@ -8,6 +8,7 @@ mod support;
 
 mod argument_interning;
 mod build_errors;
+mod caller;
 mod completion;
 #[cfg(feature = "fuzzing")]
 mod cursor_properties;
@@ -27,6 +28,7 @@ mod notifications;
 mod official_schema;
 mod output_schema;
 mod progress;
+mod resource_source;
 mod resources_prompts;
 #[cfg(feature = "fuzzing")]
 mod template_index;

@@ -7,5 +7,6 @@ mod echo;
 mod framing;
 mod harness;
 mod identity;
+mod notify;
 mod progress;
 mod span;

@@ -6,7 +6,8 @@
 //! The parts, each in its own file and re-exported here so that `use support::*;` reaches all of them:
 //! `catalog` (the fixture catalog and server), `running` (a server on 127.0.0.1), `messages` (messages
 //! and headers), `client` (the hyper clients), `raw` (the raw HTTP/1.1 client), `h2_client` (the `h2`
-//! client), `instances` (several servers on their own listeners), `log_capture`, `reporting` (a host that reports progress) and `edge` (what the edge tests
+//! client), `instances` (several servers on their own listeners), `listen` (a `subscriptions/listen`
+//! client reading its stream event by event), `log_capture`, `reporting` (a host that reports progress) and `edge` (what the edge tests
 //! measure and hold).
 #![allow(dead_code)]
 
@@ -16,6 +17,7 @@ mod catalog;
 mod client;
 mod h2_client;
 mod instances;
+mod listen;
 mod log_capture;
 mod messages;
 mod raw;
@@ -25,8 +27,8 @@ mod running;
 // Each test crate uses a part of the fixture only (as `dead_code` above).
 #[allow(unused_imports)]
 pub use {
-    catalog::*, client::*, h2_client::*, instances::*, log_capture::*, messages::*, raw::*, reporting::*,
-    running::*,
+    catalog::*, client::*, h2_client::*, instances::*, listen::*, log_capture::*, messages::*, raw::*,
+    reporting::*, running::*,
 };
 
 /// The one revision served over HTTP.

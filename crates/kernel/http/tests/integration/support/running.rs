@@ -38,6 +38,19 @@ impl Running {
     }
 }
 
+impl Running {
+    /// Asks the server to stop; true when `serve` returned (its drain over) within `within`.
+    pub async fn stop_within(mut self, within: Duration) -> bool {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        match self.task.take() {
+            Some(task) => tokio::time::timeout(within, task).await.is_ok(),
+            None => true,
+        }
+    }
+}
+
 impl Drop for Running {
     fn drop(&mut self) {
         if let Some(tx) = self.shutdown.take() {

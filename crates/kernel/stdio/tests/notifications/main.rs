@@ -1,0 +1,7 @@
+//! Change notifications over stdio, through a real server process (the `notifying` example) and real
+//! pipes: `subscriptions/listen` streams (`2026-07-28`) and legacy sessions (`2025-11-25`).
+
+mod drain;
+mod legacy;
+mod listen;
+mod process;
