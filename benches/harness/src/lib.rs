@@ -87,8 +87,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if !manifest.exists() {
         return Err(format!("{} is missing", manifest.display()));
     }
-    let servers: Vec<(&'static str, &'static str)> =
-        SERVERS.iter().copied().filter(|(name, _)| options.only.contains(name)).collect();
+    // `--listen` measures the kernel alone: the others are not built.
+    let servers: Vec<(&'static str, &'static str)> = SERVERS
+        .iter()
+        .copied()
+        .filter(|(name, _)| options.only.contains(name) && (options.listen.is_none() || *name == "kernel"))
+        .collect();
     if options.build {
         build::build(&manifest, &servers)?;
     }

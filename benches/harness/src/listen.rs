@@ -6,8 +6,8 @@
 //! 1. `bench-load idle --steps N`: N keep-alive connections that made one `tools/call` each; the
 //!    server's RSS growth per connection, and its CPU over `BASELINE_HOLD_S` while they idle;
 //! 2. `bench-load listen --streams N` at the server's default keep-alive interval: RSS growth per
-//!    stream, the server's CPU over `IDLE_S` while the streams idle, then one `announce` call and the
-//!    time until each stream read the `tools/list_changed`;
+//!    stream, the server's CPU over `IDLE_S` while the streams idle, then one `announce` call, the
+//!    time until each stream read the `tools/list_changed`, and both processes' CPU meanwhile;
 //! 3. the same with `BENCH_KERNEL_LISTEN_KEEP_ALIVE_MS=SHORT_KEEP_ALIVE_MS`, so that the keep-alives'
 //!    CPU shows within the window.
 //!
@@ -28,8 +28,9 @@ use super::servers::{Pinning, run_load, start_http};
 const LISTEN_OUTPUT: &str = "target/bench/compare-listen.json";
 /// Connections beyond the N measured that the server must admit (the probe, the announce call).
 const SPARE: u32 = 64;
-/// The idle window over which the server's CPU is read while the streams idle (s).
-const IDLE_S: u32 = 10;
+/// The idle window over which the server's CPU is read while the streams idle (s): longer than the
+/// default keep-alive interval (15 s), so that every stream is sent about one keep-alive in it.
+const IDLE_S: u32 = 20;
 /// How long the baseline's idle connections are held, their CPU read meanwhile (s): shorter than
 /// `IDLE_S` because the kernel closes a keep-alive connection idle for 15 s, and the first of 10,000
 /// connections opened at 3,000 a second made its request 4.3 s before the hold begins.
@@ -43,11 +44,13 @@ const KEEP_ALIVE_ENV: &str = "BENCH_KERNEL_LISTEN_KEEP_ALIVE_MS";
 
 /// The table's rows: (key, label). Keys without a prefix come from the run at the default
 /// keep-alive, `short_` ones from the run at `SHORT_KEEP_ALIVE_MS`, `idle_` ones from the baseline.
-const ROWS: [(&str, &str); 17] = [
+const ROWS: [(&str, &str); 19] = [
     ("change_p50_us", "change read, p50 (µs)"),
     ("change_p99_us", "change read, p99 (µs)"),
     ("change_max_us", "change read, max (µs)"),
     ("announce_call_us", "announce call round trip (µs)"),
+    ("fanout_server_cpu_us_per_stream", "server CPU per stream, fan-out (µs)"),
+    ("fanout_load_cpu_pct", "generator CPU, fan-out (%)"),
     ("per_stream_kib", "RSS growth per listen stream (KiB)"),
     ("idle_per_connection_kib", "RSS growth per idle connection (KiB)"),
     ("stream_over_connection", "stream / idle connection"),
@@ -141,6 +144,8 @@ fn round(
             "change_p99_us",
             "change_max_us",
             "announce_call_us",
+            "fanout_server_cpu_us_per_stream",
+            "fanout_load_cpu_pct",
             "per_stream_kib",
             "server_idle_cpu_pct",
             "keepalives",

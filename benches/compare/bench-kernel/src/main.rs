@@ -10,6 +10,11 @@
 //! --drip N` sets it, because its N drip connections all come from 127.0.0.1, and so does `cargo
 //! xtask bench curves` for its points above 512 connections.
 //!
+//! The listen limits keep their defaults (4,096 streams, 32 per client) unless
+//! `BENCH_KERNEL_MAX_LISTENS=N` is set: then both are N; `BENCH_KERNEL_LISTEN_KEEP_ALIVE_MS=MS` sets
+//! the keep-alive interval of a silent listen stream (the default is 15 s). `cargo xtask bench
+//! compare --listen N` sets them, because its N streams all come from 127.0.0.1.
+//!
 //! For the catalog curves, `BENCH_CATALOG_TOOLS=N` lists N more tools before `echo` (`tool_00000`,
 //! `tool_00001`, …), each with the echo schema and served by the same echo, and
 //! `BENCH_CATALOG_TEMPLATES=N` lists N uri templates (`bench://t00000/{id}`, `bench://t00001/{id}`,
@@ -26,7 +31,9 @@
 
 #![forbid(unsafe_code)]
 
-use mcp_kernel::http::{AllowedOrigins, McpHttp, ServeOptions};
+use std::time::Duration;
+
+use mcp_kernel::http::{AllowedOrigins, Builder, McpHttp, ServeOptions};
 use mcp_kernel::notify::{Notifications, Notifier};
 use mcp_kernel::resources::{ReadResource, ResourceTemplateSpec};
 use mcp_kernel::wire::types::ResourceContents;
@@ -102,13 +109,36 @@ async fn read(request: ReadResource) -> Result<Vec<ResourceContents>, ReaderErro
 async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
-    let service =
-        McpHttp::builder(server).allowed_origins(AllowedOrigins::any()).authorize(|_| Ok(())).build();
+    let builder = McpHttp::builder(server).allowed_origins(AllowedOrigins::any()).authorize(|_| Ok(()));
+    let service = listen_settings(builder)?.build();
     let app = axum::Router::new().route_service("/mcp", service);
     let options = serve_options()?;
     println!("listening on http://{bound}/mcp");
     mcp_kernel::http::serve_with(listener, app, std::future::pending(), options).await?;
     Ok(())
+}
+
+/// The listen limits and keep-alive interval of `BENCH_KERNEL_MAX_LISTENS` and
+/// `BENCH_KERNEL_LISTEN_KEEP_ALIVE_MS` (the defaults where unset).
+fn listen_settings<O, A>(mut builder: Builder<O, A>) -> Result<Builder<O, A>, String> {
+    if let Some(n) = number("BENCH_KERNEL_MAX_LISTENS")? {
+        builder = builder.max_listens(n).max_listens_per_client(n);
+    }
+    if let Some(ms) = number("BENCH_KERNEL_LISTEN_KEEP_ALIVE_MS")? {
+        builder = builder.listen_keep_alive(Duration::from_millis(ms as u64));
+    }
+    Ok(builder)
+}
+
+/// A positive number from the environment variable `var`, if it is set.
+fn number(var: &str) -> Result<Option<usize>, String> {
+    match std::env::var(var) {
+        Err(_) => Ok(None),
+        Ok(v) => match v.trim().parse() {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(format!("{var}={v:?} is not a positive number")),
+        },
+    }
 }
 
 /// The defaults, or both connection limits raised to `BENCH_KERNEL_MAX_CONNECTIONS`.

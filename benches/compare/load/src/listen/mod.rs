@@ -12,7 +12,9 @@
 //!    before the call is sent until that stream read its `notifications/tools/list_changed`. Every
 //!    stream must read it within `--wait-secs`. The generator reads every stream on its one thread:
 //!    a stream's time includes waiting for the generator to reach it, so the spread (p99, max) is
-//!    partly the generator's.
+//!    partly the generator's. Both processes' CPU over the fan-out (from the send until the last
+//!    stream read the change; every thread's `/proc/PID/task/*/schedstat`, nanoseconds) says which
+//!    one set its pace: the server's per stream, the generator's in percent of its core.
 
 mod sse;
 mod stream;
@@ -33,7 +35,7 @@ use tokio::time::{Instant, sleep, sleep_until, timeout, timeout_at};
 use crate::drip::raise_fd_limit;
 use crate::hold::proc_status_kib;
 use crate::http::{call_request, check_http_answer};
-use crate::report::{micros_since, process_cpu_seconds};
+use crate::report::{micros_since, process_cpu_seconds, threads_cpu_ns};
 use crate::work::Work;
 use crate::{
     Args, Errors, MAX_CONNECTIONS, MESSAGE, Report, cpu_percent, error_suffix, own_cpu_seconds, parse_url,
@@ -136,8 +138,16 @@ async fn open_all(
     (open, errors)
 }
 
-/// Calls `announce` on a fresh keep-alive connection: when the call was sent, and its round trip (µs).
-async fn announce(authority: &str, path: &str, id: u64) -> Result<(Instant, u32), String> {
+/// When the `announce` call was sent, with both processes' CPU then, and its round trip.
+struct Announced {
+    sent: Instant,
+    server_ns: Option<u64>,
+    own_ns: Option<u64>,
+    call_us: u32,
+}
+
+/// Calls `announce` on a fresh keep-alive connection to the server `pid`.
+async fn announce(authority: &str, path: &str, id: u64, pid: u32) -> Result<Announced, String> {
     let stream = TcpStream::connect(authority).await.map_err(|e| format!("connect {authority}: {e}"))?;
     let _ = stream.set_nodelay(true);
     let (mut sender, connection) =
@@ -148,12 +158,13 @@ async fn announce(authority: &str, path: &str, id: u64) -> Result<(Instant, u32)
     sender.ready().await.map_err(|e| format!("connection closed: {e}"))?;
     let work = Work::Call { tool: ANNOUNCE.to_owned(), message: MESSAGE.to_owned() };
     let request = call_request(authority, path, &work, id, false);
+    let (server_ns, own_ns) = (threads_cpu_ns(&pid.to_string()), threads_cpu_ns("self"));
     let sent = Instant::now();
     let answer = check_http_answer(sender.send_request(request).await, id, &work).await;
     let call_us = micros_since(sent);
     driver.abort();
     answer.map_err(|(e, _)| format!("announce: {e}"))?;
-    Ok((sent, call_us))
+    Ok(Announced { sent, server_ns, own_ns, call_us })
 }
 
 pub(crate) async fn run(args: Args) -> Result<Report, String> {
@@ -193,7 +204,8 @@ pub(crate) async fn run(args: Args) -> Result<Report, String> {
     let ended_before_announce = shared.ended.load(Ordering::Relaxed);
 
     // One change, and when each stream read it.
-    let (sent, call_us) = announce(&authority, &path, n as u64 + 1).await?;
+    let announced = announce(&authority, &path, n as u64 + 1, pid).await?;
+    let (sent, call_us) = (announced.sent, announced.call_us);
     let deadline = sent + settings.wait;
     let mut read = vec![false; n];
     let mut micros = Vec::with_capacity(open.len());
@@ -207,6 +219,13 @@ pub(crate) async fn run(args: Args) -> Result<Report, String> {
             Ok(None) | Err(_) => break,
         }
     }
+    let fanout_s = sent.elapsed().as_secs_f64();
+    let cpu_since = |pid: &str, before: Option<u64>| {
+        threads_cpu_ns(pid).zip(before).map(|(after, before)| after.saturating_sub(before) as f64)
+    };
+    let fanout_server_us_per_stream =
+        cpu_since(&pid.to_string(), announced.server_ns).map(|ns| ns / 1e3 / micros.len().max(1) as f64);
+    let fanout_load_cpu_pct = cpu_since("self", announced.own_ns).map(|ns| ns / 1e9 / fanout_s * 100.0);
     let missed = open.len() - micros.len();
     if missed > 0 {
         errors.add(format!("{missed} open streams did not read the change within {:?}", settings.wait));
@@ -228,10 +247,12 @@ pub(crate) async fn run(args: Args) -> Result<Report, String> {
             "listen: {opened} of {n} streams open in {open_s:.1} s; server RSS {rss_before} → {rss_streams} KiB = \
              {per_stream:.1} KiB per stream; {idle_s:.0} s idle: server CPU {server_idle_cpu_pct:.2}%, {keepalives} \
              keep-alives read; announce answered in {call_us} µs, change read by every stream: p50 {} µs, p99 {} µs, \
-             max {} µs; {} errors{}",
+             max {} µs (server CPU {:.1} µs per stream, generator CPU {:.0}%); {} errors{}",
             s.p50,
             s.p99,
             s.max,
+            fanout_server_us_per_stream.unwrap_or(0.0),
+            fanout_load_cpu_pct.unwrap_or(0.0),
             errors.count,
             error_suffix(&first_errors)
         ),
@@ -259,6 +280,9 @@ pub(crate) async fn run(args: Args) -> Result<Report, String> {
             "change_p99_us": s.p99,
             "change_mean_us": s.mean,
             "change_max_us": s.max,
+            "fanout_s": fanout_s,
+            "fanout_server_cpu_us_per_stream": fanout_server_us_per_stream,
+            "fanout_load_cpu_pct": fanout_load_cpu_pct,
             "ended": ended,
             "rss_end_kib": rss_end,
             "errors": errors.count,
