@@ -157,7 +157,7 @@ mod tests {
     }
 
     #[test]
-    fn listen_options() {
+    fn listen_takes_ascending_counts_and_runs_alone() {
         assert_eq!(parse(&args(&["compare"])).unwrap().listen, None);
         let listen = parse(&args(&["compare", "--listen", "1000,10000", "--quick"])).unwrap();
         assert_eq!((listen.listen, listen.rounds), (Some(vec![1_000, 10_000]), 3));
