@@ -174,7 +174,7 @@ pub(super) fn run_drip(
 }
 
 /// The soft limit on open files of this process (inherited by the servers), from `/proc/self/limits`.
-fn open_files_soft_limit() -> Option<u64> {
+pub(super) fn open_files_soft_limit() -> Option<u64> {
     soft_limit_of(&std::fs::read_to_string("/proc/self/limits").ok()?, "Max open files")
 }
 

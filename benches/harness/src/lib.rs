@@ -28,6 +28,12 @@
 //! `BENCH_KERNEL_MAX_CONNECTIONS` set so that its connection limits admit all N drips. Medians and
 //! the ratios of the legitimate p50 and p99 go to `target/bench/compare-drip.json`.
 //!
+//! `--listen N[,N…]` runs only the change-notification scenario instead (module `listen`), on the
+//! kernel alone: per round and N, the server's memory per idle keep-alive connection (`bench-load
+//! idle`, the baseline), then per open `subscriptions/listen` stream, its CPU while the streams idle
+//! (at the default keep-alive interval and at a short one), and the time until one change reached
+//! every stream (`bench-load listen`); medians go to `target/bench/compare-listen.json`.
+//!
 //! `cargo xtask bench curves [--quick] [--rounds N] [--only …] [--curve NAME[,NAME]] [--no-build]`
 //! measures how cost grows instead (module `curves`): with HTTP connections, idle and drip
 //! connections, catalog size, payload size and h2c streams; it writes `target/bench/curves.json`,
@@ -39,7 +45,7 @@
 //!
 //! By phase: `options` reads the command line, `build` builds the compare workspace and finds its
 //! binaries, `servers` starts the servers and runs `bench-load` against them (pinned), `compare`,
-//! `hold` and `drip` run the rounds of each scenario, and `report` tallies the rounds into medians
+//! `hold`, `drip` and `listen` run the rounds of each scenario, and `report` tallies the rounds into medians
 //! and ratios, prints them and writes the JSON.
 #![forbid(unsafe_code)]
 
@@ -49,6 +55,7 @@ mod curves;
 mod drip;
 mod features;
 mod hold;
+mod listen;
 mod options;
 mod report;
 mod servers;
@@ -56,6 +63,7 @@ mod servers;
 use compare::run_compare;
 use drip::run_drip;
 use hold::run_hold;
+use listen::run_listen;
 use mcp_kernel_workspace::root;
 use options::parse;
 use servers::Pinning;
@@ -79,8 +87,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if !manifest.exists() {
         return Err(format!("{} is missing", manifest.display()));
     }
-    let servers: Vec<(&'static str, &'static str)> =
-        SERVERS.iter().copied().filter(|(name, _)| options.only.contains(name)).collect();
+    // `--listen` measures the kernel alone: the others are not built.
+    let servers: Vec<(&'static str, &'static str)> = SERVERS
+        .iter()
+        .copied()
+        .filter(|(name, _)| options.only.contains(name) && (options.listen.is_none() || *name == "kernel"))
+        .collect();
     if options.build {
         build::build(&manifest, &servers)?;
     }
@@ -94,6 +106,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     if let Some(drips) = options.drip {
         return run_drip(&options, drips, &servers, &pinning, &release, &load, &root);
+    }
+    if let Some(counts) = &options.listen {
+        return run_listen(&options, counts, &servers, &pinning, &release, &load, &root);
     }
     run_compare(&options, &servers, &pinning, &release, &load, &root, &out_dir)
 }
@@ -139,6 +154,26 @@ mod tests {
             assert!(parse(&args(bad)).is_err(), "{bad:?}");
         }
         assert!(parse(&args(&["compare", "--drip", "10", "--hold"])).is_err());
+    }
+
+    #[test]
+    fn listen_takes_ascending_counts_and_runs_alone() {
+        assert_eq!(parse(&args(&["compare"])).unwrap().listen, None);
+        let listen = parse(&args(&["compare", "--listen", "1000,10000", "--quick"])).unwrap();
+        assert_eq!((listen.listen, listen.rounds), (Some(vec![1_000, 10_000]), 3));
+        assert_eq!(parse(&args(&["compare", "--listen", "5"])).unwrap().listen, Some(vec![5]));
+        for bad in [
+            &["compare", "--listen"][..],
+            &["compare", "--listen", "0"],
+            &["compare", "--listen", "16001"],
+            &["compare", "--listen", "10,5"],
+            &["compare", "--listen", "1,2,3,4,5"],
+            &["compare", "--listen", "x"],
+            &["compare", "--listen", "10", "--hold"],
+            &["compare", "--listen", "10", "--drip", "10"],
+        ] {
+            assert!(parse(&args(bad)).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! The command line of `cargo xtask bench compare`: the scenario (the comparison, `--hold` or
-//! `--drip N`), the rounds, their lengths and the servers.
+//! The command line of `cargo xtask bench compare`: the scenario (the comparison, `--hold`,
+//! `--drip N` or `--listen N[,N…]`), the rounds, their lengths and the servers.
 
 use super::SERVERS;
 
@@ -14,13 +14,19 @@ pub(super) struct Options {
     pub(super) hold: bool,
     /// `--drip N`: the number of drip connections.
     pub(super) drip: Option<u32>,
+    /// `--listen N[,N…]`: the numbers of listen streams, ascending.
+    pub(super) listen: Option<Vec<u32>>,
 }
 
 /// Upper bound on `--drip` (bench-load's own).
 const MAX_DRIPS: u32 = 30_000;
+/// Upper bound on one `--listen` count (bench-load's most connections, less the spare ones).
+const MAX_LISTENS: u32 = 16_000;
+/// The most counts one `--listen` takes.
+const MAX_LISTEN_COUNTS: usize = 4;
 
 const USAGE: &str = "usage: cargo xtask bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] \
-                     [--hold | --drip N]";
+                     [--hold | --drip N | --listen N[,N...]]";
 
 /// Reads `compare …` (the subcommand first).
 pub(super) fn parse(args: &[String]) -> Result<Options, String> {
@@ -34,6 +40,7 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
     let mut build = true;
     let mut hold = false;
     let mut drip = None;
+    let mut listen = None;
     let (mut warmup_s, mut duration_s) = (None, None);
     while let Some(arg) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{arg} needs a value"));
@@ -50,6 +57,7 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
                         .ok_or_else(|| format!("--drip: 1 to {MAX_DRIPS}"))?,
                 );
             }
+            "--listen" => listen = Some(parse_listen(value()?)?),
             "--rounds" => {
                 let v = value()?;
                 rounds =
@@ -61,8 +69,8 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
             other => return Err(format!("unknown option {other}\n{USAGE}")),
         }
     }
-    if hold && drip.is_some() {
-        return Err("--hold and --drip are separate runs: give one of them".into());
+    if [hold, drip.is_some(), listen.is_some()].iter().filter(|&&given| given).count() > 1 {
+        return Err("--hold, --drip and --listen are separate runs: give one of them".into());
     }
     Ok(Options {
         quick,
@@ -73,7 +81,24 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
         build,
         hold,
         drip,
+        listen,
     })
+}
+
+/// The value of `--listen`: 1 to `MAX_LISTEN_COUNTS` ascending counts of streams, each 1 to `MAX_LISTENS`.
+pub(super) fn parse_listen(v: &str) -> Result<Vec<u32>, String> {
+    let counts: Option<Vec<u32>> = v.split(',').map(|c| c.trim().parse::<u32>().ok()).collect();
+    counts
+        .filter(|c| {
+            (1..=MAX_LISTEN_COUNTS).contains(&c.len())
+                && c.windows(2).all(|w| w[0] < w[1])
+                && c.iter().all(|n| (1..=MAX_LISTENS).contains(n))
+        })
+        .ok_or_else(|| {
+            format!(
+                "--listen: 1 to {MAX_LISTEN_COUNTS} ascending counts of 1 to {MAX_LISTENS} streams, not {v:?}"
+            )
+        })
 }
 
 /// The value of `--only`: known server names, in the fixed interleaving order whatever the order given.

@@ -10,16 +10,33 @@
 //! --drip N` sets it, because its N drip connections all come from 127.0.0.1, and so does `cargo
 //! xtask bench curves` for its points above 512 connections.
 //!
+//! The listen limits keep their defaults (4,096 streams, 32 per client) unless
+//! `BENCH_KERNEL_MAX_LISTENS=N` is set: then both are N; `BENCH_KERNEL_LISTEN_KEEP_ALIVE_MS=MS` sets
+//! the keep-alive interval of a silent listen stream (the default is 15 s). `cargo xtask bench
+//! compare --listen N` sets them, because its N streams all come from 127.0.0.1.
+//!
 //! For the catalog curves, `BENCH_CATALOG_TOOLS=N` lists N more tools before `echo` (`tool_00000`,
 //! `tool_00001`, …), each with the echo schema and served by the same echo, and
 //! `BENCH_CATALOG_TEMPLATES=N` lists N uri templates (`bench://t00000/{id}`, `bench://t00001/{id}`,
 //! …) whose reader answers a read of any of them with one short text. Both are 0 when unset.
+//!
+//! Change notifications are on (`Notifications::in_process()`), for `cargo xtask bench compare
+//! --listen`: a `subscriptions/listen` stream is held open and told of changes. One more tool,
+//! `announce`, takes the echo's arguments, announces that the tools list changed
+//! (`Notifier::tools_list_changed`) and echoes the message. It is listed after `echo`, except when
+//! `BENCH_CATALOG_TOOLS` is set: the catalog curves compare the same list with rmcp's. Neither
+//! changes the path of a `tools/call` of `echo`, which never looks at the notifications;
+//! `BENCH_KERNEL_NOTIFICATIONS=off` serves the server without either, as it was before them, to
+//! check that by measurement.
 
 #![forbid(unsafe_code)]
 
-use mcp_kernel::http::{AllowedOrigins, McpHttp, ServeOptions};
-use mcp_kernel::wire::types::ResourceContents;
+use std::time::Duration;
+
+use mcp_kernel::http::{AllowedOrigins, Builder, McpHttp, ServeOptions};
+use mcp_kernel::notify::{Notifications, Notifier};
 use mcp_kernel::resources::{ReadResource, ResourceTemplateSpec};
+use mcp_kernel::wire::types::ResourceContents;
 use mcp_kernel::{Listing, Mode, ReaderError, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::json;
 
@@ -36,10 +53,20 @@ fn echo_spec(name: String) -> ToolSpec {
     }))
 }
 
-/// `tools` generated tools, then `echo`; `templates` generated uri templates.
-fn catalog(tools: usize, templates: usize) -> Listing {
+/// The tool that announces a change of the tools list.
+const ANNOUNCE: &str = "announce";
+
+/// `tools` generated tools, then `echo`, then `announce` if `announcing`; `templates` generated uri
+/// templates.
+fn catalog(tools: usize, templates: usize, announcing: bool) -> Listing {
     let mut specs: Vec<ToolSpec> = (0..tools).map(|i| echo_spec(format!("tool_{i:05}"))).collect();
     specs.push(echo_spec("echo".to_owned()));
+    if announcing {
+        specs.push(
+            echo_spec(ANNOUNCE.to_owned())
+                .description("Announces that the tools list changed, then echoes the message back."),
+        );
+    }
     Listing {
         tools: specs,
         resources: (0..templates)
@@ -62,8 +89,12 @@ fn count(var: &str) -> Result<usize, String> {
     }
 }
 
-/// Returns the (already validated) message as one text block, whichever tool was called.
-async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
+/// Returns the (already validated) message as one text block, whichever tool was called; with a
+/// notifier (a call of `announce`), first tells every listen stream that the tools list changed.
+async fn dispatch(announce: Option<Notifier>, call: ToolCall) -> Result<ToolOutput, ToolError> {
+    if let Some(notifier) = announce {
+        notifier.tools_list_changed();
+    }
     match call.arguments.get_str("message") {
         Some(message) => Ok(ToolOutput::text(message)),
         None => Err(ToolError::new("message must be a string")),
@@ -78,13 +109,36 @@ async fn read(request: ReadResource) -> Result<Vec<ResourceContents>, ReaderErro
 async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
-    let service =
-        McpHttp::builder(server).allowed_origins(AllowedOrigins::any()).authorize(|_| Ok(())).build();
+    let builder = McpHttp::builder(server).allowed_origins(AllowedOrigins::any()).authorize(|_| Ok(()));
+    let service = listen_settings(builder)?.build();
     let app = axum::Router::new().route_service("/mcp", service);
     let options = serve_options()?;
     println!("listening on http://{bound}/mcp");
     mcp_kernel::http::serve_with(listener, app, std::future::pending(), options).await?;
     Ok(())
+}
+
+/// The listen limits and keep-alive interval of `BENCH_KERNEL_MAX_LISTENS` and
+/// `BENCH_KERNEL_LISTEN_KEEP_ALIVE_MS` (the defaults where unset).
+fn listen_settings<O, A>(mut builder: Builder<O, A>) -> Result<Builder<O, A>, String> {
+    if let Some(n) = number("BENCH_KERNEL_MAX_LISTENS")? {
+        builder = builder.max_listens(n).max_listens_per_client(n);
+    }
+    if let Some(ms) = number("BENCH_KERNEL_LISTEN_KEEP_ALIVE_MS")? {
+        builder = builder.listen_keep_alive(Duration::from_millis(ms as u64));
+    }
+    Ok(builder)
+}
+
+/// A positive number from the environment variable `var`, if it is set.
+fn number(var: &str) -> Result<Option<usize>, String> {
+    match std::env::var(var) {
+        Err(_) => Ok(None),
+        Ok(v) => match v.trim().parse() {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(format!("{var}={v:?} is not a positive number")),
+        },
+    }
 }
 
 /// The defaults, or both connection limits raised to `BENCH_KERNEL_MAX_CONNECTIONS`.
@@ -96,6 +150,17 @@ fn serve_options() -> Result<ServeOptions, String> {
             let n: usize = v.trim().parse().map_err(|_| format!("{VAR}={v:?} is not a number"))?;
             Ok(ServeOptions::new().max_connections(n).max_connections_per_peer(n))
         }
+    }
+}
+
+/// Whether change notifications are on: `BENCH_KERNEL_NOTIFICATIONS` unset or `on`; `off` serves the
+/// server without them and without `announce`.
+fn notifications_on() -> Result<bool, String> {
+    const VAR: &str = "BENCH_KERNEL_NOTIFICATIONS";
+    match std::env::var(VAR).as_deref() {
+        Err(_) | Ok("on") => Ok(true),
+        Ok("off") => Ok(false),
+        Ok(other) => Err(format!("{VAR}={other:?}: on or off")),
     }
 }
 
@@ -112,10 +177,23 @@ fn runtime() -> Result<tokio::runtime::Runtime, Box<dyn std::error::Error>> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let templates = count("BENCH_CATALOG_TEMPLATES")?;
-    let mut builder = Server::builder(catalog(count("BENCH_CATALOG_TOOLS")?, templates))
-        .server_name("bench-kernel")
-        .dispatch(dispatch);
+    let (tools, templates) = (count("BENCH_CATALOG_TOOLS")?, count("BENCH_CATALOG_TEMPLATES")?);
+    let notifying = notifications_on()?;
+    let builder =
+        Server::builder(catalog(tools, templates, notifying && tools == 0)).server_name("bench-kernel");
+    let mut builder = if notifying {
+        let notifications = Notifications::in_process();
+        let notifier = notifications.notifier();
+        builder
+            .dispatch(move |call: ToolCall| {
+                // Only `announce` takes the notifier: a call of `echo` costs one name comparison more.
+                let announce = (*call.name == *ANNOUNCE).then(|| notifier.clone());
+                dispatch(announce, call)
+            })
+            .notifications(notifications)
+    } else {
+        builder.dispatch(|call: ToolCall| dispatch(None, call))
+    };
     // Without templates the server is exactly the one every other benchmark measures.
     if templates > 0 {
         builder = builder.resource_reader(read);

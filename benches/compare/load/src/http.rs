@@ -363,7 +363,13 @@ async fn stream_loop(
 
 /// The request of `work` with id `id` and the standard MCP headers; over h2c the uri is absolute
 /// (its scheme and authority become the `:scheme` and `:authority` pseudo-headers).
-fn call_request(authority: &str, path: &str, work: &Work, id: u64, absolute: bool) -> Request<Full<Bytes>> {
+pub(crate) fn call_request(
+    authority: &str,
+    path: &str,
+    work: &Work,
+    id: u64,
+    absolute: bool,
+) -> Request<Full<Bytes>> {
     let mut builder = if absolute {
         Request::post(format!("http://{authority}{path}"))
     } else {
@@ -404,7 +410,7 @@ pub(crate) async fn exchange(
 
 /// Checks the answer to the request with id `id` of `work`; an error says whether the connection is
 /// broken.
-async fn check_http_answer(
+pub(crate) async fn check_http_answer(
     response: Result<Response<Incoming>, hyper::Error>,
     id: u64,
     work: &Work,

@@ -4,7 +4,8 @@
 //! `tools/call` (so that it is a real keep-alive connection, past its first request) and then stays
 //! idle. `--settle-secs` after each step the server's `VmRSS` is read and the connections the server
 //! has not closed are counted; after the last step they are all held `--hold-secs` more, counted
-//! again, and closed.
+//! again, and closed. The server's CPU over that hold (utime + stime of `/proc/PID/stat`) is
+//! reported too: what idle keep-alive connections cost it while nothing is sent.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +21,7 @@ use tokio::time::{Instant, sleep, sleep_until, timeout};
 
 use crate::drip::raise_fd_limit;
 use crate::hold::proc_status_kib;
+use crate::report::process_cpu_seconds;
 use crate::{
     Args, Errors, MAX_CONNECTIONS, Report, echo_request, error_suffix, exchange, parse_url, seconds,
 };
@@ -140,7 +142,13 @@ pub(crate) async fn idle(mut args: Args) -> Result<Report, String> {
             "at_s": started.elapsed().as_secs_f64(),
         }));
     }
+    let (cpu0, hold_from) = (process_cpu_seconds(pid), Instant::now());
     sleep(hold).await;
+    let hold_s = hold_from.elapsed().as_secs_f64();
+    let hold_cpu_pct = process_cpu_seconds(pid)
+        .zip(cpu0)
+        .filter(|_| hold_s > 0.0)
+        .map(|(after, before)| (after - before) / hold_s * 100.0);
     let rss_end = proc_status_kib(pid, "VmRSS").unwrap_or(0);
     let open_end = idle.iter().filter(|c| !c.sender.is_closed()).count();
     let held_s = started.elapsed().as_secs_f64();
@@ -177,6 +185,7 @@ pub(crate) async fn idle(mut args: Args) -> Result<Report, String> {
             "rss_end_kib": rss_end,
             "open_end": open_end,
             "held_s": held_s,
+            "hold_cpu_pct": hold_cpu_pct,
             "errors": errors.count,
             "first_errors": first_errors,
         }),

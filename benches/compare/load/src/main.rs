@@ -9,6 +9,7 @@
 //! bench-load hold --url URL --pid PID [--clients N] [--body-bytes B] [--hold-secs SECS]
 //! bench-load drip --url URL --drips N [--requests R] [--interval-ms MS] [--wait-secs SECS] [--open-rate R] [--pid PID]
 //! bench-load idle --url URL --pid PID --steps N[,N…] [--settle-secs S] [--hold-secs S] [--open-rate R]
+//! bench-load listen --url URL --pid PID --streams N [--open-rate R] [--settle-secs S] [--idle-secs S] [--wait-secs S]
 //!
 //! WORK: --method call [--tool NAME] [--message-bytes B] | --method list|walk [--list tools|templates]
 //!       [--expect-items N] | --method read --uri URI
@@ -17,7 +18,9 @@
 //! `work` says what one measured unit is for `stdio-latency` (a call with a message of any size, the
 //! first page of a list, a walk of all its pages, a read) and checks each answer; `http` sends calls
 //! with `--message-bytes` too, over HTTP/1.1 or h2c (`--streams` concurrent streams per connection).
-//! `idle` (module `idle`) measures the server's memory per idle keep-alive connection.
+//! `idle` (module `idle`) measures the server's memory per idle keep-alive connection, and `listen`
+//! (module `listen`) the server's memory and idle CPU per open `subscriptions/listen` stream and how
+//! long one change takes to reach every stream.
 //!
 //! `hold` (module `hold`) measures the server's memory per in-flight request whose body is half
 //! sent. `drip` (module `drip`) measures legitimate requests' latency while N connections each send
@@ -39,6 +42,7 @@ mod drip;
 mod hold;
 mod http;
 mod idle;
+mod listen;
 mod report;
 mod stdio;
 mod work;
@@ -70,6 +74,8 @@ const USAGE: &str = "usage:
   bench-load hold --url http://127.0.0.1:PORT/mcp --pid PID [--clients N] [--body-bytes B] [--hold-secs SECS]
   bench-load drip --url http://127.0.0.1:PORT/mcp --drips N [--requests R] [--interval-ms MS] [--wait-secs SECS] [--open-rate R] [--pid PID]
   bench-load idle --url http://127.0.0.1:PORT/mcp --pid PID --steps N[,N...] [--settle-secs S] [--hold-secs S] [--open-rate R]
+  bench-load listen --url http://127.0.0.1:PORT/mcp --pid PID --streams N [--open-rate R] [--settle-secs S] [--idle-secs S]
+                    [--wait-secs S]
 WORK: --method call [--tool NAME] [--message-bytes B] | --method list|walk [--list tools|templates] [--expect-items N]
       | --method read --uri URI";
 
@@ -135,6 +141,7 @@ fn main() -> ExitCode {
                 "hold" => hold::hold(args).await,
                 "drip" => drip::drip(args).await,
                 "idle" => idle::idle(args).await,
+                "listen" => listen::run(args).await,
                 "-h" | "--help" | "help" => Err(USAGE.to_owned()),
                 other => Err(format!("unknown mode {other:?}\n{USAGE}")),
             }
