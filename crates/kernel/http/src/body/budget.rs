@@ -70,7 +70,8 @@ pub(crate) enum Full {
     Budget,
 }
 
-/// The bytes of request bodies the service may hold at once, and each client's share of them.
+/// The bytes of request bodies the service may hold at once, and each client's share of them. The
+/// same ledger counts listen streams (`dispatch/listen/slots.rs`), one unit each.
 #[derive(Debug, Clone)]
 pub(crate) struct BodyBudget {
     ledger: Arc<Ledger>,
@@ -193,6 +194,18 @@ impl BodyBudget {
     /// An empty charge for one of `client`'s bodies, to grow as its bytes arrive.
     pub(crate) fn open(&self, client: Client) -> Reserved {
         Reserved { ledger: Arc::clone(&self.ledger), client, len: 0 }
+    }
+
+    /// How many units are held in all.
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> usize {
+        self.ledger.lock().held
+    }
+
+    /// Whether no client has an entry (a client holding nothing has none).
+    #[cfg(test)]
+    pub(crate) fn no_client_holds_any(&self) -> bool {
+        self.ledger.lock().by_client.is_empty()
     }
 }
 

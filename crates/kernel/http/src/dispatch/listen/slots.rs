@@ -14,9 +14,7 @@
 //! neither a principal nor an address are one unknown client held to the total alone, as the body
 //! budget holds them. A refusal is answered 503 with `retry-after` before any byte of a stream.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-
+use crate::body::budget::{self, BodyBudget, Reserved};
 use crate::client::Client;
 
 /// How many listen streams the service holds open at once by default (all clients together).
@@ -34,50 +32,17 @@ pub(crate) enum Full {
     Total,
 }
 
-/// The open listen streams of one service, counted in all and per client.
+/// The open listen streams of one service, counted in all and per client: the body budget's ledger,
+/// counting streams (one unit each) instead of bytes.
 #[derive(Debug, Clone)]
 pub(crate) struct ListenSlots {
-    ledger: Arc<Ledger>,
-}
-
-#[derive(Debug)]
-struct Ledger {
-    total: usize,
-    per_client: usize,
-    state: Mutex<State>,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    open: usize,
-    /// Streams per client; a client holding none has no entry.
-    by_client: HashMap<Client, usize>,
-}
-
-impl Ledger {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
+    ledger: BodyBudget,
 }
 
 /// One open stream's slot, given back when dropped.
 #[derive(Debug)]
 pub(crate) struct ListenSlot {
-    ledger: Arc<Ledger>,
-    client: Client,
-}
-
-impl Drop for ListenSlot {
-    fn drop(&mut self) {
-        let mut state = self.ledger.lock();
-        state.open = state.open.saturating_sub(1);
-        if let Some(mine) = state.by_client.get_mut(&self.client) {
-            *mine = mine.saturating_sub(1);
-            if *mine == 0 {
-                state.by_client.remove(&self.client);
-            }
-        }
-    }
+    _held: Reserved,
 }
 
 impl ListenSlots {
@@ -85,35 +50,27 @@ impl ListenSlots {
     /// at most `total`).
     pub(crate) fn new(total: usize, per_client: usize) -> Self {
         let total = total.max(1);
-        let ledger = Ledger { total, per_client: per_client.clamp(1, total), state: Mutex::default() };
-        Self { ledger: Arc::new(ledger) }
+        Self { ledger: BodyBudget::new(total, per_client.clamp(1, total)) }
     }
 
     /// The bound in all.
     pub(crate) fn total(&self) -> usize {
-        self.ledger.total
+        self.ledger.total()
     }
 
     /// One client's bound.
     pub(crate) fn per_client(&self) -> usize {
-        self.ledger.per_client
+        self.ledger.per_client()
     }
 
     /// A slot for one of `client`'s streams, or which bound is met.
     pub(crate) fn take(&self, client: Client) -> Result<ListenSlot, Full> {
-        let mut state = self.ledger.lock();
-        if state.open >= self.ledger.total {
-            return Err(Full::Total);
+        let mut held = self.ledger.open(client);
+        match held.grow_to(1) {
+            Ok(()) => Ok(ListenSlot { _held: held }),
+            Err(budget::Full::ClientShare) => Err(Full::ClientShare),
+            Err(budget::Full::Budget) => Err(Full::Total),
         }
-        if client != Client::Unknown {
-            let mine = state.by_client.entry(client).or_insert(0);
-            if *mine >= self.ledger.per_client {
-                return Err(Full::ClientShare);
-            }
-            *mine += 1;
-        }
-        state.open += 1;
-        Ok(ListenSlot { ledger: Arc::clone(&self.ledger), client })
     }
 }
 
@@ -146,8 +103,8 @@ mod tests {
         drop(b);
         let c = slots.take(client(3)).expect("the slot given back");
         drop((a, c));
-        assert_eq!(slots.ledger.lock().open, 0);
-        assert!(slots.ledger.lock().by_client.is_empty(), "no entry for a client holding nothing");
+        assert_eq!(slots.ledger.held(), 0);
+        assert!(slots.ledger.no_client_holds_any(), "no entry for a client holding nothing");
     }
 
     #[test]
