@@ -12,6 +12,7 @@
 
 #[allow(dead_code)]
 mod common;
+mod relayed;
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use std::process::Stdio;
 use std::time::{Duration, SystemTime};
 
 use common::{Transcript, step, to_json};
+use relayed::spawn_relayed;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
     ServerNotification, SubscriptionFilter,
@@ -27,7 +29,7 @@ use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningSe
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 /// How long a notification may take to arrive once the change is made.
@@ -216,39 +218,13 @@ async fn rmcp_hears_the_notes_it_adds_over_http() {
 // stdio
 // ---------------------------------------------------------------------------------------------------
 
-/// Copies lines from `from` to `to`, recording each as `<arrow> <line>`, until end of input.
-async fn relay(from: impl AsyncRead + Unpin, mut to: impl AsyncWrite + Unpin, arrow: &str, log: Transcript) {
-    let mut lines = BufReader::new(from).lines();
-    for _ in 0..MAX_LINES {
-        let Ok(Some(line)) = lines.next_line().await else { break };
-        log.push(format!("{arrow} {line}"));
-        let line = format!("{line}\n");
-        if to.write_all(line.as_bytes()).await.is_err() || to.flush().await.is_err() {
-            break;
-        }
-    }
-    // Dropping `to` closes the child's stdin (or the client's input), which ends the other side.
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rmcp_hears_the_notes_it_adds_over_stdio() {
     let log = Transcript::default();
     let _print = log.print_on_drop("notes over stdio, subscriptions/listen");
-    let mut child = Command::new(notes_binary())
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn notes");
-    let stdin = child.stdin.take().expect("piped stdin");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let (client_write, relay_in) = tokio::io::duplex(1 << 16);
-    let (relay_out, client_read) = tokio::io::duplex(1 << 16);
-    tokio::spawn(relay(relay_in, stdin, "->", log.clone()));
-    tokio::spawn(relay(stdout, relay_out, "<-", log.clone()));
-    let transport = (client_read, client_write);
+    let mut notes = Command::new(notes_binary());
+    notes.env("NO_COLOR", "1");
+    let (mut child, transport) = spawn_relayed(notes, &log);
     let client = step("discover", client_config().serve_with_lifecycle(transport, modern())).await;
     assert_eq!(client.peer_info().expect("discovered").protocol_version, ProtocolVersion::V_2026_07_28);
 

@@ -2,57 +2,25 @@
 //! with every line in both directions recorded by a relay between the two.
 
 mod common;
-
-use std::process::Stdio;
+mod relayed;
 
 use common::{Transcript, exercise, step};
+use relayed::spawn_relayed;
 use rmcp::ServiceExt;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::io::DuplexStream;
 use tokio::process::{Child, Command};
-
-/// The most lines a relay forwards in one direction before it gives up (a bound, never reached).
-const MAX_LINES: usize = 10_000;
 
 /// The client's name on the wire.
 fn client_config() -> ClientConfig {
     ClientConfig::new(ClientCapabilities::default(), Implementation::new("rmcp-interop", "0.0.0"))
 }
 
-/// Copies lines from `from` to `to`, recording each as `<arrow> <line>`, until end of input.
-async fn relay(from: impl AsyncRead + Unpin, mut to: impl AsyncWrite + Unpin, arrow: &str, log: Transcript) {
-    let mut lines = BufReader::new(from).lines();
-    for _ in 0..MAX_LINES {
-        let Ok(Some(line)) = lines.next_line().await else { break };
-        log.push(format!("{arrow} {line}"));
-        if to.write_all(line.as_bytes()).await.is_err()
-            || to.write_all(b"\n").await.is_err()
-            || to.flush().await.is_err()
-        {
-            break;
-        }
-    }
-    // Dropping `to` closes the child's stdin (or the client's input), which ends the other side.
-}
-
 /// Spawns `weather-stdio` and returns it with the (read, write) pair rmcp's client speaks through.
 fn spawn_weather(log: &Transcript) -> (Child, (DuplexStream, DuplexStream)) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_weather-stdio"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn weather-stdio");
-    let stdin = child.stdin.take().expect("piped stdin");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let (client_write, relay_in) = tokio::io::duplex(1 << 16);
-    let (relay_out, client_read) = tokio::io::duplex(1 << 16);
-    tokio::spawn(relay(relay_in, stdin, "->", log.clone()));
-    tokio::spawn(relay(stdout, relay_out, "<-", log.clone()));
-    (child, (client_read, client_write))
+    spawn_relayed(Command::new(env!("CARGO_BIN_EXE_weather-stdio")), log)
 }
 
 /// The JSON messages the client sent, in order.
