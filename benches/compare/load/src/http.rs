@@ -25,6 +25,18 @@ use crate::work::Work;
 use crate::{ECHO, MAX_CONNECTIONS, PROTOCOL, check_answer, request_body};
 
 /// `http://HOST:PORT/PATH` with a loopback host: (authority, path).
+/// One HTTP/1.1 connection to `authority` (no Nagle), and the task driving it.
+pub(crate) async fn http1_connection(
+    authority: &str,
+) -> Result<(hyper::client::conn::http1::SendRequest<Full<Bytes>>, tokio::task::JoinHandle<()>), String> {
+    let stream = TcpStream::connect(authority).await.map_err(|e| format!("connect {authority}: {e}"))?;
+    let _ = stream.set_nodelay(true);
+    let (sender, connection) = hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(stream))
+        .await
+        .map_err(|e| format!("HTTP/1.1 handshake: {e}"))?;
+    Ok((sender, tokio::spawn(async move { drop(connection.await) })))
+}
+
 pub(crate) fn parse_url(url: &str) -> Result<(String, String), String> {
     let rest = url.strip_prefix("http://").ok_or("only http:// URLs")?;
     let (authority, path) = match rest.find('/') {

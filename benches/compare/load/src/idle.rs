@@ -12,9 +12,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper_util::rt::TokioIo;
 use serde_json::json;
-use tokio::net::TcpStream;
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, sleep, sleep_until, timeout};
@@ -65,13 +63,7 @@ fn parse_steps(v: &str) -> Result<Vec<usize>, String> {
 
 /// Opens one connection and has its first request answered.
 async fn open_one(authority: &str, path: &str, id: u64) -> Result<Idle, String> {
-    let stream = TcpStream::connect(authority).await.map_err(|e| format!("connect {authority}: {e}"))?;
-    let _ = stream.set_nodelay(true);
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(stream))
-            .await
-            .map_err(|e| format!("HTTP/1.1 handshake: {e}"))?;
-    let driver = tokio::spawn(async move { drop(connection.await) });
+    let (mut sender, driver) = crate::http::http1_connection(authority).await?;
     let answered = async {
         sender.ready().await.map_err(|e| format!("connection closed: {e}"))?;
         exchange(&mut sender, echo_request(authority, path, id), id).await.map_err(|(e, _)| e)

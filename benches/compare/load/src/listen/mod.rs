@@ -23,11 +23,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper_util::rt::TokioIo;
 use serde_json::json;
-use tokio::net::TcpStream;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, sleep, sleep_until, timeout, timeout_at};
@@ -148,13 +144,7 @@ struct Announced {
 
 /// Calls `announce` on a fresh keep-alive connection to the server `pid`.
 async fn announce(authority: &str, path: &str, id: u64, pid: u32) -> Result<Announced, String> {
-    let stream = TcpStream::connect(authority).await.map_err(|e| format!("connect {authority}: {e}"))?;
-    let _ = stream.set_nodelay(true);
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(stream))
-            .await
-            .map_err(|e| format!("HTTP/1.1 handshake: {e}"))?;
-    let driver = tokio::spawn(async move { drop(connection.await) });
+    let (mut sender, driver) = crate::http::http1_connection(authority).await?;
     sender.ready().await.map_err(|e| format!("connection closed: {e}"))?;
     let work = Work::Call { tool: ANNOUNCE.to_owned(), message: MESSAGE.to_owned() };
     let request = call_request(authority, path, &work, id, false);

@@ -9,9 +9,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
 use serde_json::Value;
-use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -94,13 +92,8 @@ impl Drop for Driver {
 /// Opens the connection and sends the listen; the response, if it is an event stream, and the
 /// connection's driver.
 async fn open(authority: &str, path: &str, id: u64) -> Result<(Incoming, Driver), String> {
-    let stream = TcpStream::connect(authority).await.map_err(|e| format!("connect {authority}: {e}"))?;
-    let _ = stream.set_nodelay(true);
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(stream))
-            .await
-            .map_err(|e| format!("HTTP/1.1 handshake: {e}"))?;
-    let driver = Driver(tokio::spawn(async move { drop(connection.await) }));
+    let (mut sender, driver) = crate::http::http1_connection(authority).await?;
+    let driver = Driver(driver);
     sender.ready().await.map_err(|e| format!("connection closed: {e}"))?;
     let response =
         sender.send_request(listen_request(authority, path, id)).await.map_err(|e| format!("listen: {e}"))?;
