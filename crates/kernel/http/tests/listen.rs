@@ -443,14 +443,16 @@ async fn small_window(addr: std::net::SocketAddr) -> tokio::net::TcpStream {
 async fn a_listen_whose_client_stops_reading_is_cut_at_the_write_deadline() {
     const CHANGES: usize = 60_000;
     bounded(async {
-        // A hub deep enough never to fall behind, and a queue of 1,024 that the paced bursts below
-        // (64 at a time) never fill by themselves: only a client that does not read fills it, after
-        // the buffers on the way (over loopback the kernel alone takes more than a megabyte).
+        // A hub and a stream queue deep enough never to fall behind, however slowly the server's
+        // writer is scheduled: a full queue would end the stream with its completion (a reader that
+        // fell behind, pinned in `pump.rs`), which fits in the buffers on the way and is not the rule
+        // pinned here. What must stop the stream is the write deadline: the 7 MB announced below are
+        // more than the buffers on the way hold (over loopback at most 4 MiB of send buffer).
         let notifications = Notifications::with_hub(InProcessHub::with_capacity(2 * CHANGES));
         let service = McpHttp::builder(notifying_server(&notifications))
             .allowed_origins(mcp_kernel_http::AllowedOrigins::list([ALLOWED_ORIGIN]))
             .authorize(|_| Ok(()))
-            .listen_queue(1_024)
+            .listen_queue(2 * CHANGES)
             .build();
         let options = ServeOptions::new().write_timeout(Duration::from_millis(300));
         let server = serve_with(service, options).await;
@@ -473,8 +475,8 @@ async fn a_listen_whose_client_stops_reading_is_cut_at_the_write_deadline() {
                 &filter,
             );
             // The client reads nothing more while 60,000 changes are announced (about 7 MB of events),
-            // paced so that the server writes what it can between them: the buffers on the way fill
-            // first, then the stream's queue, and the completion waits behind it.
+            // paced so that the server writes what it can between them: the buffers on the way fill,
+            // the rest waits in the stream's queue, and no completion is queued at all.
             let notifier = notifications.notifier();
             for n in 0..CHANGES {
                 notifier.tools_list_changed();
