@@ -68,6 +68,7 @@ pub mod connectome;
 pub mod manual;
 #[cfg(any(feature = "stdio", feature = "http"))]
 mod shutdown;
+pub mod tasks;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use mcp_kernel_http as http;

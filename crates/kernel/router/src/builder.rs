@@ -47,6 +47,7 @@ pub struct ServerBuilder {
     log_level: Option<LogLevel>,
     visibility: Option<Arc<dyn Visibility>>,
     notifications: Option<Notifications>,
+    tasks: Option<crate::tasks::Tasks>,
     source: Option<Arc<dyn ResourceSource>>,
     registered: Registered,
 }
@@ -69,6 +70,7 @@ impl ServerBuilder {
             log_level: None,
             visibility: None,
             notifications: None,
+            tasks: None,
             source: None,
             registered: Registered::default(),
         }
@@ -188,6 +190,17 @@ impl ServerBuilder {
         self
     }
 
+    /// Turns the tasks extension on (off by default): `server/discover` lists
+    /// `io.modelcontextprotocol/tasks` under `capabilities.extensions`, a call of a tool whose
+    /// [`TaskMode`](crate::tasks::TaskMode) is not `Never` may become a task, and `tasks/get`,
+    /// `tasks/update` and `tasks/cancel` are served (see [`crate::tasks`]). With
+    /// [`ServerBuilder::notifications`] too, a `subscriptions/listen` may ask for a task's status
+    /// notifications (`taskIds`).
+    pub fn tasks(mut self, tasks: crate::tasks::Tasks) -> Self {
+        self.tasks = Some(tasks);
+        self
+    }
+
     /// The name advertised in `serverInfo` (default `mcp-kernel`).
     pub fn server_name(mut self, name: impl Into<String>) -> Self {
         self.options.server_name = name.into();
@@ -298,6 +311,7 @@ impl ServerBuilder {
             log_level: self.log_level,
             visibility: self.visibility,
             notifications: self.notifications,
+            tasks: self.tasks,
             source: self.source,
         };
         Ok(Server::from_injected(snapshot, options, injected))

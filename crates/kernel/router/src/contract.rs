@@ -59,6 +59,8 @@ pub struct RequestContext {
     pub(crate) progress: Progress,
     /// The request's logger (inert unless log notifications may reach this request).
     pub(crate) log: Logger,
+    /// The task this call may become (a tool that may run as a task, for a client that takes tasks).
+    pub(crate) task: Option<crate::tasks::TaskHandle>,
 }
 
 impl RequestContext {
@@ -71,6 +73,7 @@ impl RequestContext {
             retry: None,
             progress: Progress::default(),
             log: Logger::default(),
+            task: None,
         }
     }
 
@@ -101,6 +104,13 @@ impl RequestContext {
     /// "input required" (needs a request-state sealer and `2026-07-28`).
     pub fn retry_input(&self) -> Option<&RetryInput> {
         self.retry.as_deref()
+    }
+
+    /// The task this call runs as, or may become: present only for a tool whose
+    /// [`TaskMode`](crate::tasks::TaskMode) is not `Never`, called by a client that declared the tasks
+    /// extension, on a server built with tasks. Set a status message, or await a cancellation.
+    pub fn task(&self) -> Option<&crate::tasks::TaskHandle> {
+        self.task.as_ref()
     }
 
     /// The request's progress reporter: inert (free, sends nothing) unless the request carried

@@ -67,6 +67,7 @@ pub mod options;
 mod request;
 pub mod sealing;
 mod server;
+pub mod tasks;
 #[cfg(feature = "test-util")]
 mod test_util;
 pub mod testing;

@@ -106,6 +106,8 @@ pub(crate) struct Injected {
     pub(crate) visibility: Option<Arc<dyn Visibility>>,
     /// Change notifications; `None` acknowledges every listen empty and advertises no change.
     pub(crate) notifications: Option<Notifications>,
+    /// The tasks extension; `None` serves no task method and never makes a call a task.
+    pub(crate) tasks: Option<crate::tasks::Tasks>,
     /// The host's per-caller resources; `None`: the catalog's only.
     pub(crate) source: Option<Arc<dyn crate::catalog::source::ResourceSource>>,
 }
@@ -158,7 +160,14 @@ impl Server {
             injected.log_level.is_some(),
             injected.notifications.is_some(),
         );
-        let capabilities = serde_json::to_value(&capabilities).unwrap_or(Value::Null);
+        let mut capabilities = serde_json::to_value(&capabilities).unwrap_or(Value::Null);
+        if injected.tasks.is_some()
+            && let Value::Object(capabilities) = &mut capabilities
+        {
+            // 2026-07-28 only: `initialize` (2025-11-25) builds its capabilities without it.
+            let extension = json!({ mcp_kernel_wire::version::EXTENSION_TASKS: {} });
+            capabilities.insert("extensions".into(), extension);
+        }
         let decoration = Decoration::new(server_info);
         Self { inner: Arc::new(Inner { snapshot, options, injected, decoration, capabilities }) }
     }
@@ -177,6 +186,16 @@ impl Server {
     /// [`ServerBuilder::notifications`](crate::ServerBuilder::notifications).
     pub fn notifier(&self) -> Option<Notifier> {
         self.inner.injected.notifications.as_ref().map(Notifications::notifier)
+    }
+
+    /// Ends this server's tasks for a shutdown: waits up to `grace` for the tasks this instance runs
+    /// to finish, then fails each one still running (`failed`, with a JSON-RPC error saying the server
+    /// shut down) and cancels its handler, so that no poller waits on a `working` task until its time
+    /// to live. Resolves at once on a server without tasks. The transports call it when they drain.
+    pub async fn drain_tasks(&self, grace: std::time::Duration) {
+        if let Some(engine) = self.task_engine() {
+            engine.drain(grace).await;
+        }
     }
 
     /// The notifications opt-in this server was built with.
@@ -422,6 +441,11 @@ impl Server {
                     && self.notifications().is_some() =>
             {
                 self.legacy_subscription(request).await
+            }
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel
+                if request.context.era.is_modern() && self.inner.injected.tasks.is_some() =>
+            {
+                self.task_request(request.method, request.params.as_ref(), &request.context).await
             }
             Method::Shutdown if !request.sessionless => {
                 encoded(&mcp_kernel_wire::types::EmptyResult::default())

@@ -19,6 +19,8 @@ pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// `_meta` key tagging every message of a `subscriptions/listen` stream with the listen request's id.
 pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+/// The tasks extension's identifier (SEP-2663): a key of `capabilities.extensions` on both sides.
+pub const EXTENSION_TASKS: &str = "io.modelcontextprotocol/tasks";
 
 /// A protocol revision this package serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -40,6 +40,8 @@ pub(crate) struct CompiledTool {
     /// The output schema every `structuredContent` is checked against.
     pub(crate) output: Option<CompiledSchema>,
     pub(crate) required_capabilities: Option<Value>,
+    /// Whether a call may become a task.
+    pub(crate) task_mode: crate::catalog::spec::TaskMode,
     /// The tool's own handler (a registered tool); `None`: the host's dispatch function.
     pub(crate) handler: Option<Arc<dyn Dispatch>>,
 }
@@ -246,6 +248,7 @@ fn compile_tools(
             schema,
             output,
             required_capabilities: spec.required_client_capabilities.clone(),
+            task_mode: spec.task_mode,
             handler,
         });
     }

@@ -17,6 +17,20 @@ pub enum Mode {
     Proposal,
 }
 
+/// Whether a call of a tool may become a task (the tasks extension, `2026-07-28`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TaskMode {
+    /// Never: every call is answered as it finishes.
+    #[default]
+    Never,
+    /// The kernel decides per call: one that has not finished within the threshold
+    /// ([`Tasks::threshold`](crate::tasks::Tasks::threshold)) becomes a task, for a client that
+    /// declared the extension.
+    Optional,
+    /// Every call becomes a task; a client that did not declare the extension is refused -32021.
+    Required,
+}
+
 /// One tool the host offers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {
@@ -29,6 +43,7 @@ pub struct ToolSpec {
     pub(crate) output_schema: Option<Value>,
     pub(crate) icons: Vec<Icon>,
     pub(crate) required_client_capabilities: Option<Value>,
+    pub(crate) task_mode: TaskMode,
     /// Field-by-field overrides of what `mode` derives.
     pub(crate) hints: ToolAnnotations,
     pub(crate) meta: Option<Map<String, Value>>,
@@ -47,6 +62,7 @@ impl ToolSpec {
             output_schema: None,
             icons: Vec::new(),
             required_client_capabilities: None,
+            task_mode: TaskMode::Never,
             hints: ToolAnnotations::default(),
             meta: None,
         }
@@ -119,6 +135,14 @@ impl ToolSpec {
     /// Overrides `openWorldHint` (`false` otherwise: the tool reaches only what the host owns).
     pub fn open_world_hint(mut self, hint: bool) -> Self {
         self.hints.open_world_hint = Some(hint);
+        self
+    }
+
+    /// Whether a call of this tool may become a task (the tasks extension; default
+    /// [`TaskMode::Never`]). Takes effect on a server built with
+    /// [`ServerBuilder::tasks`](crate::ServerBuilder::tasks).
+    pub fn task_mode(mut self, mode: TaskMode) -> Self {
+        self.task_mode = mode;
         self
     }
 

@@ -5,11 +5,11 @@ mod list;
 mod logging;
 mod prompts;
 mod resources;
-mod round_trip;
+pub(crate) mod round_trip;
 mod source_list;
 mod subscriptions;
 mod tool_result;
-mod tools;
+pub(crate) mod tools;
 
 use serde_json::{Map, Value};
 

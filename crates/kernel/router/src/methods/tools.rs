@@ -10,9 +10,9 @@ use mcp_kernel_wire::{ErrorObject, Payload};
 
 use crate::catalog::snapshot::CompiledTool;
 use crate::catalog::visibility::{Listed, Sieve, shown};
-use crate::contract::{RequestContext, ToolCall, ToolOutput};
+use crate::contract::{Era, RequestContext, ToolCall, ToolOutput};
 use crate::methods::owned_params;
-use crate::methods::round_trip::input_required;
+use crate::methods::round_trip::{Round, input_required};
 use crate::methods::tool_result::{Content, ToolResult};
 use crate::options::CacheHints;
 use crate::request::arguments::Arguments;
@@ -111,6 +111,9 @@ impl Server {
                 return Err(ErrorObject::missing_capability(required.clone()));
             }
         }
+        // A tool that runs only as a task is refused to a client that cannot take one, before anything
+        // else is read.
+        let task_engine = self.task_path(tool, &context)?;
         let arguments = match params.remove("arguments") {
             None => Value::Object(Map::new()),
             Some(arguments @ Value::Object(_)) => arguments,
@@ -157,25 +160,42 @@ impl Server {
             &tool.name,
             span.clone(),
         );
+        if let Some(engine) = task_engine {
+            let dispatch = std::sync::Arc::clone(dispatch);
+            let started = Started { call, round, span, pending };
+            return self.call_maybe_task(engine, tool, dispatch, started).await;
+        }
         let outcome = guarded(|| dispatch.call(call)).instrument(span.clone()).await;
+        pending.finish(dispatch_outcome(tool, &outcome));
+        self.settle_tool(tool, outcome, round.as_ref(), &span, era)
+    }
+
+    /// The answer to a finished dispatch ([B-9]) in `era`: the result, the tool error, "input
+    /// required" within a round, or -32603 for a host fault (logged under `span`).
+    ///
+    /// [B-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
+    pub(crate) fn settle_tool(
+        &self,
+        tool: &CompiledTool,
+        outcome: Outcome,
+        round: Option<&Round<'_>>,
+        span: &tracing::Span,
+        era: Era,
+    ) -> Routed {
         let fault = match &outcome {
             Ok(Ok(output)) => output_fault(tool, output),
             _ => None,
         };
-        pending.finish(match (&outcome, &fault) {
-            (Ok(Ok(_)), Some(_)) => DispatchOutcome::Fault,
-            (Ok(Ok(_)), None) => DispatchOutcome::Ok,
-            (Ok(Err(_)), _) => DispatchOutcome::Error,
-            (Err(_), _) => DispatchOutcome::Panic,
-        });
         let decoration = &self.inner.decoration;
         if let Some(reason) = fault {
-            tracing::error!(parent: &span, tool = %tool.name, %reason, "the tool's result breaks its declared output schema; answered -32603");
+            tracing::error!(parent: span, tool = %tool.name, %reason, "the tool's result breaks its declared output schema; answered -32603");
             return Err(ErrorObject::internal());
         }
+        // An error result carries no structured content when the tool declares an output schema.
+        let error_structure = |structured: Value| tool.output.is_none().then_some(structured);
         match outcome {
             Err(_) => {
-                tracing::error!(parent: &span, "dispatch panicked; answered -32603");
+                tracing::error!(parent: span, "dispatch panicked; answered -32603");
                 Err(ErrorObject::internal())
             }
             Ok(Ok(ToolOutput::Json(value))) => {
@@ -189,7 +209,7 @@ impl Server {
                     .encode(era, decoration)
             }
             Ok(Ok(ToolOutput::InputRequired(required))) => {
-                input_required(round.as_ref(), required).map(Payload::Value)
+                input_required(round, required).map(Payload::Value)
             }
             Ok(Err(error)) => {
                 let reason = error.reason().clone();
@@ -200,6 +220,28 @@ impl Server {
                     .encode(era, decoration)
             }
         }
+    }
+}
+
+/// A dispatch's outcome: the host's answer, or its panic.
+pub(crate) type Outcome =
+    Result<Result<ToolOutput, crate::contract::ToolError>, crate::request::guard::Panicked>;
+
+/// A call whose dispatch is about to start, as the task path takes it over.
+pub(crate) struct Started<'a> {
+    pub(crate) call: ToolCall,
+    pub(crate) round: Option<Round<'a>>,
+    pub(crate) span: tracing::Span,
+    pub(crate) pending: PendingDispatch<'a>,
+}
+
+/// What the observer is told of a finished dispatch.
+pub(crate) fn dispatch_outcome(tool: &CompiledTool, outcome: &Outcome) -> DispatchOutcome {
+    match outcome {
+        Ok(Ok(output)) if output_fault(tool, output).is_some() => DispatchOutcome::Fault,
+        Ok(Ok(_)) => DispatchOutcome::Ok,
+        Ok(Err(_)) => DispatchOutcome::Error,
+        Err(_) => DispatchOutcome::Panic,
     }
 }
 

@@ -1,10 +1,11 @@
-//! What can change, and who is told: the four change kinds a server announces (MCP `2026-07-28`
+//! What can change, and who is told: the change kinds a server announces (MCP `2026-07-28`
 //! `subscriptions/listen`, and the legacy session notifications of `2025-11-25`), each addressed to
 //! every listener or to one caller's listeners.
 //!
 //! A change carries no content: a list change says only that a list changed (the client lists again),
-//! a resource update names only the uri. It is serializable, so a hub shared by many instances can carry
-//! it between processes as it is.
+//! a resource update names only the uri; only a task's status carries the task, as `tasks/get` would
+//! answer it. It is serializable, so a hub shared by many instances can carry it between processes as
+//! it is.
 
 use std::sync::Arc;
 
@@ -25,6 +26,13 @@ pub enum ChangeKind {
     ResourceUpdated {
         /// The resource's uri; only listeners that subscribed to exactly this uri are told.
         uri: Arc<str>,
+    },
+    /// A task's status changed (`notifications/tasks`, the tasks extension).
+    TaskStatus {
+        /// The task's id; only listeners whose acknowledged `taskIds` hold it are told.
+        task_id: Arc<str>,
+        /// The detailed task as `tasks/get` would answer it then, encoded (its JSON object).
+        task: Arc<str>,
     },
 }
 

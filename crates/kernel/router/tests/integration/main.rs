@@ -30,6 +30,7 @@ mod output_schema;
 mod progress;
 mod resource_source;
 mod resources_prompts;
+mod tasks;
 #[cfg(feature = "fuzzing")]
 mod template_index;
 mod template_variables;

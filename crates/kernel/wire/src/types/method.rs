@@ -30,6 +30,12 @@ pub const COMPLETION_COMPLETE: &str = "completion/complete";
 pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
 /// `subscriptions/listen` (2026-07-28).
 pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+/// `tasks/get` (the tasks extension, `2026-07-28`).
+pub const TASKS_GET: &str = "tasks/get";
+/// `tasks/update` (the tasks extension, `2026-07-28`).
+pub const TASKS_UPDATE: &str = "tasks/update";
+/// `tasks/cancel` (the tasks extension, `2026-07-28`).
+pub const TASKS_CANCEL: &str = "tasks/cancel";
 
 /// `elicitation/create`, an input request (2026-07-28) or a server request (2025-11-25).
 pub const ELICITATION_CREATE: &str = "elicitation/create";
@@ -56,6 +62,8 @@ pub const NOTIFICATION_TOOLS_LIST_CHANGED: &str = "notifications/tools/list_chan
 pub const NOTIFICATION_PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
 /// `notifications/subscriptions/acknowledged` (2026-07-28).
 pub const NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+/// `notifications/tasks` (the tasks extension: a task's status, on a listen stream).
+pub const NOTIFICATION_TASKS: &str = "notifications/tasks";
 /// `notifications/roots/list_changed` (2025-11-25, client to server).
 pub const NOTIFICATION_ROOTS_LIST_CHANGED: &str = "notifications/roots/list_changed";
 
@@ -96,6 +104,12 @@ pub enum Method {
     LoggingSetLevel,
     /// `subscriptions/listen`.
     SubscriptionsListen,
+    /// `tasks/get` (the tasks extension).
+    TasksGet,
+    /// `tasks/update` (the tasks extension).
+    TasksUpdate,
+    /// `tasks/cancel` (the tasks extension).
+    TasksCancel,
     /// `notifications/initialized`.
     NotificationInitialized,
     /// `notifications/cancelled`.
@@ -115,7 +129,7 @@ pub enum Method {
 /// The names of the known methods, in the enum's order: the table the tests hold `Method::known` and
 /// `Method::as_str` (both `match`es) to.
 #[cfg(test)]
-const KNOWN: [(&str, Method); 21] = [
+const KNOWN: [(&str, Method); 24] = [
     (DISCOVER, Method::Discover),
     (INITIALIZE, Method::Initialize),
     (PING, Method::Ping),
@@ -131,6 +145,9 @@ const KNOWN: [(&str, Method); 21] = [
     (COMPLETION_COMPLETE, Method::CompletionComplete),
     (LOGGING_SET_LEVEL, Method::LoggingSetLevel),
     (SUBSCRIPTIONS_LISTEN, Method::SubscriptionsListen),
+    (TASKS_GET, Method::TasksGet),
+    (TASKS_UPDATE, Method::TasksUpdate),
+    (TASKS_CANCEL, Method::TasksCancel),
     (NOTIFICATION_INITIALIZED, Method::NotificationInitialized),
     (NOTIFICATION_CANCELLED, Method::NotificationCancelled),
     (NOTIFICATION_PROGRESS, Method::NotificationProgress),
@@ -166,6 +183,9 @@ impl Method {
             COMPLETION_COMPLETE => Method::CompletionComplete,
             LOGGING_SET_LEVEL => Method::LoggingSetLevel,
             SUBSCRIPTIONS_LISTEN => Method::SubscriptionsListen,
+            TASKS_GET => Method::TasksGet,
+            TASKS_UPDATE => Method::TasksUpdate,
+            TASKS_CANCEL => Method::TasksCancel,
             NOTIFICATION_INITIALIZED => Method::NotificationInitialized,
             NOTIFICATION_CANCELLED => Method::NotificationCancelled,
             NOTIFICATION_PROGRESS => Method::NotificationProgress,
@@ -204,6 +224,9 @@ impl Method {
             Method::CompletionComplete => COMPLETION_COMPLETE,
             Method::LoggingSetLevel => LOGGING_SET_LEVEL,
             Method::SubscriptionsListen => SUBSCRIPTIONS_LISTEN,
+            Method::TasksGet => TASKS_GET,
+            Method::TasksUpdate => TASKS_UPDATE,
+            Method::TasksCancel => TASKS_CANCEL,
             Method::NotificationInitialized => NOTIFICATION_INITIALIZED,
             Method::NotificationCancelled => NOTIFICATION_CANCELLED,
             Method::NotificationProgress => NOTIFICATION_PROGRESS,
@@ -234,11 +257,13 @@ impl Method {
     }
 
     /// The `params` member the `Mcp-Name` header mirrors: `name` for `tools/call` and `prompts/get`,
-    /// `uri` for `resources/read`; `None` for every other method.
+    /// `uri` for `resources/read`, `taskId` for `tasks/get`, `tasks/update` and `tasks/cancel` (the
+    /// tasks extension's routing header); `None` for every other method.
     pub fn name_param(&self) -> Option<&'static str> {
         match self {
             Method::ToolsCall | Method::PromptsGet => Some("name"),
             Method::ResourcesRead => Some("uri"),
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => Some("taskId"),
             _ => None,
         }
     }
@@ -282,5 +307,8 @@ mod tests {
         assert_eq!(Method::ToolsCall.name_param(), Some("name"));
         assert_eq!(Method::ResourcesRead.name_param(), Some("uri"));
         assert_eq!(Method::ToolsList.name_param(), None);
+        assert_eq!(Method::TasksGet.name_param(), Some("taskId"));
+        assert_eq!(Method::TasksUpdate.name_param(), Some("taskId"));
+        assert_eq!(Method::TasksCancel.name_param(), Some("taskId"));
     }
 }

@@ -21,6 +21,10 @@ use crate::notify::change::{Change, ChangeKind};
 pub const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1024;
 /// The longest uri a listen may subscribe to, in bytes.
 pub const MAX_SUBSCRIBED_URI_BYTES: usize = 4096;
+/// The most `taskIds` one listen may name (the tasks extension).
+pub const MAX_TASK_SUBSCRIPTIONS: usize = 1024;
+/// The longest task id a listen may name, in bytes (a task id of this server is 32).
+pub const MAX_SUBSCRIBED_TASK_ID_BYTES: usize = 128;
 
 /// Whether `params.notifications` asks for anything (a flag `true`, or a non-empty uri list), read
 /// without checking it: a filter that asks nothing completes at once.
@@ -28,7 +32,8 @@ pub(crate) fn asks_anything(params: Option<&Value>) -> bool {
     let Some(Value::Object(filter)) = params.and_then(|p| p.get("notifications")) else { return false };
     let flag = |name: &str| filter.get(name) == Some(&Value::Bool(true));
     let uris = matches!(filter.get("resourceSubscriptions"), Some(Value::Array(items)) if !items.is_empty());
-    flag("toolsListChanged") || flag("promptsListChanged") || flag("resourcesListChanged") || uris
+    let tasks = matches!(filter.get("taskIds"), Some(Value::Array(items)) if !items.is_empty());
+    flag("toolsListChanged") || flag("promptsListChanged") || flag("resourcesListChanged") || uris || tasks
 }
 
 /// What a listen asked for, as read from its `notifications` member.
@@ -39,6 +44,8 @@ pub(crate) struct Asked {
     pub(crate) resources: bool,
     /// The uris, once each, in the order first asked.
     pub(crate) uris: Vec<String>,
+    /// The task ids, once each, in the order first asked.
+    pub(crate) task_ids: Vec<String>,
 }
 
 impl Asked {
@@ -58,6 +65,7 @@ impl Asked {
             prompts: flag("promptsListChanged")?,
             resources: flag("resourcesListChanged")?,
             uris: Vec::new(),
+            task_ids: Vec::new(),
         };
         match filter.get("resourceSubscriptions") {
             None | Some(Value::Null) => {}
@@ -80,6 +88,25 @@ impl Asked {
             }
             Some(_) => return Err(ErrorObject::invalid_params("resourceSubscriptions must be an array")),
         }
+        match filter.get("taskIds") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(items)) if items.len() <= MAX_TASK_SUBSCRIPTIONS => {
+                let mut seen = BTreeSet::new();
+                for item in items {
+                    let Value::String(id) = item else {
+                        return Err(ErrorObject::invalid_params("taskIds must hold strings"));
+                    };
+                    if id.len() > MAX_SUBSCRIBED_TASK_ID_BYTES {
+                        return Err(ErrorObject::invalid_params("a subscribed task id is too long"));
+                    }
+                    if seen.insert(id.as_str()) {
+                        asked.task_ids.push(id.clone());
+                    }
+                }
+            }
+            Some(Value::Array(_)) => return Err(ErrorObject::invalid_params("taskIds names too many tasks")),
+            Some(_) => return Err(ErrorObject::invalid_params("taskIds must be an array")),
+        }
         Ok(asked)
     }
 }
@@ -93,12 +120,16 @@ pub(crate) struct Honoured {
     pub(crate) uris: BTreeSet<Arc<str>>,
     /// The accepted uris in the order asked, for the acknowledgment.
     pub(crate) uris_in_order: Vec<String>,
+    /// The accepted task ids (the caller's own live tasks).
+    pub(crate) task_ids: BTreeSet<Arc<str>>,
+    /// The accepted task ids in the order asked, for the acknowledgment.
+    pub(crate) task_ids_in_order: Vec<String>,
 }
 
 impl Honoured {
     /// Whether nothing is honoured: the listen has nothing to wait for.
     pub(crate) fn is_empty(&self) -> bool {
-        !self.tools && !self.prompts && !self.resources && self.uris.is_empty()
+        !self.tools && !self.prompts && !self.resources && self.uris.is_empty() && self.task_ids.is_empty()
     }
 
     /// Whether `change` is one this listener asked for and is in the audience of.
@@ -108,6 +139,8 @@ impl Honoured {
             ChangeKind::PromptsListChanged => self.prompts,
             ChangeKind::ResourcesListChanged => self.resources,
             ChangeKind::ResourceUpdated { uri } => self.uris.contains(uri),
+            // Honoured only for the caller's own tasks: addressed by id, whoever announced it.
+            ChangeKind::TaskStatus { task_id, .. } => return self.task_ids.contains(task_id),
         };
         kind && change.reaches(key)
     }
@@ -127,6 +160,10 @@ impl Honoured {
         if !self.uris_in_order.is_empty() {
             let uris = self.uris_in_order.iter().cloned().map(Value::String).collect();
             filter.insert("resourceSubscriptions".into(), Value::Array(uris));
+        }
+        if !self.task_ids_in_order.is_empty() {
+            let ids = self.task_ids_in_order.iter().cloned().map(Value::String).collect();
+            filter.insert("taskIds".into(), Value::Array(ids));
         }
         Value::Object(filter)
     }
@@ -173,6 +210,19 @@ mod tests {
         assert!(asks(json!({"promptsListChanged": true})));
         assert!(asks(json!({"resourceSubscriptions": ["a://"]})));
         assert!(!asks_anything(None));
+    }
+
+    #[test]
+    fn refuses_more_task_ids_than_the_bound_and_ids_that_are_not_strings() {
+        let at_bound: Vec<String> = (0..MAX_TASK_SUBSCRIPTIONS).map(|i| format!("t{i}")).collect();
+        assert_eq!(read(json!({ "taskIds": at_bound })).unwrap().task_ids.len(), MAX_TASK_SUBSCRIPTIONS);
+        let past: Vec<String> = (0..=MAX_TASK_SUBSCRIPTIONS).map(|i| format!("t{i}")).collect();
+        assert_eq!(read(json!({ "taskIds": past })).unwrap_err().code, -32602);
+        assert_eq!(read(json!({ "taskIds": [7] })).unwrap_err().code, -32602);
+        assert_eq!(read(json!({ "taskIds": "t" })).unwrap_err().code, -32602);
+        let long = "t".repeat(MAX_SUBSCRIBED_TASK_ID_BYTES + 1);
+        assert_eq!(read(json!({ "taskIds": [long] })).unwrap_err().code, -32602);
+        assert!(asks_anything(Some(&json!({"notifications": {"taskIds": ["t"]}}))));
     }
 
     #[test]

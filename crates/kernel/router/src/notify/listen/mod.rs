@@ -10,7 +10,8 @@
 //!
 //! - the acknowledgment (`notifications/subscriptions/acknowledged`) is the stream's first message
 //!   and names the subset honoured: what was asked ∩ what this server announces, uris only if the
-//!   caller may read them (`filter`);
+//!   caller may read them, task ids only for the caller's own tasks still running (`filter`); a
+//!   listen asking for task ids without declaring the tasks extension is -32021;
 //! - only the kinds acknowledged are sent, each tagged with
 //!   `io.modelcontextprotocol/subscriptionId` (the listen request's id, its JSON type kept), a
 //!   resource update only for an acknowledged uri; request-scoped notifications (progress, logs) never;
@@ -107,6 +108,7 @@ fn tagged(id: &Value, kind: &ChangeKind) -> Value {
         ChangeKind::ToolsListChanged => NOTIFICATION_TOOLS_LIST_CHANGED,
         ChangeKind::PromptsListChanged => NOTIFICATION_PROMPTS_LIST_CHANGED,
         ChangeKind::ResourcesListChanged => NOTIFICATION_RESOURCES_LIST_CHANGED,
+        ChangeKind::TaskStatus { task, .. } => return crate::tasks::registry::task_notification(id, task),
         ChangeKind::ResourceUpdated { uri } => {
             return json!({
                 "jsonrpc": "2.0",
@@ -192,6 +194,12 @@ impl Server {
             ));
         }
         let asked = Asked::read(params)?;
+        // The extension: a listen that asks for task notifications must have declared it.
+        if !asked.task_ids.is_empty() && !crate::tasks::run::declares_tasks(&context) {
+            return Err(mcp_kernel_wire::ErrorObject::missing_capability(
+                crate::tasks::run::tasks_capability(),
+            ));
+        }
         let honoured = if held { self.honour(asked, &context).await } else { Honoured::default() };
         let (key, feed) = match &self.inner.injected.notifications {
             Some(notifications) if !honoured.is_empty() => {
@@ -228,6 +236,12 @@ impl Server {
             if self.is_listed_resource(&uri, context).await {
                 honoured.uris.insert(Arc::from(uri.as_str()));
                 honoured.uris_in_order.push(uri);
+            }
+        }
+        for id in asked.task_ids {
+            if self.is_live_task_of(&id, context).await {
+                honoured.task_ids.insert(Arc::from(id.as_str()));
+                honoured.task_ids_in_order.push(id);
             }
         }
         honoured

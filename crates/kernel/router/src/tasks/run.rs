@@ -1,0 +1,486 @@
+//! A `tools/call` that may become a task, and the task's run once it has.
+//!
+//! The decision (SEP-2663 leaves it to the server, per request):
+//!
+//! | tool's mode | client declared the extension | the handler, within the threshold… | answer |
+//! |---|---|---|---|
+//! | `Never` | either | — | the ordinary answer |
+//! | `Optional` / `Required` | no | — | ordinary (`Optional`), -32021 naming the extension (`Required`, before the handler runs) |
+//! | `Optional` | yes | finished | the ordinary answer (an "input required" within a round included) |
+//! | `Required` | yes | asked for input within a round | the `InputRequiredResult` (multi-round trips are resolved before a task is created) |
+//! | `Required` | yes | finished otherwise | a task, created with that outcome |
+//! | either | yes | asked for input outside a round (no sealer) | a task, `input_required` |
+//! | either | yes | still running | a task, `working`; the same future runs on |
+//!
+//! The `CreateTaskResult` is sent only after the store has the task (a `tasks/get` finds it at once).
+//! The run then settles each outcome of the handler as a transition: a result (a tool error
+//! included) completes the task, a panic or a host fault fails it with -32603, an "input required"
+//! puts it in `input_required` until `tasks/update` has answered every request, then runs the handler
+//! again with the answers as its [`RetryInput`] — the handler never learns whether it served a retry or
+//! a task. A cancellation, the task's time to live or the server's drain ends the run: the handler is
+//! told ([`TaskHandle::cancelled`]) and dropped after the cancellation grace.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use futures_util::future::{Either, select};
+use serde_json::{Map, Value, json};
+use tracing::Instrument;
+
+use mcp_kernel_wire::version::EXTENSION_TASKS;
+use mcp_kernel_wire::{ErrorObject, Payload};
+
+use crate::catalog::snapshot::CompiledTool;
+use crate::catalog::spec::TaskMode;
+use crate::contract::{BoxFuture, Dispatch, RequestContext, ToolCall, ToolOutput};
+use crate::methods::tools::{Outcome, Started, dispatch_outcome};
+use crate::request::capability::{askable, declares, well_formed};
+use crate::request::guard::guarded;
+use crate::request::input::{InputRequired, RetryInput};
+use crate::request::responses;
+use crate::server::{Routed, Server};
+use crate::tasks::handle::TaskHandle;
+use crate::tasks::options::millis;
+use crate::tasks::record::{TakenInput, TaskRecord, Timing, Transition, now_ms};
+use crate::tasks::registry::TaskEngine;
+use crate::tasks::store::{LimitReached, TaskWatch};
+
+/// The most rounds of input one task may go through: a host that asks again and again (or hands back
+/// only its state, forever) fails its task instead of running without end.
+pub const MAX_INPUT_ROUNDS: usize = 1024;
+
+/// `{"extensions": {"io.modelcontextprotocol/tasks": {}}}`: what a request declares to take tasks.
+pub(crate) fn tasks_capability() -> Value {
+    json!({ "extensions": { EXTENSION_TASKS: {} } })
+}
+
+/// Whether the request declared the tasks extension in its client capabilities.
+pub(crate) fn declares_tasks(context: &RequestContext) -> bool {
+    context.era.is_modern()
+        && context
+            .client_capabilities
+            .as_deref()
+            .is_some_and(|declared| declares(declared, &tasks_capability()))
+}
+
+/// A 128-bit random task id, as 32 hex digits.
+fn new_task_id() -> Result<String, ErrorObject> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|_| {
+        tracing::error!("the system's random source failed; no task id; answered -32603");
+        ErrorObject::internal()
+    })?;
+    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+/// The error of a store that failed.
+fn store_failed(error: &crate::tasks::store::StoreError) -> ErrorObject {
+    tracing::error!(%error, "the task store failed; answered -32603");
+    ErrorObject::internal()
+}
+
+impl Server {
+    /// The task engine when this call may become a task; -32021 for a tool that runs only as a task,
+    /// called by a request that did not declare the extension.
+    pub(crate) fn task_path(
+        &self,
+        tool: &CompiledTool,
+        context: &RequestContext,
+    ) -> Result<Option<TaskEngine>, ErrorObject> {
+        if tool.task_mode == TaskMode::Never {
+            return Ok(None);
+        }
+        let engine = self.task_engine().filter(|_| declares_tasks(context));
+        match (engine, tool.task_mode) {
+            (None, TaskMode::Required) => Err(ErrorObject::missing_capability(tasks_capability())),
+            (engine, _) => Ok(engine),
+        }
+    }
+
+    /// Runs a call that may become a task: see the module's table.
+    pub(crate) async fn call_maybe_task(
+        &self,
+        engine: TaskEngine,
+        tool: &CompiledTool,
+        dispatch: Arc<dyn Dispatch>,
+        started: Started<'_>,
+    ) -> Routed {
+        let Started { mut call, round, span, pending } = started;
+        let handle = TaskHandle::new();
+        call.context.task = Some(handle.clone());
+        let retry = call.clone();
+        let first = run_dispatch(Arc::clone(&dispatch), call, span.clone());
+        let threshold = engine.tasks.runtime.sleep(engine.tasks.settings.threshold);
+        let era = retry.context.era;
+        let (start, record) = match select(first, threshold).await {
+            Either::Left((outcome, _)) => {
+                pending.finish(dispatch_outcome(tool, &outcome));
+                let asks = matches!(outcome, Ok(Ok(ToolOutput::InputRequired(_))));
+                let ordinary = match tool.task_mode {
+                    TaskMode::Required => asks && round.is_some(),
+                    _ => !asks || round.is_some(),
+                };
+                if ordinary {
+                    return self.settle_tool(tool, outcome, round.as_ref(), &span, era);
+                }
+                let record = self.create_task(&engine, &retry.context, &handle).await?;
+                (Start::Settled(outcome), record)
+            }
+            Either::Right(((), first)) => {
+                // Reported when answered: the call was answered with its task.
+                pending.finish(crate::trace::observe::DispatchOutcome::Ok);
+                let record = self.create_task(&engine, &retry.context, &handle).await?;
+                (Start::Running(first), record)
+            }
+        };
+        let run = TaskRun {
+            server: self.clone(),
+            engine: engine.clone(),
+            id: record.id.clone(),
+            handle,
+            dispatch,
+            retry,
+            span,
+        };
+        let watch = engine.tasks.store.watch(&record.id);
+        let expires = record.expires_ms();
+        engine.tasks.runtime.spawn(Box::pin(run.run(start, watch, expires)));
+        Ok(Payload::Value(record.created()))
+    }
+
+    /// Stores a new task for the caller of `context` (its status message, if the handler set one);
+    /// past a bound, the error names it.
+    async fn create_task(
+        &self,
+        engine: &TaskEngine,
+        context: &RequestContext,
+        handle: &TaskHandle,
+    ) -> Result<TaskRecord, ErrorObject> {
+        let tasks = &engine.tasks;
+        let owner = tasks.owner_of(context).map_err(|_| ErrorObject::internal())?;
+        let settings = tasks.settings;
+        let timing = Timing {
+            ttl_ms: settings.ttl.map(millis),
+            poll_interval_ms: Some(millis(settings.poll_interval)),
+            retention_ms: millis(settings.retention),
+        };
+        let mut record = TaskRecord::new(new_task_id()?, owner, timing, now_ms());
+        record.status_message = handle.pending_message();
+        match tasks.store.create(record.clone(), settings.limits).await {
+            Ok(Ok(())) => {}
+            Ok(Err(limit)) => return Err(limit_error(limit)),
+            Err(error) => return Err(store_failed(&error)),
+        }
+        tasks.running.insert(&record.id, handle.clone());
+        handle.attach(record.id.clone(), engine.clone());
+        Ok(record)
+    }
+}
+
+/// -32000 naming the bound a new task would pass.
+fn limit_error(limit: LimitReached) -> ErrorObject {
+    let message = match limit {
+        LimitReached::PerOwner(n) => {
+            format!("Too many tasks: this caller holds its limit of {n} tasks; try again when one expires")
+        }
+        LimitReached::Total(n) => {
+            format!("Too many tasks: the server holds its limit of {n} tasks; try again later")
+        }
+    };
+    ErrorObject::new(-32000, message)
+}
+
+/// The handler's future, guarded and inside the dispatch span.
+fn run_dispatch(
+    dispatch: Arc<dyn Dispatch>,
+    call: ToolCall,
+    span: tracing::Span,
+) -> BoxFuture<'static, Outcome> {
+    Box::pin(async move { guarded(|| dispatch.call(call)).await }.instrument(span))
+}
+
+/// How a task's run starts.
+enum Start {
+    /// The handler is still running.
+    Running(BoxFuture<'static, Outcome>),
+    /// The handler finished before the task was created.
+    Settled(Outcome),
+}
+
+/// One task's run, in the background.
+struct TaskRun {
+    server: Server,
+    engine: TaskEngine,
+    id: String,
+    handle: TaskHandle,
+    dispatch: Arc<dyn Dispatch>,
+    /// The call as first made: each round runs it again with its answers.
+    retry: ToolCall,
+    span: tracing::Span,
+}
+
+/// Why a run stopped waiting.
+enum Woken<T> {
+    /// What it waited for.
+    Ready(T),
+    /// The task is terminal (cancelled, expired, failed by the drain) or gone.
+    Ended,
+}
+
+impl TaskRun {
+    async fn run(self, start: Start, mut watch: TaskWatch, expires: Option<u64>) {
+        let ttl = expires.map(|at| at.saturating_sub(now_ms()));
+        let mut deadline = match ttl {
+            Some(ms) => self.engine.tasks.runtime.sleep(std::time::Duration::from_millis(ms)),
+            None => Box::pin(std::future::pending()),
+        };
+        let mut running = match start {
+            Start::Running(future) => future,
+            Start::Settled(outcome) => Box::pin(std::future::ready(outcome)),
+        };
+        let mut rounds = 0usize;
+        loop {
+            let outcome = match self.outlast(&mut running, &mut watch, &mut deadline).await {
+                Woken::Ready(outcome) => outcome,
+                Woken::Ended => break self.stop(running).await,
+            };
+            let required = match outcome {
+                Ok(Ok(ToolOutput::InputRequired(required))) => required,
+                settled => {
+                    let transition = self.settled(settled);
+                    self.engine.transition(&self.id, transition, now_ms()).await;
+                    break;
+                }
+            };
+            rounds += 1;
+            let asked = match self.ask(required, rounds).await {
+                Ok(asked) => asked,
+                Err(transition) => {
+                    self.engine.transition(&self.id, transition, now_ms()).await;
+                    break;
+                }
+            };
+            let input = match asked {
+                Asked::Nothing(state) => RetryInput::new(BTreeMap::new(), state),
+                Asked::Requests => match self.answers(&mut watch, &mut deadline).await {
+                    Woken::Ready(input) => input,
+                    Woken::Ended => break self.handle.cancel(),
+                },
+            };
+            let mut call = self.retry.clone();
+            call.context.retry = Some(Arc::new(input));
+            running = run_dispatch(Arc::clone(&self.dispatch), call, self.span.clone());
+        }
+        self.engine.tasks.running.remove(&self.id);
+    }
+
+    /// Polls the handler until it finishes, or until the task ends under it.
+    async fn outlast(
+        &self,
+        running: &mut BoxFuture<'static, Outcome>,
+        watch: &mut TaskWatch,
+        deadline: &mut BoxFuture<'static, ()>,
+    ) -> Woken<Outcome> {
+        loop {
+            // What ended the wait: the handler (its outcome), a wake-up (`Some(alive)`), the deadline.
+            let ended = {
+                let ended = select(Box::pin(watch.woken()), deadline.as_mut());
+                match select(running.as_mut(), ended).await {
+                    Either::Left((outcome, _)) => return Woken::Ready(outcome),
+                    Either::Right((Either::Left((alive, _)), _)) => Some(alive),
+                    Either::Right((Either::Right(((), _)), _)) => None,
+                }
+            };
+            match ended {
+                None => {
+                    self.expire().await;
+                    return Woken::Ended;
+                }
+                Some(alive) => {
+                    if self.is_over().await {
+                        return Woken::Ended;
+                    }
+                    if !alive {
+                        self.rewatch(watch).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits for the answers to every outstanding request (recorded by `tasks/update`, here or in
+    /// another instance), then takes them.
+    async fn answers(
+        &self,
+        watch: &mut TaskWatch,
+        deadline: &mut BoxFuture<'static, ()>,
+    ) -> Woken<RetryInput> {
+        loop {
+            if let Some(input) = self.take_input().await {
+                return input;
+            }
+            let woken = match select(Box::pin(watch.woken()), deadline.as_mut()).await {
+                Either::Left((alive, _)) => Some(alive),
+                Either::Right(((), _)) => None,
+            };
+            match woken {
+                None => {
+                    self.expire().await;
+                    return Woken::Ended;
+                }
+                Some(alive) => {
+                    if !alive {
+                        if self.is_over().await {
+                            return Woken::Ended;
+                        }
+                        self.rewatch(watch).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The round's answers, once every request is answered; `Ended` when the task is over.
+    async fn take_input(&self) -> Option<Woken<RetryInput>> {
+        let taken: Mutex<Option<TakenInput>> = Mutex::new(None);
+        let edit = |record: &mut TaskRecord| {
+            let input = record.take_input();
+            let took = input.is_some();
+            *taken.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = input;
+            took
+        };
+        match self.engine.tasks.store.update(&self.id, &edit).await {
+            Ok(Some(_)) => {}
+            Ok(None) => return self.is_over().await.then_some(Woken::Ended),
+            Err(error) => {
+                tracing::error!(%error, "the task store failed while a task waited for input");
+                return None;
+            }
+        }
+        let (given, state) = taken.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)?;
+        let keys: BTreeMap<String, String> =
+            given.iter().map(|(key, g)| (key.clone(), g.method.clone())).collect();
+        let sent: Map<String, Value> = given.into_iter().map(|(key, g)| (key, g.response)).collect();
+        // Checked when recorded; a store written by another version is checked again here.
+        let responses = responses::asked(sent, &keys).unwrap_or_default();
+        Some(Woken::Ready(RetryInput::new(responses, state)))
+    }
+
+    /// A watch the store ended while the task lives on (a shared store lost its connection): watched
+    /// again after a pause, so that a store that keeps ending watches is polled, not spun on.
+    async fn rewatch(&self, watch: &mut TaskWatch) {
+        self.engine.tasks.runtime.sleep(std::time::Duration::from_millis(50)).await;
+        *watch = self.engine.tasks.store.watch(&self.id);
+    }
+
+    /// Whether the task is terminal or gone (then the handler is told to stop).
+    async fn is_over(&self) -> bool {
+        let over = match self.engine.tasks.store.read(&self.id).await {
+            Ok(Some(record)) => record.status.is_terminal(),
+            Ok(None) => true,
+            Err(_) => false,
+        };
+        if over {
+            self.handle.cancel();
+        }
+        over
+    }
+
+    /// The task outlived its time to live: failed, and its handler told.
+    async fn expire(&self) {
+        let error = json!({"code": -32603, "message": "the task outlived its time to live"});
+        if let Ok(Some(record)) = self.engine.tasks.store.expire(&self.id, error, now_ms()).await {
+            self.engine.announce(&record);
+        }
+        self.handle.cancel();
+    }
+
+    /// Lets a cancelled handler run on for the cancellation grace, then drops it; its outcome is not
+    /// stored (the task is terminal already).
+    async fn stop(&self, running: BoxFuture<'static, Outcome>) {
+        self.handle.cancel();
+        let grace = self.engine.tasks.runtime.sleep(self.engine.tasks.settings.cancel_grace);
+        let _ = select(running, grace).await;
+    }
+
+    /// The transition a finished handler's outcome makes: its result completes the task (a tool error
+    /// included), a panic or a host fault fails it.
+    fn settled(&self, outcome: Outcome) -> Transition {
+        let Some(tool) = self.server.inner.snapshot.tool(&self.retry.name) else {
+            return failed(ErrorObject::internal(), "the tool is no longer served");
+        };
+        let era = self.retry.context.era;
+        match self.server.settle_tool(tool, outcome, None, &self.span, era) {
+            Ok(payload) => {
+                let result = match payload {
+                    Payload::Value(value) => self.server.inner.decoration.apply(value),
+                    encoded => encoded.to_value(),
+                };
+                let size = serde_json::to_vec(&result).map_or(usize::MAX, |bytes| bytes.len());
+                let limit = self.engine.tasks.settings.max_result_bytes;
+                if size > limit {
+                    let message = format!("the task's result is larger than the limit of {limit} bytes");
+                    return failed(ErrorObject::new(-32603, message.clone()), &message);
+                }
+                Transition::Completed(result)
+            }
+            Err(error) => failed(error, "the tool failed with a protocol error"),
+        }
+    }
+
+    /// Puts the task in `input_required` with the host's requests (the ones the client can answer).
+    async fn ask(&self, required: InputRequired, rounds: usize) -> Result<Asked, Transition> {
+        if rounds > MAX_INPUT_ROUNDS {
+            tracing::error!("a task asked for input more than {MAX_INPUT_ROUNDS} times; failed");
+            return Err(failed(ErrorObject::internal(), "the task asked for input too many times"));
+        }
+        let (requests, state) = required.into_parts();
+        if requests.is_empty() && state.is_none() {
+            tracing::error!(
+                "the host asked for input but gave no input request and no state; the task failed"
+            );
+            return Err(failed(ErrorObject::internal(), "the tool asked for nothing"));
+        }
+        if !requests.values().all(well_formed) {
+            tracing::error!("the host's elicitation form has no object requestedSchema; the task failed");
+            return Err(failed(ErrorObject::internal(), "the tool asked for malformed input"));
+        }
+        if requests.is_empty() {
+            return Ok(Asked::Nothing(state));
+        }
+        let declared = self.retry.context.client_capabilities.as_deref().unwrap_or(&Value::Null);
+        let requests = askable(requests, declared).map_err(|missing| {
+            failed(
+                ErrorObject::missing_capability(missing),
+                "the client cannot answer the tool's input requests",
+            )
+        })?;
+        let mut wire = BTreeMap::new();
+        for (key, request) in requests {
+            let value = serde_json::to_value(&request)
+                .map_err(|_| failed(ErrorObject::internal(), "unencodable input request"))?;
+            wire.insert(key, (request.method().to_owned(), value));
+        }
+        let transition = Transition::InputRequired { requests: wire, state };
+        match self.engine.transition(&self.id, transition, now_ms()).await {
+            Some(_) => Ok(Asked::Requests),
+            // Terminal meanwhile (cancelled): the wait below sees it at once.
+            None => Ok(Asked::Requests),
+        }
+    }
+}
+
+/// What a round asked the client for.
+enum Asked {
+    /// Requests: wait for their answers.
+    Requests,
+    /// No request, only the host's state: run again at once.
+    Nothing(Option<Vec<u8>>),
+}
+
+/// A `failed` transition with the JSON-RPC `error` and a diagnostic message.
+fn failed(error: ErrorObject, message: &str) -> Transition {
+    let error =
+        serde_json::to_value(&error).unwrap_or_else(|_| json!({"code": -32603, "message": "Internal error"}));
+    Transition::Failed { error, message: message.to_owned() }
+}
