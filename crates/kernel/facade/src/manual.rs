@@ -12,6 +12,7 @@
 //! | [`host_contract`] | the catalog, typed and plain registries, dispatch, readers, completions, input required |
 //! | [`protocol`] | revisions and eras, the order of the checks, results, errors, pagination |
 //! | [`notifications`] | change notifications: `subscriptions/listen`, the notifier, the hub, legacy sessions |
+//! | [`tasks`] | long-running tools: the tasks extension, task modes, input, cancellation, bounds, the store |
 //! | [`http`] | the stateless Streamable HTTP transport: hooks, refusals, CORS, OAuth resource server |
 //! | [`deploy`] | many instances behind a proxy: the tested nginx configuration, keys, rolling restarts |
 //! | [`stdio`] | the newline-delimited stdio transport |
@@ -53,6 +54,11 @@ pub mod protocol {}
 ///
 #[doc = include_str!("../manual/notifications.md")]
 pub mod notifications {}
+
+/// Long-running tools: the tasks extension, task modes, input, cancellation, bounds, the store.
+///
+#[doc = include_str!("../manual/tasks.md")]
+pub mod tasks {}
 
 /// The stateless Streamable HTTP transport (`mcp-kernel-http`, feature `http`).
 ///

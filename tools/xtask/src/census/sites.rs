@@ -25,6 +25,7 @@ pub const CRYPTO_SITES: &[&str] = &[
     "crates/connectome/canonical/src/digest.rs",
     "crates/kernel/router/src/sealing/sealer.rs",
     "crates/kernel/router/src/sealing/state.rs",
+    "crates/kernel/router/src/tasks/owner.rs",
 ];
 /// Words that name a hash or MAC implementation (crates, then types).
 const CRYPTO_WORDS: &[&str] = &[

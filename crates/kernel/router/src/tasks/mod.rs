@@ -20,6 +20,7 @@ pub(crate) mod handle;
 pub(crate) mod memory;
 pub(crate) mod methods;
 pub(crate) mod options;
+pub(crate) mod owner;
 pub(crate) mod record;
 pub(crate) mod registry;
 pub(crate) mod run;

@@ -15,8 +15,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use sha2::{Digest, Sha256};
-
 use crate::contract::{BoxFuture, RequestContext};
 use crate::tasks::memory::InProcessTaskStore;
 use crate::tasks::registry::Running;
@@ -188,12 +186,7 @@ impl Tasks {
                 tracing::error!("the host's task owner key panicked; answered -32603");
                 OwnerPanicked
             })?;
-        Ok(named.map(|named| {
-            let mut digest = Sha256::new();
-            digest.update(b"mcp-kernel task owner\0");
-            digest.update(named.as_bytes());
-            digest.finalize().iter().map(|byte| format!("{byte:02x}")).collect()
-        }))
+        Ok(named.map(|named| crate::tasks::owner::owner_digest(&named)))
     }
 }
 

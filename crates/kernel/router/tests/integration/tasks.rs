@@ -505,3 +505,65 @@ async fn a_status_message_set_while_running_reaches_tasks_get() {
     assert_eq!(message, "halfway");
     assert_eq!(counter.load(Ordering::SeqCst), 1);
 }
+
+async fn open_listen_as(
+    server: &Server,
+    user: &'static str,
+    message: Value,
+) -> Result<mcp_kernel_router::transport::Listen, Value> {
+    let mut extensions = Extensions::new();
+    extensions.insert(User(user));
+    let envelope = mcp_kernel_router::wire::Envelope::from_value(message).expect("an envelope");
+    let inbound = mcp_kernel_router::transport::Inbound::new().extensions(extensions);
+    server
+        .open_listen(envelope, inbound)
+        .await
+        .map_err(|handled| handled.response.expect("answered").to_value())
+}
+
+#[tokio::test]
+async fn a_listen_for_task_ids_hears_only_the_callers_own_live_tasks_and_needs_the_extension() {
+    let server = Server::builder(catalog())
+        .dispatch(dispatch)
+        .notifications(mcp_kernel_router::notify::Notifications::in_process())
+        .tasks(tasks())
+        .build()
+        .expect("a server");
+    let tools_call = |ms: u64| request(1, "tools/call", json!({"name": "slow", "arguments": {"ms": ms}}));
+    let alices = task_id(&send_as(&server, "alice", tools_call(400)).await);
+    let bobs = task_id(&send_as(&server, "bob", tools_call(400)).await);
+    let finished = task_id(&send_as(&server, "alice", tools_call(60)).await);
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let filter = json!({"taskIds": [alices, bobs, finished, "0123456789abcdef0123456789abcdef"]});
+    let refused = open_listen_as(
+        &server,
+        "alice",
+        undeclared(9, "subscriptions/listen", json!({"notifications": filter})),
+    )
+    .await;
+    assert_eq!(code(&refused.expect_err("refused")), -32021);
+    let mut listen = open_listen_as(
+        &server,
+        "alice",
+        request(9, "subscriptions/listen", json!({"notifications": filter})),
+    )
+    .await
+    .expect("a listen");
+    assert_eq!(
+        listen.acknowledgment()["params"]["notifications"],
+        json!({"taskIds": [alices]}),
+        "only her own live task"
+    );
+    let told = tokio::time::timeout(Duration::from_secs(3), listen.next())
+        .await
+        .expect("in time")
+        .expect("a notification");
+    assert_eq!(told["method"], "notifications/tasks");
+    assert_eq!(told["params"]["taskId"], alices.as_str());
+    assert_eq!(told["params"]["status"], "completed");
+    assert_eq!(told["params"]["result"]["content"][0]["text"], "slept 400");
+    assert_eq!(told["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 9);
+    // Bob's task ends too; nothing of it reaches Alice's stream.
+    let quiet = tokio::time::timeout(Duration::from_millis(300), listen.next()).await;
+    assert!(quiet.is_err(), "{quiet:?}");
+}
