@@ -1,8 +1,8 @@
 //! The catalog the conformance suite expects (`conformance-suite.md` section 6): every tool, resource,
 //! template and prompt the library can serve today, with the exact names, schemas and payloads, the
 //! completer of `completion/complete`, the multi-round-trip (`test_input_required_result_*`) tools
-//! and prompt with the request-state sealer they need, and the two diagnostic triggers with the
-//! entries they toggle in and out (`crate::live`).
+//! and prompt with the request-state sealer they need, the tasks extension's fixtures (`crate::tasks`),
+//! and the two diagnostic triggers with the entries they toggle in and out (`crate::live`).
 
 use mcp_kernel::notify::LogLevel;
 use mcp_kernel::prompts::{GetPrompt, PromptArgument, PromptOutput, PromptSpec};
@@ -91,7 +91,7 @@ pub fn capabilities(toggles: Toggles) -> Listing {
 
 /// The entries listed whatever the toggles.
 fn fixed() -> Listing {
-    Listing {
+    let mut listing = Listing {
         tools: vec![
             tool("test_simple_text", "Returns a simple text response."),
             tool("test_image_content", "Returns an image."),
@@ -163,7 +163,9 @@ fn fixed() -> Listing {
             PromptSpec::new("test_input_required_result_prompt")
                 .description("Asks the user for context before it renders."),
         ],
-    }
+    };
+    listing.tools.extend(crate::tasks::tools());
+    listing
 }
 
 fn text(text: &str) -> ContentBlock {
@@ -178,6 +180,9 @@ fn embedded(uri: &str, mime_type: &str, body: &str) -> ContentBlock {
 
 /// The tools but the triggers (`crate::live` answers those).
 pub async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
+    if crate::tasks::is_fixture(&call.name) {
+        return crate::tasks::dispatch(call).await;
+    }
     if call.name.starts_with("test_input_required_result_") {
         return Ok(round_trip(&call.name, &call.context.retry_input().cloned().unwrap_or_default()));
     }

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
 use mcp_kernel::notify::{LogLevel, Notifications};
 use mcp_kernel::sealing::HmacSealer;
+use mcp_kernel::tasks::Tasks;
 use mcp_kernel::transport::LiveServer;
 use mcp_kernel::{BuildError, Server, ToolCall, ToolError, ToolOutput};
 
@@ -27,6 +28,8 @@ pub struct Harness {
     sealer: HmacSealer,
     /// One hub for every rebuild: a replacement announces to the listeners of the server it replaces.
     notifications: Notifications,
+    /// One task store for every rebuild: a task created before a trigger is answered after it.
+    tasks: Tasks,
 }
 
 impl Harness {
@@ -34,8 +37,14 @@ impl Harness {
     /// to serve. The servers reach the harness weakly: it lives as long as the caller holds it.
     pub fn start(sealer: HmacSealer) -> Result<(Arc<Harness>, LiveServer), BuildError> {
         let notifications = Notifications::in_process();
-        let harness =
-            Arc::new(Harness { live: OnceLock::new(), toggles: Mutex::default(), sealer, notifications });
+        let tasks = crate::tasks::opt_in();
+        let harness = Arc::new(Harness {
+            live: OnceLock::new(),
+            toggles: Mutex::default(),
+            sealer,
+            notifications,
+            tasks,
+        });
         let live = LiveServer::new(build(&harness, Toggles::default())?);
         harness.live.get_or_init(|| live.clone());
         Ok((harness, live))
@@ -76,6 +85,8 @@ fn build(harness: &Arc<Harness>, toggles: Toggles) -> Result<Server, BuildError>
         // Change notifications, through the harness's one hub: every server the harness serves is built
         // here, so the triggers' `LiveServer::replace` announces each change to the listen streams.
         .notifications(harness.notifications.clone())
+        // The tasks extension, with a threshold well under the suite's one-second tasks (`crate::tasks`).
+        .tasks(harness.tasks.clone())
         .build()
 }
 

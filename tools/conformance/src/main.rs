@@ -6,6 +6,7 @@
 
 mod catalog;
 mod live;
+mod tasks;
 
 use mcp_kernel::http::{AllowedOrigins, LegacyClients, McpHttp};
 

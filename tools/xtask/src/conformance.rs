@@ -5,10 +5,13 @@
 //! the suite at exactly [`SUITE`] under `target/`, builds and starts the harness on a free port, runs
 //! the suite once per revision with its baseline, stops the harness whatever happens, and exits
 //! non-zero when the suite does, or when a check comes back SKIPPED without a baseline entry naming it
-//! ([`baseline`]). The rows come from the suite's own `checks.json` files and are compared with the
-//! README's (`--write` rewrites them).
+//! ([`baseline`]). The tasks extension's scenarios, which the suite runs with `2026-07-28` but does
+//! not score, are scored here under the same rule with a baseline of their own ([`extension`]). The
+//! rows — one per revision and one for the extension — come from the suite's own `checks.json` files
+//! and are compared with the README's (`--write` rewrites them).
 
 mod baseline;
+mod extension;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -93,14 +96,19 @@ fn start_harness() -> Result<Harness, String> {
     Ok(harness)
 }
 
-/// The scored server scenarios of a revision, as the suite lists them.
-fn scored(node: &Path, suite: &Path, revision: &str) -> Result<Vec<String>, String> {
+/// What the suite lists for a revision (`list --requirements <rev>`).
+fn listed(node: &Path, suite: &Path, revision: &str) -> Result<String, String> {
     let out = Command::new(node)
         .arg(suite)
         .args(["list", "--requirements", revision])
         .output()
         .map_err(|e| format!("conformance list: {e}"))?;
-    let text = String::from_utf8_lossy(&out.stdout);
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The scored server scenarios of a revision, as the suite lists them.
+fn scored(node: &Path, suite: &Path, revision: &str) -> Result<Vec<String>, String> {
+    let text = listed(node, suite, revision)?;
     let names: Vec<String> = text
         .lines()
         .skip_while(|l| !l.starts_with("Server scenarios"))
@@ -134,8 +142,9 @@ fn severity(status: &str) -> u8 {
     }
 }
 
-/// The checks of the newest run of `scenario` under `results`, folded per id; `None` when it did not run.
-pub fn newest_checks(results: &Path, scenario: &str) -> Option<Vec<Check>> {
+/// The lines of the newest `checks.json` of `scenario` under `results`, as the suite wrote them;
+/// `None` when it did not run.
+pub fn newest_lines(results: &Path, scenario: &str) -> Option<Vec<Value>> {
     let prefix = format!("server-{scenario}-");
     let newest = std::fs::read_dir(results)
         .into_iter()
@@ -150,8 +159,13 @@ pub fn newest_checks(results: &Path, scenario: &str) -> Option<Vec<Check>> {
         .max()?;
     let text = std::fs::read_to_string(results.join(newest).join("checks.json")).ok()?;
     let Ok(Value::Array(lines)) = serde_json::from_str::<Value>(&text) else { return None };
+    Some(lines)
+}
+
+/// A run's lines folded per id (INFO lines left out).
+pub fn fold(lines: &[Value]) -> Vec<Check> {
     let mut checks: Vec<Check> = Vec::new();
-    for line in &lines {
+    for line in lines {
         let (Some(id), Some(status)) = (line["id"].as_str(), line["status"].as_str()) else { continue };
         if status == "INFO" {
             continue;
@@ -162,7 +176,12 @@ pub fn newest_checks(results: &Path, scenario: &str) -> Option<Vec<Check>> {
             None => checks.push(Check { id: id.to_owned(), status: status.to_owned() }),
         }
     }
-    Some(checks)
+    checks
+}
+
+/// The checks of the newest run of `scenario` under `results`, folded per id; `None` when it did not run.
+pub fn newest_checks(results: &Path, scenario: &str) -> Option<Vec<Check>> {
+    newest_lines(results, scenario).map(|lines| fold(&lines))
 }
 
 /// What the newest `checks.json` of a scenario says.
@@ -248,9 +267,10 @@ impl Tally {
     }
 }
 
-/// One revision's row.
+/// One row: a revision's scored scenarios, or the extension's.
 pub struct Row {
-    revision: String,
+    /// The first cell, as Markdown.
+    label: String,
     scored: usize,
     ticked: Tally,
     baseline_rule: Tally,
@@ -261,8 +281,8 @@ pub struct Row {
 impl Row {
     fn markdown(&self) -> String {
         format!(
-            "| `{}` | {} | {} | {} / {} | `cargo xtask conformance` |",
-            self.revision,
+            "| {} | {} | {} | {} / {} | `cargo xtask conformance` |",
+            self.label,
             self.ticked.cell(self.scored),
             self.baseline_rule.cell(self.scored),
             self.claimed_passed,
@@ -271,32 +291,82 @@ impl Row {
     }
 }
 
-/// The rows, derived from the results of both runs.
+/// The row of `names`, run with `revision`, from their verdicts in that run and the lists of the
+/// harness's README.
+fn row(
+    label: String,
+    revision: &str,
+    names: &[String],
+    verdict_of: impl Fn(&str) -> Verdict,
+    readme: &str,
+) -> Row {
+    let claimed = listed_for(readme, "## Claimed surface", revision);
+    let vacuous = listed_for(readme, "## Passing vacuously", revision);
+    let verdicts: Vec<(&String, Verdict)> = names.iter().map(|s| (s, verdict_of(s))).collect();
+    let ticked: Vec<&String> = verdicts.iter().filter(|(_, v)| v.ticked()).map(|(s, _)| *s).collect();
+    let passing: Vec<&String> = verdicts.iter().filter(|(_, v)| v.passes()).map(|(s, _)| *s).collect();
+    let in_scope: Vec<&String> = names.iter().filter(|s| claimed.contains(s)).collect();
+    Row {
+        label,
+        scored: names.len(),
+        ticked: Tally::of(&ticked, &vacuous),
+        baseline_rule: Tally::of(&passing, &vacuous),
+        claimed_passed: in_scope.iter().filter(|s| passing.contains(s)).count(),
+        claimed: in_scope.len(),
+    }
+}
+
+/// The rows, derived from the results of both runs: one per revision, then the extension's.
 fn rows(node: &Path, suite: &Path) -> Result<Vec<Row>, String> {
     let readme = std::fs::read_to_string("tools/conformance/README.md")
         .map_err(|e| format!("tools/conformance/README.md: {e}"))?;
-    REVISIONS
+    let mut rows = REVISIONS
         .iter()
         .map(|revision| {
-            let claimed = listed_for(&readme, "## Claimed surface", revision);
-            let vacuous = listed_for(&readme, "## Passing vacuously", revision);
-            let names = scored(node, suite, revision)?;
             let results = Path::new(RESULTS_DIR).join(revision);
-            let verdicts: Vec<(&String, Verdict)> = names.iter().map(|s| (s, verdict(&results, s))).collect();
-            let ticked: Vec<&String> = verdicts.iter().filter(|(_, v)| v.ticked()).map(|(s, _)| *s).collect();
-            let passing: Vec<&String> =
-                verdicts.iter().filter(|(_, v)| v.passes()).map(|(s, _)| *s).collect();
-            let in_scope: Vec<&String> = names.iter().filter(|s| claimed.contains(s)).collect();
-            Ok(Row {
-                revision: (*revision).to_owned(),
-                scored: names.len(),
-                ticked: Tally::of(&ticked, &vacuous),
-                baseline_rule: Tally::of(&passing, &vacuous),
-                claimed_passed: in_scope.iter().filter(|s| passing.contains(s)).count(),
-                claimed: in_scope.len(),
-            })
+            let names = scored(node, suite, revision)?;
+            Ok(row(format!("`{revision}`"), revision, &names, |s| verdict(&results, s), &readme))
         })
-        .collect()
+        .collect::<Result<Vec<Row>, String>>()?;
+    let results = Path::new(RESULTS_DIR).join(extension::REVISION);
+    let names = extension::scenarios(&listed(node, suite, extension::REVISION)?);
+    let label = format!("`{}` {}", extension::REVISION, extension::LABEL);
+    rows.push(row(label, extension::REVISION, &names, |s| extension::verdict(&results, s), &readme));
+    Ok(rows)
+}
+
+/// The extension's scenarios under the rule of its baseline, after the run of its revision: each
+/// scenario's verdict is printed, and what breaks the rule is returned.
+fn hold_extension(node: &Path, suite: &Path, results: &Path) -> Result<Vec<String>, String> {
+    let expected = std::fs::read_to_string(extension::BASELINE)
+        .map_err(|e| e.to_string())
+        .and_then(|text| baseline::parse(&text))
+        .map_err(|e| format!("{}: {e}", extension::BASELINE))?;
+    let names = extension::scenarios(&listed(node, suite, extension::REVISION)?);
+    let passed = names.iter().filter(|s| extension::verdict(results, s).passes()).count();
+    eprintln!(
+        "xtask: {} {}: {passed} / {} pass under the baseline rule (baseline {})",
+        extension::REVISION,
+        extension::LABEL,
+        names.len(),
+        extension::BASELINE
+    );
+    for name in &names {
+        let mut notes: Vec<String> = expected
+            .iter()
+            .filter(|e| &e.scenario == name)
+            .map(|e| format!("{} in the baseline", e.named()))
+            .collect();
+        let left_out = extension::checks(results, name).map_or(0, |(_, left_out)| left_out);
+        if left_out > 0 {
+            notes.push(format!(
+                "{left_out} CreateTaskResult(s) the core schema misreads, left out of wire-schema-valid"
+            ));
+        }
+        let notes = if notes.is_empty() { String::new() } else { format!(" ({})", notes.join("; ")) };
+        eprintln!("xtask:   {name}: {:?}{notes}", extension::verdict(results, name));
+    }
+    Ok(extension::breaches(results, &names, &expected))
 }
 
 /// The README with its rows replaced.
@@ -335,7 +405,12 @@ pub fn run(write: bool) -> Result<(), String> {
             if !status.success() {
                 failed.push(revision.to_owned());
             }
-            let breaches = baseline::breaches(&out, &scored(&node, &suite, revision)?, &expected);
+            let mut breaches = baseline::breaches(&out, &scored(&node, &suite, revision)?, &expected);
+            if revision == extension::REVISION {
+                let found = hold_extension(&node, &suite, &out)?;
+                let label = extension::LABEL;
+                breaches.extend(found.into_iter().map(|breach| format!("{label}: {breach}")));
+            }
             for breach in &breaches {
                 eprintln!("xtask: {revision}: {breach}");
             }
@@ -445,7 +520,7 @@ mod tests {
     #[test]
     fn a_row_shows_both_tallies_and_marks_the_vacuous_ticks() {
         let row = Row {
-            revision: "2025-11-25".into(),
+            label: "`2025-11-25`".into(),
             scored: 30,
             ticked: Tally { passed: 24, vacuous: 1 },
             baseline_rule: Tally { passed: 23, vacuous: 0 },

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use super::{Verdict, newest_checks};
+use super::{Check, Verdict, newest_checks};
 
 /// One entry of a baseline's `server` list: a whole scenario, or one check of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,7 +22,8 @@ pub struct Entry {
 }
 
 impl Entry {
-    fn named(&self) -> String {
+    /// The entry as written (`scenario` or `scenario:check-id`).
+    pub fn named(&self) -> String {
         match &self.check {
             Some(check) => format!("{}:{check}", self.scenario),
             None => self.scenario.clone(),
@@ -78,9 +79,18 @@ pub fn parse(text: &str) -> Result<Vec<Entry>, String> {
 /// that `baseline` does not name, and every entry that is stale (its scenario is not scored, or its
 /// check or scenario no longer skips, warns or fails). Each line names the check or the entry.
 pub fn breaches(results: &Path, scored: &[String], baseline: &[Entry]) -> Vec<String> {
+    breaches_of(scored, baseline, |scenario| newest_checks(results, scenario))
+}
+
+/// [`breaches`], with the checks of a scenario's newest run as `checks_of` reads them.
+pub fn breaches_of(
+    scored: &[String],
+    baseline: &[Entry],
+    checks_of: impl Fn(&str) -> Option<Vec<Check>>,
+) -> Vec<String> {
     let mut found = Vec::new();
     for scenario in scored {
-        let Some(checks) = newest_checks(results, scenario) else { continue };
+        let Some(checks) = checks_of(scenario) else { continue };
         let whole = baseline.iter().any(|e| &e.scenario == scenario && e.check.is_none());
         for check in checks.iter().filter(|c| c.status == "SKIPPED") {
             let named =
@@ -95,7 +105,7 @@ pub fn breaches(results: &Path, scored: &[String], baseline: &[Entry]) -> Vec<St
             found.push(format!("baseline entry {} names no scored scenario", entry.named()));
             continue;
         }
-        let Some(checks) = newest_checks(results, &entry.scenario) else { continue };
+        let Some(checks) = checks_of(&entry.scenario) else { continue };
         let stale = match &entry.check {
             None => Verdict::of(&checks) == Verdict::Passed,
             Some(id) => checks.iter().find(|c| &c.id == id).is_none_or(|c| c.status == "SUCCESS"),
