@@ -55,6 +55,11 @@
 //!   deadline if it never reads again; keep-alive comment lines every 15 s; every stream ended with its
 //!   completion result when `serve` drains, when its connection is told to make room, or at
 //!   [`McpService::end_listens`]. A stream holds no share of the body budget.
+//! * **Tasks** (a server built with the tasks extension): `tasks/get`, `tasks/update` and
+//!   `tasks/cancel` pass every check above, `authorize` included, like any request; `Mcp-Name` must
+//!   equal `params.taskId` (-32020, 400). A task's handler outlives its request, so [`serve`]'s drain
+//!   gives running tasks what is left of its grace period and fails each one still running
+//!   ([`McpService::drain_tasks`] for a host serving the service itself): no task is left `working`.
 //! * **Hostile JSON**: the bounded reader refuses nesting deeper than 64, repeated keys, and
 //!   non-objects (batches) before any schema sees them.
 //! * **Smuggling between a gateway and the server**: the standard headers must agree with the body,

@@ -140,6 +140,20 @@ impl McpService {
     pub fn end_listens(&self) {
         self.shared.listen.end.end();
     }
+
+    /// Ends the tasks of the server serving now (a server built with tasks, the tasks extension): waits
+    /// up to `grace` for them to finish, then fails each one still running — a JSON-RPC error saying
+    /// the server shut down — and cancels its handler
+    /// ([`Server::drain_tasks`](mcp_kernel_router::Server::drain_tasks)). Resolves at once on a server
+    /// without tasks.
+    ///
+    /// [`serve`](crate::serve) does this at the end of its drain, with what is left of its grace
+    /// period. A host that mounts the service in another server awaits it once that server's graceful
+    /// shutdown is over: a task runs outside every connection, so nothing else waits for it, and the
+    /// process would otherwise exit with the task still `working`.
+    pub async fn drain_tasks(&self, grace: Duration) {
+        self.shared.live.current().drain_tasks(grace).await;
+    }
 }
 
 impl<B> tower_service::Service<Request<B>> for McpService
@@ -372,6 +386,12 @@ async fn answer(
     let carrier = crate::trace::carrier(&parts.headers);
     let draining = parts.extensions.get::<Draining>().cloned();
     drop(parts);
+    // A call may become a task, which outlives this request: `serve`'s drain ends its service's tasks.
+    if let Some(draining) = &draining
+        && message.method() == Some(&McpMethod::ToolsCall)
+    {
+        draining.tasks.register(std::ptr::from_ref(shared).addr(), &shared.live);
+    }
     // A method 2026-07-28 does not have: 404 with an id, 202 without one.
     if message.method().is_some_and(McpMethod::is_removed_in_stateless) {
         if !message.has_id() {

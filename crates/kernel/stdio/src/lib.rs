@@ -52,6 +52,12 @@
 //!   signals); a signal during that wait starts the grace. The transport installs no signal handler
 //!   unless asked: catching `SIGTERM` changes how the whole process answers it, for as long as it runs,
 //!   which is the host's decision (one embedding stdio beside other work may stop it otherwise).
+//! * **Tasks** (a server built with the tasks extension). `tasks/get`, `tasks/update` and
+//!   `tasks/cancel` are requests like any other. A task's handler outlives the request that created it,
+//!   so when the session ends, once every request read is answered, its tasks get
+//!   [`StdioOptions::task_grace`] ([`DEFAULT_TASK_GRACE`], 5 s) to finish, and each one still running is
+//!   then failed with the shutdown reason and its handler cancelled: the process exits within the grace
+//!   with no task left `working` (which a store shared with other processes would otherwise keep).
 //! * **Wiring ([`serve()`]).** stdin and stdout are classified independently (`fstat`) before anything
 //!   is changed. A pipe or FIFO is served non-blocking on the runtime's reactor through a *new* open file
 //!   description of the same pipe (`/proc/self/fd/N`, Linux), never by setting `O_NONBLOCK` on the
@@ -107,7 +113,7 @@ mod wiring;
 mod writer;
 
 pub use listen::{DEFAULT_MAX_LISTENS, TOO_MANY_LISTENS};
-pub use options::{DEFAULT_MAX_IN_FLIGHT, MAX_LINE_BYTES, SHUTDOWN_GRACE, StdioOptions};
+pub use options::{DEFAULT_MAX_IN_FLIGHT, DEFAULT_TASK_GRACE, MAX_LINE_BYTES, SHUTDOWN_GRACE, StdioOptions};
 pub use serve::{serve, serve_io, serve_with};
 
 /// This crate's README (its page on the registry), compiled as doctests so that its example stays true.

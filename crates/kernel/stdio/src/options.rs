@@ -21,6 +21,10 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
 /// (see [`StdioOptions::shutdown_on`]).
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
+/// How long the tasks still running when a session ends may take to finish before they are failed
+/// (see [`StdioOptions::task_grace`]).
+pub const DEFAULT_TASK_GRACE: Duration = Duration::from_secs(5);
+
 /// The most requests [`StdioOptions::max_in_flight`] admits (the runtime's semaphore bound).
 const MAX_IN_FLIGHT_CEILING: usize = tokio::sync::Semaphore::MAX_PERMITS;
 
@@ -38,6 +42,7 @@ pub struct StdioOptions {
     pub(crate) extensions: Extensions,
     pub(crate) shutdown: Option<ShutdownSignal>,
     pub(crate) shutdown_grace: Duration,
+    pub(crate) task_grace: Duration,
 }
 
 impl Default for StdioOptions {
@@ -49,6 +54,7 @@ impl Default for StdioOptions {
             extensions: Extensions::new(),
             shutdown: None,
             shutdown_grace: SHUTDOWN_GRACE,
+            task_grace: DEFAULT_TASK_GRACE,
         }
     }
 }
@@ -147,6 +153,27 @@ impl StdioOptions {
         self
     }
 
+    /// How long the tasks still running when the session ends may take to finish (a server built with
+    /// tasks, the tasks extension; default [`DEFAULT_TASK_GRACE`], 5 s). A task's handler runs on after
+    /// the `CreateTaskResult`, outside every request, so when the session ends — end of input,
+    /// `shutdown`/`exit`, the signal of [`shutdown_on`](Self::shutdown_on) — and every request read has
+    /// been answered, its tasks get this long; each one still running then is failed, with a JSON-RPC
+    /// error saying the server shut down, and its handler cancelled
+    /// ([`Server::drain_tasks`](mcp_kernel_router::Server::drain_tasks)). After a signal the
+    /// [`shutdown_grace`](Self::shutdown_grace) still bounds the whole: at its cut the tasks still
+    /// running are failed at once. The session also fails them at once when its output is gone. Keep it
+    /// below the time a client waits, after closing stdin, before it signals the process.
+    pub fn task_grace(mut self, grace: Duration) -> Self {
+        self.task_grace = grace;
+        self
+    }
+
+    /// How long the tasks still running when the session ends may take to finish (set by
+    /// [`StdioOptions::task_grace`]).
+    pub fn get_task_grace(&self) -> Duration {
+        self.task_grace
+    }
+
     /// How long a session waits for its requests after its shutdown signal (set by
     /// [`StdioOptions::shutdown_grace`]).
     pub fn get_shutdown_grace(&self) -> Duration {
@@ -197,6 +224,8 @@ mod tests {
         assert_eq!(options.get_max_in_flight(), 1, "zero would never admit a request");
         assert!(options.get_extensions().is_empty());
         assert_eq!(options.get_shutdown_grace(), SHUTDOWN_GRACE);
+        assert_eq!(options.get_task_grace(), DEFAULT_TASK_GRACE);
+        assert_eq!(options.clone().task_grace(Duration::ZERO).get_task_grace(), Duration::ZERO);
         assert!(!options.has_shutdown_signal(), "no signal unless the host names one");
         let options = options.shutdown_on(std::future::pending()).shutdown_grace(Duration::from_millis(5));
         assert!(options.has_shutdown_signal());

@@ -11,7 +11,10 @@
 //! non-blocking description, anything else is served blocking; no shared flag is changed) and ends
 //! quietly when its output is gone; [`serve_io`] reports every failure.
 
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
+use std::time::Duration;
 
 use mcp_kernel_router::transport::LiveServer;
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
@@ -54,6 +57,8 @@ pub async fn serve(server: impl Into<LiveServer>) -> io::Result<()> {
 ///
 /// 1. nothing more is read from stdin (what was already taken in is served, as at end of input);
 /// 2. every request read is answered, and its progress and log lines written before its answer;
+///    then the tasks still running (a server built with tasks) get [`StdioOptions::task_grace`] to
+///    finish, and each one still running is failed with the shutdown reason;
 /// 3. the output is flushed and this returns `Ok` (a process exits 0 when `main` then returns) —
 ///    or, at [`StdioOptions::shutdown_grace`] after the signal, what still runs is cut unanswered and
 ///    this returns `Ok` all the same.
@@ -154,6 +159,8 @@ where
         max_in_flight: options.max_in_flight,
         max_listens: options.max_listens,
     };
+    // What ends the tasks: the server current when the session ends.
+    let tasks = TaskEnd { live: live.clone(), grace: options.task_grace };
     let (mut session, notifications) = Session::new(live, bounds, lines.clone());
     // The legacy session's end (its change feed ended) ends the input too, as the host's signal does.
     let (session_ended, ended) = oneshot::channel();
@@ -169,6 +176,7 @@ where
         written = &mut writer => Ended::OutputGone(Some(joined(written))),
         () = &mut cut => {
             session.cut(writer);
+            tasks.fail_now().await;
             return Ok(());
         }
         ended = session.read(&mut frames) => ended,
@@ -180,7 +188,9 @@ where
                 Some(written) => written,
                 None => joined(writer.await),
             };
-            return Err(Failure::Output(session.output_failed(written)));
+            let failed = Failure::Output(session.output_failed(written));
+            tasks.fail_now().await;
+            return Err(failed);
         }
         Ended::Input(error) => {
             tracing::error!(%error, "reading the input failed; answering the requests in flight");
@@ -194,12 +204,21 @@ where
         written = &mut writer => Some(joined(written)),
         () = &mut cut => {
             session.cut(writer);
+            tasks.fail_now().await;
             return read;
         }
         () = session.drain() => None,
     };
     if let Some(written) = failed {
-        return Err(Failure::Output(session.output_failed(written)));
+        let failed = Failure::Output(session.output_failed(written));
+        tasks.fail_now().await;
+        return Err(failed);
+    }
+    // Every request read is answered, so no call becomes a task any more: the tasks get their grace
+    // (the cut, after a signal, still bounds it: it ends the session there, as it would below).
+    if tasks.drain(cut.as_mut()).await {
+        session.cut(writer);
+        return read;
     }
     // Every sender gone, the writer flushes and ends.
     legacy.stop();
@@ -215,6 +234,36 @@ where
         }
     };
     read.and(written.map_err(Failure::Output))
+}
+
+/// What ends a session's tasks (a server built with tasks): the tasks still running when it ends get
+/// [`StdioOptions::task_grace`], then each one still running is failed with the shutdown reason
+/// ([`Server::drain_tasks`](mcp_kernel_router::Server::drain_tasks)).
+struct TaskEnd {
+    live: LiveServer,
+    grace: Duration,
+}
+
+impl TaskEnd {
+    /// Gives the tasks their grace, or less if `cut` (the shutdown grace's end) comes first: then those
+    /// still running are failed at once (the drain is cancel-safe: what the first did not fail, the
+    /// second does). True when the cut came (it is then over: never to be polled again).
+    async fn drain(&self, cut: Pin<&mut impl Future<Output = ()>>) -> bool {
+        let server = self.live.current();
+        tokio::select! {
+            biased;
+            () = server.drain_tasks(self.grace) => false,
+            () = cut => {
+                server.drain_tasks(Duration::ZERO).await;
+                true
+            }
+        }
+    }
+
+    /// Fails every task still running, at once: the session was cut, or nobody is left to read.
+    async fn fail_now(&self) {
+        self.live.current().drain_tasks(Duration::ZERO).await;
+    }
 }
 
 /// A writer task's outcome as an I/O result.

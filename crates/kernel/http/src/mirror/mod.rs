@@ -263,7 +263,9 @@ fn mcp_method(
     Ok(())
 }
 
-/// [D-17]: `Mcp-Name` mirrors `params.name` (`tools/call`, `prompts/get`) or `params.uri` (`resources/read`).
+/// [D-17]: `Mcp-Name` mirrors `params.name` (`tools/call`, `prompts/get`), `params.uri`
+/// (`resources/read`) or `params.taskId` (`tasks/get`, `tasks/update`, `tasks/cancel`, the tasks
+/// extension): the field is the one [`Method::name_param`] names, so this folder keeps no method table.
 ///
 /// [D-17]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 fn mcp_name(

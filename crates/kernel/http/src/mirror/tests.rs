@@ -315,6 +315,21 @@ fn mcp_name_must_mirror_name_or_uri() {
 }
 
 #[test]
+fn mcp_name_must_mirror_the_task_id_of_the_three_task_methods() {
+    let differs = detail(NAME, DIFFERS);
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+        let m = request(method, json!({"taskId": "0123abcd", "name": "other"}));
+        assert_mismatch(run(&standard(method, &[]), &m), "Missing mcp-name header; it is required");
+        assert_mismatch(run(&standard(method, &[(NAME, b"other")]), &m), &differs);
+        assert_eq!(run(&standard(method, &[(NAME, b"0123abcd")]), &m), Ok(()), "{method}");
+        // No string taskId: the core refuses the request; a header mirrors nothing.
+        let without = request(method, json!({}));
+        assert_eq!(run(&standard(method, &[]), &without), Ok(()), "{method}");
+        assert_mismatch(run(&standard(method, &[(NAME, b"0123abcd")]), &without), &differs);
+    }
+}
+
+#[test]
 fn mcp_name_without_a_string_body_value_must_be_absent() {
     let m = request("prompts/get", json!({"name": 3}));
     assert_eq!(run(&standard("prompts/get", &[]), &m), Ok(()));

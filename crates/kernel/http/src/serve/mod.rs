@@ -14,7 +14,7 @@
 //! | 5 | HTTP/2 streams open at once, and request bytes sent before the service reads them (the receive window, 64 KiB per connection and per stream) | hyper (`SETTINGS_MAX_CONCURRENT_STREAMS`, the initial windows) | the client queues; a stream opened anyway is refused (`REFUSED_STREAM`); DATA past the window is a flow-control error |
 //! | 6 | no open request for the idle timeout, pings or not | `watch.rs` | closed politely (`GOAWAY`) |
 //! | 7 | a write blocked for the write timeout; a response whose waits on the client add up to it | `io.rs`, `tracked.rs`, `watch.rs` | abandoned, closed |
-//! | 8 | shutdown: open connections finish within the grace period (the drain, on [`serve_with`]); every `subscriptions/listen` stream is sent its completion result and ends (each request carries the drain's signal in its extensions) | here, `dispatch/listen/ending.rs` | ended |
+//! | 8 | shutdown: open connections finish within the grace period (the drain, on [`serve_with`]); every `subscriptions/listen` stream is sent its completion result and ends (each request carries the drain's signal in its extensions); then the tasks of the servers it served a `tools/call` for get what is left of the grace period, and a task still running is failed | here, `dispatch/listen/ending.rs`, `tasks.rs` | ended |
 //!
 //! A connection told to close (step 1b) goes the way of one closed at a deadline: `GOAWAY` over HTTP/2;
 //! over HTTP/1.1 closed if idle, else after the request in flight, answered with `connection: close`.
@@ -26,6 +26,7 @@ mod io;
 mod limits;
 mod options;
 mod sniff;
+mod tasks;
 mod tracked;
 mod watch;
 
@@ -61,6 +62,7 @@ pub(crate) use evict::Notice;
 use io::ConnIo;
 use limits::{Refusal, Slots};
 use sniff::Protocol;
+pub(crate) use tasks::TaskDrain;
 use tracked::Tracked;
 use watch::{Deadlines, Verdict, Watch};
 
@@ -73,8 +75,9 @@ const LATE_FIRST_REQUEST: Duration = Duration::from_millis(500);
 
 /// Serves `service` on `listener` with the default [`ServeOptions`] until `shutdown` completes, then
 /// drains: new connections are refused, every request already read is answered, and this returns
-/// when the last connection has closed, or at [`SHUTDOWN_GRACE`] (30 s) at the latest. The steps are
-/// those of [`serve_with`].
+/// when the last connection has closed and the last task (of a server built with tasks) has ended, or
+/// at [`SHUTDOWN_GRACE`] (30 s) at the latest, when a task still running is failed. The steps are those
+/// of [`serve_with`].
 ///
 /// For a rolling deploy, pass `mcp_kernel::shutdown_signal()` (Ctrl-C or `SIGTERM`), as below; any
 /// future will do (a oneshot the host fires, a deadline).
@@ -132,6 +135,13 @@ where
 /// 4. **The grace bounds it all.** `serve` returns when the last connection has closed, or at
 ///    `shutdown_grace` after `shutdown`: what still runs then is cut — its connection dropped without a
 ///    response, its handler's future dropped, as when a client disconnects.
+/// 5. **Tasks get the rest of the grace.** A server built with tasks (the tasks extension) runs each
+///    task's handler on after its `CreateTaskResult`, outside every connection. Once the connections
+///    are done, the tasks of every server this `serve` served a `tools/call` for get what is left of
+///    `shutdown_grace` to finish; each one still running then is failed, with a JSON-RPC error saying
+///    the server shut down, and its handler cancelled
+///    ([`Server::drain_tasks`](mcp_kernel_router::Server::drain_tasks)), so that no poller — of a
+///    store shared with other instances — waits on a task left `working`.
 ///
 /// # What a proxy in front sees
 ///
@@ -183,6 +193,7 @@ where
     let mut connections = tokio::task::JoinSet::new();
     let (stopping, stop_signal) = signal::channel(false);
     let draining = Arc::new(AtomicBool::new(false));
+    let task_drain = Arc::new(TaskDrain::default());
     let mut shutdown = std::pin::pin!(shutdown);
     let mut last_warned = None;
     let admit =
@@ -220,6 +231,7 @@ where
                 options: options.clone(),
                 stop: stop_signal.clone(),
                 draining: Arc::clone(&draining),
+                tasks: Arc::clone(&task_drain),
             };
             let service = service.clone();
             connections.spawn(async move {
@@ -265,6 +277,7 @@ where
         admit(&mut connections, stream, peer, false);
     }
     drop(listener);
+    let began = Instant::now();
     let _ = stopping.send(true);
     let _ = tokio::time::timeout(options.shutdown_grace, async {
         while connections.join_next().await.is_some() {}
@@ -273,6 +286,9 @@ where
     // What did not finish within the grace period is ended.
     connections.abort_all();
     while connections.join_next().await.is_some() {}
+    // No request runs any more, so no call becomes a task now: the tasks get what is left of the grace
+    // period (they ran on all through it), then each one still running is failed (`tasks.rs`).
+    task_drain.run(options.shutdown_grace.saturating_sub(began.elapsed())).await;
     Ok(())
 }
 
@@ -285,6 +301,8 @@ pub(crate) struct Draining {
     pub(crate) stop: signal::Receiver<bool>,
     /// Told when the connection must close.
     pub(crate) notice: Arc<Notice>,
+    /// The servers whose tasks the drain ends: a `tools/call` names its service's here.
+    pub(crate) tasks: Arc<TaskDrain>,
 }
 
 /// Completes once shutdown has begun (or `serve` is gone).
@@ -335,6 +353,8 @@ struct Connection {
     stop: signal::Receiver<bool>,
     /// Set when shutdown begins, read as each response is made.
     draining: Arc<AtomicBool>,
+    /// The servers whose tasks the drain ends.
+    tasks: Arc<TaskDrain>,
 }
 
 impl Connection {
@@ -375,7 +395,8 @@ impl Connection {
         let watch = Arc::clone(&self.watch);
         let hold_end = protocol == Protocol::Http2;
         let (peer, network, tracker) = (self.peer, self.network, Arc::clone(&watch));
-        let draining = Draining { stop: self.stop.clone(), notice: Arc::clone(&notice) };
+        let draining =
+            Draining { stop: self.stop.clone(), notice: Arc::clone(&notice), tasks: Arc::clone(&self.tasks) };
         // Over HTTP/1.1 a response made once shutdown has begun carries `connection: close`, and
         // hyper closes the connection after it: graceful shutdown alone says so only when it lands
         // before the response's head is written. (HTTP/2 has `GOAWAY`, and no `connection` field.) The

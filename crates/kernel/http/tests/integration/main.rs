@@ -31,3 +31,4 @@ mod progress;
 mod refusals;
 mod sealed_state_across_instances;
 mod serve;
+mod tasks;

@@ -43,8 +43,8 @@ impl Running {
         self.lock().len()
     }
 
-    fn take_all(&self) -> Vec<(String, TaskHandle)> {
-        self.lock().drain().collect()
+    fn all(&self) -> Vec<(String, TaskHandle)> {
+        self.lock().iter().map(|(id, handle)| (id.clone(), handle.clone())).collect()
     }
 }
 
@@ -93,7 +93,9 @@ impl TaskEngine {
     }
 
     /// Waits up to `grace` for the tasks this instance runs to finish, then fails each one still
-    /// running (a JSON-RPC error naming the shutdown) and cancels its handler.
+    /// running (a JSON-RPC error naming the shutdown) and cancels its handler. Cancel-safe: a task
+    /// leaves the running set only once it is failed, so a drain dropped midway (a transport's hard
+    /// deadline) leaves the rest to the next one.
     pub(crate) async fn drain(&self, grace: Duration) {
         let step = Duration::from_millis(10);
         let mut waited = Duration::ZERO;
@@ -101,11 +103,12 @@ impl TaskEngine {
             self.tasks.runtime.sleep(step).await;
             waited += step;
         }
-        for (id, handle) in self.tasks.running.take_all() {
+        for (id, handle) in self.tasks.running.all() {
             let error = json!({"code": -32603, "message": SHUTDOWN_MESSAGE});
             let failed = Transition::Failed { error, message: SHUTDOWN_MESSAGE.to_owned() };
             self.transition(&id, failed, now_ms()).await;
             handle.cancel();
+            self.tasks.running.remove(&id);
         }
     }
 }

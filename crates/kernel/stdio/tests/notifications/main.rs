@@ -1,7 +1,9 @@
 //! Change notifications over stdio, through a real server process (the `notifying` example) and real
-//! pipes: `subscriptions/listen` streams (`2026-07-28`) and legacy sessions (`2025-11-25`).
+//! pipes: `subscriptions/listen` streams (`2026-07-28`) and legacy sessions (`2025-11-25`); and, with
+//! `--tasks`, the tasks extension over the same pipes (`tasks`).
 
 mod drain;
 mod legacy;
 mod listen;
 mod process;
+mod tasks;

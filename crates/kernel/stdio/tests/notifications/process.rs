@@ -5,6 +5,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -97,6 +98,8 @@ pub struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<Value>,
+    /// What the process wrote to stderr so far.
+    stderr: Arc<Mutex<String>>,
     /// Every line read so far, in order.
     pub seen: Vec<Value>,
 }
@@ -108,11 +111,22 @@ impl Server {
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("the example starts");
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("a piped stdout");
+        let errors = child.stderr.take().expect("a piped stderr");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let written = Arc::clone(&stderr);
+        thread::spawn(move || {
+            for line in BufReader::new(errors).lines() {
+                let Ok(line) = line else { return };
+                let mut written = written.lock().unwrap_or_else(PoisonError::into_inner);
+                written.push_str(&line);
+                written.push('\n');
+            }
+        });
         let (sender, lines) = mpsc::channel();
         thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -123,7 +137,13 @@ impl Server {
                 }
             }
         });
-        Self { child, stdin, lines, seen: Vec::new() }
+        Self { child, stdin, lines, stderr, seen: Vec::new() }
+    }
+
+    /// What the process wrote to stderr so far (read to its end once the process has exited and the
+    /// reading thread has caught up).
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// Writes one message as one line.

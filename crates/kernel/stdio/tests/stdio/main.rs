@@ -10,3 +10,4 @@ mod identity;
 mod notify;
 mod progress;
 mod span;
+mod tasks;

@@ -42,7 +42,7 @@ impl EndListens {
     /// its connection's notice.
     pub(crate) fn ending(&self, draining: Option<Draining>) -> Ending {
         let (serve, notice) = match draining {
-            Some(Draining { stop, notice }) => (Some(stop), Some(notice)),
+            Some(Draining { stop, notice, .. }) => (Some(stop), Some(notice)),
             None => (None, None),
         };
         Ending { service: self.sender.subscribe(), serve, notice }
@@ -102,8 +102,11 @@ mod tests {
         let service = EndListens::default();
         let (drain, draining) = watch::channel(false);
         let notice = Arc::new(Notice::default());
-        let mut through_serve =
-            service.ending(Some(Draining { stop: draining, notice: Arc::clone(&notice) }));
+        let mut through_serve = service.ending(Some(Draining {
+            stop: draining,
+            notice: Arc::clone(&notice),
+            tasks: Default::default(),
+        }));
         assert!(!through_serve.has_begun());
         drain.send_replace(true);
         assert!(through_serve.has_begun());
@@ -111,11 +114,19 @@ mod tests {
 
         notice.tell();
         let (_drain, draining) = watch::channel(false);
-        let mut told = service.ending(Some(Draining { stop: draining, notice: Arc::clone(&notice) }));
+        let mut told = service.ending(Some(Draining {
+            stop: draining,
+            notice: Arc::clone(&notice),
+            tasks: Default::default(),
+        }));
         assert!(told.has_begun(), "the connection was told already");
         let fresh = Arc::new(Notice::default());
         let (_drain, draining) = watch::channel(false);
-        let mut evicted = service.ending(Some(Draining { stop: draining, notice: Arc::clone(&fresh) }));
+        let mut evicted = service.ending(Some(Draining {
+            stop: draining,
+            notice: Arc::clone(&fresh),
+            tasks: Default::default(),
+        }));
         let waiting = tokio::spawn(async move { evicted.begun().await });
         tokio::task::yield_now().await;
         fresh.tell();

@@ -53,14 +53,12 @@ pub fn standard_headers(method: &str, name: Option<&str>) -> HeaderMap {
     headers
 }
 
-/// The standard headers a message needs: `Mcp-Name` from `params.name` or `params.uri` where required.
+/// The standard headers a message needs: `Mcp-Name` from the member the method names
+/// (`Method::name_param`: `params.name`, `params.uri` or `params.taskId`) where required.
 pub fn headers_for(message: &Value) -> HeaderMap {
     let method = message["method"].as_str().expect("a method");
-    let name = match method {
-        "tools/call" | "prompts/get" => message["params"]["name"].as_str(),
-        "resources/read" => message["params"]["uri"].as_str(),
-        _ => None,
-    };
+    let field = mcp_kernel_router::wire::Method::parse(method).name_param();
+    let name = field.and_then(|field| message["params"][field].as_str());
     standard_headers(method, name)
 }
 

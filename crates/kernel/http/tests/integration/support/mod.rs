@@ -7,7 +7,7 @@
 //! `catalog` (the fixture catalog and server), `running` (a server on 127.0.0.1), `messages` (messages
 //! and headers), `client` (the hyper clients), `raw` (the raw HTTP/1.1 client), `h2_client` (the `h2`
 //! client), `instances` (several servers on their own listeners), `listen` (a `subscriptions/listen`
-//! client reading its stream event by event), `log_capture`, `reporting` (a host that reports progress) and `edge` (what the edge tests
+//! client reading its stream event by event), `log_capture`, `reporting` (a host that reports progress), `tasks` (the tasks extension's fixture) and `edge` (what the edge tests
 //! measure and hold).
 #![allow(dead_code)]
 
@@ -23,12 +23,13 @@ mod messages;
 mod raw;
 mod reporting;
 mod running;
+mod tasks;
 
 // Each test crate uses a part of the fixture only (as `dead_code` above).
 #[allow(unused_imports)]
 pub use {
     catalog::*, client::*, h2_client::*, instances::*, listen::*, log_capture::*, messages::*, raw::*,
-    reporting::*, running::*,
+    reporting::*, running::*, tasks::*,
 };
 
 /// The one revision served over HTTP.
