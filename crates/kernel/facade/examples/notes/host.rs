@@ -1,18 +1,21 @@
-//! The notes host: three tools, the caller's index, each caller's notes as resources of their own
+//! The notes host: four tools, the caller's index, each caller's notes as resources of their own
 //! (`own_notes`) and a prompt, each declared once with the function that serves it. Every call knows
 //! its caller ([`Caller`], attached by the transport: `cx.caller::<Caller>()?`), and adding or
-//! deleting a note is told to that caller's listeners (`subscriptions/listen`) alone.
+//! deleting a note is told to that caller's listeners (`subscriptions/listen`) alone. The fourth tool,
+//! `export_notes`, is slow: for a client that takes tasks it runs as one, owned by its caller (`export`).
 
 use std::sync::Arc;
 
 use mcp_kernel::notify::Notifier;
 use mcp_kernel::prompts::{PromptOutput, PromptSpec, Prompts};
 use mcp_kernel::resources::{ReadResource, ResourceSpec, Resources};
+use mcp_kernel::tasks::{Tasks, TokioRuntime};
 use mcp_kernel::wire::types::{ContentBlock, PromptMessage, ResourceContents, Role};
-use mcp_kernel::{BuildError, Listing, Mode, Server, ToolError, ToolSpec, Tools};
+use mcp_kernel::{BuildError, Listing, Mode, RequestContext, Server, ToolError, ToolSpec, Tools};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::export::{self, ExportNotes, Pace};
 use crate::own_notes::{self, INDEX, NO_SUCH_NOTE, OwnNotes};
 use crate::store::{Note, Store};
 
@@ -20,11 +23,18 @@ use crate::store::{Note, Store};
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Caller(pub String);
 
-/// What the tools share: the notes, and the notifier their changes are announced through.
+/// The name of the request's caller: the key of their listeners and the owner of their tasks.
+pub fn caller_name(cx: &RequestContext) -> Option<String> {
+    cx.principal::<Caller>().map(|caller| caller.0.clone())
+}
+
+/// What the tools share: the notes, the notifier their changes are announced through, and how slow
+/// an export is.
 #[derive(Clone)]
 struct Shared {
     store: Arc<Store>,
     notifier: Notifier,
+    pace: Pace,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -104,6 +114,9 @@ fn tools(shared: Shared) -> Tools {
                 Ok(Deleted { id: deleted.id })
             },
         )
+        .add_derived_input(export::spec(), |shared: Shared, args: ExportNotes, cx| async move {
+            export::export(&shared.store, shared.pace, args, cx).await
+        })
         .into()
 }
 
@@ -137,10 +150,11 @@ fn prompts(store: &Arc<Store>) -> Prompts {
         .into()
 }
 
-/// The notes server over `store`, with notifications keyed by caller.
-pub fn server(store: &Arc<Store>) -> Result<Server, BuildError> {
+/// The notes server over `store`, with notifications keyed by caller, and tasks owned by their caller
+/// for `export_notes` (as slow as `pace` says).
+pub fn server(store: &Arc<Store>, pace: Pace) -> Result<Server, BuildError> {
     let notifications = own_notes::notifications();
-    let shared = Shared { store: Arc::clone(store), notifier: notifications.notifier() };
+    let shared = Shared { store: Arc::clone(store), notifier: notifications.notifier(), pace };
     let reader_store = Arc::clone(store);
     Server::builder(Listing::new())
         .server_name("notes")
@@ -151,5 +165,8 @@ pub fn server(store: &Arc<Store>) -> Result<Server, BuildError> {
         .resource_reader(move |read: ReadResource| own_notes::read_note(Arc::clone(&reader_store), read))
         .prompts(prompts(store))
         .notifications(notifications)
+        // Tasks kept in this process and run on tokio, each owned by its caller: another caller's task
+        // is answered as one that does not exist.
+        .tasks(Tasks::in_process(TokioRuntime).threshold(pace.threshold).owner(caller_name))
         .build()
 }

@@ -12,6 +12,7 @@ use mcp_kernel::wire::types::{Resource, ResourceContents};
 use mcp_kernel::{Extensions, Server};
 use serde_json::{Value, json};
 
+use crate::export::Pace;
 use crate::host::{self, Caller};
 use crate::store::Store;
 
@@ -21,7 +22,7 @@ const TAG: &str = "io.modelcontextprotocol/subscriptionId";
 const ARRIVES: Duration = Duration::from_secs(5);
 
 fn notes() -> Server {
-    host::server(&Arc::new(Store::default())).expect("the notes catalog builds")
+    host::server(&Arc::new(Store::default()), Pace::default()).expect("the notes catalog builds")
 }
 
 fn client(server: &Server, who: &str) -> TestClient {

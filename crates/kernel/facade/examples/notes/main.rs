@@ -21,7 +21,15 @@
 //! and the server announces changes: a `subscriptions/listen` is keyed by its caller, and adding or
 //! deleting a note tells that caller's listeners alone that `notes://index` and the note were updated
 //! and that their resources list changed (`own_notes`).
+//!
+//! `export_notes` is slow, and runs as a task for a client that declared the tasks extension
+//! (`tasks/get`, `tasks/update`, `tasks/cancel`), owned by its caller: it asks which format before
+//! writing, then writes (`export`). `NOTES_EXPORT_PAUSE_MS` (default 2000) sets how long writing takes,
+//! `NOTES_TASK_THRESHOLD_MS` (default 500) how long a call may run before it becomes a task.
 
+mod export;
+#[cfg(test)]
+mod export_tests;
 mod host;
 #[cfg(test)]
 mod listen_tests;
@@ -102,7 +110,7 @@ async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(ansi).with_env_filter("info").init();
-    let server = host::server(&Arc::new(store::Store::default()))?;
+    let server = host::server(&Arc::new(store::Store::default()), export::Pace::from_env()?)?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [] => {

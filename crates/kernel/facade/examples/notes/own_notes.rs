@@ -22,7 +22,7 @@ use mcp_kernel::resources::{ReadResource, ResourceSource, ResourceSpec};
 use mcp_kernel::wire::types::ResourceContents;
 use mcp_kernel::{BoxFuture, ReaderError, RequestContext};
 
-use crate::host::Caller;
+use crate::host::{Caller, caller_name};
 use crate::store::{Note, Store};
 
 /// The uri of the caller's index of notes (a static resource of the catalog).
@@ -49,7 +49,7 @@ fn note_id(uri: &str) -> Option<u64> {
 /// Notifications keyed by the caller's name: a listener is its caller's, so that a change addressed
 /// to a caller reaches that caller's listeners only.
 pub fn notifications() -> Notifications {
-    Notifications::in_process().caller_key(|cx| cx.principal::<Caller>().map(|caller| caller.0.clone()))
+    Notifications::in_process().caller_key(caller_name)
 }
 
 /// Tells `owner`'s listeners, and theirs only, that their note `id` was added or deleted: the index

@@ -9,11 +9,12 @@ use mcp_kernel::wire::ProtocolVersion;
 use mcp_kernel::wire::types::{ContentBlock, ResourceContents};
 use serde_json::{Value, json};
 
+use crate::export::Pace;
 use crate::host::{self, Caller};
 use crate::store::Store;
 
 fn notes() -> Server {
-    host::server(&Arc::new(Store::default())).expect("the notes catalog builds")
+    host::server(&Arc::new(Store::default()), Pace::default()).expect("the notes catalog builds")
 }
 
 fn client(server: &Server, who: &str) -> TestClient {
@@ -41,7 +42,7 @@ fn text_of(contents: &[ResourceContents]) -> String {
 async fn tools_are_listed_with_derived_input_and_output_schemas() {
     let tools = client(&notes(), "alice").list_tools().await.expect("listed");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["add_note", "search_notes", "delete_note"]);
+    assert_eq!(names, ["add_note", "search_notes", "delete_note", "export_notes"]);
     let add = &tools[0];
     assert_eq!(add.input_schema["required"], json!(["title", "body"]));
     assert_eq!(add.output_schema.as_ref().map(|s| &s["properties"]["id"]["type"]), Some(&json!("integer")));
