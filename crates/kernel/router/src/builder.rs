@@ -286,6 +286,14 @@ impl ServerBuilder {
             return Err(BuildError::MissingPromptReader);
         }
         let snapshot = Snapshot::compile(listing, self.registered, self.options.defer_header_faults)?;
+        let runs_only_as_task = |tool: &&crate::catalog::snapshot::CompiledTool| {
+            tool.task_mode == crate::catalog::spec::TaskMode::Required
+        };
+        if self.tasks.is_none()
+            && let Some(tool) = snapshot.tools.iter().find(runs_only_as_task)
+        {
+            return Err(BuildError::RequiredTaskWithoutTasks(tool.name.to_string()));
+        }
         #[cfg(feature = "fuzzing")]
         let snapshot = Snapshot { linear_template_scan: self.options.linear_template_scan, ..snapshot };
         let mut options = self.options;

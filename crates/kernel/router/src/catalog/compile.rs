@@ -106,6 +106,12 @@ pub enum BuildError {
         "a resource source was given but no resource reader reads its uris (ServerBuilder::resource_reader)"
     )]
     SourceWithoutReader,
+    /// A tool runs only as a task (`TaskMode::Required`) on a server built without tasks: no call of
+    /// it could ever be answered.
+    #[error(
+        "tool {0}: its task mode is Required but the server is built without tasks (ServerBuilder::tasks)"
+    )]
+    RequiredTaskWithoutTasks(String),
     /// Prompts are listed but no prompt reader was given.
     #[error("prompts are listed but no prompt reader was given")]
     MissingPromptReader,

@@ -31,6 +31,9 @@ pub enum ChangeKind {
     TaskStatus {
         /// The task's id; only listeners whose acknowledged `taskIds` hold it are told.
         task_id: Arc<str>,
+        /// The task's revision ([`TaskRecord::revision`](crate::tasks::TaskRecord::revision)): a
+        /// listener drops one older than a revision it has sent.
+        revision: u64,
         /// The detailed task as `tasks/get` would answer it then, encoded (its JSON object).
         task: Arc<str>,
     },

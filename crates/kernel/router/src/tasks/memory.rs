@@ -1,8 +1,9 @@
 //! The in-process task store: every task of this process in one map, behind one lock.
 //!
-//! Threat: **store exhaustion**. A caller that creates tasks faster than they expire would grow the
-//! map without bound, so `create` refuses past the owner's and the store's bounds (counting every task
-//! stored, finished or not, until it is removed: nothing stored is evicted early to make room). Tasks
+//! Threat: **store exhaustion**. A caller that creates tasks faster than they finish or expire would
+//! grow the map without bound, so `create` refuses past the owner's bound (the owner's tasks still
+//! running) and the store's (every task stored, finished ones included until removed: that bound is
+//! the store's memory). Nothing stored is evicted early to make room. Tasks
 //! are removed once [`TaskRecord::is_removable`]; the sweep runs inside `create` and `read`, so a store
 //! holding no task costs nothing, and one holding tasks costs a look at the earliest removal deadline.
 //!
@@ -33,7 +34,7 @@ impl std::fmt::Debug for InProcessTaskStore {
 #[derive(Default)]
 struct Tasks {
     records: HashMap<String, TaskRecord>,
-    /// Tasks by owner (`None`: nobody's), for the per-owner bound.
+    /// Running (not terminal) tasks by owner (`None`: nobody's), for the per-owner bound.
     per_owner: HashMap<Option<String>, usize>,
     /// `(removal deadline, id)`, earliest first.
     removals: BTreeSet<(u64, String)>,
@@ -48,7 +49,9 @@ impl Tasks {
                 return;
             }
             let Some((_, id)) = self.removals.pop_first() else { return };
-            if let Some(record) = self.records.remove(&id) {
+            if let Some(record) = self.records.remove(&id)
+                && !record.status.is_terminal()
+            {
                 self.forget_owner(&record.owner);
             }
             // Dropping the senders ends the watches: a runner still waiting reads again and stops.
@@ -128,9 +131,13 @@ impl TaskStore for InProcessTaskStore {
             let mut tasks = self.lock();
             match tasks.records.get(id) {
                 Some(record) => {
+                    let was_running = !record.status.is_terminal();
                     let mut edited = record.clone();
                     let changed = edit(&mut edited);
                     if changed {
+                        if was_running && edited.status.is_terminal() {
+                            tasks.forget_owner(&edited.owner);
+                        }
                         tasks.records.insert(id.to_owned(), edited.clone());
                     }
                     changed.then_some(edited)
@@ -189,9 +196,22 @@ mod tests {
         create(&store, task("b1", Some("bob"), None)).unwrap();
         assert_eq!(create(&store, task("c1", Some("carol"), None)), Err(LimitReached::Total(3)));
         assert_eq!(store.len(), 3, "nothing stored was evicted");
-        // A finished task still counts until it is removed.
+        // A finished task frees its owner's place, but stays in the store's count until removed.
         store.transition("a1", Transition::Cancelled, now_ms()).now_or_never().unwrap().unwrap();
         assert_eq!(create(&store, task("a4", Some("alice"), None)), Err(LimitReached::Total(3)));
+    }
+
+    #[test]
+    fn a_finished_task_frees_its_owners_place_at_once() {
+        let store = InProcessTaskStore::new();
+        let limits = TaskLimits { per_owner: 2, total: 10 };
+        let create = |record| store.create(record, limits).now_or_never().unwrap().unwrap();
+        create(task("a1", Some("alice"), None)).unwrap();
+        create(task("a2", Some("alice"), None)).unwrap();
+        let done = Transition::Completed(json!({"content": []}));
+        store.transition("a1", done, now_ms()).now_or_never().unwrap().unwrap();
+        create(task("a3", Some("alice"), None)).unwrap();
+        assert_eq!(create(task("a4", Some("alice"), None)), Err(LimitReached::PerOwner(2)));
     }
 
     #[test]

@@ -7,8 +7,8 @@
 //! | [`ttl`](Tasks::ttl) | 10 min | how long a task is kept from its creation (then failed if still running) |
 //! | [`retention`](Tasks::retention) | 60 s | how long past its time to live a task is still answered before it is removed |
 //! | [`poll_interval`](Tasks::poll_interval) | 1 s | the polling interval suggested to clients |
-//! | [`max_tasks_per_owner`](Tasks::max_tasks_per_owner) | 64 | tasks one owner holds (until removed) |
-//! | [`max_tasks`](Tasks::max_tasks) | 4,096 | tasks the store holds |
+//! | [`max_tasks_per_owner`](Tasks::max_tasks_per_owner) | 64 | tasks one owner runs at once (not finished) |
+//! | [`max_tasks`](Tasks::max_tasks) | 4,096 | tasks the store holds, finished ones included until removed |
 //! | [`max_result_bytes`](Tasks::max_result_bytes) | 4 MiB | a stored result (a larger one fails the task) |
 //! | [`cancel_grace`](Tasks::cancel_grace) | 5 s | how long a cancelled handler may run on to clean up |
 
@@ -148,13 +148,16 @@ impl Tasks {
         self
     }
 
-    /// The most tasks one owner may hold, finished ones included until removed (default 64).
+    /// The most tasks one owner may run at once (not finished; default 64). A finished task frees its
+    /// place at once; it stays in the store, and in [`Tasks::max_tasks`], until removed.
     pub fn max_tasks_per_owner(mut self, tasks: usize) -> Self {
         self.settings.limits.per_owner = tasks;
         self
     }
 
-    /// The most tasks the store may hold (default 4,096).
+    /// The most tasks the store may hold, finished ones included until removed (default 4,096): the
+    /// bound on the store's memory. With [`Tasks::ttl`] `None` no task is ever removed, so this bound is
+    /// reached after that many calls became tasks, and every later call is refused.
     pub fn max_tasks(mut self, tasks: usize) -> Self {
         self.settings.limits.total = tasks;
         self

@@ -113,6 +113,10 @@ pub struct TaskRecord {
     pub issued_keys: BTreeSet<String>,
     /// Whether the client asked to cancel the task.
     pub cancel_requested: bool,
+    /// Counts the changes a client can see: a status notification of a lower revision than one
+    /// already sent is stale (two writers may announce in another order than they wrote).
+    #[serde(default)]
+    pub revision: u64,
 }
 
 /// A change of a task's status, as its handler's outcome or a client's request makes it.
@@ -176,6 +180,7 @@ impl TaskRecord {
             state: None,
             issued_keys: BTreeSet::new(),
             cancel_requested: false,
+            revision: 0,
         }
     }
 
@@ -231,6 +236,7 @@ impl TaskRecord {
             }
         }
         self.updated_ms = now.max(self.updated_ms);
+        self.revision += 1;
         true
     }
 
@@ -274,6 +280,7 @@ impl TaskRecord {
                 self.status = TaskStatus::Working;
             }
             self.updated_ms = now.max(self.updated_ms);
+            self.revision += 1;
         }
         recorded
     }

@@ -75,12 +75,18 @@ impl TaskEngine {
         }
     }
 
-    /// The same, in the background (from a handler's synchronous call).
+    /// The same, from a handler's synchronous call: at once when the store answers at once (the
+    /// in-process store does, so two messages are written in the order set), else in the background.
     pub(crate) fn spawn_transition(&self, id: String, transition: Transition, now: u64) {
         let engine = self.clone();
-        self.tasks.runtime.spawn(Box::pin(async move {
+        let mut write: crate::contract::BoxFuture<'static, ()> = Box::pin(async move {
             engine.transition(&id, transition, now).await;
-        }));
+        });
+        let waker = futures_util::task::noop_waker();
+        let mut context = std::task::Context::from_waker(&waker);
+        if write.as_mut().poll(&mut context).is_pending() {
+            self.tasks.runtime.spawn(write);
+        }
     }
 
     /// Tells listeners of the task of its state (`notifications/tasks` carries the detailed task).
@@ -88,7 +94,11 @@ impl TaskEngine {
         let Some(hub) = &self.hub else { return };
         let params = Value::Object(record.detailed());
         let task = serde_json::to_string(&params).unwrap_or_default();
-        let kind = ChangeKind::TaskStatus { task_id: record.id.as_str().into(), task: task.into() };
+        let kind = ChangeKind::TaskStatus {
+            task_id: record.id.as_str().into(),
+            revision: record.revision,
+            task: task.into(),
+        };
         hub.publish(Change::to_everyone(kind));
     }
 

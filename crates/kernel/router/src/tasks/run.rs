@@ -34,7 +34,7 @@ use crate::catalog::snapshot::CompiledTool;
 use crate::catalog::spec::TaskMode;
 use crate::contract::{BoxFuture, Dispatch, RequestContext, ToolCall, ToolOutput};
 use crate::methods::tools::{Outcome, Started, dispatch_outcome};
-use crate::request::capability::{askable, declares, well_formed};
+use crate::request::capability::{askable, well_formed};
 use crate::request::guard::guarded;
 use crate::request::input::{InputRequired, RetryInput};
 use crate::request::responses;
@@ -54,13 +54,15 @@ pub(crate) fn tasks_capability() -> Value {
     json!({ "extensions": { EXTENSION_TASKS: {} } })
 }
 
-/// Whether the request declared the tasks extension in its client capabilities.
+/// Whether the request declared the tasks extension in its client capabilities (an object under
+/// `extensions`: `false` or `null` there declares nothing).
 pub(crate) fn declares_tasks(context: &RequestContext) -> bool {
     context.era.is_modern()
         && context
             .client_capabilities
             .as_deref()
-            .is_some_and(|declared| declares(declared, &tasks_capability()))
+            .and_then(|declared| declared.get("extensions")?.get(EXTENSION_TASKS))
+            .is_some_and(Value::is_object)
 }
 
 /// A 128-bit random task id, as 32 hex digits.
@@ -172,7 +174,12 @@ impl Server {
             Err(error) => return Err(store_failed(&error)),
         }
         tasks.running.insert(&record.id, handle.clone());
-        handle.attach(record.id.clone(), engine.clone());
+        // A message set while the task was being stored is written now.
+        if let Some(message) = handle.attach(record.id.clone(), engine.clone())
+            && record.status_message.as_deref() != Some(message.as_str())
+        {
+            engine.spawn_transition(record.id.clone(), Transition::Message(message), now_ms());
+        }
         Ok(record)
     }
 }
@@ -181,7 +188,7 @@ impl Server {
 fn limit_error(limit: LimitReached) -> ErrorObject {
     let message = match limit {
         LimitReached::PerOwner(n) => {
-            format!("Too many tasks: this caller holds its limit of {n} tasks; try again when one expires")
+            format!("Too many tasks: this caller runs its limit of {n} tasks; try again when one finishes")
         }
         LimitReached::Total(n) => {
             format!("Too many tasks: the server holds its limit of {n} tasks; try again later")

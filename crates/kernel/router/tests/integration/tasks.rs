@@ -262,7 +262,12 @@ async fn the_task_methods_need_the_extension_and_a_modern_request() {
     for method in ["tasks/result", "tasks/list"] {
         assert_eq!(code(&send(&server, request(1, method, json!({"taskId": "x"}))).await), -32601);
     }
-    let without = Server::builder(catalog()).dispatch(dispatch).build().expect("a server");
+    let never = |mut tool: ToolSpec| {
+        tool = tool.task_mode(TaskMode::Never);
+        tool
+    };
+    let listing = Listing { tools: catalog().tools.into_iter().map(never).collect(), ..Listing::default() };
+    let without = Server::builder(listing).dispatch(dispatch).build().expect("a server");
     assert_eq!(code(&send(&without, request(1, "tasks/get", json!({"taskId": "x"}))).await), -32601);
 }
 
@@ -566,4 +571,43 @@ async fn a_listen_for_task_ids_hears_only_the_callers_own_live_tasks_and_needs_t
     // Bob's task ends too; nothing of it reaches Alice's stream.
     let quiet = tokio::time::timeout(Duration::from_millis(300), listen.next()).await;
     assert!(quiet.is_err(), "{quiet:?}");
+}
+
+#[test]
+fn a_required_tool_on_a_server_without_tasks_does_not_build() {
+    let listing = Listing {
+        tools: vec![ToolSpec::new("only_a_task", Mode::ReadOnly).task_mode(TaskMode::Required)],
+        ..Listing::default()
+    };
+    let refused = Server::builder(listing).dispatch(dispatch).build().expect_err("refused");
+    assert_eq!(refused, mcp_kernel_router::BuildError::RequiredTaskWithoutTasks("only_a_task".into()));
+}
+
+#[tokio::test]
+async fn the_extension_declared_as_false_or_null_is_not_declared() {
+    let server = server();
+    for declared in [json!(false), json!(null), json!("yes")] {
+        let mut message = request(1, "tools/call", json!({"name": "slow", "arguments": {"ms": 120}}));
+        message["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"][TASKS] =
+            declared;
+        let answered = send(&server, message).await;
+        assert_eq!(answered["result"]["content"][0]["text"], "slept 120", "{answered}");
+    }
+}
+
+#[tokio::test]
+async fn a_server_without_tasks_leaves_task_ids_out_of_the_acknowledgment_without_an_error() {
+    let server = Server::builder(Listing::default())
+        .notifications(mcp_kernel_router::notify::Notifications::in_process())
+        .build()
+        .expect("a server");
+    let filter = json!({"taskIds": ["0123456789abcdef0123456789abcdef"], "toolsListChanged": true});
+    let listen = open_listen_as(
+        &server,
+        "alice",
+        undeclared(3, "subscriptions/listen", json!({"notifications": filter})),
+    )
+    .await
+    .expect("a listen");
+    assert_eq!(listen.acknowledgment()["params"]["notifications"], json!({"toolsListChanged": true}));
 }

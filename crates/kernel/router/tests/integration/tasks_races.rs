@@ -192,7 +192,6 @@ async fn a_task_acknowledged_on_a_listen_is_told_its_end_even_when_it_ends_as_th
 /// SEP-2663: "Each notification carries a complete DetailedTask for the current status, identical to
 /// what tasks/get would have returned at that moment": the last one told is the task as it is.
 #[tokio::test]
-#[ignore = "fails on i33: a transition is announced after its store write returns, so two racing writes can be announced out of order"]
 async fn the_last_status_notification_is_the_task_as_tasks_get_answers_it() {
     let store = Slow::default();
     let server = server(&store, |tasks| tasks);
@@ -219,7 +218,6 @@ async fn the_last_status_notification_is_the_task_as_tasks_get_answers_it() {
 /// Issue 33 bounds "live tasks per principal": with tasks that never expire (`ttlMs: null`), a caller
 /// whose tasks all finished is not locked out for good.
 #[tokio::test]
-#[ignore = "fails on i33: a task with ttlMs null is never removed, and a finished task counts against its owner's bound until removed"]
 async fn a_finished_task_frees_its_callers_place_when_tasks_never_expire() {
     let store = Slow::default();
     let server = server(&store, |tasks| tasks.ttl(None).max_tasks_per_owner(1));

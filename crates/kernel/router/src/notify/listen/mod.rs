@@ -54,6 +54,8 @@ pub struct Listen {
     key: Option<Arc<str>>,
     feed: ChangeFeed,
     completion: Response,
+    /// The last revision sent of each task (a status notification older than it is stale).
+    sent_revisions: std::collections::HashMap<Arc<str>, u64>,
 }
 
 impl std::fmt::Debug for Listen {
@@ -90,9 +92,17 @@ impl Listen {
         }
         loop {
             let change = self.feed.next().await?;
-            if self.honoured.wants(&change, self.key.as_deref()) {
-                return Some(tagged(&self.id, &change.kind));
+            if !self.honoured.wants(&change, self.key.as_deref()) {
+                continue;
             }
+            if let ChangeKind::TaskStatus { task_id, revision, .. } = &change.kind {
+                let sent = self.sent_revisions.entry(Arc::clone(task_id)).or_insert(0);
+                if *revision <= *sent {
+                    continue;
+                }
+                *sent = *revision;
+            }
+            return Some(tagged(&self.id, &change.kind));
         }
     }
 
@@ -194,8 +204,10 @@ impl Server {
             ));
         }
         let asked = Asked::read(params)?;
-        // The extension: a listen that asks for task notifications must have declared it.
-        if !asked.task_ids.is_empty() && !crate::tasks::run::declares_tasks(&context) {
+        // The extension (on a server that offers it): a listen that asks for task notifications must
+        // have declared it. A server without tasks honours no task id, like any kind it cannot announce.
+        let offers_tasks = self.inner.injected.tasks.is_some();
+        if offers_tasks && !asked.task_ids.is_empty() && !crate::tasks::run::declares_tasks(&context) {
             return Err(mcp_kernel_wire::ErrorObject::missing_capability(
                 crate::tasks::run::tasks_capability(),
             ));
@@ -221,7 +233,8 @@ impl Server {
         meta.insert(META_SUBSCRIPTION_ID.into(), id.clone());
         let completion = self.inner.decoration.apply(json!({ "_meta": meta }));
         let completion = Response::result(id.clone(), completion);
-        Ok(Listen { id, acknowledgment, honoured, key, feed, completion })
+        let sent_revisions = std::collections::HashMap::new();
+        Ok(Listen { id, acknowledgment, honoured, key, feed, completion, sent_revisions })
     }
 
     /// What of `asked` this server honours for the caller of `context`.
