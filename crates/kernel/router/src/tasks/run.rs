@@ -229,6 +229,7 @@ enum Woken<T> {
 
 impl TaskRun {
     async fn run(self, start: Start, mut watch: TaskWatch, expires: Option<u64>) {
+        let _registered = Registered { running: &self.engine.tasks.running, id: &self.id };
         let ttl = expires.map(|at| at.saturating_sub(now_ms()));
         let mut deadline = match ttl {
             Some(ms) => self.engine.tasks.runtime.sleep(std::time::Duration::from_millis(ms)),
@@ -271,7 +272,6 @@ impl TaskRun {
             call.context.retry = Some(Arc::new(input));
             running = run_dispatch(Arc::clone(&self.dispatch), call, self.span.clone());
         }
-        self.engine.tasks.running.remove(&self.id);
     }
 
     /// Polls the handler until it finishes, or until the task ends under it.
@@ -467,6 +467,20 @@ impl TaskRun {
             // Terminal meanwhile (cancelled): the wait below sees it at once.
             None => Ok(Asked::Requests),
         }
+    }
+}
+
+/// Takes a task out of the running set however its run ends: a handler whose future panics when it
+/// is dropped (after the cancellation grace) unwinds through the run, and must not leave the task
+/// counted by the drain for ever.
+struct Registered<'a> {
+    running: &'a crate::tasks::registry::Running,
+    id: &'a str,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.running.remove(self.id);
     }
 }
 

@@ -200,12 +200,15 @@ impl Server {
                 crate::tasks::run::tasks_capability(),
             ));
         }
+        // Subscribed before the filter is honoured (and so before the acknowledgment is written): a
+        // change announced while the filter is read — a task that ends after its status was read — or
+        // as soon as the client reads the acknowledgment is not missed.
+        let notifications = self.inner.injected.notifications.as_ref().filter(|_| held);
+        let early = notifications.map(|notifications| notifications.hub.subscribe());
         let honoured = if held { self.honour(asked, &context).await } else { Honoured::default() };
-        let (key, feed) = match &self.inner.injected.notifications {
-            Some(notifications) if !honoured.is_empty() => {
-                // Subscribed before the acknowledgment is written: a change announced as soon as the
-                // client reads it is not missed.
-                (notifications.key_of(&context), notifications.hub.subscribe())
+        let (key, feed) = match (notifications, early) {
+            (Some(notifications), Some(feed)) if !honoured.is_empty() => {
+                (notifications.key_of(&context), feed)
             }
             _ => (None, ChangeFeed::ended()),
         };
