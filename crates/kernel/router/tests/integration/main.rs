@@ -31,6 +31,7 @@ mod progress;
 mod resource_source;
 mod resources_prompts;
 mod tasks;
+mod tasks_hostile;
 #[cfg(feature = "fuzzing")]
 mod template_index;
 mod template_variables;
