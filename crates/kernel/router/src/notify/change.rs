@@ -3,9 +3,9 @@
 //! every listener or to one caller's listeners.
 //!
 //! A change carries no content: a list change says only that a list changed (the client lists again),
-//! a resource update names only the uri; only a task's status carries the task, as `tasks/get` would
-//! answer it. It is serializable, so a hub shared by many instances can carry it between processes as
-//! it is.
+//! a resource update names only the uri. It is serializable, so a hub shared by many instances can carry
+//! it between processes as it is. (A task's status does not travel here: a listen watches the tasks it
+//! names in the task store, `tasks/feed.rs`.)
 
 use std::sync::Arc;
 
@@ -26,16 +26,6 @@ pub enum ChangeKind {
     ResourceUpdated {
         /// The resource's uri; only listeners that subscribed to exactly this uri are told.
         uri: Arc<str>,
-    },
-    /// A task's status changed (`notifications/tasks`, the tasks extension).
-    TaskStatus {
-        /// The task's id; only listeners whose acknowledged `taskIds` hold it are told.
-        task_id: Arc<str>,
-        /// The task's revision ([`TaskRecord::revision`](crate::tasks::TaskRecord::revision)): a
-        /// listener drops one older than a revision it has sent.
-        revision: u64,
-        /// The detailed task as `tasks/get` would answer it then, encoded (its JSON object).
-        task: Arc<str>,
     },
 }
 

@@ -172,8 +172,6 @@ impl LegacyNotifications {
                     json!({ "jsonrpc": "2.0", "method": NOTIFICATION_RESOURCE_UPDATED, "params": { "uri": &**uri } })
                 });
             }
-            // Tasks are a 2026-07-28 extension: a legacy session is never told of them.
-            ChangeKind::TaskStatus { .. } => return None,
         };
         Some(json!({ "jsonrpc": "2.0", "method": method }))
     }

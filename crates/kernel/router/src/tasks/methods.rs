@@ -33,8 +33,7 @@ impl Server {
     /// The tasks engine, when the server was built with tasks.
     pub(crate) fn task_engine(&self) -> Option<TaskEngine> {
         let tasks = self.inner.injected.tasks.clone()?;
-        let hub = self.notifications().map(|n| std::sync::Arc::clone(&n.hub));
-        Some(TaskEngine { tasks, hub })
+        Some(TaskEngine { tasks })
     }
 
     /// One of the three task methods (the router sends only `2026-07-28` requests of a server with
@@ -70,8 +69,7 @@ impl Server {
             Method::TasksCancel => {
                 if !record.status.is_terminal() {
                     match engine.tasks.store.request_cancel(&record.id, now_ms()).await {
-                        Ok(Some(cancelled)) => engine.announce(&cancelled),
-                        Ok(None) => {}
+                        Ok(_) => {}
                         Err(error) => {
                             tracing::error!(%error, "the task store failed on tasks/cancel; answered -32603");
                             return Err(ErrorObject::internal());
@@ -105,7 +103,6 @@ impl Server {
             // Its run fails it too, at its deadline; this covers a run that is gone (another instance).
             let error = serde_json::json!({"code": -32603, "message": "the task outlived its time to live"});
             if let Ok(Some(expired)) = engine.tasks.store.expire(id, error, now).await {
-                engine.announce(&expired);
                 return Ok(expired);
             }
         }
@@ -139,11 +136,7 @@ impl Server {
         responses::asked(sent.clone(), &keys)?;
         let answers: BTreeMap<String, Value> = sent.into_iter().collect();
         match engine.tasks.store.record_input(&record.id, answers, now_ms()).await {
-            Ok(Some(updated)) => {
-                engine.announce(&updated);
-                Ok(())
-            }
-            Ok(None) => Ok(()),
+            Ok(_) => Ok(()),
             Err(error) => {
                 tracing::error!(%error, "the task store failed on tasks/update; answered -32603");
                 Err(ErrorObject::internal())

@@ -16,6 +16,7 @@
 //! -32601 for a legacy one), and a tool that runs only as a task is refused -32021. There is no
 //! `tasks/result` and no `tasks/list` (-32601), and a legacy `task` request parameter is ignored.
 
+pub(crate) mod feed;
 pub(crate) mod handle;
 pub(crate) mod memory;
 pub(crate) mod methods;

@@ -7,15 +7,11 @@
 //! fails each one still running with a reason and cancels its handler.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use mcp_kernel_wire::types::method::NOTIFICATION_TASKS;
-
-use crate::notify::change::{Change, ChangeKind};
-use crate::notify::hub::ChangeHub;
 use crate::tasks::handle::TaskHandle;
 use crate::tasks::options::Tasks;
 use crate::tasks::record::{TaskRecord, Transition, now_ms};
@@ -48,26 +44,20 @@ impl Running {
     }
 }
 
-/// One server's tasks: the opt-in and the hub its status notifications go through.
+/// One server's tasks: the opt-in, through which every task operation goes.
 #[derive(Clone)]
 pub(crate) struct TaskEngine {
     pub(crate) tasks: Tasks,
-    pub(crate) hub: Option<Arc<dyn ChangeHub>>,
 }
 
 /// The JSON-RPC error a task fails with when the server shuts down before it finished.
 pub(crate) const SHUTDOWN_MESSAGE: &str = "the server shut down before the task finished";
 
 impl TaskEngine {
-    /// Applies `transition` and announces the task as it became.
+    /// Applies `transition` (its watchers — the task's run, the listens naming it — are woken).
     pub(crate) async fn transition(&self, id: &str, transition: Transition, now: u64) -> Option<TaskRecord> {
         match self.tasks.store.transition(id, transition, now).await {
-            Ok(changed) => {
-                if let Some(record) = &changed {
-                    self.announce(record);
-                }
-                changed
-            }
+            Ok(changed) => changed,
             Err(error) => {
                 tracing::error!(%error, "a task transition could not be stored");
                 None
@@ -89,19 +79,6 @@ impl TaskEngine {
         }
     }
 
-    /// Tells listeners of the task of its state (`notifications/tasks` carries the detailed task).
-    pub(crate) fn announce(&self, record: &TaskRecord) {
-        let Some(hub) = &self.hub else { return };
-        let params = Value::Object(record.detailed());
-        let task = serde_json::to_string(&params).unwrap_or_default();
-        let kind = ChangeKind::TaskStatus {
-            task_id: record.id.as_str().into(),
-            revision: record.revision,
-            task: task.into(),
-        };
-        hub.publish(Change::to_everyone(kind));
-    }
-
     /// Waits up to `grace` for the tasks this instance runs to finish, then fails each one still
     /// running (a JSON-RPC error naming the shutdown) and cancels its handler. Cancel-safe: a task
     /// leaves the running set only once it is failed, so a drain dropped midway (a transport's hard
@@ -121,14 +98,4 @@ impl TaskEngine {
             self.tasks.running.remove(&id);
         }
     }
-}
-
-/// A `notifications/tasks` message for one listener: the detailed task as announced, tagged.
-pub(crate) fn task_notification(subscription: &Value, task: &str) -> Value {
-    let mut params = match serde_json::from_str::<Value>(task) {
-        Ok(Value::Object(params)) => params,
-        _ => serde_json::Map::new(),
-    };
-    params.insert("_meta".into(), json!({ mcp_kernel_wire::version::META_SUBSCRIPTION_ID: subscription }));
-    json!({ "jsonrpc": "2.0", "method": NOTIFICATION_TASKS, "params": params })
 }

@@ -125,15 +125,28 @@ impl Server {
                 if ordinary {
                     return self.settle_tool(tool, outcome, round.as_ref(), &span, era);
                 }
-                let record = self.create_task(&engine, &retry.context, &handle).await?;
-                (Start::Settled(outcome), record)
+                match self.create_task(&engine, &retry.context, &handle).await {
+                    Ok(record) => (Start::Settled(outcome), record),
+                    Err(Refused::Bound(_)) if tool.task_mode != TaskMode::Required => {
+                        return self.settle_tool(tool, outcome, round.as_ref(), &span, era);
+                    }
+                    Err(refused) => return Err(refused.into_error()),
+                }
             }
-            Either::Right(((), first)) => {
-                // Reported when answered: the call was answered with its task.
-                pending.finish(crate::trace::observe::DispatchOutcome::Ok);
-                let record = self.create_task(&engine, &retry.context, &handle).await?;
-                (Start::Running(first), record)
-            }
+            Either::Right(((), first)) => match self.create_task(&engine, &retry.context, &handle).await {
+                Ok(record) => {
+                    // Reported when answered: the call was answered with its task.
+                    pending.finish(crate::trace::observe::DispatchOutcome::Ok);
+                    (Start::Running(first), record)
+                }
+                // Past a task bound, an optional tool is answered as it would be without tasks.
+                Err(Refused::Bound(_)) if tool.task_mode != TaskMode::Required => {
+                    let outcome = first.await;
+                    pending.finish(dispatch_outcome(tool, &outcome));
+                    return self.settle_tool(tool, outcome, round.as_ref(), &span, era);
+                }
+                Err(refused) => return Err(refused.into_error()),
+            },
         };
         let run = TaskRun {
             server: self.clone(),
@@ -157,21 +170,21 @@ impl Server {
         engine: &TaskEngine,
         context: &RequestContext,
         handle: &TaskHandle,
-    ) -> Result<TaskRecord, ErrorObject> {
+    ) -> Result<TaskRecord, Refused> {
         let tasks = &engine.tasks;
-        let owner = tasks.owner_of(context).map_err(|_| ErrorObject::internal())?;
+        let owner = tasks.owner_of(context).map_err(|_| Refused::Failed(ErrorObject::internal()))?;
         let settings = tasks.settings;
         let timing = Timing {
             ttl_ms: settings.ttl.map(millis),
             poll_interval_ms: Some(millis(settings.poll_interval)),
             retention_ms: millis(settings.retention),
         };
-        let mut record = TaskRecord::new(new_task_id()?, owner, timing, now_ms());
+        let mut record = TaskRecord::new(new_task_id().map_err(Refused::Failed)?, owner, timing, now_ms());
         record.status_message = handle.pending_message();
         match tasks.store.create(record.clone(), settings.limits).await {
             Ok(Ok(())) => {}
-            Ok(Err(limit)) => return Err(limit_error(limit)),
-            Err(error) => return Err(store_failed(&error)),
+            Ok(Err(limit)) => return Err(Refused::Bound(limit_error(limit))),
+            Err(error) => return Err(Refused::Failed(store_failed(&error))),
         }
         tasks.running.insert(&record.id, handle.clone());
         // A message set while the task was being stored is written now.
@@ -181,6 +194,22 @@ impl Server {
             engine.spawn_transition(record.id.clone(), Transition::Message(message), now_ms());
         }
         Ok(record)
+    }
+}
+
+/// Why a call did not become a task.
+enum Refused {
+    /// A task bound was reached (-32000 naming it).
+    Bound(ErrorObject),
+    /// The store or the host failed (-32603).
+    Failed(ErrorObject),
+}
+
+impl Refused {
+    fn into_error(self) -> ErrorObject {
+        match self {
+            Refused::Bound(error) | Refused::Failed(error) => error,
+        }
     }
 }
 
@@ -236,6 +265,7 @@ enum Woken<T> {
 
 impl TaskRun {
     async fn run(self, start: Start, mut watch: TaskWatch, expires: Option<u64>) {
+        let _registered = Registered { running: &self.engine.tasks.running, id: &self.id };
         let ttl = expires.map(|at| at.saturating_sub(now_ms()));
         let mut deadline = match ttl {
             Some(ms) => self.engine.tasks.runtime.sleep(std::time::Duration::from_millis(ms)),
@@ -246,6 +276,11 @@ impl TaskRun {
             Start::Settled(outcome) => Box::pin(std::future::ready(outcome)),
         };
         let mut rounds = 0usize;
+        // A cancellation written between the task's creation and its watch (through another instance)
+        // woke nobody: looked at once.
+        if self.is_over().await {
+            return self.stop(running).await;
+        }
         loop {
             let outcome = match self.outlast(&mut running, &mut watch, &mut deadline).await {
                 Woken::Ready(outcome) => outcome,
@@ -278,7 +313,6 @@ impl TaskRun {
             call.context.retry = Some(Arc::new(input));
             running = run_dispatch(Arc::clone(&self.dispatch), call, self.span.clone());
         }
-        self.engine.tasks.running.remove(&self.id);
     }
 
     /// Polls the handler until it finishes, or until the task ends under it.
@@ -396,8 +430,8 @@ impl TaskRun {
     /// The task outlived its time to live: failed, and its handler told.
     async fn expire(&self) {
         let error = json!({"code": -32603, "message": "the task outlived its time to live"});
-        if let Ok(Some(record)) = self.engine.tasks.store.expire(&self.id, error, now_ms()).await {
-            self.engine.announce(&record);
+        if let Err(failure) = self.engine.tasks.store.expire(&self.id, error, now_ms()).await {
+            tracing::error!(error = %failure, "the task store failed to expire a task");
         }
         self.handle.cancel();
     }
@@ -474,6 +508,20 @@ impl TaskRun {
             // Terminal meanwhile (cancelled): the wait below sees it at once.
             None => Ok(Asked::Requests),
         }
+    }
+}
+
+/// Takes a task out of the running set however its run ends: a handler whose future panics when it
+/// is dropped (after the cancellation grace) unwinds through the run, and must not leave the task
+/// counted by the drain for ever.
+struct Registered<'a> {
+    running: &'a crate::tasks::registry::Running,
+    id: &'a str,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.running.remove(self.id);
     }
 }
 

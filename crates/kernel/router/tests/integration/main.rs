@@ -32,6 +32,7 @@ mod resource_source;
 mod resources_prompts;
 mod tasks;
 mod tasks_drain;
+mod tasks_hostile;
 mod tasks_races;
 #[cfg(feature = "fuzzing")]
 mod template_index;

@@ -442,13 +442,14 @@ async fn a_result_past_the_bound_fails_the_task_naming_the_limit() {
 #[tokio::test]
 async fn a_caller_past_its_task_bound_is_refused_naming_it_and_nothing_is_evicted() {
     let server = server_with(tasks().max_tasks_per_owner(2));
-    let first = task_id(&send_as(&server, "alice", request(1, "tools/call", json!({"name": "slow"}))).await);
-    task_id(&send_as(&server, "alice", request(1, "tools/call", json!({"name": "slow"}))).await);
-    let refused = send_as(&server, "alice", request(1, "tools/call", json!({"name": "slow"}))).await;
+    let only_a_task = || request(1, "tools/call", json!({"name": "required"}));
+    let first = task_id(&send_as(&server, "alice", only_a_task()).await);
+    task_id(&send_as(&server, "alice", only_a_task()).await);
+    let refused = send_as(&server, "alice", only_a_task()).await;
     assert_eq!(code(&refused), -32000);
     assert!(refused["error"]["message"].as_str().unwrap().contains("limit of 2 tasks"), "{refused}");
     // Another caller has its own share.
-    task_id(&send_as(&server, "bob", request(1, "tools/call", json!({"name": "slow"}))).await);
+    task_id(&send_as(&server, "bob", only_a_task()).await);
     let still = send_as(&server, "alice", request(2, "tasks/get", json!({"taskId": first}))).await;
     assert_eq!(still["result"]["status"], "working");
 }
@@ -568,9 +569,10 @@ async fn a_listen_for_task_ids_hears_only_the_callers_own_live_tasks_and_needs_t
     assert_eq!(told["params"]["status"], "completed");
     assert_eq!(told["params"]["result"]["content"][0]["text"], "slept 400");
     assert_eq!(told["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 9);
-    // Bob's task ends too; nothing of it reaches Alice's stream.
-    let quiet = tokio::time::timeout(Duration::from_millis(300), listen.next()).await;
-    assert!(quiet.is_err(), "{quiet:?}");
+    // Bob's task ends too; nothing of it reaches Alice's stream, which ends once her only task has
+    // (a listen that asked only for tasks has nothing more to wait for).
+    let ended = tokio::time::timeout(Duration::from_millis(1_000), listen.next()).await;
+    assert_eq!(ended.expect("ends at once"), None);
 }
 
 #[test]
@@ -610,4 +612,14 @@ async fn a_server_without_tasks_leaves_task_ids_out_of_the_acknowledgment_withou
     .await
     .expect("a listen");
     assert_eq!(listen.acknowledgment()["params"]["notifications"], json!({"toolsListChanged": true}));
+}
+
+#[tokio::test]
+async fn past_its_task_bound_an_optional_tool_is_answered_as_it_is_without_tasks() {
+    let server = server_with(tasks().max_tasks_per_owner(1));
+    let slow = |ms: u64| request(1, "tools/call", json!({"name": "slow", "arguments": {"ms": ms}}));
+    task_id(&send_as(&server, "alice", slow(5_000)).await);
+    let answered = send_as(&server, "alice", slow(200)).await;
+    assert_eq!(answered["result"]["content"][0]["text"], "slept 200", "{answered}");
+    assert!(answered["result"].get("taskId").is_none());
 }

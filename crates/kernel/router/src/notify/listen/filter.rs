@@ -26,14 +26,20 @@ pub const MAX_TASK_SUBSCRIPTIONS: usize = 1024;
 /// The longest task id a listen may name, in bytes (a task id of this server is 32).
 pub const MAX_SUBSCRIBED_TASK_ID_BYTES: usize = 128;
 
-/// Whether `params.notifications` asks for anything (a flag `true`, or a non-empty uri list), read
-/// without checking it: a filter that asks nothing completes at once.
-pub(crate) fn asks_anything(params: Option<&Value>) -> bool {
+/// Whether `params.notifications` asks for a change the hub carries (a flag `true`, or a non-empty uri
+/// list), read without checking it.
+pub(crate) fn asks_for_changes(params: Option<&Value>) -> bool {
     let Some(Value::Object(filter)) = params.and_then(|p| p.get("notifications")) else { return false };
     let flag = |name: &str| filter.get(name) == Some(&Value::Bool(true));
     let uris = matches!(filter.get("resourceSubscriptions"), Some(Value::Array(items)) if !items.is_empty());
-    let tasks = matches!(filter.get("taskIds"), Some(Value::Array(items)) if !items.is_empty());
-    flag("toolsListChanged") || flag("promptsListChanged") || flag("resourcesListChanged") || uris || tasks
+    flag("toolsListChanged") || flag("promptsListChanged") || flag("resourcesListChanged") || uris
+}
+
+/// Whether `params.notifications` asks for task statuses (a non-empty `taskIds`), read without checking
+/// it.
+pub(crate) fn asks_for_tasks(params: Option<&Value>) -> bool {
+    let Some(Value::Object(filter)) = params.and_then(|p| p.get("notifications")) else { return false };
+    matches!(filter.get("taskIds"), Some(Value::Array(items)) if !items.is_empty())
 }
 
 /// What a listen asked for, as read from its `notifications` member.
@@ -120,16 +126,20 @@ pub(crate) struct Honoured {
     pub(crate) uris: BTreeSet<Arc<str>>,
     /// The accepted uris in the order asked, for the acknowledgment.
     pub(crate) uris_in_order: Vec<String>,
-    /// The accepted task ids (the caller's own live tasks).
-    pub(crate) task_ids: BTreeSet<Arc<str>>,
-    /// The accepted task ids in the order asked, for the acknowledgment.
+    /// The accepted task ids (the caller's own live tasks), in the order asked, for the
+    /// acknowledgment.
     pub(crate) task_ids_in_order: Vec<String>,
 }
 
 impl Honoured {
+    /// Whether no change the hub carries is honoured.
+    pub(crate) fn wants_no_change(&self) -> bool {
+        !self.tools && !self.prompts && !self.resources && self.uris.is_empty()
+    }
+
     /// Whether nothing is honoured: the listen has nothing to wait for.
     pub(crate) fn is_empty(&self) -> bool {
-        !self.tools && !self.prompts && !self.resources && self.uris.is_empty() && self.task_ids.is_empty()
+        self.wants_no_change() && self.task_ids_in_order.is_empty()
     }
 
     /// Whether `change` is one this listener asked for and is in the audience of.
@@ -139,8 +149,6 @@ impl Honoured {
             ChangeKind::PromptsListChanged => self.prompts,
             ChangeKind::ResourcesListChanged => self.resources,
             ChangeKind::ResourceUpdated { uri } => self.uris.contains(uri),
-            // Honoured only for the caller's own tasks: addressed by id, whoever announced it.
-            ChangeKind::TaskStatus { task_id, .. } => return self.task_ids.contains(task_id),
         };
         kind && change.reaches(key)
     }
@@ -204,12 +212,12 @@ mod tests {
 
     #[test]
     fn a_filter_asks_something_only_with_a_true_flag_or_a_uri() {
-        let asks = |filter: Value| asks_anything(Some(&json!({ "notifications": filter })));
+        let asks = |filter: Value| asks_for_changes(Some(&json!({ "notifications": filter })));
         assert!(!asks(json!({})));
         assert!(!asks(json!({"toolsListChanged": false, "resourceSubscriptions": []})));
         assert!(asks(json!({"promptsListChanged": true})));
         assert!(asks(json!({"resourceSubscriptions": ["a://"]})));
-        assert!(!asks_anything(None));
+        assert!(!asks_for_changes(None));
     }
 
     #[test]
@@ -222,7 +230,8 @@ mod tests {
         assert_eq!(read(json!({ "taskIds": "t" })).unwrap_err().code, -32602);
         let long = "t".repeat(MAX_SUBSCRIBED_TASK_ID_BYTES + 1);
         assert_eq!(read(json!({ "taskIds": [long] })).unwrap_err().code, -32602);
-        assert!(asks_anything(Some(&json!({"notifications": {"taskIds": ["t"]}}))));
+        assert!(asks_for_tasks(Some(&json!({"notifications": {"taskIds": ["t"]}}))));
+        assert!(!asks_for_changes(Some(&json!({"notifications": {"taskIds": ["t"]}}))));
     }
 
     #[test]

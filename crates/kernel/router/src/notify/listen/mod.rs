@@ -39,6 +39,7 @@ use crate::notify::change::ChangeKind;
 use crate::notify::hub::ChangeFeed;
 use crate::request::inbound::Inbound;
 use crate::server::{Handled, Server};
+use crate::tasks::feed::{TaskFeed, task_notification};
 use filter::{Asked, Honoured};
 
 /// The longest string id a `subscriptions/listen` may have, in bytes: every message of the stream
@@ -52,10 +53,11 @@ pub struct Listen {
     acknowledgment: Value,
     honoured: Honoured,
     key: Option<Arc<str>>,
-    feed: ChangeFeed,
+    /// The hub's changes; `None` when no change the hub carries is honoured.
+    feed: Option<ChangeFeed>,
+    /// The acknowledged tasks (the tasks extension), watched in the task store.
+    tasks: TaskFeed,
     completion: Response,
-    /// The last revision sent of each task (a status notification older than it is stale).
-    sent_revisions: std::collections::HashMap<Arc<str>, u64>,
 }
 
 impl std::fmt::Debug for Listen {
@@ -84,25 +86,36 @@ impl Listen {
     }
 
     /// The next notification for this stream (a whole, tagged JSON-RPC notification), or `None` when
-    /// the stream must end: write [`Listen::completion`] then. Cancel-safe: a change is taken from the
-    /// feed and returned in the same poll.
+    /// the stream must end: write [`Listen::completion`] then — when the hub's feed ends, or when the
+    /// stream asked only for tasks and every one has sent its terminal status. Cancel-safe: a change is
+    /// taken from the feed and returned in the same poll, and a task woken is read again on the next
+    /// call if this one is dropped.
     pub async fn next(&mut self) -> Option<Value> {
-        if self.honoured.is_empty() {
-            return None;
-        }
         loop {
-            let change = self.feed.next().await?;
-            if !self.honoured.wants(&change, self.key.as_deref()) {
-                continue;
-            }
-            if let ChangeKind::TaskStatus { task_id, revision, .. } = &change.kind {
-                let sent = self.sent_revisions.entry(Arc::clone(task_id)).or_insert(0);
-                if *revision <= *sent {
-                    continue;
+            let next = match (self.feed.as_mut(), self.tasks.is_open()) {
+                (Some(feed), true) => {
+                    let change = Box::pin(feed.next());
+                    let task = Box::pin(self.tasks.next());
+                    match futures_util::future::select(change, task).await {
+                        futures_util::future::Either::Left((change, _)) => Next::Change(change),
+                        futures_util::future::Either::Right((task, _)) => Next::Task(task),
+                    }
                 }
-                *sent = *revision;
+                (Some(feed), false) => Next::Change(feed.next().await),
+                (None, true) => Next::Task(self.tasks.next().await),
+                (None, false) => return None,
+            };
+            match next {
+                Next::Change(None) => return None,
+                Next::Change(Some(change)) => {
+                    if self.honoured.wants(&change, self.key.as_deref()) {
+                        return Some(tagged(&self.id, &change.kind));
+                    }
+                }
+                Next::Task(Some(record)) => return Some(task_notification(&self.id, &record)),
+                // Every task has ended: the hub's changes, if any were asked for, go on.
+                Next::Task(None) => {}
             }
-            return Some(tagged(&self.id, &change.kind));
         }
     }
 
@@ -112,13 +125,20 @@ impl Listen {
     }
 }
 
+/// What ended one wait of [`Listen::next`].
+enum Next {
+    /// A change from the hub (`None`: the feed ended).
+    Change(Option<crate::notify::change::Change>),
+    /// A task's new state (`None`: no task left to watch).
+    Task(Option<crate::tasks::TaskRecord>),
+}
+
 /// The notification of `kind` on the stream of the listen `id`.
 fn tagged(id: &Value, kind: &ChangeKind) -> Value {
     let method = match kind {
         ChangeKind::ToolsListChanged => NOTIFICATION_TOOLS_LIST_CHANGED,
         ChangeKind::PromptsListChanged => NOTIFICATION_PROMPTS_LIST_CHANGED,
         ChangeKind::ResourcesListChanged => NOTIFICATION_RESOURCES_LIST_CHANGED,
-        ChangeKind::TaskStatus { task, .. } => return crate::tasks::registry::task_notification(id, task),
         ChangeKind::ResourceUpdated { uri } => {
             return json!({
                 "jsonrpc": "2.0",
@@ -183,7 +203,9 @@ impl Server {
     /// any work for the listen, so a client at its bound costs no look-up; a listen that could not hold
     /// a stream completes at once and needs no room.
     pub fn may_hold_listen(&self, message: &Envelope) -> bool {
-        self.inner.injected.notifications.is_some() && filter::asks_anything(message.params())
+        let params = message.params();
+        (self.inner.injected.notifications.is_some() && filter::asks_for_changes(params))
+            || (self.inner.injected.tasks.is_some() && filter::asks_for_tasks(params))
     }
 
     /// The listen `id` with `params`, from the caller of `context`, whose era is `2026-07-28`; `held`
@@ -212,17 +234,22 @@ impl Server {
                 crate::tasks::run::tasks_capability(),
             ));
         }
-        // Subscribed before what is honoured is decided (and so before the acknowledgment is written):
-        // a task that ends while its liveness is read, or a change announced as soon as the client reads
-        // the acknowledgment, is not missed.
+        // Subscribed (and each task watched) before what is honoured is decided, and so before the
+        // acknowledgment is written: a change announced while the filter is read — a task that ends
+        // after its status was read — or as soon as the client reads the acknowledgment is not missed.
         let notifications = self.inner.injected.notifications.as_ref().filter(|_| held);
         let early = notifications.map(|notifications| notifications.hub.subscribe());
-        let honoured = if held { self.honour(asked, &context).await } else { Honoured::default() };
+        let mut tasks = match (&self.inner.injected.tasks, held) {
+            (Some(opted), true) => TaskFeed::over(Arc::clone(&opted.store)),
+            _ => TaskFeed::default(),
+        };
+        let honoured =
+            if held { self.honour(asked, &context, &mut tasks).await } else { Honoured::default() };
         let (key, feed) = match (notifications, early) {
-            (Some(notifications), Some(feed)) if !honoured.is_empty() => {
-                (notifications.key_of(&context), feed)
+            (Some(notifications), Some(feed)) if !honoured.wants_no_change() => {
+                (notifications.key_of(&context), Some(feed))
             }
-            _ => (None, ChangeFeed::ended()),
+            _ => (None, None),
         };
         let acknowledgment = json!({
             "jsonrpc": "2.0",
@@ -233,30 +260,28 @@ impl Server {
         meta.insert(META_SUBSCRIPTION_ID.into(), id.clone());
         let completion = self.inner.decoration.apply(json!({ "_meta": meta }));
         let completion = Response::result(id.clone(), completion);
-        let sent_revisions = std::collections::HashMap::new();
-        Ok(Listen { id, acknowledgment, honoured, key, feed, completion, sent_revisions })
+        Ok(Listen { id, acknowledgment, honoured, key, feed, tasks, completion })
     }
 
-    /// What of `asked` this server honours for the caller of `context`.
-    async fn honour(&self, asked: Asked, context: &RequestContext) -> Honoured {
-        if self.inner.injected.notifications.is_none() {
-            return Honoured::default();
-        }
-        let mut honoured = Honoured {
-            tools: asked.tools,
-            prompts: asked.prompts,
-            resources: asked.resources,
-            ..Honoured::default()
-        };
-        for uri in asked.uris {
-            if self.is_listed_resource(&uri, context).await {
-                honoured.uris.insert(Arc::from(uri.as_str()));
-                honoured.uris_in_order.push(uri);
+    /// What of `asked` this server honours for the caller of `context`; each acknowledged task is
+    /// watched in `tasks`.
+    async fn honour(&self, asked: Asked, context: &RequestContext, tasks: &mut TaskFeed) -> Honoured {
+        let mut honoured = Honoured::default();
+        if self.inner.injected.notifications.is_some() {
+            honoured.tools = asked.tools;
+            honoured.prompts = asked.prompts;
+            honoured.resources = asked.resources;
+            for uri in asked.uris {
+                if self.is_listed_resource(&uri, context).await {
+                    honoured.uris.insert(Arc::from(uri.as_str()));
+                    honoured.uris_in_order.push(uri);
+                }
             }
         }
         for id in asked.task_ids {
+            let Some(watch) = tasks.watch(&id) else { break };
             if self.is_live_task_of(&id, context).await {
-                honoured.task_ids.insert(Arc::from(id.as_str()));
+                tasks.keep(watch);
                 honoured.task_ids_in_order.push(id);
             }
         }
