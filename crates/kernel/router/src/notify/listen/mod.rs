@@ -98,11 +98,11 @@ impl Listen {
                     let task = Box::pin(self.tasks.next());
                     match futures_util::future::select(change, task).await {
                         futures_util::future::Either::Left((change, _)) => Next::Change(change),
-                        futures_util::future::Either::Right((task, _)) => Next::Task(task),
+                        futures_util::future::Either::Right((task, _)) => Next::Task(task.map(Box::new)),
                     }
                 }
                 (Some(feed), false) => Next::Change(feed.next().await),
-                (None, true) => Next::Task(self.tasks.next().await),
+                (None, true) => Next::Task(self.tasks.next().await.map(Box::new)),
                 (None, false) => return None,
             };
             match next {
@@ -130,7 +130,7 @@ enum Next {
     /// A change from the hub (`None`: the feed ended).
     Change(Option<crate::notify::change::Change>),
     /// A task's new state (`None`: no task left to watch).
-    Task(Option<crate::tasks::TaskRecord>),
+    Task(Option<Box<crate::tasks::TaskRecord>>),
 }
 
 /// The notification of `kind` on the stream of the listen `id`.
