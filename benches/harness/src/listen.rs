@@ -76,7 +76,7 @@ pub(super) fn record(values: &mut Values, key: &'static str, n: u32, value: Opti
 }
 
 /// One `bench-load` run of `args` against a fresh kernel with `env`; the server's pid is passed as
-/// `--pid` (to every mode but `http`). Errors of the run are added to `failures`.
+/// `--pid`. Errors of the run are added to `failures`.
 pub(super) fn one(
     pinning: &Pinning,
     kernel: &Path,
@@ -89,10 +89,7 @@ pub(super) fn one(
     let result = start_http(pinning, kernel, env).and_then(|server| {
         // `taskset` execs the server, so the child's pid is the server's.
         let pid = server.child.id().to_string();
-        let mut all = vec![args[0], "--url", &server.url];
-        if args[0] != "http" {
-            all.extend(["--pid", &pid]);
-        }
+        let mut all = vec![args[0], "--url", &server.url, "--pid", &pid];
         all.extend(&args[1..]);
         let result = run_load(&pinning.command(1, load, &all));
         drop(server);

@@ -42,17 +42,18 @@ const STDIO_REQUESTS: u32 = 2_000;
 /// The listen streams (one per task) of the notification runs.
 const NOTIFY_STREAMS: [u32; 2] = [100, 1_000];
 /// The time between two completions of a notification run (ms).
-const SPACING_MS: u32 = 5;
+const SPACING_MS: u32 = 10;
 /// The variables through which bench-kernel raises its limits.
 const MAX_CONNECTIONS_ENV: &str = "BENCH_KERNEL_MAX_CONNECTIONS";
 const MAX_LISTENS_ENV: &str = "BENCH_KERNEL_MAX_LISTENS";
 
 /// The request-path rows: (key, label); each is measured for `echo` (key `…`) and `tasks/get`
 /// (key `get_…`), recorded under column 0 and 1.
-const PATH_ROWS: [(&str, &str); 7] = [
+const PATH_ROWS: [(&str, &str); 8] = [
     ("http_rps", "HTTP throughput, 32 conn (req/s)"),
     ("http_p50_us", "HTTP latency p50 (µs)"),
     ("http_p99_us", "HTTP latency p99 (µs)"),
+    ("http_server_cpu_us", "HTTP server CPU per request (µs)"),
     ("http_load_cpu_pct", "generator CPU, HTTP (%)"),
     ("stdio_p50_us", "stdio ping-pong p50 (µs)"),
     ("stdio_p99_us", "stdio ping-pong p99 (µs)"),
@@ -115,6 +116,7 @@ fn request_path(
             record(values, "http_p50_us", column, v["p50_us"].as_f64());
             record(values, "http_p99_us", column, v["p99_us"].as_f64());
             record(values, "http_load_cpu_pct", column, v["load_cpu_pct"].as_f64());
+            record(values, "http_server_cpu_us", column, v["server_cpu_us_per_request"].as_f64());
         }
         let requests = STDIO_REQUESTS.to_string();
         let mut argv =

@@ -20,7 +20,7 @@ use tokio::time::{Instant, timeout_at};
 
 use crate::args::{Args, seconds};
 use crate::drip::raise_fd_limit;
-use crate::report::{Errors, Report, cpu_percent, error_suffix, own_cpu_seconds, summarize};
+use crate::report::{Errors, Report, cpu_percent, error_suffix, own_cpu_seconds, summarize, threads_cpu_ns};
 use crate::work::Work;
 use crate::{ECHO, MAX_CONNECTIONS, PROTOCOL, check_answer, request_body};
 
@@ -156,6 +156,11 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
         Some(other) => return Err(format!("--protocol: http1 or h2c, not {other:?}")),
     };
     let streams: usize = args.number("streams", Some(1))?;
+    // With the server's pid, its CPU over the window is read too (every thread's schedstat).
+    let pid = args
+        .take("pid")
+        .map(|v| v.parse::<u32>().map_err(|_| format!("--pid: not a number: {v:?}")))
+        .transpose()?;
     let work = Work::parse(&mut args)?;
     args.finish(false)?;
     if connections == 0 || connections > MAX_CONNECTIONS {
@@ -196,12 +201,22 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
     });
     let tasks: Vec<_> =
         (0..connections).map(|index| tokio::spawn(connection_loop(index as u64, target.clone()))).collect();
+    let window = target.window;
+    let server_cpu = tokio::spawn(async move {
+        let pid = pid?.to_string();
+        tokio::time::sleep_until(window.0).await;
+        let before = threads_cpu_ns(&pid)?;
+        tokio::time::sleep_until(window.1).await;
+        Some(threads_cpu_ns(&pid)?.saturating_sub(before))
+    });
     let mut all = ConnectionStats::default();
     for task in tasks {
         all.merge(task.await.map_err(|e| format!("connection task: {e}"))?);
     }
     let load_cpu = cpu_percent(cpu0, start.elapsed().as_secs_f64());
     let measured = all.micros.len();
+    let server_cpu_ns = server_cpu.await.ok().flatten();
+    let server_cpu_us = server_cpu_ns.filter(|_| measured > 0).map(|ns| ns as f64 / 1e3 / measured as f64);
     let rps = measured as f64 / duration.as_secs_f64();
     let mib_s = rps * message_bytes as f64 / f64::from(1u32 << 20);
     let s = summarize(all.micros);
@@ -214,7 +229,7 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
         human: format!(
             "http ({version}, {method}): {connections} connections × {streams} streams, {message_bytes}-byte message, {measured} ok in {:.1} s = \
              {rps:.0} req/s ({mib_s:.1} MiB/s), {} errors, p50 {} µs, p99 {} µs, mean {:.1} µs, max {} µs ({} warm-up, {} connects), \
-             generator CPU {load_cpu:.0}%{}",
+             generator CPU {load_cpu:.0}%{}{}",
             duration.as_secs_f64(),
             all.errors.count,
             s.p50,
@@ -223,6 +238,7 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
             s.max,
             all.warmup_ok,
             all.connects,
+            server_cpu_us.map_or(String::new(), |us| format!(", server CPU {us:.1} µs per request")),
             error_suffix(&first_errors)
         ),
         json: json!({
@@ -249,6 +265,7 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
             "mean_us": s.mean,
             "max_us": s.max,
             "load_cpu_pct": load_cpu,
+            "server_cpu_us_per_request": server_cpu_us,
         }),
         errors: all.errors.count,
     })

@@ -5,7 +5,7 @@
 //! bench-load stdio-throughput --requests N [--preamble FILE] [--timeout SECS] -- CMD ARGS...
 //! bench-load stdio-latency    --requests N [--warmup N] [WORK] [--preamble FILE] [--timeout SECS] -- CMD ARGS...
 //! bench-load http --url URL --connections C --warmup SECS --duration SECS [--protocol http1|h2c] [--streams S]
-//!                 [--message-bytes B]
+//!                 [--message-bytes B] [--pid PID] [WORK]
 //! bench-load hold --url URL --pid PID [--clients N] [--body-bytes B] [--hold-secs SECS]
 //! bench-load drip --url URL --drips N [--requests R] [--interval-ms MS] [--wait-secs SECS] [--open-rate R] [--pid PID]
 //! bench-load idle --url URL --pid PID --steps N[,N…] [--settle-secs S] [--hold-secs S] [--open-rate R]
@@ -77,7 +77,7 @@ const USAGE: &str = "usage:
   bench-load stdio-throughput --requests N [--preamble FILE] [--timeout SECS] -- CMD ARGS...
   bench-load stdio-latency    --requests N [--warmup N] [WORK] [--preamble FILE] [--timeout SECS] -- CMD ARGS...
   bench-load http --url http://127.0.0.1:PORT/mcp --connections C --warmup SECS --duration SECS
-                  [--protocol http1|h2c] [--streams S] [--message-bytes B]
+                  [--protocol http1|h2c] [--streams S] [--message-bytes B] [--pid PID] [--method call|task-get]
   bench-load hold --url http://127.0.0.1:PORT/mcp --pid PID [--clients N] [--body-bytes B] [--hold-secs SECS]
   bench-load drip --url http://127.0.0.1:PORT/mcp --drips N [--requests R] [--interval-ms MS] [--wait-secs SECS] [--open-rate R] [--pid PID]
   bench-load idle --url http://127.0.0.1:PORT/mcp --pid PID --steps N[,N...] [--settle-secs S] [--hold-secs S] [--open-rate R]

@@ -15,7 +15,7 @@ use tokio::time::{Instant, timeout_at};
 
 use crate::args::{Args, requests, seconds};
 use crate::report::{
-    Errors, Report, cpu_percent, error_suffix, micros_since, own_cpu_seconds, process_cpu_seconds, summarize,
+    Errors, Report, cpu_percent, error_suffix, micros_since, own_cpu_seconds, summarize, threads_cpu_ns,
 };
 use crate::work::{MAX_PAGES, Step, Work};
 use crate::{MAX_REQUESTS, check_answer, check_response, request_body, short};
@@ -424,7 +424,7 @@ pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
     let mut server_cpu0 = None;
     for unit in 1..=warmup + n {
         if unit == warmup + 1 {
-            server_cpu0 = process_cpu_seconds(server.pid);
+            server_cpu0 = threads_cpu_ns(&server.pid.to_string());
         }
         next_id += 1;
         let mut first = work.request(next_id, None);
@@ -447,7 +447,10 @@ pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
     }
     let wall = started.elapsed();
     let load_cpu = cpu_percent(cpu0, wall.as_secs_f64());
-    let server_cpu_s = server_cpu0.zip(process_cpu_seconds(server.pid)).map(|(a, b)| b - a);
+    // Every thread's time on a CPU (ns), finer than the 10 ms ticks of `/proc/PID/stat`.
+    let server_cpu_s = server_cpu0
+        .zip(threads_cpu_ns(&server.pid.to_string()))
+        .map(|(a, b)| b.saturating_sub(a) as f64 / 1e9);
     if let Some(kib) = vm_hwm_kib(server.pid) {
         peak.fetch_max(kib, Ordering::Relaxed);
     }

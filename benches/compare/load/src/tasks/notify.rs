@@ -7,7 +7,7 @@
 //!    `wait` with `ms: 0` (no extension declared), one at a time: the handler's return until the
 //!    answer's body is read. The server's CPU over them (`/proc/PID/task/*/schedstat`), per call.
 //! 2. **Tasks.** `--tasks K` tasks of `wait`, task `i` made to return at `T + i × --spacing-ms`, with
-//!    `T` `--lead-ms` from the start; `--connections` workers each create a task (a call declaring the
+//!    `T` `--lead-ms` from the start (`--spacing-ms 0`: all at once, a burst); `--connections` workers each create a task (a call declaring the
 //!    extension, answered with its `working` task) and open its own `subscriptions/listen` stream,
 //!    on a connection of its own, with `taskIds: [its id]`, the acknowledgment checked to honour it.
 //!    All K streams are open before `T` (or the run is in error). Per task, the handler's return
@@ -76,8 +76,8 @@ impl Settings {
         if tasks == 0 || tasks > MAX_CONNECTIONS / 2 {
             return Err(format!("--tasks must be between 1 and {}", MAX_CONNECTIONS / 2));
         }
-        if !(1..=1_000).contains(&spacing_ms) || !(MIN_WAIT_MS..=60_000).contains(&lead_ms) {
-            return Err(format!("--spacing-ms: 1 to 1000; --lead-ms: {MIN_WAIT_MS} to 60000"));
+        if spacing_ms > 1_000 || !(MIN_WAIT_MS..=60_000).contains(&lead_ms) {
+            return Err(format!("--spacing-ms: 0 to 1000; --lead-ms: {MIN_WAIT_MS} to 60000"));
         }
         if !(1..=100_000).contains(&calls) || !(1..=256).contains(&connections) || wait.is_zero() {
             return Err("--calls: 1 to 100000; --connections: 1 to 256; --wait-secs: positive".into());
@@ -398,7 +398,7 @@ mod tests {
             &["--url", "u", "--pid", "1"][..],
             &["--url", "u", "--pid", "1", "--tasks", "0"],
             &["--url", "u", "--pid", "1", "--tasks", "9000"],
-            &["--url", "u", "--pid", "1", "--tasks", "5", "--spacing-ms", "0"],
+            &["--url", "u", "--pid", "1", "--tasks", "5", "--spacing-ms", "1001"],
             &["--url", "u", "--pid", "1", "--tasks", "5", "--lead-ms", "10"],
             &["--url", "u", "--pid", "1", "--tasks", "5", "--calls", "0"],
         ] {
