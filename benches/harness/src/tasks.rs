@@ -43,6 +43,8 @@ const STDIO_REQUESTS: u32 = 2_000;
 const NOTIFY_STREAMS: [u32; 2] = [100, 1_000];
 /// The time between two completions of a notification run (ms).
 const SPACING_MS: u32 = 10;
+/// The ordinary calls of a notification run's baseline, one at a time.
+const BASELINE_CALLS: u32 = 1_000;
 /// The variables through which bench-kernel raises its limits.
 const MAX_CONNECTIONS_ENV: &str = "BENCH_KERNEL_MAX_CONNECTIONS";
 const MAX_LISTENS_ENV: &str = "BENCH_KERNEL_MAX_LISTENS";
@@ -203,8 +205,8 @@ fn notify(
 ) {
     let limit = (k + SPARE).to_string();
     let env = vec![(MAX_CONNECTIONS_ENV, limit.clone()), (MAX_LISTENS_ENV, limit)];
-    let (streams, spacing) = (k.to_string(), SPACING_MS.to_string());
-    let args = ["tasks-notify", "--tasks", &streams, "--spacing-ms", &spacing];
+    let (streams, spacing, calls) = (k.to_string(), SPACING_MS.to_string(), BASELINE_CALLS.to_string());
+    let args = ["tasks-notify", "--tasks", &streams, "--spacing-ms", &spacing, "--calls", &calls];
     let Some(v) = one(pinning, kernel, load, &env, &args, &format!("notifications, K={k}"), failures) else {
         return;
     };
@@ -327,6 +329,7 @@ pub(super) fn run_tasks(
             "memory_counts": counts,
             "notify_streams": NOTIFY_STREAMS,
             "spacing_ms": SPACING_MS,
+            "baseline_calls": BASELINE_CALLS,
         },
         "measuring_s": elapsed,
         "metrics": {"request_path": path_metrics, "memory": memory_metrics, "notifications": notify_metrics},

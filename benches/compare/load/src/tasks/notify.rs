@@ -69,7 +69,7 @@ impl Settings {
         let tasks: usize = args.number("tasks", None)?;
         let spacing_ms: u64 = args.number("spacing-ms", Some(5))?;
         let lead_ms: u64 = args.number("lead-ms", Some(1_000 + tasks as u64))?;
-        let calls: u64 = args.number("calls", Some(200))?;
+        let calls: u64 = args.number("calls", Some(1_000))?;
         let connections: usize = args.number("connections", Some(16))?;
         let wait = seconds("wait-secs", args.number("wait-secs", Some(10.0))?)?;
         args.finish(false)?;
@@ -393,7 +393,7 @@ mod tests {
     #[test]
     fn settings_have_defaults_and_bounds() {
         let s = Settings::parse(args(&["--url", "u", "--pid", "1", "--tasks", "1000"])).unwrap();
-        assert_eq!((s.spacing_ms, s.lead_ms, s.calls, s.connections), (5, 2_000, 200, 16));
+        assert_eq!((s.spacing_ms, s.lead_ms, s.calls, s.connections), (5, 2_000, 1_000, 16));
         for bad in [
             &["--url", "u", "--pid", "1"][..],
             &["--url", "u", "--pid", "1", "--tasks", "0"],
