@@ -34,6 +34,14 @@
 //! (at the default keep-alive interval and at a short one), and the time until one change reached
 //! every stream (`bench-load listen`); medians go to `target/bench/compare-listen.json`.
 //!
+//! `--tasks N[,N…]` runs only the tasks scenario instead (module `tasks`), on the kernel alone, each
+//! figure beside a baseline measured in the same round on the same server binary: `tasks/get` beside a
+//! `tools/call` of `echo` (throughput and latency over HTTP, latency over stdio), the memory per live
+//! task beside a held ordinary call of the same tool and an idle keep-alive connection (per N), and
+//! the time from a task's completion until its listener reads `notifications/tasks` beside the time
+//! from an ordinary call's return until its caller reads the answer; medians go to
+//! `target/bench/compare-tasks.json`.
+//!
 //! `cargo xtask bench curves [--quick] [--rounds N] [--only …] [--curve NAME[,NAME]] [--no-build]`
 //! measures how cost grows instead (module `curves`): with HTTP connections, idle and drip
 //! connections, catalog size, payload size and h2c streams; it writes `target/bench/curves.json`,
@@ -45,7 +53,7 @@
 //!
 //! By phase: `options` reads the command line, `build` builds the compare workspace and finds its
 //! binaries, `servers` starts the servers and runs `bench-load` against them (pinned), `compare`,
-//! `hold`, `drip` and `listen` run the rounds of each scenario, and `report` tallies the rounds into medians
+//! `hold`, `drip`, `listen` and `tasks` run the rounds of each scenario, and `report` tallies the rounds into medians
 //! and ratios, prints them and writes the JSON.
 #![forbid(unsafe_code)]
 
@@ -59,6 +67,7 @@ mod listen;
 mod options;
 mod report;
 mod servers;
+mod tasks;
 
 use compare::run_compare;
 use drip::run_drip;
@@ -67,6 +76,7 @@ use listen::run_listen;
 use mcp_kernel_workspace::root;
 use options::parse;
 use servers::Pinning;
+use tasks::run_tasks;
 
 /// The servers in their interleaving order: (short name, binary).
 const SERVERS: [(&str, &str); 3] =
@@ -87,11 +97,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if !manifest.exists() {
         return Err(format!("{} is missing", manifest.display()));
     }
-    // `--listen` measures the kernel alone: the others are not built.
+    // `--listen` and `--tasks` measure the kernel alone: the others are not built.
+    let alone = options.listen.is_some() || options.tasks.is_some();
     let servers: Vec<(&'static str, &'static str)> = SERVERS
         .iter()
         .copied()
-        .filter(|(name, _)| options.only.contains(name) && (options.listen.is_none() || *name == "kernel"))
+        .filter(|(name, _)| options.only.contains(name) && (!alone || *name == "kernel"))
         .collect();
     if options.build {
         build::build(&manifest, &servers)?;
@@ -109,6 +120,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     if let Some(counts) = &options.listen {
         return run_listen(&options, counts, &servers, &pinning, &release, &load, &root);
+    }
+    if let Some(counts) = &options.tasks {
+        return run_tasks(&options, counts, &servers, &pinning, &release, &load, &root);
     }
     run_compare(&options, &servers, &pinning, &release, &load, &root, &out_dir)
 }
@@ -171,6 +185,23 @@ mod tests {
             &["compare", "--listen", "x"],
             &["compare", "--listen", "10", "--hold"],
             &["compare", "--listen", "10", "--drip", "10"],
+        ] {
+            assert!(parse(&args(bad)).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn tasks_take_ascending_counts_and_run_alone() {
+        assert_eq!(parse(&args(&["compare"])).unwrap().tasks, None);
+        let tasks = parse(&args(&["compare", "--tasks", "1000,10000", "--rounds", "3"])).unwrap();
+        assert_eq!((tasks.tasks, tasks.rounds, tasks.listen), (Some(vec![1_000, 10_000]), 3, None));
+        for bad in [
+            &["compare", "--tasks"][..],
+            &["compare", "--tasks", "0"],
+            &["compare", "--tasks", "16001"],
+            &["compare", "--tasks", "10,5"],
+            &["compare", "--tasks", "10", "--listen", "10"],
+            &["compare", "--tasks", "10", "--hold"],
         ] {
             assert!(parse(&args(bad)).is_err(), "{bad:?}");
         }

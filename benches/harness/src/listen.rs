@@ -67,9 +67,9 @@ const ROWS: [(&str, &str); 19] = [
 ];
 
 /// Every round's values: key → N → one value per round.
-type Values = BTreeMap<&'static str, BTreeMap<u32, Vec<f64>>>;
+pub(super) type Values = BTreeMap<&'static str, BTreeMap<u32, Vec<f64>>>;
 
-fn record(values: &mut Values, key: &'static str, n: u32, value: Option<f64>) {
+pub(super) fn record(values: &mut Values, key: &'static str, n: u32, value: Option<f64>) {
     if let Some(v) = value.filter(|v| v.is_finite()) {
         values.entry(key).or_default().entry(n).or_default().push(v);
     }
@@ -77,7 +77,7 @@ fn record(values: &mut Values, key: &'static str, n: u32, value: Option<f64>) {
 
 /// One `bench-load` run of `args` against a fresh kernel with `env`; the server's pid is passed as
 /// `--pid`. Errors of the run are added to `failures`.
-fn one(
+pub(super) fn one(
     pinning: &Pinning,
     kernel: &Path,
     load: &Path,
@@ -174,16 +174,22 @@ fn round(
     }
 }
 
-/// Prints the medians per N (columns) and returns them with every round's values.
-fn table(counts: &[u32], values: &Values) -> serde_json::Map<String, Value> {
+/// Prints the medians per count (columns, headed `{name} = {count}`) of the `rows` (key, label) and
+/// returns them with every round's values.
+pub(super) fn table(
+    name: &str,
+    counts: &[u32],
+    rows: &[(&'static str, &str)],
+    values: &Values,
+) -> serde_json::Map<String, Value> {
     let mut header = format!("{:<42}", "median of the rounds");
     for n in counts {
-        header.push_str(&format!(" {:>16}", format!("N = {n}")));
+        header.push_str(&format!(" {:>16}", format!("{name} = {n}")));
     }
     println!("{header}");
     println!("{}", "-".repeat(header.chars().count()));
     let mut metrics = serde_json::Map::new();
-    for (key, label) in ROWS {
+    for &(key, label) in rows {
         let mut line = format!("{label:<42}");
         let (mut medians, mut runs) = (serde_json::Map::new(), serde_json::Map::new());
         for n in counts {
@@ -241,7 +247,7 @@ pub(super) fn run_listen(
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
-    let metrics = table(counts, &values);
+    let metrics = table("N", counts, &ROWS, &values);
     println!(
         "(default: the kernel's default keep-alive interval; short: {SHORT_KEEP_ALIVE_MS} ms; CPU in % of one core over \
          {IDLE_S} s, idle connections over {BASELINE_HOLD_S} s; ±: half the range of the rounds)"

@@ -16,17 +16,21 @@ pub(super) struct Options {
     pub(super) drip: Option<u32>,
     /// `--listen N[,N…]`: the numbers of listen streams, ascending.
     pub(super) listen: Option<Vec<u32>>,
+    /// `--tasks N[,N…]`: the numbers of live tasks the memory runs hold, ascending.
+    pub(super) tasks: Option<Vec<u32>>,
 }
 
 /// Upper bound on `--drip` (bench-load's own).
 const MAX_DRIPS: u32 = 30_000;
 /// Upper bound on one `--listen` count (bench-load's most connections, less the spare ones).
 const MAX_LISTENS: u32 = 16_000;
-/// The most counts one `--listen` takes.
+/// The most counts one `--listen` or `--tasks` takes.
 const MAX_LISTEN_COUNTS: usize = 4;
+/// Upper bound on one `--tasks` count: the baseline holds as many calls, each on its connection.
+const MAX_TASKS: u32 = 16_000;
 
 const USAGE: &str = "usage: cargo xtask bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] \
-                     [--hold | --drip N | --listen N[,N...]]";
+                     [--hold | --drip N | --listen N[,N...] | --tasks N[,N...]]";
 
 /// Reads `compare …` (the subcommand first).
 pub(super) fn parse(args: &[String]) -> Result<Options, String> {
@@ -41,6 +45,7 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
     let mut hold = false;
     let mut drip = None;
     let mut listen = None;
+    let mut tasks = None;
     let (mut warmup_s, mut duration_s) = (None, None);
     while let Some(arg) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{arg} needs a value"));
@@ -57,7 +62,8 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
                         .ok_or_else(|| format!("--drip: 1 to {MAX_DRIPS}"))?,
                 );
             }
-            "--listen" => listen = Some(parse_listen(value()?)?),
+            "--listen" => listen = Some(parse_counts("--listen", "streams", value()?, MAX_LISTENS)?),
+            "--tasks" => tasks = Some(parse_counts("--tasks", "tasks", value()?, MAX_TASKS)?),
             "--rounds" => {
                 let v = value()?;
                 rounds =
@@ -69,8 +75,8 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
             other => return Err(format!("unknown option {other}\n{USAGE}")),
         }
     }
-    if [hold, drip.is_some(), listen.is_some()].iter().filter(|&&given| given).count() > 1 {
-        return Err("--hold, --drip and --listen are separate runs: give one of them".into());
+    if [hold, drip.is_some(), listen.is_some(), tasks.is_some()].iter().filter(|&&given| given).count() > 1 {
+        return Err("--hold, --drip, --listen and --tasks are separate runs: give one of them".into());
     }
     Ok(Options {
         quick,
@@ -82,22 +88,22 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
         hold,
         drip,
         listen,
+        tasks,
     })
 }
 
-/// The value of `--listen`: 1 to `MAX_LISTEN_COUNTS` ascending counts of streams, each 1 to `MAX_LISTENS`.
-pub(super) fn parse_listen(v: &str) -> Result<Vec<u32>, String> {
+/// The value of `--listen` or `--tasks` (`flag`): 1 to `MAX_LISTEN_COUNTS` ascending counts of
+/// `what`, each 1 to `most`.
+pub(super) fn parse_counts(flag: &str, what: &str, v: &str, most: u32) -> Result<Vec<u32>, String> {
     let counts: Option<Vec<u32>> = v.split(',').map(|c| c.trim().parse::<u32>().ok()).collect();
     counts
         .filter(|c| {
             (1..=MAX_LISTEN_COUNTS).contains(&c.len())
                 && c.windows(2).all(|w| w[0] < w[1])
-                && c.iter().all(|n| (1..=MAX_LISTENS).contains(n))
+                && c.iter().all(|n| (1..=most).contains(n))
         })
         .ok_or_else(|| {
-            format!(
-                "--listen: 1 to {MAX_LISTEN_COUNTS} ascending counts of 1 to {MAX_LISTENS} streams, not {v:?}"
-            )
+            format!("{flag}: 1 to {MAX_LISTEN_COUNTS} ascending counts of 1 to {most} {what}, not {v:?}")
         })
 }
 

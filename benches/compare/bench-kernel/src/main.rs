@@ -28,14 +28,25 @@
 //! changes the path of a `tools/call` of `echo`, which never looks at the notifications;
 //! `BENCH_KERNEL_NOTIFICATIONS=off` serves the server without either, as it was before them, to
 //! check that by measurement.
+//!
+//! Tasks are on too (`Tasks::in_process(TokioRuntime)`), for `cargo xtask bench compare --tasks`:
+//! one more tool, `wait` (task mode optional), takes `{"ms": N}` (0 to 600,000), waits N ms — or until
+//! its task is cancelled — and answers the server's clock at its return as text (microseconds since
+//! the Unix epoch), so that a client can tell how long the answer, or the `notifications/tasks` of its
+//! task, took to reach it. Called by a request that declared the extension, a call still running after
+//! `BENCH_KERNEL_TASK_THRESHOLD_MS` (default 5) becomes a task. The store's bounds are raised to
+//! `MAX_TASKS`, for everyone: the benchmark's tasks are nobody's (no owner key). `wait` is listed
+//! after `announce`, with no catalog (`BENCH_CATALOG_TOOLS` unset); `echo` is never a task and its call
+//! never looks at the tasks. `BENCH_KERNEL_TASKS=off` serves the server without them and without `wait`.
 
 #![forbid(unsafe_code)]
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcp_kernel::http::{AllowedOrigins, Builder, McpHttp, ServeOptions};
 use mcp_kernel::notify::{Notifications, Notifier};
 use mcp_kernel::resources::{ReadResource, ResourceTemplateSpec};
+use mcp_kernel::tasks::{TaskMode, Tasks, TokioRuntime};
 use mcp_kernel::wire::types::ResourceContents;
 use mcp_kernel::{Listing, Mode, ReaderError, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::json;
@@ -55,10 +66,29 @@ fn echo_spec(name: String) -> ToolSpec {
 
 /// The tool that announces a change of the tools list.
 const ANNOUNCE: &str = "announce";
+/// The tool that waits, and may become a task.
+const WAIT: &str = "wait";
+/// The longest wait (ms): the kernel's default time to live of a task.
+const MAX_WAIT_MS: u64 = 600_000;
+/// The store's bounds (all tasks and one owner's): above the most tasks a benchmark holds.
+const MAX_TASKS: usize = 100_000;
 
-/// `tools` generated tools, then `echo`, then `announce` if `announcing`; `templates` generated uri
-/// templates.
-fn catalog(tools: usize, templates: usize, announcing: bool) -> Listing {
+/// `wait`: optional task mode, `{"ms": 0 to MAX_WAIT_MS}`.
+fn wait_spec() -> ToolSpec {
+    ToolSpec::new(WAIT, Mode::ReadOnly)
+        .description("Waits ms milliseconds (or until its task is cancelled), then answers the time.")
+        .task_mode(TaskMode::Optional)
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"ms": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_MS}},
+            "required": ["ms"],
+            "additionalProperties": false
+        }))
+}
+
+/// `tools` generated tools, then `echo`, then `announce` if `announcing` and `wait` if `waiting`;
+/// `templates` generated uri templates.
+fn catalog(tools: usize, templates: usize, announcing: bool, waiting: bool) -> Listing {
     let mut specs: Vec<ToolSpec> = (0..tools).map(|i| echo_spec(format!("tool_{i:05}"))).collect();
     specs.push(echo_spec("echo".to_owned()));
     if announcing {
@@ -66,6 +96,9 @@ fn catalog(tools: usize, templates: usize, announcing: bool) -> Listing {
             echo_spec(ANNOUNCE.to_owned())
                 .description("Announces that the tools list changed, then echoes the message back."),
         );
+    }
+    if waiting {
+        specs.push(wait_spec());
     }
     Listing {
         tools: specs,
@@ -99,6 +132,23 @@ async fn dispatch(announce: Option<Notifier>, call: ToolCall) -> Result<ToolOutp
         Some(message) => Ok(ToolOutput::text(message)),
         None => Err(ToolError::new("message must be a string")),
     }
+}
+
+/// `wait`: `ms` milliseconds, cut short by its task's cancellation; answers the clock at its return.
+async fn wait(call: ToolCall) -> Result<ToolOutput, ToolError> {
+    let ms = call.arguments.get("ms").and_then(serde_json::Value::as_u64).unwrap_or(0).min(MAX_WAIT_MS);
+    if ms > 0 {
+        let sleep = tokio::time::sleep(Duration::from_millis(ms));
+        match call.context.task() {
+            Some(task) => tokio::select! {
+                () = sleep => {}
+                () = task.cancelled() => {}
+            },
+            None => sleep.await,
+        }
+    }
+    let micros = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros());
+    Ok(ToolOutput::text(micros.to_string()))
 }
 
 /// Answers a read of any uri that matched a listed template with one short text.
@@ -164,6 +214,26 @@ fn notifications_on() -> Result<bool, String> {
     }
 }
 
+/// Whether tasks are on: `BENCH_KERNEL_TASKS` unset or `on`; `off` serves the server without them and
+/// without `wait`.
+fn tasks_on() -> Result<bool, String> {
+    const VAR: &str = "BENCH_KERNEL_TASKS";
+    match std::env::var(VAR).as_deref() {
+        Err(_) | Ok("on") => Ok(true),
+        Ok("off") => Ok(false),
+        Ok(other) => Err(format!("{VAR}={other:?}: on or off")),
+    }
+}
+
+/// The tasks opt-in: in process, on tokio, past `BENCH_KERNEL_TASK_THRESHOLD_MS` (default 5 ms).
+fn tasks() -> Result<Tasks, String> {
+    let threshold = number("BENCH_KERNEL_TASK_THRESHOLD_MS")?.unwrap_or(5);
+    Ok(Tasks::in_process(TokioRuntime)
+        .threshold(Duration::from_millis(threshold as u64))
+        .max_tasks(MAX_TASKS)
+        .max_tasks_per_owner(MAX_TASKS))
+}
+
 /// The runtime `BENCH_KERNEL_RUNTIME` names: `multi-thread` (the default, what `#[tokio::main]`
 /// builds) or `current-thread`.
 fn runtime() -> Result<tokio::runtime::Runtime, Box<dyn std::error::Error>> {
@@ -178,22 +248,23 @@ fn runtime() -> Result<tokio::runtime::Runtime, Box<dyn std::error::Error>> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (tools, templates) = (count("BENCH_CATALOG_TOOLS")?, count("BENCH_CATALOG_TEMPLATES")?);
-    let notifying = notifications_on()?;
-    let builder =
-        Server::builder(catalog(tools, templates, notifying && tools == 0)).server_name("bench-kernel");
-    let mut builder = if notifying {
-        let notifications = Notifications::in_process();
-        let notifier = notifications.notifier();
-        builder
-            .dispatch(move |call: ToolCall| {
-                // Only `announce` takes the notifier: a call of `echo` costs one name comparison more.
-                let announce = (*call.name == *ANNOUNCE).then(|| notifier.clone());
-                dispatch(announce, call)
-            })
-            .notifications(notifications)
-    } else {
-        builder.dispatch(|call: ToolCall| dispatch(None, call))
-    };
+    let (notifying, tasking) = (notifications_on()?, tasks_on()?);
+    let listing = catalog(tools, templates, notifying && tools == 0, tasking && tools == 0);
+    let builder = Server::builder(listing).server_name("bench-kernel");
+    let notifications = notifying.then(Notifications::in_process);
+    let notifier = notifications.as_ref().map(Notifications::notifier);
+    let mut builder = builder.dispatch(move |call: ToolCall| {
+        // Only `wait` and `announce` are told apart: a call of `echo` costs two name comparisons more.
+        let waits = *call.name == *WAIT;
+        let announce = notifier.as_ref().filter(|_| *call.name == *ANNOUNCE).cloned();
+        async move { if waits { wait(call).await } else { dispatch(announce, call).await } }
+    });
+    if let Some(notifications) = notifications {
+        builder = builder.notifications(notifications);
+    }
+    if tasking {
+        builder = builder.tasks(tasks()?);
+    }
     // Without templates the server is exactly the one every other benchmark measures.
     if templates > 0 {
         builder = builder.resource_reader(read);

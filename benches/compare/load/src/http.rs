@@ -20,7 +20,7 @@ use tokio::time::{Instant, timeout_at};
 
 use crate::args::{Args, seconds};
 use crate::drip::raise_fd_limit;
-use crate::report::{Errors, Report, cpu_percent, error_suffix, own_cpu_seconds, summarize};
+use crate::report::{Errors, Report, cpu_percent, error_suffix, own_cpu_seconds, summarize, threads_cpu_ns};
 use crate::work::Work;
 use crate::{ECHO, MAX_CONNECTIONS, PROTOCOL, check_answer, request_body};
 
@@ -129,6 +129,20 @@ struct Target {
     /// The measured window: (from, to).
     window: (Instant, Instant),
     connecting: Semaphore,
+    /// For `--method task-get`: the tasks created before the run, one per connection.
+    task_ids: Vec<String>,
+}
+
+impl Target {
+    /// What connection `index` sends: the run's work, with its own task for `tasks/get`.
+    fn work_for(&self, index: u64) -> Work {
+        match (&self.work, self.task_ids.is_empty()) {
+            (Work::TaskGet { .. }, false) => {
+                Work::TaskGet { id: self.task_ids[index as usize % self.task_ids.len()].clone() }
+            }
+            (work, _) => work.clone(),
+        }
+    }
 }
 
 pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
@@ -142,6 +156,11 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
         Some(other) => return Err(format!("--protocol: http1 or h2c, not {other:?}")),
     };
     let streams: usize = args.number("streams", Some(1))?;
+    // With the server's pid, its CPU over the window is read too (every thread's schedstat).
+    let pid = args
+        .take("pid")
+        .map(|v| v.parse::<u32>().map_err(|_| format!("--pid: not a number: {v:?}")))
+        .transpose()?;
     let work = Work::parse(&mut args)?;
     args.finish(false)?;
     if connections == 0 || connections > MAX_CONNECTIONS {
@@ -150,8 +169,8 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
     if streams == 0 || streams > MAX_STREAMS || (protocol == Protocol::Http1 && streams != 1) {
         return Err(format!("--streams must be 1 over HTTP/1.1 and between 1 and {MAX_STREAMS} over h2c"));
     }
-    if !matches!(work, Work::Call { .. }) {
-        return Err("http sends tools/call only (--method call)".into());
+    if !matches!(work, Work::Call { .. } | Work::TaskGet { .. }) {
+        return Err("http sends tools/call or tasks/get only (--method call|task-get)".into());
     }
     if duration.is_zero() {
         return Err("--duration must be positive".into());
@@ -162,6 +181,12 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
         Work::Call { message, .. } => message.len(),
         _ => 0,
     };
+    // `tasks/get` reads a working task of its connection's own, created before the clock starts.
+    let task_ids = match &work {
+        Work::TaskGet { .. } => crate::tasks::create_tasks(&authority, &path, connections).await?,
+        _ => Vec::new(),
+    };
+    let method = work.method();
     let cpu0 = own_cpu_seconds();
     let start = Instant::now();
     let target = Arc::new(Target {
@@ -172,15 +197,26 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
         work,
         window: (start + warmup, start + warmup + duration),
         connecting: Semaphore::new(CONNECTING_AT_ONCE),
+        task_ids,
     });
     let tasks: Vec<_> =
         (0..connections).map(|index| tokio::spawn(connection_loop(index as u64, target.clone()))).collect();
+    let window = target.window;
+    let server_cpu = tokio::spawn(async move {
+        let pid = pid?.to_string();
+        tokio::time::sleep_until(window.0).await;
+        let before = threads_cpu_ns(&pid)?;
+        tokio::time::sleep_until(window.1).await;
+        Some(threads_cpu_ns(&pid)?.saturating_sub(before))
+    });
     let mut all = ConnectionStats::default();
     for task in tasks {
         all.merge(task.await.map_err(|e| format!("connection task: {e}"))?);
     }
     let load_cpu = cpu_percent(cpu0, start.elapsed().as_secs_f64());
     let measured = all.micros.len();
+    let server_cpu_ns = server_cpu.await.ok().flatten();
+    let server_cpu_us = server_cpu_ns.filter(|_| measured > 0).map(|ns| ns as f64 / 1e3 / measured as f64);
     let rps = measured as f64 / duration.as_secs_f64();
     let mib_s = rps * message_bytes as f64 / f64::from(1u32 << 20);
     let s = summarize(all.micros);
@@ -191,9 +227,9 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
     };
     Ok(Report {
         human: format!(
-            "http ({version}): {connections} connections × {streams} streams, {message_bytes}-byte message, {measured} ok in {:.1} s = \
+            "http ({version}, {method}): {connections} connections × {streams} streams, {message_bytes}-byte message, {measured} ok in {:.1} s = \
              {rps:.0} req/s ({mib_s:.1} MiB/s), {} errors, p50 {} µs, p99 {} µs, mean {:.1} µs, max {} µs ({} warm-up, {} connects), \
-             generator CPU {load_cpu:.0}%{}",
+             generator CPU {load_cpu:.0}%{}{}",
             duration.as_secs_f64(),
             all.errors.count,
             s.p50,
@@ -202,10 +238,12 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
             s.max,
             all.warmup_ok,
             all.connects,
+            server_cpu_us.map_or(String::new(), |us| format!(", server CPU {us:.1} µs per request")),
             error_suffix(&first_errors)
         ),
         json: json!({
             "mode": "http",
+            "method": method,
             "url": url,
             "protocol": version,
             "connections": connections,
@@ -227,6 +265,7 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
             "mean_us": s.mean,
             "max_us": s.max,
             "load_cpu_pct": load_cpu,
+            "server_cpu_us_per_request": server_cpu_us,
         }),
         errors: all.errors.count,
     })
@@ -263,6 +302,7 @@ async fn open(target: &Target) -> Result<(Sender, tokio::task::JoinHandle<()>), 
 async fn connection_loop(index: u64, target: Arc<Target>) -> ConnectionStats {
     let mut stats = ConnectionStats::default();
     let end = target.window.1;
+    let work = target.work_for(index);
     let mut next_id = (index + 1) * 1_000_000_000;
     while Instant::now() < end {
         let (sender, driver) = match timeout_at(end, open(&target)).await {
@@ -277,7 +317,7 @@ async fn connection_loop(index: u64, target: Arc<Target>) -> ConnectionStats {
         stats.connects += 1;
         match sender {
             Sender::H1(_) => {
-                next_id = stream_loop(sender, &target, next_id, &mut stats).await;
+                next_id = stream_loop(sender, &target, &work, next_id, &mut stats).await;
             }
             Sender::H2(ref h2) => {
                 // One request first: once it is answered the server's SETTINGS are in, so the streams
@@ -285,10 +325,10 @@ async fn connection_loop(index: u64, target: Arc<Target>) -> ConnectionStats {
                 // open more, and a server refuses the excess).
                 next_id += 1;
                 let mut primer = Sender::H2(h2.clone());
-                let request = call_request(&target.authority, &target.path, &target.work, next_id, true);
+                let request = call_request(&target.authority, &target.path, &work, next_id, true);
                 let primed = match primer.ready().await {
                     Err(e) => Err((format!("connection closed: {e}"), true)),
-                    Ok(()) => check_http_answer(primer.send(request).await, next_id, &target.work).await,
+                    Ok(()) => check_http_answer(primer.send(request).await, next_id, &work).await,
                 };
                 if let Err((e, _)) = primed {
                     stats.errors.add(e);
@@ -299,10 +339,10 @@ async fn connection_loop(index: u64, target: Arc<Target>) -> ConnectionStats {
                 // Each stream its own task on a clone of the sender, its ids a range of their own.
                 let streams: Vec<_> = (0..target.streams as u64)
                     .map(|s| {
-                        let (sender, target) = (Sender::H2(h2.clone()), target.clone());
+                        let (sender, target, work) = (Sender::H2(h2.clone()), target.clone(), work.clone());
                         tokio::spawn(async move {
                             let mut stats = ConnectionStats::default();
-                            stream_loop(sender, &target, next_id + s * 10_000_000, &mut stats).await;
+                            stream_loop(sender, &target, &work, next_id + s * 10_000_000, &mut stats).await;
                             stats
                         })
                     })
@@ -327,6 +367,7 @@ async fn connection_loop(index: u64, target: Arc<Target>) -> ConnectionStats {
 async fn stream_loop(
     mut sender: Sender,
     target: &Target,
+    work: &Work,
     mut next_id: u64,
     stats: &mut ConnectionStats,
 ) -> u64 {
@@ -341,12 +382,11 @@ async fn stream_loop(
         }
         next_id += 1;
         let id = next_id;
-        let request = call_request(&target.authority, &target.path, &target.work, id, absolute);
+        let request = call_request(&target.authority, &target.path, work, id, absolute);
         let sent = Instant::now();
-        let outcome = timeout_at(end + grace, async {
-            check_http_answer(sender.send(request).await, id, &target.work).await
-        })
-        .await;
+        let outcome =
+            timeout_at(end + grace, async { check_http_answer(sender.send(request).await, id, work).await })
+                .await;
         let done = Instant::now();
         match outcome {
             Err(_) => {
@@ -427,6 +467,21 @@ pub(crate) async fn check_http_answer(
     id: u64,
     work: &Work,
 ) -> Result<(), (String, bool)> {
+    let message = http_message(response, id).await?;
+    match check_answer(&message, work) {
+        (Some(got), Ok(_)) if got == id => Ok(()),
+        (Some(got), Ok(_)) => Err((format!("answer for id {got} to request {id}"), false)),
+        (_, verdict) => Err((verdict.err().unwrap_or_else(|| "no id".into()), false)),
+    }
+}
+
+/// The JSON-RPC message answering the request with id `id` (a JSON body, or the response among the
+/// events of an SSE one), once the whole body is read; status 200 or an error that says whether the
+/// connection is broken.
+pub(crate) async fn http_message(
+    response: Result<Response<Incoming>, hyper::Error>,
+    id: u64,
+) -> Result<Value, (String, bool)> {
     let response = response.map_err(|e| (format!("request: {e}"), true))?;
     let status = response.status();
     let sse = response
@@ -447,20 +502,15 @@ pub(crate) async fn check_http_answer(
         ));
     }
     let message = if sse { sse_response(&body, id) } else { serde_json::from_slice(&body).ok() };
-    let Some(message) = message else {
-        return Err((
+    message.ok_or_else(|| {
+        (
             format!(
                 "body is no JSON-RPC response: {}",
                 String::from_utf8_lossy(&body[..body.len().min(200)])
             ),
             false,
-        ));
-    };
-    match check_answer(&message, work) {
-        (Some(got), Ok(_)) if got == id => Ok(()),
-        (Some(got), Ok(_)) => Err((format!("answer for id {got} to request {id}"), false)),
-        (_, verdict) => Err((verdict.err().unwrap_or_else(|| "no id".into()), false)),
-    }
+        )
+    })
 }
 
 /// The response with id `id` among the events of an SSE body.

@@ -5,14 +5,17 @@
 //! bench-load stdio-throughput --requests N [--preamble FILE] [--timeout SECS] -- CMD ARGS...
 //! bench-load stdio-latency    --requests N [--warmup N] [WORK] [--preamble FILE] [--timeout SECS] -- CMD ARGS...
 //! bench-load http --url URL --connections C --warmup SECS --duration SECS [--protocol http1|h2c] [--streams S]
-//!                 [--message-bytes B]
+//!                 [--message-bytes B] [--pid PID] [WORK]
 //! bench-load hold --url URL --pid PID [--clients N] [--body-bytes B] [--hold-secs SECS]
 //! bench-load drip --url URL --drips N [--requests R] [--interval-ms MS] [--wait-secs SECS] [--open-rate R] [--pid PID]
 //! bench-load idle --url URL --pid PID --steps N[,N…] [--settle-secs S] [--hold-secs S] [--open-rate R]
 //! bench-load listen --url URL --pid PID --streams N [--open-rate R] [--settle-secs S] [--idle-secs S] [--wait-secs S]
+//! bench-load tasks-memory --url URL --pid PID --count N [--as tasks|calls] [--connections C] [--settle-secs S] [--open-rate R]
+//! bench-load tasks-notify --url URL --pid PID --tasks K [--spacing-ms MS] [--lead-ms MS] [--calls N] [--connections C]
+//!                         [--wait-secs S]
 //!
 //! WORK: --method call [--tool NAME] [--message-bytes B] | --method list|walk [--list tools|templates]
-//!       [--expect-items N] | --method read --uri URI
+//!       [--expect-items N] | --method read --uri URI | --method task-get
 //! ```
 //!
 //! `work` says what one measured unit is for `stdio-latency` (a call with a message of any size, the
@@ -20,7 +23,10 @@
 //! with `--message-bytes` too, over HTTP/1.1 or h2c (`--streams` concurrent streams per connection).
 //! `idle` (module `idle`) measures the server's memory per idle keep-alive connection, and `listen`
 //! (module `listen`) the server's memory and idle CPU per open `subscriptions/listen` stream and how
-//! long one change takes to reach every stream.
+//! long one change takes to reach every stream. `--method task-get` (for `stdio-latency` and `http`)
+//! reads a working task of the tasks extension, created before the clock starts (one per connection
+//! over HTTP); `tasks-memory` and `tasks-notify` (module `tasks`) measure the server's memory per live
+//! task and how long a task's completion takes to reach a listener, each beside a baseline.
 //!
 //! `hold` (module `hold`) measures the server's memory per in-flight request whose body is half
 //! sent. `drip` (module `drip`) measures legitimate requests' latency while N connections each send
@@ -45,6 +51,7 @@ mod idle;
 mod listen;
 mod report;
 mod stdio;
+mod tasks;
 mod work;
 
 use std::process::ExitCode;
@@ -70,14 +77,18 @@ const USAGE: &str = "usage:
   bench-load stdio-throughput --requests N [--preamble FILE] [--timeout SECS] -- CMD ARGS...
   bench-load stdio-latency    --requests N [--warmup N] [WORK] [--preamble FILE] [--timeout SECS] -- CMD ARGS...
   bench-load http --url http://127.0.0.1:PORT/mcp --connections C --warmup SECS --duration SECS
-                  [--protocol http1|h2c] [--streams S] [--message-bytes B]
+                  [--protocol http1|h2c] [--streams S] [--message-bytes B] [--pid PID] [--method call|task-get]
   bench-load hold --url http://127.0.0.1:PORT/mcp --pid PID [--clients N] [--body-bytes B] [--hold-secs SECS]
   bench-load drip --url http://127.0.0.1:PORT/mcp --drips N [--requests R] [--interval-ms MS] [--wait-secs SECS] [--open-rate R] [--pid PID]
   bench-load idle --url http://127.0.0.1:PORT/mcp --pid PID --steps N[,N...] [--settle-secs S] [--hold-secs S] [--open-rate R]
   bench-load listen --url http://127.0.0.1:PORT/mcp --pid PID --streams N [--open-rate R] [--settle-secs S] [--idle-secs S]
                     [--wait-secs S]
+  bench-load tasks-memory --url http://127.0.0.1:PORT/mcp --pid PID --count N [--as tasks|calls] [--connections C]
+                          [--settle-secs S] [--open-rate R]
+  bench-load tasks-notify --url http://127.0.0.1:PORT/mcp --pid PID --tasks K [--spacing-ms MS] [--lead-ms MS] [--calls N]
+                          [--connections C] [--wait-secs S]
 WORK: --method call [--tool NAME] [--message-bytes B] | --method list|walk [--list tools|templates] [--expect-items N]
-      | --method read --uri URI";
+      | --method read --uri URI | --method task-get";
 
 /// The JSON-RPC request with id `id`, as one line without its newline.
 fn request_body(id: u64) -> String {
@@ -142,6 +153,8 @@ fn main() -> ExitCode {
                 "drip" => drip::drip(args).await,
                 "idle" => idle::idle(args).await,
                 "listen" => listen::run(args).await,
+                "tasks-memory" => tasks::memory(args).await,
+                "tasks-notify" => tasks::notify(args).await,
                 "-h" | "--help" | "help" => Err(USAGE.to_owned()),
                 other => Err(format!("unknown mode {other:?}\n{USAGE}")),
             }

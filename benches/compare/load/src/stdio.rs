@@ -15,7 +15,7 @@ use tokio::time::{Instant, timeout_at};
 
 use crate::args::{Args, requests, seconds};
 use crate::report::{
-    Errors, Report, cpu_percent, error_suffix, micros_since, own_cpu_seconds, process_cpu_seconds, summarize,
+    Errors, Report, cpu_percent, error_suffix, micros_since, own_cpu_seconds, summarize, threads_cpu_ns,
 };
 use crate::work::{MAX_PAGES, Step, Work};
 use crate::{MAX_REQUESTS, check_answer, check_response, request_body, short};
@@ -87,6 +87,28 @@ impl Server {
             }
         }
         Ok(())
+    }
+
+    /// Creates a task that waits `LONG_WAIT_MS` (for `--method task-get`): its id.
+    async fn create_task(&mut self, deadline: Instant) -> Result<String, String> {
+        // An id the measured requests never reach.
+        let id = MAX_REQUESTS * 10;
+        let mut line = crate::tasks::wait_body(id, crate::tasks::LONG_WAIT_MS, true);
+        line.push('\n');
+        self.stdin.write_all(line.as_bytes()).await.map_err(|e| format!("creating a task: {e}"))?;
+        self.stdin.flush().await.map_err(|e| format!("creating a task: {e}"))?;
+        loop {
+            let message = timeout_at(deadline, self.next())
+                .await
+                .map_err(|_| "no answer to the task's creation".to_owned())??;
+            match message {
+                None => return Err("the server closed stdout before the task was created".into()),
+                Some(Message::Response(v)) if v.get("id").and_then(Value::as_u64) == Some(id) => {
+                    return crate::tasks::created_task(&v, id).map_err(|e| format!("creating a task: {e}"));
+                }
+                Some(_) => {}
+            }
+        }
     }
 
     async fn shut_down(self) {
@@ -379,7 +401,7 @@ pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
     if warmup > MAX_REQUESTS {
         return Err(format!("--warmup must be at most {MAX_REQUESTS}"));
     }
-    let work = Work::parse(&mut args)?;
+    let mut work = Work::parse(&mut args)?;
     let preamble = args.take("preamble").map(PathBuf::from);
     let limit = seconds("timeout", args.number("timeout", Some(300.0))?)?;
     let command = args.finish(true)?;
@@ -387,6 +409,10 @@ pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
     let mut server = Server::spawn(&command)?;
     let deadline = Instant::now() + limit;
     server.preamble(preamble, deadline).await?;
+    // `tasks/get` reads a working task created before the clock starts.
+    if let Work::TaskGet { id } = &mut work {
+        *id = server.create_task(deadline).await?;
+    }
     let peak = Arc::new(AtomicU64::new(0));
     let sampler = sample_rss(server.pid, peak.clone());
     let mut micros = Vec::with_capacity(n as usize);
@@ -398,7 +424,7 @@ pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
     let mut server_cpu0 = None;
     for unit in 1..=warmup + n {
         if unit == warmup + 1 {
-            server_cpu0 = process_cpu_seconds(server.pid);
+            server_cpu0 = threads_cpu_ns(&server.pid.to_string());
         }
         next_id += 1;
         let mut first = work.request(next_id, None);
@@ -421,7 +447,10 @@ pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
     }
     let wall = started.elapsed();
     let load_cpu = cpu_percent(cpu0, wall.as_secs_f64());
-    let server_cpu_s = server_cpu0.zip(process_cpu_seconds(server.pid)).map(|(a, b)| b - a);
+    // Every thread's time on a CPU (ns), finer than the 10 ms ticks of `/proc/PID/stat`.
+    let server_cpu_s = server_cpu0
+        .zip(threads_cpu_ns(&server.pid.to_string()))
+        .map(|(a, b)| b.saturating_sub(a) as f64 / 1e9);
     if let Some(kib) = vm_hwm_kib(server.pid) {
         peak.fetch_max(kib, Ordering::Relaxed);
     }

@@ -1,7 +1,8 @@
 //! What one measured unit of work is, for `stdio-latency` and `http` (`--method`, `--tool`,
 //! `--message-bytes`, `--list`, `--expect-items`, `--uri`): a `tools/call` with a message of a given
-//! size, the first page of a list, a walk of every page of it (following `nextCursor`), or a
-//! `resources/read`; the request lines each sends, and the check of each answer.
+//! size, the first page of a list, a walk of every page of it (following `nextCursor`), a
+//! `resources/read`, or a `tasks/get` of a task the run created first; the request lines each sends,
+//! and the check of each answer.
 
 use serde_json::Value;
 
@@ -26,6 +27,9 @@ pub(crate) enum Work {
     Walk { list: ListKind, expect: Option<u64> },
     /// `resources/read` of `uri`; the answer's `contents[0]` must be text of that uri.
     Read { uri: String },
+    /// `tasks/get` of the task `id` (declaring the tasks extension); the answer must be that task,
+    /// still `working`. `--method task-get` leaves `id` empty: the run creates the task and sets it.
+    TaskGet { id: String },
 }
 
 /// A paginated list.
@@ -95,6 +99,16 @@ fn meta() -> String {
     )
 }
 
+/// The `_meta` of a stateless request that declares the tasks extension.
+pub(crate) fn tasks_meta() -> String {
+    format!(
+        r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{PROTOCOL}","io.modelcontextprotocol/clientCapabilities":{{"extensions":{{"{TASKS_EXTENSION}":{{}}}}}}}}"#
+    )
+}
+
+/// The tasks extension's name.
+pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 impl Default for Work {
     /// The echo call of every other mode: `echo` with `hello`.
     fn default() -> Self {
@@ -141,7 +155,8 @@ impl Work {
                 Work::Walk { list, expect }
             }
             "read" => Work::Read { uri: args.take("uri").ok_or("--method read needs --uri")? },
-            other => return Err(format!("--method: call, list, walk or read, not {other:?}")),
+            "task-get" => Work::TaskGet { id: String::new() },
+            other => return Err(format!("--method: call, list, walk, read or task-get, not {other:?}")),
         };
         Ok(work)
     }
@@ -152,6 +167,7 @@ impl Work {
             Work::Call { .. } => "tools/call",
             Work::List { list } | Work::Walk { list, .. } => list.method(),
             Work::Read { .. } => "resources/read",
+            Work::TaskGet { .. } => "tasks/get",
         }
     }
 
@@ -160,6 +176,7 @@ impl Work {
         match self {
             Work::Call { tool, .. } => Some(tool),
             Work::Read { uri } => Some(uri),
+            Work::TaskGet { id } => Some(id),
             _ => None,
         }
     }
@@ -177,6 +194,7 @@ impl Work {
                 Some(c) => format!(r#"{{{meta},"cursor":{}}}"#, Value::from(c)),
             },
             Work::Read { uri } => format!(r#"{{{meta},"uri":{}}}"#, Value::from(uri.as_str())),
+            Work::TaskGet { id } => format!(r#"{{{},"taskId":{}}}"#, tasks_meta(), Value::from(id.as_str())),
         };
         format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#)
     }
@@ -232,6 +250,15 @@ impl Work {
                 match first.get("text").and_then(Value::as_str) {
                     Some(t) if !t.is_empty() => Ok(Step::Done { items: 0 }),
                     _ => Err(format!("contents[0] has no text: {}", short(first))),
+                }
+            }
+            Work::TaskGet { id } => {
+                if result.get("taskId").and_then(Value::as_str) != Some(id) {
+                    return Err(format!("not the task {id}: {}", short(result)));
+                }
+                match result.get("status").and_then(Value::as_str) {
+                    Some("working") => Ok(Step::Done { items: 0 }),
+                    _ => Err(format!("the task is not working: {}", short(result))),
                 }
             }
         }
@@ -295,6 +322,7 @@ mod tests {
             parse(&["--method", "read", "--uri", "a://b"]).unwrap(),
             Work::Read { uri: "a://b".into() }
         );
+        assert_eq!(parse(&["--method", "task-get"]).unwrap(), Work::TaskGet { id: String::new() });
         for bad in [
             &["--method", "other"][..],
             &["--method", "read"],
@@ -364,6 +392,18 @@ mod tests {
         assert!(read.check(&json!({"contents":[{"uri":"bench://t1/42","text":"bench"}]})).is_ok());
         assert!(read.check(&json!({"contents":[{"uri":"bench://t2/42","text":"bench"}]})).is_err());
         assert!(read.check(&json!({"contents":[]})).is_err());
+
+        let get = Work::TaskGet { id: "t1".into() };
+        let v: Value = serde_json::from_str(&get.request(3, None)).unwrap();
+        assert_eq!((v["method"].as_str(), v["params"]["taskId"].as_str()), (Some("tasks/get"), Some("t1")));
+        assert_eq!(
+            v["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"][TASKS_EXTENSION],
+            json!({})
+        );
+        assert_eq!(get.name_header(), Some("t1"));
+        assert!(get.check(&json!({"taskId":"t1","status":"working"})).is_ok());
+        assert!(get.check(&json!({"taskId":"t2","status":"working"})).is_err());
+        assert!(get.check(&json!({"taskId":"t1","status":"completed"})).is_err());
 
         let ok = json!({"jsonrpc":"2.0","id":4,"result":{}});
         let (id, result) = envelope(&ok);

@@ -105,7 +105,7 @@ fn cpu_summary(spec: &Spec, outcome: &Outcome, names: &[&'static str]) -> Vec<St
         return Vec::new();
     }
     vec![format!(
-        "The server's own CPU time per stdio call (µs, from `/proc/PID/stat`, 10 ms ticks over the measured calls): {}.",
+        "The server's own CPU time per stdio call (µs, every thread's time on a CPU from `/proc/PID/task/*/schedstat` over the measured calls): {}.",
         per_size.join("; ")
     )]
 }

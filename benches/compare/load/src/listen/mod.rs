@@ -16,8 +16,8 @@
 //!    stream read the change; every thread's `/proc/PID/task/*/schedstat`, nanoseconds) says which
 //!    one set its pace: the server's per stream, the generator's in percent of its core.
 
-mod sse;
-mod stream;
+pub(crate) mod sse;
+pub(crate) mod stream;
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};

@@ -20,7 +20,7 @@ use crate::{PROTOCOL, short};
 
 /// The subscription id's key in `_meta`.
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
-const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+pub(crate) const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 pub(crate) const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
 
 /// What every stream reports to.
@@ -62,7 +62,7 @@ fn listen_request(authority: &str, path: &str, id: u64) -> Request<Full<Bytes>> 
 }
 
 /// Whether `event` is a notification `method` tagged with the listen id `id`.
-fn is_tagged(event: &Value, method: &str, id: u64) -> bool {
+pub(crate) fn is_tagged(event: &Value, method: &str, id: u64) -> bool {
     event["jsonrpc"] == "2.0"
         && event["method"] == method
         && event["params"]["_meta"][SUBSCRIPTION_ID].as_u64() == Some(id)
@@ -81,7 +81,13 @@ pub(crate) fn check_acknowledgment(event: &Value, id: u64) -> Result<(), String>
 
 /// Aborts the connection's driver when the stream is dropped (its task ended or was aborted), which
 /// closes the connection.
-struct Driver(JoinHandle<()>);
+pub(crate) struct Driver(JoinHandle<()>);
+
+impl From<JoinHandle<()>> for Driver {
+    fn from(driver: JoinHandle<()>) -> Self {
+        Driver(driver)
+    }
+}
 
 impl Drop for Driver {
     fn drop(&mut self) {
@@ -92,11 +98,19 @@ impl Drop for Driver {
 /// Opens the connection and sends the listen; the response, if it is an event stream, and the
 /// connection's driver.
 async fn open(authority: &str, path: &str, id: u64) -> Result<(Incoming, Driver), String> {
+    open_stream(authority, listen_request(authority, path, id)).await
+}
+
+/// Opens a connection and sends the listen `request` on it; the response, if it is an event stream,
+/// and the connection's driver.
+pub(crate) async fn open_stream(
+    authority: &str,
+    request: Request<Full<Bytes>>,
+) -> Result<(Incoming, Driver), String> {
     let (mut sender, driver) = crate::http::http1_connection(authority).await?;
     let driver = Driver(driver);
     sender.ready().await.map_err(|e| format!("connection closed: {e}"))?;
-    let response =
-        sender.send_request(listen_request(authority, path, id)).await.map_err(|e| format!("listen: {e}"))?;
+    let response = sender.send_request(request).await.map_err(|e| format!("listen: {e}"))?;
     let status = response.status();
     let event_stream = response
         .headers()
