@@ -8,8 +8,11 @@
 //! | [`retention`](Tasks::retention) | 60 s | how long past its time to live a task is still answered before it is removed |
 //! | [`poll_interval`](Tasks::poll_interval) | 1 s | the polling interval suggested to clients |
 //! | [`max_tasks_per_owner`](Tasks::max_tasks_per_owner) | 64 | tasks one owner runs at once (not finished) |
-//! | [`max_tasks`](Tasks::max_tasks) | 4,096 | tasks the store holds, finished ones included until removed |
-//! | [`max_result_bytes`](Tasks::max_result_bytes) | 4 MiB | a stored result (a larger one fails the task) |
+//! | [`max_tasks`](Tasks::max_tasks) | 1,024 | tasks the store holds, finished ones included until removed |
+//! | [`max_result_bytes`](Tasks::max_result_bytes) | 1 MiB | a stored result (a larger one fails the task) |
+//!
+//! The two bounds on what the store keeps multiply: at the defaults, 1,024 tasks of at most 1 MiB
+//! each hold at most 1 GiB of results. Raise one, lower the other.
 //! | [`cancel_grace`](Tasks::cancel_grace) | 5 s | how long a cancelled handler may run on to clean up |
 
 use std::sync::Arc;
@@ -31,9 +34,9 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
 /// The most tasks one owner holds, by default.
 pub const DEFAULT_MAX_TASKS_PER_OWNER: usize = 64;
 /// The most tasks the store holds, by default.
-pub const DEFAULT_MAX_TASKS: usize = 4096;
+pub const DEFAULT_MAX_TASKS: usize = 1024;
 /// The largest stored result, by default.
-pub const DEFAULT_MAX_RESULT_BYTES: usize = 4 * 1024 * 1024;
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 1024 * 1024;
 /// How long a cancelled handler may run on, by default.
 pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(5);
 
@@ -155,7 +158,7 @@ impl Tasks {
         self
     }
 
-    /// The most tasks the store may hold, finished ones included until removed (default 4,096): the
+    /// The most tasks the store may hold, finished ones included until removed (default 1,024): the
     /// bound on the store's memory. With [`Tasks::ttl`] `None` no task is ever removed, so this bound is
     /// reached after that many calls became tasks, and every later call is refused.
     pub fn max_tasks(mut self, tasks: usize) -> Self {
@@ -163,7 +166,7 @@ impl Tasks {
         self
     }
 
-    /// The largest result a task may store, encoded (default 4 MiB); a larger one fails the task.
+    /// The largest result a task may store, encoded (default 1 MiB); a larger one fails the task.
     pub fn max_result_bytes(mut self, bytes: usize) -> Self {
         self.settings.max_result_bytes = bytes;
         self
