@@ -303,7 +303,7 @@ pub(super) fn run_tasks(
     println!();
     let notify_metrics = table("K", &NOTIFY_STREAMS, &NOTIFY_ROWS, &notified);
     println!(
-        "(±: half the range of the rounds; K: listen streams, one per task, each completion published to all)"
+        "(±: half the range of the rounds; K: listen streams, one per task, each watching only its own)"
     );
     for (column, name) in [(0, "tools/call"), (1, "tasks/get")] {
         let pct = path.get("http_load_cpu_pct").and_then(|m| m.get(&column)).and_then(|v| median(v));

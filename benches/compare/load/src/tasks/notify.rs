@@ -12,9 +12,10 @@
 //!    on a connection of its own, with `taskIds: [its id]`, the acknowledgment checked to honour it.
 //!    All K streams are open before `T` (or the run is in error). Per task, the handler's return
 //!    until its stream read the `notifications/tasks` saying `completed` (with the result, and so the
-//!    handler's clock). Completions are spaced so that one does not queue behind another; every
-//!    completion is published to all K streams' subscriptions (each filters by task), so the server's
-//!    CPU over the completions, per completion, says what K listeners cost one completion. Every
+//!    handler's clock). Completions are spaced so that one does not queue behind another; a
+//!    completion wakes only the stream watching its task (a listen watches its tasks in the store), so
+//!    the server's CPU over the completions, per completion, says whether K listeners cost a
+//!    completion anything. Every
 //!    stream stays open until the end, so that no stream's closing falls in that window.
 
 use std::sync::Arc;
