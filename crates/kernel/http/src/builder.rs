@@ -419,6 +419,7 @@ impl Builder<AllowedOrigins, Authorize> {
             hosts.warn_unusable();
         }
         McpService::new(Shared {
+            named_to_drain: std::sync::atomic::AtomicU64::new(0),
             live: self.server,
             legacy: self.legacy,
             hosts: self.hosts.unwrap_or_else(|| match &self.resource {

@@ -88,6 +88,9 @@ pub(crate) struct Shared {
     pub(crate) budget: BodyBudget,
     /// How `subscriptions/listen` streams are served: their bounds, keep-alives and end.
     pub(crate) listen: ListenPolicy,
+    /// The `serve` drain this service was last named to (its `TaskDrain` id),
+    /// so that a `tools/call` names it once, not on every call.
+    pub(crate) named_to_drain: std::sync::atomic::AtomicU64,
 }
 
 /// The stateless Streamable HTTP endpoint as a `tower::Service`. Cheap to clone.
@@ -390,7 +393,10 @@ async fn answer(
     if let Some(draining) = &draining
         && message.method() == Some(&McpMethod::ToolsCall)
     {
-        draining.tasks.register(std::ptr::from_ref(shared).addr(), &shared.live);
+        let drain = draining.tasks.id();
+        if shared.named_to_drain.swap(drain, std::sync::atomic::Ordering::Relaxed) != drain {
+            draining.tasks.register(std::ptr::from_ref(shared).addr(), &shared.live);
+        }
     }
     // A method 2026-07-28 does not have: 404 with an id, 202 without one.
     if message.method().is_some_and(McpMethod::is_removed_in_stateless) {

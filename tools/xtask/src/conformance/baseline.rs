@@ -117,20 +117,26 @@ pub fn breaches_of(
     found
 }
 
+/// A results directory (under the system's temporary directory, named after `name` and this
+/// process) holding one run of each `(scenario, checks.json)`, as the suite writes them.
+#[cfg(test)]
+pub(crate) fn results_dir(name: &str, runs: &[(&str, &str)]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("xtask-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (scenario, checks) in runs {
+        let run = dir.join(format!("server-{scenario}-2026-01-01T00-00-00-000Z"));
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::write(run.join("checks.json"), checks).unwrap();
+    }
+    dir
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A results directory holding one run of each `(scenario, checks.json)`.
     fn results(name: &str, runs: &[(&str, &str)]) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("xtask-baseline-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        for (scenario, checks) in runs {
-            let run = dir.join(format!("server-{scenario}-2026-01-01T00-00-00-000Z"));
-            std::fs::create_dir_all(&run).unwrap();
-            std::fs::write(run.join("checks.json"), checks).unwrap();
-        }
-        dir
+        results_dir(&format!("baseline-{name}"), runs)
     }
 
     fn scored(names: &[&str]) -> Vec<String> {

@@ -142,14 +142,7 @@ mod tests {
     }
 
     fn results(name: &str, runs: &[(&str, &str)]) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("xtask-extension-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        for (scenario, checks) in runs {
-            let run = dir.join(format!("server-{scenario}-2026-01-01T00-00-00-000Z"));
-            std::fs::create_dir_all(&run).unwrap();
-            std::fs::write(run.join("checks.json"), checks).unwrap();
-        }
-        dir
+        crate::conformance::baseline::results_dir(&format!("extension-{name}"), runs)
     }
 
     fn names(list: &[&str]) -> Vec<String> {

@@ -17,12 +17,27 @@ use std::time::Duration;
 use mcp_kernel_router::transport::LiveServer;
 
 /// The servers whose tasks one `serve`'s drain ends, each named once by the key of its service.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct TaskDrain {
+    /// Unique in the process (never 0), so that a service can tell the drain it was named to.
+    id: u64,
     servers: Mutex<Vec<(usize, LiveServer)>>,
 }
 
+impl Default for TaskDrain {
+    fn default() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Self { id, servers: Mutex::default() }
+    }
+}
+
 impl TaskDrain {
+    /// This drain's id, unique in the process.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
     /// Names `live`, the server of the service `key`, as one whose tasks the drain ends (a service
     /// already named is not named again).
     pub(crate) fn register(&self, key: usize, live: &LiveServer) {

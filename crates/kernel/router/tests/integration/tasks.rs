@@ -2,6 +2,7 @@
 //! input through `tasks/update`, cancellation, ownership, bounds, expiry and the drain — every answer
 //! from `Server::handle`, with tasks run on a tokio runtime.
 
+use crate::support::Tokio;
 use crate::support::{LEGACY, MODERN, code, send};
 
 use std::sync::Arc;
@@ -9,26 +10,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mcp_kernel_router::sealing::HmacSealer;
-use mcp_kernel_router::tasks::{TaskMode, TaskRuntime, Tasks};
+use mcp_kernel_router::tasks::{TaskMode, Tasks};
 use mcp_kernel_router::{
-    BoxFuture, Extensions, InputRequired, Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
+    Extensions, InputRequired, Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::{Value, json};
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";
-
-/// Tasks on the tokio runtime of the test.
-struct Tokio;
-
-impl TaskRuntime for Tokio {
-    fn spawn(&self, task: BoxFuture<'static, ()>) {
-        tokio::spawn(task);
-    }
-
-    fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
-        Box::pin(tokio::time::sleep(duration))
-    }
-}
 
 /// A principal the owner key reads.
 #[derive(Clone)]

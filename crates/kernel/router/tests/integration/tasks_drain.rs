@@ -6,25 +6,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use mcp_kernel_router::tasks::{
-    Edit, InProcessTaskStore, LimitReached, StoreResult, TaskLimits, TaskMode, TaskRecord, TaskRuntime,
-    TaskStatus, TaskStore, TaskWatch, Tasks,
+    Edit, InProcessTaskStore, LimitReached, StoreResult, TaskLimits, TaskMode, TaskRecord, TaskStatus,
+    TaskStore, TaskWatch, Tasks,
 };
 use mcp_kernel_router::{BoxFuture, Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::json;
 
+use crate::support::Tokio;
 use crate::support::{MODERN, send};
-
-struct Tokio;
-
-impl TaskRuntime for Tokio {
-    fn spawn(&self, task: BoxFuture<'static, ()>) {
-        tokio::spawn(task);
-    }
-
-    fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
-        Box::pin(tokio::time::sleep(duration))
-    }
-}
 
 /// The in-process store, whose edits take 200 ms once `slow` is set (a remote store's round trip).
 struct SlowStore {

@@ -1,6 +1,7 @@
 //! The tasks extension's status notifications and bounds under a store that takes time to answer (as a
 //! store shared by many instances does): what a listener is told must match what `tasks/get` answers.
 
+use crate::support::Tokio;
 use crate::support::{MODERN, send};
 
 use std::sync::Arc;
@@ -8,8 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use mcp_kernel_router::tasks::{
-    Edit, InProcessTaskStore, LimitReached, StoreResult, TaskLimits, TaskMode, TaskRecord, TaskRuntime,
-    TaskStore, TaskWatch, Tasks,
+    Edit, InProcessTaskStore, LimitReached, StoreResult, TaskLimits, TaskMode, TaskRecord, TaskStore,
+    TaskWatch, Tasks,
 };
 use mcp_kernel_router::{
     BoxFuture, InputRequired, Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
@@ -17,18 +18,6 @@ use mcp_kernel_router::{
 use serde_json::{Value, json};
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";
-
-struct Tokio;
-
-impl TaskRuntime for Tokio {
-    fn spawn(&self, task: BoxFuture<'static, ()>) {
-        tokio::spawn(task);
-    }
-
-    fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
-        Box::pin(tokio::time::sleep(duration))
-    }
-}
 
 /// The in-process store, slowed once on demand: an armed `read` opens `gate` then takes 300 ms to
 /// answer (with what it read first); an armed `update` wakes watchers as it writes (a store that

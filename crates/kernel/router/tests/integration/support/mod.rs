@@ -245,3 +245,16 @@ pub fn capture_logs() -> (Logs, CaptureGuard) {
     CAPTURING.with(|capturing| *capturing.borrow_mut() = Some(logs.clone()));
     (logs, CaptureGuard(()))
 }
+
+/// Tasks run on the tokio runtime of the test (the tasks extension needs a `TaskRuntime`).
+pub struct Tokio;
+
+impl mcp_kernel_router::tasks::TaskRuntime for Tokio {
+    fn spawn(&self, task: mcp_kernel_router::BoxFuture<'static, ()>) {
+        tokio::spawn(task);
+    }
+
+    fn sleep(&self, duration: std::time::Duration) -> mcp_kernel_router::BoxFuture<'static, ()> {
+        Box::pin(tokio::time::sleep(duration))
+    }
+}

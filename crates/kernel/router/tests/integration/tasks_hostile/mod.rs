@@ -14,30 +14,18 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mcp_kernel_router::sealing::HmacSealer;
-use mcp_kernel_router::tasks::{TaskMode, TaskRuntime, Tasks};
+use mcp_kernel_router::tasks::{TaskMode, Tasks};
 use mcp_kernel_router::{
-    BoxFuture, Extensions, InputRequired, Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
+    Extensions, InputRequired, Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec,
 };
 use serde_json::{Value, json};
 
 use crate::support::MODERN;
+pub(super) use crate::support::Tokio;
 
 pub(super) const TASKS: &str = "io.modelcontextprotocol/tasks";
 /// What a hostile caller or a panicking handler puts in its input: no answer may repeat it.
 pub(super) const SECRET: &str = "SECRET-7f3a";
-
-/// Tasks on the tokio runtime of the test.
-pub(super) struct Tokio;
-
-impl TaskRuntime for Tokio {
-    fn spawn(&self, task: BoxFuture<'static, ()>) {
-        tokio::spawn(task);
-    }
-
-    fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()> {
-        Box::pin(tokio::time::sleep(duration))
-    }
-}
 
 /// A principal the owner key reads.
 #[derive(Clone)]
