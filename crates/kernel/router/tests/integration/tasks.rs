@@ -611,3 +611,37 @@ async fn past_its_task_bound_an_optional_tool_is_answered_as_it_is_without_tasks
     assert_eq!(answered["result"]["content"][0]["text"], "slept 200", "{answered}");
     assert!(answered["result"].get("taskId").is_none());
 }
+
+/// Users enough to fill the store's default bound at the per-owner default.
+const USERS: [&str; 17] = [
+    "u00", "u01", "u02", "u03", "u04", "u05", "u06", "u07", "u08", "u09", "u10", "u11", "u12", "u13", "u14",
+    "u15", "u16",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_bounds_run_sixty_four_tasks_per_owner_and_store_one_thousand_and_twenty_four() {
+    use mcp_kernel_router::tasks::{DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_OWNER};
+    assert_eq!((DEFAULT_MAX_TASKS_PER_OWNER, DEFAULT_MAX_TASKS), (64, 1024));
+    let defaults = Tasks::in_process(Tokio)
+        .threshold(Duration::from_millis(20))
+        .owner(|cx| cx.principal::<User>().map(|user| user.0.to_owned()));
+    let server = server_with(defaults);
+    let only_a_task = || request(1, "tools/call", json!({"name": "required"}));
+    let created = |answer: &Value| answer["result"]["resultType"] == "task";
+    // One owner: 64 run, the 65th is refused naming the bound.
+    let burst = (0..65).map(|_| send_as(&server, USERS[0], only_a_task()));
+    let answers = futures_util::future::join_all(burst).await;
+    assert_eq!(answers.iter().filter(|a| created(a)).count(), 64);
+    let refused: Vec<&Value> = answers.iter().filter(|a| !created(a)).collect();
+    assert_eq!(refused.len(), 1);
+    assert!(refused[0]["error"]["message"].as_str().unwrap().contains("limit of 64 tasks"), "{}", refused[0]);
+    // Fifteen more owners fill the store (64 + 15 × 64 = 1,024); a seventeenth finds it full.
+    for user in &USERS[1..16] {
+        let burst = (0..64).map(|_| send_as(&server, user, only_a_task()));
+        let answers = futures_util::future::join_all(burst).await;
+        assert!(answers.iter().all(created), "{user} runs its 64");
+    }
+    let full = send_as(&server, USERS[16], only_a_task()).await;
+    assert_eq!(code(&full), -32000);
+    assert!(full["error"]["message"].as_str().unwrap().contains("limit of 1024 tasks"), "{full}");
+}
