@@ -166,8 +166,9 @@ impl Server {
             return self.call_maybe_task(engine, tool, dispatch, started).await;
         }
         let outcome = guarded(|| dispatch.call(call)).instrument(span.clone()).await;
-        pending.finish(dispatch_outcome(tool, &outcome));
-        self.settle_tool(tool, outcome, round.as_ref(), &span, era)
+        let checked = Checked::new(tool, outcome);
+        pending.finish(checked.observed());
+        self.settle_tool(tool, checked, round.as_ref(), &span, era)
     }
 
     /// The answer to a finished dispatch ([B-9]) in `era`: the result, the tool error, "input
@@ -177,15 +178,12 @@ impl Server {
     pub(crate) fn settle_tool(
         &self,
         tool: &CompiledTool,
-        outcome: Outcome,
+        checked: Checked,
         round: Option<&Round<'_>>,
         span: &tracing::Span,
         era: Era,
     ) -> Routed {
-        let fault = match &outcome {
-            Ok(Ok(output)) => output_fault(tool, output),
-            _ => None,
-        };
+        let Checked { outcome, fault } = checked;
         let decoration = &self.inner.decoration;
         if let Some(reason) = fault {
             tracing::error!(parent: span, tool = %tool.name, %reason, "the tool's result breaks its declared output schema; answered -32603");
@@ -235,13 +233,42 @@ pub(crate) struct Started<'a> {
     pub(crate) pending: PendingDispatch<'a>,
 }
 
-/// What the observer is told of a finished dispatch.
-pub(crate) fn dispatch_outcome(tool: &CompiledTool, outcome: &Outcome) -> DispatchOutcome {
-    match outcome {
-        Ok(Ok(output)) if output_fault(tool, output).is_some() => DispatchOutcome::Fault,
-        Ok(Ok(_)) => DispatchOutcome::Ok,
-        Ok(Err(_)) => DispatchOutcome::Error,
-        Err(_) => DispatchOutcome::Panic,
+/// A finished dispatch, its structured content checked against the tool's output schema once (the
+/// observer's outcome and the answer both read the one check).
+pub(crate) struct Checked {
+    outcome: Outcome,
+    /// Why the result breaks the output schema, if it does (a host fault).
+    fault: Option<String>,
+}
+
+impl Checked {
+    /// Checks `outcome` of `tool`.
+    pub(crate) fn new(tool: &CompiledTool, outcome: Outcome) -> Self {
+        let fault = match &outcome {
+            Ok(Ok(output)) => output_fault(tool, output),
+            _ => None,
+        };
+        Self { outcome, fault }
+    }
+
+    /// What the observer is told.
+    pub(crate) fn observed(&self) -> DispatchOutcome {
+        match (&self.outcome, &self.fault) {
+            (Ok(Ok(_)), Some(_)) => DispatchOutcome::Fault,
+            (Ok(Ok(_)), None) => DispatchOutcome::Ok,
+            (Ok(Err(_)), _) => DispatchOutcome::Error,
+            (Err(_), _) => DispatchOutcome::Panic,
+        }
+    }
+
+    /// Whether the host asked for the client's input.
+    pub(crate) fn asks_input(&self) -> bool {
+        matches!(self.outcome, Ok(Ok(ToolOutput::InputRequired(_))))
+    }
+
+    /// The outcome itself.
+    pub(crate) fn into_outcome(self) -> Outcome {
+        self.outcome
     }
 }
 

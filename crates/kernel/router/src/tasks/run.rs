@@ -33,7 +33,7 @@ use mcp_kernel_wire::{ErrorObject, Payload};
 use crate::catalog::snapshot::CompiledTool;
 use crate::catalog::spec::TaskMode;
 use crate::contract::{BoxFuture, Dispatch, RequestContext, ToolCall, ToolOutput};
-use crate::methods::tools::{Outcome, Started, dispatch_outcome};
+use crate::methods::tools::{Checked, Outcome, Started};
 use crate::request::capability::{askable, well_formed};
 use crate::request::guard::guarded;
 use crate::request::input::{InputRequired, RetryInput};
@@ -116,19 +116,20 @@ impl Server {
         let era = retry.context.era;
         let (start, record) = match select(first, threshold).await {
             Either::Left((outcome, _)) => {
-                pending.finish(dispatch_outcome(tool, &outcome));
-                let asks = matches!(outcome, Ok(Ok(ToolOutput::InputRequired(_))));
+                let checked = Checked::new(tool, outcome);
+                pending.finish(checked.observed());
+                let asks = checked.asks_input();
                 let ordinary = match tool.task_mode {
                     TaskMode::Required => asks && round.is_some(),
                     _ => !asks || round.is_some(),
                 };
                 if ordinary {
-                    return self.settle_tool(tool, outcome, round.as_ref(), &span, era);
+                    return self.settle_tool(tool, checked, round.as_ref(), &span, era);
                 }
                 match self.create_task(&engine, &retry.context, &handle).await {
-                    Ok(record) => (Start::Settled(outcome), record),
+                    Ok(record) => (Start::Settled(checked.into_outcome()), record),
                     Err(Refused::Bound(_)) if tool.task_mode != TaskMode::Required => {
-                        return self.settle_tool(tool, outcome, round.as_ref(), &span, era);
+                        return self.settle_tool(tool, checked, round.as_ref(), &span, era);
                     }
                     Err(refused) => return Err(refused.into_error()),
                 }
@@ -141,9 +142,9 @@ impl Server {
                 }
                 // Past a task bound, an optional tool is answered as it would be without tasks.
                 Err(Refused::Bound(_)) if tool.task_mode != TaskMode::Required => {
-                    let outcome = first.await;
-                    pending.finish(dispatch_outcome(tool, &outcome));
-                    return self.settle_tool(tool, outcome, round.as_ref(), &span, era);
+                    let checked = Checked::new(tool, first.await);
+                    pending.finish(checked.observed());
+                    return self.settle_tool(tool, checked, round.as_ref(), &span, era);
                 }
                 Err(refused) => return Err(refused.into_error()),
             },
@@ -451,7 +452,7 @@ impl TaskRun {
             return failed(ErrorObject::internal(), "the tool is no longer served");
         };
         let era = self.retry.context.era;
-        match self.server.settle_tool(tool, outcome, None, &self.span, era) {
+        match self.server.settle_tool(tool, Checked::new(tool, outcome), None, &self.span, era) {
             Ok(payload) => {
                 let result = match payload {
                     Payload::Value(value) => self.server.inner.decoration.apply(value),
