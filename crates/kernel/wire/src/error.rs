@@ -242,6 +242,25 @@ impl ErrorObject {
         e
     }
 
+    /// -32603 "Service unavailable; retry later" with `data: {"retryAfter": seconds}`: something the
+    /// request needs (a shared store, a shared event source) is unreachable for now. Retrying is safe:
+    /// nothing was done. Over HTTP it is answered 503 with `retry-after`.
+    pub fn unavailable(retry_after_seconds: u32) -> Self {
+        let mut e = Self::new(code::INTERNAL_ERROR, "Service unavailable; retry later");
+        e.data = Some(serde_json::json!({ "retryAfter": retry_after_seconds }));
+        e
+    }
+
+    /// The seconds after which an [`ErrorObject::unavailable`] request may be retried; `None` for any
+    /// other error.
+    pub fn retry_after(&self) -> Option<u32> {
+        if self.code != code::INTERNAL_ERROR {
+            return None;
+        }
+        let seconds = self.data.as_ref()?.get("retryAfter")?.as_u64()?;
+        u32::try_from(seconds).ok()
+    }
+
     /// True for -32601, the one error a Streamable HTTP endpoint answers with 404.
     pub fn is_method_not_found(&self) -> bool {
         self.code == code::METHOD_NOT_FOUND
@@ -267,6 +286,20 @@ pub mod detail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unavailable_error_says_when_to_retry_and_no_other_error_does() {
+        let error = ErrorObject::unavailable(2);
+        assert_eq!(error.code, code::INTERNAL_ERROR);
+        assert_eq!(error.retry_after(), Some(2));
+        assert_eq!(
+            serde_json::to_value(&error).unwrap(),
+            serde_json::json!({"code": -32603, "message": "Service unavailable; retry later", "data": {"retryAfter": 2}})
+        );
+        assert_eq!(ErrorObject::internal().retry_after(), None);
+        let lookalike = ErrorObject::invalid_params("x").with_data(serde_json::json!({"retryAfter": 1}));
+        assert_eq!(lookalike.retry_after(), None, "only -32603 carries a retry hint");
+    }
 
     #[test]
     fn shortens_long_echoes_on_a_char_boundary() {

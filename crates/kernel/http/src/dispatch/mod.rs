@@ -95,5 +95,9 @@ pub(crate) async fn dispatch(
 /// A 2026-07-28 answer as JSON, its status following its error (`response/status.rs`).
 pub(crate) fn modern_answer(response: &JsonRpcResponse) -> Response<ResponseBody> {
     let status = response.as_error().map(status::for_error).unwrap_or(StatusCode::OK);
-    json_response(status, JsonRpcResponse::to_bytes(response))
+    let mut answer = json_response(status, JsonRpcResponse::to_bytes(response));
+    if let Some(error) = response.as_error() {
+        status::retry_after(error, &mut answer);
+    }
+    answer
 }

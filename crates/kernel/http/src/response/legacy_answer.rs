@@ -81,7 +81,14 @@ impl Serialize for Members<'_> {
 ///
 /// [S-62]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 pub(crate) fn answer(response: &JsonRpcResponse) -> http::Response<ResponseBody> {
-    let fault = response.as_error().is_some_and(|error| error.code == code::INTERNAL_ERROR);
-    let status = if fault { StatusCode::INTERNAL_SERVER_ERROR } else { StatusCode::OK };
-    json_response(status, response.to_bytes())
+    let status = match response.as_error() {
+        Some(error) if error.retry_after().is_some() => StatusCode::SERVICE_UNAVAILABLE,
+        Some(error) if error.code == code::INTERNAL_ERROR => StatusCode::INTERNAL_SERVER_ERROR,
+        _ => StatusCode::OK,
+    };
+    let mut answer = json_response(status, response.to_bytes());
+    if let Some(error) = response.as_error() {
+        crate::response::status::retry_after(error, &mut answer);
+    }
+    answer
 }

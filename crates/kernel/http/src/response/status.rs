@@ -8,9 +8,13 @@ use http::StatusCode;
 use mcp_kernel_wire::{ErrorObject, code};
 
 /// The status for a JSON-RPC error the core returned: 404 for a method not found, 400 for the errors
-/// MCP gives a 400 (unsupported version, missing client capability), 500 for a host fault, and 200
-/// for every other error (an unknown tool, a resource not found, "Invalid Request").
+/// MCP gives a 400 (unsupported version, missing client capability), 503 for a retryable
+/// [`ErrorObject::unavailable`] (a shared store unreachable: see [`retry_after`]), 500 for a host
+/// fault, and 200 for every other error (an unknown tool, a resource not found, "Invalid Request").
 pub(crate) fn for_error(error: &ErrorObject) -> StatusCode {
+    if error.retry_after().is_some() {
+        return StatusCode::SERVICE_UNAVAILABLE;
+    }
     match error.code {
         code::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
         code::UNSUPPORTED_PROTOCOL_VERSION
@@ -21,9 +25,25 @@ pub(crate) fn for_error(error: &ErrorObject) -> StatusCode {
     }
 }
 
+/// Adds `retry-after` to the answer of a retryable error (`ErrorObject::unavailable`): the client
+/// is told when to try again, over HTTP as in the error's `data`.
+pub(crate) fn retry_after(
+    error: &ErrorObject,
+    response: &mut http::Response<crate::response::body::ResponseBody>,
+) {
+    if let Some(seconds) = error.retry_after() {
+        response.headers_mut().insert(http::header::RETRY_AFTER, http::HeaderValue::from(seconds));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unreachable_store_is_answered_503_not_500() {
+        assert_eq!(for_error(&ErrorObject::unavailable(1)), StatusCode::SERVICE_UNAVAILABLE);
+    }
 
     #[test]
     fn maps_the_core_errors() {

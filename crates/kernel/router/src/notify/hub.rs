@@ -58,7 +58,19 @@ pub trait ChangeHub: Send + Sync + 'static {
 
     /// A new subscriber: every change published from now on, in order, until the feed ends.
     fn subscribe(&self) -> ChangeFeed;
+
+    /// A new subscriber, or `Err` when the hub cannot deliver now (a shared hub whose engine is
+    /// unreachable): the listen that asked is refused with a retryable error instead of acknowledged
+    /// and ended at once. By default, [`ChangeHub::subscribe`], always `Ok`.
+    fn try_subscribe(&self) -> Result<ChangeFeed, HubUnavailable> {
+        Ok(self.subscribe())
+    }
 }
+
+/// A hub that cannot deliver changes now (its engine is unreachable); the reason is logged, never sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the change hub is unreachable: {0}")]
+pub struct HubUnavailable(pub String);
 
 /// How many changes a subscriber of an [`InProcessHub`] may fall behind before its feed ends, by
 /// default.

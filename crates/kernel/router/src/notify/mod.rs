@@ -22,7 +22,7 @@ pub(crate) mod progress;
 pub(crate) mod session;
 
 pub use change::{Audience, Change, ChangeKind};
-pub use hub::{ChangeFeed, ChangeHub, DEFAULT_HUB_CAPACITY, InProcessHub};
+pub use hub::{ChangeFeed, ChangeHub, DEFAULT_HUB_CAPACITY, HubUnavailable, InProcessHub};
 pub use listen::MAX_LISTEN_ID_BYTES;
 pub use listen::filter::{MAX_RESOURCE_SUBSCRIPTIONS, MAX_SUBSCRIBED_URI_BYTES};
 pub use log::LogLevel;

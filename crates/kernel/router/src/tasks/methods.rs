@@ -68,12 +68,8 @@ impl Server {
             }
             Method::TasksCancel => {
                 if !record.status.is_terminal() {
-                    match engine.tasks.store.request_cancel(&record.id, now_ms()).await {
-                        Ok(_) => {}
-                        Err(error) => {
-                            tracing::error!(%error, "the task store failed on tasks/cancel; answered -32603");
-                            return Err(ErrorObject::internal());
-                        }
+                    if let Err(error) = engine.tasks.store.request_cancel(&record.id, now_ms()).await {
+                        return Err(error.to_answer("tasks/cancel"));
                     }
                 }
                 Ok(Value::Object(Map::new()))
@@ -93,10 +89,7 @@ impl Server {
             return Err(task_not_found());
         }
         let owner = engine.tasks.owner_of(context).map_err(|_| ErrorObject::internal())?;
-        let stored = engine.tasks.store.read(id).await.map_err(|error| {
-            tracing::error!(%error, "the task store failed on a task request; answered -32603");
-            ErrorObject::internal()
-        })?;
+        let stored = engine.tasks.store.read(id).await.map_err(|error| error.to_answer("a task request"))?;
         let record = stored.filter(|record| record.owner == owner).ok_or_else(task_not_found)?;
         let now = now_ms();
         if record.is_expired(now) && !record.status.is_terminal() {
@@ -111,11 +104,17 @@ impl Server {
 
     /// Whether `id` names a task of the caller of `context` that is still running (a listen may ask
     /// for its status notifications).
-    pub(crate) async fn is_live_task_of(&self, id: &str, context: &RequestContext) -> bool {
-        let Some(engine) = self.task_engine() else { return false };
+    /// `Err` only when the store is unreachable (the listen is refused, retryable).
+    pub(crate) async fn is_live_task_of(
+        &self,
+        id: &str,
+        context: &RequestContext,
+    ) -> Result<bool, ErrorObject> {
+        let Some(engine) = self.task_engine() else { return Ok(false) };
         match self.visible_task(&engine, id, context).await {
-            Ok(record) => !record.status.is_terminal(),
-            Err(_) => false,
+            Ok(record) => Ok(!record.status.is_terminal()),
+            Err(error) if error.retry_after().is_some() => Err(error),
+            Err(_) => Ok(false),
         }
     }
 
@@ -137,10 +136,7 @@ impl Server {
         let answers: BTreeMap<String, Value> = sent.into_iter().collect();
         match engine.tasks.store.record_input(&record.id, answers, now_ms()).await {
             Ok(_) => Ok(()),
-            Err(error) => {
-                tracing::error!(%error, "the task store failed on tasks/update; answered -32603");
-                Err(ErrorObject::internal())
-            }
+            Err(error) => Err(error.to_answer("tasks/update")),
         }
     }
 }

@@ -35,6 +35,6 @@ pub use options::{
     DEFAULT_POLL_INTERVAL, DEFAULT_RETENTION, DEFAULT_TASK_TTL, DEFAULT_THRESHOLD, OwnerKey, TaskRuntime,
     Tasks,
 };
-pub use record::{GivenInput, PendingInput, TakenInput, TaskRecord, TaskStatus, Transition};
+pub use record::{GivenInput, PendingInput, TakenInput, TaskRecord, TaskStatus, Timing, Transition, now_ms};
 pub use run::MAX_INPUT_ROUNDS;
 pub use store::{Edit, LimitReached, StoreError, StoreResult, TaskLimits, TaskStore, TaskWatch};

@@ -146,8 +146,15 @@ pub enum Transition {
     Cancelled,
 }
 
+impl Transition {
+    /// Whether the transition ends the task (`completed`, `failed`, `cancelled`).
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, Transition::Completed(_) | Transition::Failed { .. } | Transition::Cancelled)
+    }
+}
+
 /// Milliseconds since the Unix epoch, now.
-pub(crate) fn now_ms() -> u64 {
+pub fn now_ms() -> u64 {
     let since = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
     u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
 }
@@ -159,8 +166,8 @@ fn timestamp(ms: u64) -> String {
 }
 
 impl TaskRecord {
-    /// A new `working` task.
-    pub(crate) fn new(id: String, owner: Option<String>, timing: Timing, now: u64) -> Self {
+    /// A new `working` task created at `now` (milliseconds since the Unix epoch).
+    pub fn new(id: String, owner: Option<String>, timing: Timing, now: u64) -> Self {
         let remove_after_ms =
             timing.ttl_ms.map(|ttl| now.saturating_add(ttl).saturating_add(timing.retention_ms));
         Self {
@@ -352,12 +359,15 @@ impl TaskRecord {
     }
 }
 
-/// The times a new task is created with.
+/// The times a new task is created with (a store's own tests build records with it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Timing {
-    pub(crate) ttl_ms: Option<u64>,
-    pub(crate) poll_interval_ms: Option<u64>,
-    pub(crate) retention_ms: u64,
+pub struct Timing {
+    /// Time to live from creation, in milliseconds (`None`: unlimited).
+    pub ttl_ms: Option<u64>,
+    /// The suggested polling interval, in milliseconds.
+    pub poll_interval_ms: Option<u64>,
+    /// How long a task is kept after its time to live, in milliseconds.
+    pub retention_ms: u64,
 }
 
 #[cfg(test)]

@@ -50,19 +50,35 @@ pub(crate) struct TaskEngine {
     pub(crate) tasks: Tasks,
 }
 
+/// How many times a task's outcome is written to a store that is unreachable before it is given up.
+pub(crate) const SETTLE_ATTEMPTS: u32 = 7;
+
 /// The JSON-RPC error a task fails with when the server shuts down before it finished.
 pub(crate) const SHUTDOWN_MESSAGE: &str = "the server shut down before the task finished";
 
 impl TaskEngine {
-    /// Applies `transition` (its watchers — the task's run, the listens naming it — are woken).
+    /// Applies `transition` (its watchers — the task's run, the listens naming it — are woken). A
+    /// task's outcome (a terminal transition) is not given up on a store that is unreachable for a
+    /// moment: it is written again, [`SETTLE_ATTEMPTS`] times in all, at doubling intervals from 100 ms
+    /// (about 6 s), before it is logged lost.
     pub(crate) async fn transition(&self, id: &str, transition: Transition, now: u64) -> Option<TaskRecord> {
-        match self.tasks.store.transition(id, transition, now).await {
-            Ok(changed) => changed,
-            Err(error) => {
-                tracing::error!(%error, "a task transition could not be stored");
-                None
+        let attempts = if transition.is_terminal() { SETTLE_ATTEMPTS } else { 1 };
+        let mut pause = Duration::from_millis(100);
+        for attempt in 1..=attempts {
+            match self.tasks.store.transition(id, transition.clone(), now).await {
+                Ok(changed) => return changed,
+                Err(error) if error.is_unavailable() && attempt < attempts => {
+                    tracing::warn!(%error, attempt, "a task's outcome could not be stored yet; trying again");
+                    self.tasks.runtime.sleep(pause).await;
+                    pause *= 2;
+                }
+                Err(error) => {
+                    tracing::error!(%error, "a task transition could not be stored");
+                    return None;
+                }
             }
         }
+        None
     }
 
     /// The same, from a handler's synchronous call: at once when the store answers at once (the

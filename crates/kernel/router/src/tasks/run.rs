@@ -75,12 +75,6 @@ fn new_task_id() -> Result<String, ErrorObject> {
     Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
-/// The error of a store that failed.
-fn store_failed(error: &crate::tasks::store::StoreError) -> ErrorObject {
-    tracing::error!(%error, "the task store failed; answered -32603");
-    ErrorObject::internal()
-}
-
 impl Server {
     /// The task engine when this call may become a task; -32021 for a tool that runs only as a task,
     /// called by a request that did not declare the extension.
@@ -128,7 +122,7 @@ impl Server {
                 }
                 match self.create_task(&engine, &retry.context, &handle).await {
                     Ok(record) => (Start::Settled(checked.into_outcome()), record),
-                    Err(Refused::Bound(_)) if tool.task_mode != TaskMode::Required => {
+                    Err(refused) if refused.answers_ordinarily() && tool.task_mode != TaskMode::Required => {
                         return self.settle_tool(tool, checked, round.as_ref(), &span, era);
                     }
                     Err(refused) => return Err(refused.into_error()),
@@ -140,8 +134,9 @@ impl Server {
                     pending.finish(crate::trace::observe::DispatchOutcome::Ok);
                     (Start::Running(first), record)
                 }
-                // Past a task bound, an optional tool is answered as it would be without tasks.
-                Err(Refused::Bound(_)) if tool.task_mode != TaskMode::Required => {
+                // Past a task bound, or with the store unreachable, an optional tool is answered as it
+                // would be without tasks.
+                Err(refused) if refused.answers_ordinarily() && tool.task_mode != TaskMode::Required => {
                     let checked = Checked::new(tool, first.await);
                     pending.finish(checked.observed());
                     return self.settle_tool(tool, checked, round.as_ref(), &span, era);
@@ -158,7 +153,7 @@ impl Server {
             retry,
             span,
         };
-        let watch = engine.tasks.store.watch(&record.id);
+        let watch = engine.tasks.store.watch_running(&record.id);
         let expires = record.expires_ms();
         engine.tasks.runtime.spawn(Box::pin(run.run(start, watch, expires)));
         Ok(Payload::Value(record.created()))
@@ -185,7 +180,10 @@ impl Server {
         match tasks.store.create(record.clone(), settings.limits).await {
             Ok(Ok(())) => {}
             Ok(Err(limit)) => return Err(Refused::Bound(limit_error(limit))),
-            Err(error) => return Err(Refused::Failed(store_failed(&error))),
+            Err(error) if error.is_unavailable() => {
+                return Err(Refused::Unavailable(error.to_answer("a new task")));
+            }
+            Err(error) => return Err(Refused::Failed(error.to_answer("a new task"))),
         }
         tasks.running.insert(&record.id, handle.clone());
         // A message set while the task was being stored is written now.
@@ -202,14 +200,22 @@ impl Server {
 enum Refused {
     /// A task bound was reached (-32000 naming it).
     Bound(ErrorObject),
+    /// The store is unreachable for now (retryable).
+    Unavailable(ErrorObject),
     /// The store or the host failed (-32603).
     Failed(ErrorObject),
 }
 
 impl Refused {
+    /// Whether an optional tool's call is answered as it would be without tasks: past a bound, or
+    /// while the store is unreachable, the call that needs no task still gets its answer.
+    fn answers_ordinarily(&self) -> bool {
+        matches!(self, Refused::Bound(_) | Refused::Unavailable(_))
+    }
+
     fn into_error(self) -> ErrorObject {
         match self {
-            Refused::Bound(error) | Refused::Failed(error) => error,
+            Refused::Bound(error) | Refused::Unavailable(error) | Refused::Failed(error) => error,
         }
     }
 }
@@ -412,7 +418,7 @@ impl TaskRun {
     /// again after a pause, so that a store that keeps ending watches is polled, not spun on.
     async fn rewatch(&self, watch: &mut TaskWatch) {
         self.engine.tasks.runtime.sleep(std::time::Duration::from_millis(50)).await;
-        *watch = self.engine.tasks.store.watch(&self.id);
+        *watch = self.engine.tasks.store.watch_running(&self.id);
     }
 
     /// Whether the task is terminal or gone (then the handler is told to stop).

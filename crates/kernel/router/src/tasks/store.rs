@@ -16,11 +16,40 @@ use serde_json::Value;
 use crate::contract::BoxFuture;
 use crate::tasks::record::{TaskRecord, Transition};
 
-/// A store that could not do what it was asked (unreachable, a corrupt record): the request that
-/// needed it is answered -32603 and the reason logged.
+/// A store that could not do what it was asked. The reason is logged, never sent; the request that
+/// needed the store is answered as its kind says.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the task store failed: {0}")]
-pub struct StoreError(pub String);
+#[non_exhaustive]
+pub enum StoreError {
+    /// The store cannot be reached now (its engine is down, paused or partitioned away): nothing was
+    /// done, and the request may be retried — answered with
+    /// [`ErrorObject::unavailable`](mcp_kernel_wire::ErrorObject::unavailable) (over HTTP, 503 with
+    /// `retry-after`).
+    #[error("the task store is unreachable: {0}")]
+    Unavailable(String),
+    /// The store answered, but not as it should (a corrupt record, a refused command): -32603.
+    #[error("the task store failed: {0}")]
+    Failed(String),
+}
+
+impl StoreError {
+    /// Whether the store was unreachable (the request may be retried).
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, StoreError::Unavailable(_))
+    }
+
+    /// The answer to a request that needed the store: retryable when it was unreachable, -32603
+    /// otherwise. The reason is logged here, once.
+    pub(crate) fn to_answer(&self, during: &str) -> mcp_kernel_wire::ErrorObject {
+        if self.is_unavailable() {
+            tracing::warn!(error = %self, "{during}: the task store is unreachable; answered retry-later");
+            mcp_kernel_wire::ErrorObject::unavailable(1)
+        } else {
+            tracing::error!(error = %self, "{during}: the task store failed; answered -32603");
+            mcp_kernel_wire::ErrorObject::internal()
+        }
+    }
+}
 
 /// The bounds a new task is created within.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,6 +121,14 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Wake-ups for the task `id` (the instance running it watches).
     fn watch(&self, id: &str) -> TaskWatch;
+
+    /// The watch of the instance that runs the task `id`, held for as long as its run lasts. A store
+    /// shared by many instances also holds the task's **lease** while this watch lives (renewed by a
+    /// heartbeat), so that a task whose instance died is failed once the lease lapses, not left
+    /// `working` until its time to live. By default, a plain [`TaskStore::watch`].
+    fn watch_running(&self, id: &str) -> TaskWatch {
+        self.watch(id)
+    }
 
     /// Wakes whoever watches the task `id`, in any instance sharing this store.
     fn wake(&self, id: &str);

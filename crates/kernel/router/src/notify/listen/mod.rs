@@ -39,7 +39,7 @@ use crate::notify::change::ChangeKind;
 use crate::notify::hub::ChangeFeed;
 use crate::request::inbound::Inbound;
 use crate::server::{Handled, Server};
-use crate::tasks::feed::{TaskFeed, task_notification};
+use crate::tasks::feed::{TaskFeed, TaskNext, task_notification};
 use filter::{Asked, Honoured};
 
 /// The longest string id a `subscriptions/listen` may have, in bytes: every message of the stream
@@ -86,8 +86,9 @@ impl Listen {
     }
 
     /// The next notification for this stream (a whole, tagged JSON-RPC notification), or `None` when
-    /// the stream must end: write [`Listen::completion`] then — when the hub's feed ends, or when the
-    /// stream asked only for tasks and every one has sent its terminal status. Cancel-safe: a change is
+    /// the stream must end: write [`Listen::completion`] then — when the hub's feed ends, when the task
+    /// store ends the watch of a task still running, or when the stream asked only for tasks and every
+    /// one has sent its terminal status. Cancel-safe: a change is
     /// taken from the feed and returned in the same poll, and a task woken is read again on the next
     /// call if this one is dropped.
     pub async fn next(&mut self) -> Option<Value> {
@@ -98,11 +99,11 @@ impl Listen {
                     let task = Box::pin(self.tasks.next());
                     match futures_util::future::select(change, task).await {
                         futures_util::future::Either::Left((change, _)) => Next::Change(change),
-                        futures_util::future::Either::Right((task, _)) => Next::Task(task.map(Box::new)),
+                        futures_util::future::Either::Right((task, _)) => Next::Task(task),
                     }
                 }
                 (Some(feed), false) => Next::Change(feed.next().await),
-                (None, true) => Next::Task(self.tasks.next().await.map(Box::new)),
+                (None, true) => Next::Task(self.tasks.next().await),
                 (None, false) => return None,
             };
             match next {
@@ -112,9 +113,11 @@ impl Listen {
                         return Some(tagged(&self.id, &change.kind));
                     }
                 }
-                Next::Task(Some(record)) => return Some(task_notification(&self.id, &record)),
+                Next::Task(TaskNext::Changed(record)) => return Some(task_notification(&self.id, &record)),
                 // Every task has ended: the hub's changes, if any were asked for, go on.
-                Next::Task(None) => {}
+                Next::Task(TaskNext::AllDone) => {}
+                // A running task's watch ended (the store lost its source): the stream ends.
+                Next::Task(TaskNext::Lost) => return None,
             }
         }
     }
@@ -129,8 +132,8 @@ impl Listen {
 enum Next {
     /// A change from the hub (`None`: the feed ended).
     Change(Option<crate::notify::change::Change>),
-    /// A task's new state (`None`: no task left to watch).
-    Task(Option<Box<crate::tasks::TaskRecord>>),
+    /// What the task feed's wait ended with.
+    Task(TaskNext),
 }
 
 /// The notification of `kind` on the stream of the listen `id`.
@@ -238,13 +241,20 @@ impl Server {
         // acknowledgment is written: a change announced while the filter is read — a task that ends
         // after its status was read — or as soon as the client reads the acknowledgment is not missed.
         let notifications = self.inner.injected.notifications.as_ref().filter(|_| held);
-        let early = notifications.map(|notifications| notifications.hub.subscribe());
+        let early = match notifications.map(|notifications| notifications.hub.try_subscribe()) {
+            Some(Ok(feed)) => Some(feed),
+            Some(Err(unavailable)) => {
+                tracing::warn!(error = %unavailable, "a listen was refused retry-later");
+                return Err(mcp_kernel_wire::ErrorObject::unavailable(1));
+            }
+            None => None,
+        };
         let mut tasks = match (&self.inner.injected.tasks, held) {
             (Some(opted), true) => TaskFeed::over(Arc::clone(&opted.store)),
             _ => TaskFeed::default(),
         };
         let honoured =
-            if held { self.honour(asked, &context, &mut tasks).await } else { Honoured::default() };
+            if held { self.honour(asked, &context, &mut tasks).await? } else { Honoured::default() };
         let (key, feed) = match (notifications, early) {
             (Some(notifications), Some(feed)) if !honoured.wants_no_change() => {
                 (notifications.key_of(&context), Some(feed))
@@ -264,8 +274,13 @@ impl Server {
     }
 
     /// What of `asked` this server honours for the caller of `context`; each acknowledged task is
-    /// watched in `tasks`.
-    async fn honour(&self, asked: Asked, context: &RequestContext, tasks: &mut TaskFeed) -> Honoured {
+    /// watched in `tasks`. `Err` (retryable) when the task store is unreachable.
+    async fn honour(
+        &self,
+        asked: Asked,
+        context: &RequestContext,
+        tasks: &mut TaskFeed,
+    ) -> Result<Honoured, mcp_kernel_wire::ErrorObject> {
         let mut honoured = Honoured::default();
         if self.inner.injected.notifications.is_some() {
             honoured.tools = asked.tools;
@@ -280,11 +295,11 @@ impl Server {
         }
         for id in asked.task_ids {
             let Some(watch) = tasks.watch(&id) else { break };
-            if self.is_live_task_of(&id, context).await {
+            if self.is_live_task_of(&id, context).await? {
                 tasks.keep(watch);
                 honoured.task_ids_in_order.push(id);
             }
         }
-        honoured
+        Ok(honoured)
     }
 }
