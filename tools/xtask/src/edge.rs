@@ -1,12 +1,13 @@
-//! `cargo xtask edge [oauth|browser|proxy|traces]`: the tests at the edges of the HTTP transport that need
-//! real outside programs, and so are `#[ignore]`d in the ordinary run.
+//! `cargo xtask edge [oauth|browser|proxy|traces|redis]`: the tests at the edges of the HTTP transport that
+//! need real outside programs, and so are `#[ignore]`d in the ordinary run.
 //!
 //! For the parts that need them, it finds Node ≥ 22 (see [`crate::node`]) and installs the
 //! authorization server's packages (`tools/tests-rmcp/auth-server`, `npm ci`, when `node_modules` is missing
 //! or holds another `oidc-provider` than the lock names), checks that Chromium runs
-//! (`/usr/bin/chromium`, or `MCP_KERNEL_CHROMIUM`) and that nginx runs (`/usr/sbin/nginx`, or
-//! `MCP_KERNEL_NGINX`), then runs, with `MCP_KERNEL_NODE`, `MCP_KERNEL_AUTH_SERVER_DIR`,
-//! `MCP_KERNEL_CHROMIUM` and `MCP_KERNEL_NGINX` set as found:
+//! (`/usr/bin/chromium`, or `MCP_KERNEL_CHROMIUM`), that nginx runs (`/usr/sbin/nginx`, or
+//! `MCP_KERNEL_NGINX`) and that redis-server runs (`/usr/bin/redis-server`, or
+//! `MCP_KERNEL_REDIS_SERVER`), then runs, with `MCP_KERNEL_NODE`, `MCP_KERNEL_AUTH_SERVER_DIR`,
+//! `MCP_KERNEL_CHROMIUM`, `MCP_KERNEL_NGINX` and `MCP_KERNEL_REDIS_SERVER` set as found:
 //!
 //! - `oauth`: `cargo test -p mcp-kernel-rmcp-tests --test oauth -- --ignored` — rmcp's OAuth client
 //!   against an mcp-kernel resource server and a real authorization server (`oidc-provider`);
@@ -14,7 +15,12 @@
 //!   the transport;
 //! - `proxy`: `cargo test -p mcp-kernel-rmcp-tests --test proxy -- --ignored --nocapture` — three
 //!   stateless instances behind nginx, configured as `docs/deploy.md` shows (the counts of the rolling
-//!   restart are printed).
+//!   restart are printed);
+//! - `traces`: `cargo test -p mcp-kernel-rmcp-tests --features opentelemetry --test proxy_traces --
+//!   --ignored --nocapture` — one trace across three instances behind nginx;
+//! - `redis`: `cargo test -p mcp-kernel-rmcp-tests --test shared_state -- --ignored --nocapture` —
+//!   three instances sharing notifications and tasks through one Redis, behind nginx, and the faults
+//!   (an instance killed, Redis restarted empty or paused, a rolling restart).
 //!
 //! Naming parts runs only those (and skips what only the others need); none runs them all. Each
 //! part's time is printed; the task exits non-zero when anything is missing or any test fails.
@@ -35,6 +41,8 @@ const BROWSER_TEST: &str = "crates/kernel/http/tests/browser.rs";
 const DEFAULT_CHROMIUM: &str = "/usr/bin/chromium";
 /// Where Debian's `nginx` package installs the server.
 const DEFAULT_NGINX: &str = "/usr/sbin/nginx";
+/// Where Debian's `redis-server` package installs the server.
+const DEFAULT_REDIS_SERVER: &str = "/usr/bin/redis-server";
 
 /// One part of the task: the cargo test it runs and what it needs.
 struct Part {
@@ -46,6 +54,7 @@ struct Part {
     needs_node: bool,
     needs_chromium: bool,
     needs_nginx: bool,
+    needs_redis: bool,
 }
 
 const PARTS: &[Part] = &[
@@ -56,6 +65,7 @@ const PARTS: &[Part] = &[
         needs_node: true,
         needs_chromium: false,
         needs_nginx: false,
+        needs_redis: false,
     },
     Part {
         name: "browser",
@@ -64,6 +74,7 @@ const PARTS: &[Part] = &[
         needs_node: false,
         needs_chromium: true,
         needs_nginx: false,
+        needs_redis: false,
     },
     Part {
         name: "proxy",
@@ -72,6 +83,7 @@ const PARTS: &[Part] = &[
         needs_node: false,
         needs_chromium: false,
         needs_nginx: true,
+        needs_redis: false,
     },
     Part {
         name: "traces",
@@ -91,6 +103,25 @@ const PARTS: &[Part] = &[
         needs_node: false,
         needs_chromium: false,
         needs_nginx: true,
+        needs_redis: false,
+    },
+    Part {
+        name: "redis",
+        file: "tools/tests-rmcp/tests/shared_state.rs",
+        args: &[
+            "test",
+            "-p",
+            "mcp-kernel-rmcp-tests",
+            "--test",
+            "shared_state",
+            "--",
+            "--ignored",
+            "--nocapture",
+        ],
+        needs_node: false,
+        needs_chromium: false,
+        needs_nginx: true,
+        needs_redis: true,
     },
 ];
 
@@ -172,6 +203,24 @@ fn nginx() -> Result<PathBuf, String> {
     }
 }
 
+/// The redis-server to use, checked to run (`redis-server --version` prints its version on stdout).
+fn redis_server() -> Result<PathBuf, String> {
+    let path = std::env::var_os("MCP_KERNEL_REDIS_SERVER")
+        .map_or_else(|| PathBuf::from(DEFAULT_REDIS_SERVER), PathBuf::from);
+    let version = Command::new(&path).arg("--version").stdin(Stdio::null()).stderr(Stdio::null()).output();
+    match version {
+        Ok(out) if out.status.success() => {
+            eprintln!("xtask: edge: {}", String::from_utf8_lossy(&out.stdout).trim());
+            Ok(path)
+        }
+        Ok(out) => Err(format!("redis-server at {} does not run ({})", path.display(), out.status)),
+        Err(error) => Err(format!(
+            "redis-server not found at {} ({error}): apt-get install redis-server (.ci/run does), or set MCP_KERNEL_REDIS_SERVER",
+            path.display()
+        )),
+    }
+}
+
 fn absolute(path: &Path) -> Result<PathBuf, String> {
     std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -213,6 +262,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         None
     };
     let nginx = if parts.iter().any(|part| part.needs_nginx) { Some(nginx()?) } else { None };
+    let redis = if parts.iter().any(|part| part.needs_redis) { Some(redis_server()?) } else { None };
     let cargo = cargo_program();
     let mut times = Vec::new();
     for part in parts {
@@ -229,6 +279,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
         if let Some(nginx) = &nginx {
             command.env("MCP_KERNEL_NGINX", nginx);
+        }
+        if let Some(redis) = &redis {
+            command.env("MCP_KERNEL_REDIS_SERVER", redis);
         }
         let started = Instant::now();
         let status = command.status().map_err(|e| format!("could not run cargo: {e}"))?;
@@ -253,7 +306,8 @@ mod tests {
         for part in PARTS {
             assert!(root.join(part.file).is_file(), "{} runs {}", part.name, part.file);
             assert!(runs_ignored_tests_of(part.file));
-            assert_eq!(part.needs_nginx, matches!(part.name, "proxy" | "traces"), "{}", part.name);
+            assert_eq!(part.needs_nginx, matches!(part.name, "proxy" | "traces" | "redis"), "{}", part.name);
+            assert_eq!(part.needs_redis, part.name == "redis", "{}", part.name);
             assert_eq!(part.needs_node, part.name == "oauth", "{}", part.name);
         }
         assert!(!runs_ignored_tests_of("tools/tests-rmcp/tests/http.rs"));
