@@ -262,6 +262,16 @@ struct TaskRun {
     span: tracing::Span,
 }
 
+/// What a look for a round's answers found.
+enum Taken {
+    /// Every request is answered (`Ready`), or the task is over (`Ended`).
+    Input(Woken<RetryInput>),
+    /// Not every request is answered yet.
+    NotYet,
+    /// The store could not be read or written.
+    Unread,
+}
+
 /// Why a run stopped waiting.
 enum Woken<T> {
     /// What it waited for.
@@ -345,11 +355,17 @@ impl TaskRun {
                     return Woken::Ended;
                 }
                 Some(alive) => {
-                    if self.is_over().await {
-                        return Woken::Ended;
-                    }
+                    // Watched again first, then read: a change written in between wakes the new watch.
                     if !alive {
                         self.rewatch(watch).await;
+                    }
+                    match self.look().await {
+                        Some(true) => return Woken::Ended,
+                        Some(false) => {}
+                        // Unread (the store is unreachable): read again after the next pause, even if
+                        // the new watch lives — what woke it, or what was written while no watch
+                        // lived, is not known yet.
+                        None => *watch = TaskWatch::new(futures_util::stream::empty()),
                     }
                 }
             }
@@ -364,8 +380,11 @@ impl TaskRun {
         deadline: &mut BoxFuture<'static, ()>,
     ) -> Woken<RetryInput> {
         loop {
-            if let Some(input) = self.take_input().await {
-                return input;
+            match self.take_input().await {
+                Taken::Input(input) => return input,
+                Taken::NotYet => {}
+                // Unread: looked at again after the next pause, even if the watch lives.
+                Taken::Unread => *watch = TaskWatch::new(futures_util::stream::empty()),
             }
             let woken = match select(Box::pin(watch.woken()), deadline.as_mut()).await {
                 Either::Left((alive, _)) => Some(alive),
@@ -389,7 +408,7 @@ impl TaskRun {
     }
 
     /// The round's answers, once every request is answered; `Ended` when the task is over.
-    async fn take_input(&self) -> Option<Woken<RetryInput>> {
+    async fn take_input(&self) -> Taken {
         let taken: Mutex<Option<TakenInput>> = Mutex::new(None);
         let edit = |record: &mut TaskRecord| {
             let input = record.take_input();
@@ -399,19 +418,26 @@ impl TaskRun {
         };
         match self.engine.tasks.store.update(&self.id, &edit).await {
             Ok(Some(_)) => {}
-            Ok(None) => return self.is_over().await.then_some(Woken::Ended),
+            Ok(None) => {
+                return match self.look().await {
+                    Some(true) => Taken::Input(Woken::Ended),
+                    Some(false) => Taken::NotYet,
+                    None => Taken::Unread,
+                };
+            }
             Err(error) => {
                 tracing::error!(%error, "the task store failed while a task waited for input");
-                return None;
+                return Taken::Unread;
             }
         }
-        let (given, state) = taken.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)?;
+        let taken = taken.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some((given, state)) = taken else { return Taken::NotYet };
         let keys: BTreeMap<String, String> =
             given.iter().map(|(key, g)| (key.clone(), g.method.clone())).collect();
         let sent: Map<String, Value> = given.into_iter().map(|(key, g)| (key, g.response)).collect();
         // Checked when recorded; a store written by another version is checked again here.
         let responses = responses::asked(sent, &keys).unwrap_or_default();
-        Some(Woken::Ready(RetryInput::new(responses, state)))
+        Taken::Input(Woken::Ready(RetryInput::new(responses, state)))
     }
 
     /// A watch the store ended while the task lives on (a shared store lost its connection): watched
@@ -423,15 +449,21 @@ impl TaskRun {
 
     /// Whether the task is terminal or gone (then the handler is told to stop).
     async fn is_over(&self) -> bool {
+        self.look().await == Some(true)
+    }
+
+    /// Whether the task is terminal or gone (then the handler is told to stop); `None` when the
+    /// store could not be read.
+    async fn look(&self) -> Option<bool> {
         let over = match self.engine.tasks.store.read(&self.id).await {
             Ok(Some(record)) => record.status.is_terminal(),
             Ok(None) => true,
-            Err(_) => false,
+            Err(_) => return None,
         };
         if over {
             self.handle.cancel();
         }
-        over
+        Some(over)
     }
 
     /// The task outlived its time to live: failed, and its handler told.
