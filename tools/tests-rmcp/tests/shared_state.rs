@@ -162,14 +162,15 @@ async fn a_task_is_read_answered_and_cancelled_through_any_instance_and_heard_on
 
     // Every listener, on every instance, heard both tasks to their end, and its listen completed.
     for ((_, harness), name) in listeners.iter().zip(["a", "b", "c"]) {
-        let heard = harness.statuses();
-        let of = |id: &str| -> Vec<Value> {
-            heard.iter().filter(|s| s["taskId"] == id).map(|s| s["status"].clone()).collect()
-        };
-        let asked_heard = of(&asked);
-        assert!(asked_heard.contains(&json!("input_required")), "on {name}: {heard:?}");
-        assert_eq!(asked_heard.last(), Some(&json!("completed")), "on {name}: {heard:?}");
-        assert_eq!(of(&running).last(), Some(&json!("cancelled")), "on {name}: {heard:?}");
+        let asked_heard = tasks::heard(harness, &asked, "completed").await;
+        assert!(asked_heard.iter().any(|s| s == "input_required"), "on {name}: {asked_heard:?}");
+        assert_eq!(asked_heard.last().map(String::as_str), Some("completed"), "on {name}: {asked_heard:?}");
+        let running_heard = tasks::heard(harness, &running, "cancelled").await;
+        assert_eq!(
+            running_heard.last().map(String::as_str),
+            Some("cancelled"),
+            "on {name}: {running_heard:?}"
+        );
     }
     for listen in listens {
         let ended = tokio::time::timeout(ARRIVES, listen.answer).await;
@@ -214,8 +215,8 @@ async fn a_task_whose_instance_is_killed_reads_failed_once_its_lease_lapses() {
     assert!(took < Duration::from_secs(60), "well before its time to live (600 s)");
     let ended = tokio::time::timeout(ARRIVES, listen.answer).await.expect("the listen completes");
     ended.expect("the listen's task").expect("the listen's completion result");
-    let statuses: Vec<Value> = heard.statuses().iter().map(|s| s["status"].clone()).collect();
-    assert_eq!(statuses.last(), Some(&json!("failed")), "the listener heard the failure: {statuses:?}");
+    let statuses = tasks::heard(&heard, &id, "failed").await;
+    assert_eq!(statuses.last().map(String::as_str), Some("failed"), "the listener heard: {statuses:?}");
     assert_eq!(seen.all()[&id], ["working", "failed"], "never any other status");
     close(survivor).await;
     close(proxied).await;
@@ -238,7 +239,7 @@ async fn redis_restarted_empty_ends_every_listen_and_no_task_shows_a_status_it_n
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs nginx and redis-server: cargo xtask edge redis"]
 async fn redis_paused_refuses_what_needs_it_promptly_and_serves_the_rest() {
-    let shared = Shared::start().await;
+    let shared = Shared::start_with_lease(setup::PAUSED_LEASE).await;
     faults::redis_paused(&shared).await;
 }
 

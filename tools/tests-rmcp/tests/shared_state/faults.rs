@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::client::{Client, close, connect_with};
 use crate::raw::{self, Answer};
-use crate::setup::{LEASE, Shared, TIMEOUT, nonce};
+use crate::setup::{PAUSED_LEASE, Shared, TIMEOUT, nonce};
 use crate::tasks::{self, Seen, is_possible_history, listen_tasks, start_job, until_status};
 use crate::{ARRIVES, changes, hears_touch, listen, touch};
 
@@ -124,11 +124,14 @@ pub async fn redis_restarted_empty(shared: &mut Shared) {
     // Down: what needs Redis is refused at once, retryable; the rest is served, a call that would
     // have become a task included.
     let urls = [shared.url(), shared.direct(0), shared.direct(1), shared.direct(2)];
+    let mut slowest = Duration::ZERO;
     for url in &urls {
         for (what, answer) in needing_redis(url, "alice", &ids[2], true).await {
             refused_promptly(&answer, &format!("Redis down: {what} via {url}"));
+            slowest = slowest.max(answer.took);
         }
     }
+    eprintln!("Redis down: every request that needs it refused 503 within {slowest:?}");
     whoami(&proxied).await;
     chore(&proxied, false).await;
     while stopped.elapsed() < OUTAGE {
@@ -151,6 +154,10 @@ pub async fn redis_restarted_empty(shared: &mut Shared) {
     }
     for (_, harness) in &clients {
         seen.record_notifications(&harness.statuses());
+    }
+    // The handler of the task Redis forgot was told to stop: no call is in flight on any instance.
+    for instance in &shared.cluster.instances {
+        instance.wait_health("the forgotten task's handler stopped", |h| h["in_flight"] == 0).await;
     }
     for (id, statuses) in seen.all() {
         assert!(is_possible_history(&statuses), "task {id} was shown {statuses:?}");
@@ -195,7 +202,7 @@ async fn needing_redis(url: &str, token: &str, id: &str, listening: bool) -> Vec
 /// The longest an instance takes to notice that Redis stopped answering its subscription: its ping
 /// goes out at each heartbeat (a third of the lease) and is given the response timeout.
 fn notices_within() -> Duration {
-    LEASE / 3 + TIMEOUT + Duration::from_millis(2000)
+    PAUSED_LEASE / 3 + TIMEOUT + Duration::from_millis(2000)
 }
 
 /// See `redis_paused_refuses_what_needs_it_promptly_and_serves_the_rest`.
@@ -238,7 +245,9 @@ pub async fn redis_paused(shared: &Shared) {
         whoami(&proxied).await;
     }
     chore(&proxied, false).await;
-    eprintln!("paused for {:?}", paused.elapsed());
+    let pause = paused.elapsed();
+    eprintln!("paused for {pause:?}");
+    assert!(pause < PAUSED_LEASE, "the pause ({pause:?}) is shorter than the lease");
     shared.redis.resume().expect("SIGCONT redis-server");
     let resumed = Instant::now();
     let mut served = None;

@@ -16,6 +16,9 @@ use crate::cluster::{Cluster, Instance, key};
 /// A running task's lease (`CLUSTER_REDIS_LEASE_MS`): a task whose instance died is failed this long
 /// after its last renewal.
 pub const LEASE: Duration = Duration::from_millis(2000);
+/// The lease of the test that pauses Redis: longer than the pause, which a task outlives only then (a
+/// read after a longer one, before the running instance's next heartbeat, fails the task).
+pub const PAUSED_LEASE: Duration = Duration::from_millis(6000);
 /// How long a Redis command may take before it counts as unavailable (`CLUSTER_REDIS_TIMEOUT_MS`).
 pub const TIMEOUT: Duration = Duration::from_millis(500);
 /// How long a call runs before it becomes a task (`CLUSTER_TASK_THRESHOLD_MS`).
@@ -42,12 +45,17 @@ pub struct Shared {
 impl Shared {
     /// Starts Redis, then the three instances sharing it, then nginx in front of them.
     pub async fn start() -> Self {
+        Self::start_with_lease(LEASE).await
+    }
+
+    /// The same, with running tasks' leases `lease` long.
+    pub async fn start_with_lease(lease: Duration) -> Self {
         let password = format!("pw-{}", nonce());
         let options = RedisOptions::default().password(&password);
         let redis = tokio::task::block_in_place(|| RedisServer::start_with(options)).expect("redis-server");
         let prefix = format!("shared-{}", nonce());
-        let by_env = env(&redis.url(), &prefix, Some(&password));
-        let with_url = env(&url_with_password(redis.port(), &password), &prefix, None);
+        let by_env = env(&redis.url(), &prefix, Some(&password), lease);
+        let with_url = env(&url_with_password(redis.port(), &password), &prefix, None, lease);
         let cluster = Cluster::start_with([&key(1), &key(1), &key(1)], [&by_env, &by_env, &with_url]).await;
         Self { cluster, redis, password, prefix }
     }
@@ -56,9 +64,9 @@ impl Shared {
     /// (`in_url`) or through the environment.
     pub async fn extra_instance(&self, name: &str, password: &str, in_url: bool) -> Instance {
         let env = if in_url {
-            env(&url_with_password(self.redis.port(), password), &self.prefix, None)
+            env(&url_with_password(self.redis.port(), password), &self.prefix, None, LEASE)
         } else {
-            env(&self.redis.url(), &self.prefix, Some(password))
+            env(&self.redis.url(), &self.prefix, Some(password), LEASE)
         };
         Instance::start_with(name, &key(1), &env).await
     }
@@ -92,12 +100,12 @@ fn url_with_password(port: u16, password: &str) -> String {
 }
 
 /// The environment of an instance sharing the Redis at `url`.
-fn env(url: &str, prefix: &str, password: Option<&str>) -> Vec<(String, String)> {
+fn env(url: &str, prefix: &str, password: Option<&str>, lease: Duration) -> Vec<(String, String)> {
     let ms = |duration: Duration| duration.as_millis().to_string();
     let mut env = vec![
         ("CLUSTER_REDIS_URL".to_owned(), url.to_owned()),
         ("CLUSTER_REDIS_PREFIX".to_owned(), prefix.to_owned()),
-        ("CLUSTER_REDIS_LEASE_MS".to_owned(), ms(LEASE)),
+        ("CLUSTER_REDIS_LEASE_MS".to_owned(), ms(lease)),
         ("CLUSTER_REDIS_TIMEOUT_MS".to_owned(), ms(TIMEOUT)),
         ("CLUSTER_TASK_THRESHOLD_MS".to_owned(), ms(THRESHOLD)),
         ("CLUSTER_LOG".to_owned(), "info,mcp_kernel_redis=debug".to_owned()),

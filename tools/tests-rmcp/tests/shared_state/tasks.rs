@@ -119,6 +119,25 @@ pub async fn listen_tasks(client: &Client, harness: &Harness, ids: &[&str]) -> T
     TaskListen { answer }
 }
 
+/// Waits (bounded) until `harness` has heard task `id` in `status` (a notification is handed to the
+/// client's handler apart from the listen's answer, so it may come a moment after the listen ended),
+/// and returns the statuses it heard of the task, in order.
+pub async fn heard(harness: &Harness, id: &str, status: &str) -> Vec<String> {
+    let started = Instant::now();
+    loop {
+        let heard: Vec<String> = harness
+            .statuses()
+            .iter()
+            .filter(|s| s["taskId"] == id)
+            .map(|s| s["status"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        if heard.iter().any(|s| s == status) || started.elapsed() > crate::common::STEP {
+            return heard;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// Every status each task was seen in, by reads and notifications, in the order seen.
 #[derive(Clone, Default)]
 pub struct Seen(Arc<Mutex<BTreeMap<String, Vec<String>>>>);

@@ -26,9 +26,9 @@
 use std::time::Duration;
 
 use mcp_kernel::notify::{Notifications, Notifier};
+use mcp_kernel::redis::{Redis, RedisConfig};
 use mcp_kernel::tasks::{DEFAULT_THRESHOLD, TaskMode, Tasks, TokioRuntime};
 use mcp_kernel::{InputRequired, Mode, ToolCall, ToolError, ToolOutput, ToolSpec};
-use mcp_kernel_redis::{Redis, RedisConfig};
 use serde_json::{Value, json};
 
 use crate::Caller;
