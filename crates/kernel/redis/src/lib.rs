@@ -68,10 +68,14 @@
 //!
 //! # Round trips
 //!
-//! Measured by [`Redis::round_trips`] in this crate's tests: `tasks/get` is exactly 1; a task created,
-//! read once and completed costs 5 on the instances involved (create 1, read 1, the completion's
-//! read-and-swap 2, its wake-up 1); an idle instance makes one round trip per heartbeat (its
-//! subscription's ping) plus one renewing all of its running tasks' leases.
+//! Measured by [`Redis::round_trips`] in this crate's tests (`tests/integration/store.rs` and
+//! `router.rs`): a `tasks/get` is exactly **1**. A task's whole life through the router — created by a
+//! `tools/call` on one instance, completed there, polled through another — is **5 plus 1 per
+//! `tasks/get`**: the create script 1, the run's first look at its task 1, the completion's read and
+//! compare-and-swap 2, its wake-up 1. Each further transition (a status message, input requested or
+//! recorded, a cancellation) is 3: read, swap, wake-up. An idle instance makes one round trip per
+//! heartbeat (a third of the lease: its subscription's ping), plus one per beat renewing all of its
+//! running tasks' leases together; a waiting task costs nothing more.
 //!
 //! # Threats
 //!
