@@ -108,10 +108,12 @@ async fn another_principals_task_is_answered_as_unknown_byte_for_byte() {
     .await;
 }
 
-/// The in-process store, counting the reads the core asks of it.
+/// The in-process store, counting the reads the core asks of it; while `down`, a read fails as a
+/// shared store's does when its engine is unreachable.
 struct CountingStore {
     inner: InProcessTaskStore,
     reads: Arc<AtomicUsize>,
+    down: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl TaskStore for CountingStore {
@@ -125,6 +127,10 @@ impl TaskStore for CountingStore {
 
     fn read<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<Option<TaskRecord>>> {
         self.reads.fetch_add(1, Ordering::SeqCst);
+        if self.down.load(Ordering::SeqCst) {
+            let unreachable = mcp_kernel_router::tasks::StoreError::Unavailable("connection refused".into());
+            return Box::pin(std::future::ready(Err(unreachable)));
+        }
         self.inner.read(id)
     }
 
@@ -145,7 +151,11 @@ impl TaskStore for CountingStore {
 async fn authorize_refuses_a_task_request_before_any_task_lookup() {
     bounded(async {
         let reads = Arc::new(AtomicUsize::new(0));
-        let store = CountingStore { inner: InProcessTaskStore::new(), reads: Arc::clone(&reads) };
+        let store = CountingStore {
+            inner: InProcessTaskStore::new(),
+            reads: Arc::clone(&reads),
+            down: Arc::default(),
+        };
         let running = start_tasks(task_options(Tasks::with_store(store, Tokio))).await;
         let id = task_id(&call_as(&running, "alice", "slow", json!({})).await);
         let before = reads.load(Ordering::SeqCst);
@@ -332,6 +342,35 @@ async fn a_listen_for_task_ids_without_the_extension_is_refused_minus_32021() {
         let refused = post(running.addr, Proto::H1, listen_headers_as("alice"), bytes(&listen)).await;
         refused.assert_error(400, -32021, &json!(6));
         assert_eq!(refused.body["error"]["data"]["requiredCapabilities"], json!({"extensions": {TASKS: {}}}));
+        running.stop().await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_task_store_is_answered_503_with_retry_after_never_500() {
+    bounded(async {
+        let down = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let store = CountingStore {
+            inner: InProcessTaskStore::new(),
+            reads: Arc::default(),
+            down: Arc::clone(&down),
+        };
+        let notifications = Notifications::in_process();
+        let tasks = task_options(Tasks::with_store(store, Tokio));
+        let running = serve(service(tasks, Some(&notifications))).await;
+        let id = task_id(&call_as(&running, "alice", "slow", json!({})).await);
+        down.store(true, Ordering::SeqCst);
+        let refused = get_as(&running, "alice", &id).await;
+        refused.assert_error(503, -32603, &json!(2));
+        assert_eq!(refused.headers.get("retry-after").map(|v| v.as_bytes()), Some(&b"1"[..]), "{refused:?}");
+        assert_eq!(refused.body["error"]["data"], json!({"retryAfter": 1}));
+        let listen = task_request(6, "subscriptions/listen", json!({"notifications": {"taskIds": [id]}}));
+        let refused = post(running.addr, Proto::H1, listen_headers_as("alice"), bytes(&listen)).await;
+        refused.assert_error(503, -32603, &json!(6));
+        assert_eq!(refused.headers.get("retry-after").map(|v| v.as_bytes()), Some(&b"1"[..]), "{refused:?}");
+        down.store(false, Ordering::SeqCst);
+        assert_eq!(get_as(&running, "alice", &id).await.status, 200, "served again once reachable");
         running.stop().await;
     })
     .await;

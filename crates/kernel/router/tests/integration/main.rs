@@ -35,6 +35,7 @@ mod tasks_drain;
 mod tasks_hostile;
 mod tasks_outage;
 mod tasks_races;
+mod tasks_unreachable;
 #[cfg(feature = "fuzzing")]
 mod template_index;
 mod template_variables;
