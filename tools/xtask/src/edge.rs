@@ -23,7 +23,7 @@
 //!   `redis::`), and `cargo test -p mcp-kernel-rmcp-tests --test shared_state --test notes_redis --
 //!   --ignored --nocapture`: three instances sharing notifications and tasks through one Redis behind
 //!   nginx, with the faults (an instance killed, Redis restarted empty or paused, a rolling restart),
-//!   and two `notes` examples sharing one (the examples built first, as `cargo xtask ci` does).
+//!   and two `notes` examples sharing one (the example built with the `redis` feature first).
 //!
 //! Naming parts runs only those (and skips what only the others need); none runs them all. Each
 //! part's time is printed; the task exits non-zero when anything is missing or any test fails.
@@ -129,6 +129,9 @@ const PARTS: &[Part] = &[
         commands: &[
             &["test", "-p", "mcp-kernel-redis", "--test", "integration", "--", "--ignored"],
             &["test", "-p", "mcp-kernel-test-support", "--lib", "--", "--ignored", "redis::"],
+            // `notes_redis.rs` runs the `notes` example binary, which a plain `cargo test` rebuilds
+            // without the `redis` feature: built with it here, just before.
+            &["build", "-p", "mcp-kernel", "--example", "notes", "--features", "redis"],
             &[
                 "test",
                 "-p",
