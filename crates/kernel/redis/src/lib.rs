@@ -176,7 +176,7 @@ impl Redis {
     /// Outside a tokio runtime (it spawns its background tasks there).
     pub fn start(config: RedisConfig) -> Redis {
         for var in &config.unset_env {
-            tracing::warn!(variable = %var, "a Redis credential variable is not set; the URL's is used");
+            tracing::info!(variable = %var, "a Redis credential variable is not set; the URL's credentials, if any, are used");
         }
         let settings = Arc::new(Settings::new(&config));
         let link = Arc::new(Link::new(Arc::clone(&settings)));
