@@ -85,8 +85,10 @@
 //!   channels can change any task or announce any change. Use ACLs restricting the instances' user to
 //!   `~<prefix>:*` and `&<prefix>:*`, TLS (`rediss://`) across untrusted networks, and a password.
 //! - *A deaf listener*: see "Redis unreachable" — a feed or watch that can no longer hear ends.
-//! - Redis Cluster is not supported (the scripts touch several keys of one prefix); a primary with
-//!   replicas, or Sentinel-managed failover behind one address, is. Redis 6.2 or later.
+//! - Redis Cluster is not supported (the scripts touch several keys of one prefix); one primary is,
+//!   Redis 6.2 or later. An acknowledged write is durable only as the primary's persistence makes it
+//!   (`appendfsync always` for the tasks extension's "durably created"); no `WAIT` is issued, so a
+//!   failover to a replica may lose the last acknowledged writes (`docs/deploy.md`).
 #![forbid(unsafe_code)]
 
 mod config;
@@ -176,7 +178,7 @@ impl Redis {
     /// Outside a tokio runtime (it spawns its background tasks there).
     pub fn start(config: RedisConfig) -> Redis {
         for var in &config.unset_env {
-            tracing::warn!(variable = %var, "a Redis credential variable is not set; the URL's is used");
+            tracing::info!(variable = %var, "a Redis credential variable is not set; the URL's credentials, if any, are used");
         }
         let settings = Arc::new(Settings::new(&config));
         let link = Arc::new(Link::new(Arc::clone(&settings)));

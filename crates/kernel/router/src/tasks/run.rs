@@ -152,6 +152,7 @@ impl Server {
             dispatch,
             retry,
             span,
+            rewatch_pause_ms: std::sync::atomic::AtomicU64::new(REWATCH_PAUSE_MS.0),
         };
         let watch = engine.tasks.store.watch_running(&record.id);
         let expires = record.expires_ms();
@@ -260,7 +261,14 @@ struct TaskRun {
     /// The call as first made: each round runs it again with its answers.
     retry: ToolCall,
     span: tracing::Span,
+    /// The pause before the next watch, in milliseconds: it doubles while the store keeps ending
+    /// watches (a shared store that lost its source) and is back at its least after a wake-up that
+    /// left the watch alive.
+    rewatch_pause_ms: std::sync::atomic::AtomicU64,
 }
+
+/// The least and the most pause before a task's run watches its task again.
+const REWATCH_PAUSE_MS: (u64, u64) = (50, 2_000);
 
 /// What a look for a round's answers found.
 enum Taken {
@@ -356,7 +364,9 @@ impl TaskRun {
                 }
                 Some(alive) => {
                     // Watched again first, then read: a change written in between wakes the new watch.
-                    if !alive {
+                    if alive {
+                        self.watch_delivers();
+                    } else {
                         self.rewatch(watch).await;
                     }
                     match self.look().await {
@@ -396,7 +406,9 @@ impl TaskRun {
                     return Woken::Ended;
                 }
                 Some(alive) => {
-                    if !alive {
+                    if alive {
+                        self.watch_delivers();
+                    } else {
                         if self.is_over().await {
                             return Woken::Ended;
                         }
@@ -442,9 +454,20 @@ impl TaskRun {
 
     /// A watch the store ended while the task lives on (a shared store lost its connection): watched
     /// again after a pause, so that a store that keeps ending watches is polled, not spun on.
+    /// The pause doubles at each watch ended in a row (50 ms up to 2 s), so that a store whose source
+    /// is gone for long is asked a few times a minute per task, not twenty times a second.
     async fn rewatch(&self, watch: &mut TaskWatch) {
-        self.engine.tasks.runtime.sleep(std::time::Duration::from_millis(50)).await;
+        use std::sync::atomic::Ordering;
+        let pause = self.rewatch_pause_ms.load(Ordering::Relaxed);
+        self.rewatch_pause_ms.store((pause * 2).min(REWATCH_PAUSE_MS.1), Ordering::Relaxed);
+        self.engine.tasks.runtime.sleep(std::time::Duration::from_millis(pause)).await;
         *watch = self.engine.tasks.store.watch_running(&self.id);
+    }
+
+    /// A wake-up left the watch alive: the store delivers again, and the next lost watch is watched
+    /// again after the least pause.
+    fn watch_delivers(&self) {
+        self.rewatch_pause_ms.store(REWATCH_PAUSE_MS.0, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Whether the task is terminal or gone (then the handler is told to stop).
