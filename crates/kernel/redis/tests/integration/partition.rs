@@ -8,12 +8,14 @@ use std::time::{Duration, Instant};
 
 use mcp_kernel_redis::{INSTANCE_STOPPED, RedisConfig};
 use mcp_kernel_router::notify::{Change, ChangeFeed, ChangeHub, ChangeKind};
-use mcp_kernel_router::tasks::{StoreError, TaskStatus, TaskStore, Transition, now_ms};
+use mcp_kernel_router::tasks::{
+    LimitReached, StoreError, TaskLimits, TaskStatus, TaskStore, Transition, now_ms,
+};
 use mcp_kernel_test_support::redis::RedisServer;
 use mcp_kernel_test_support::relay::Relay;
 use serde_json::json;
 
-use crate::support::{LIMITS, config, config_for, eventually, instance, server, task};
+use crate::support::{LIMITS, config, config_for, eventually, instance, raw, server, task};
 
 /// The response timeout of `support::config`.
 const RESPONSE_TIMEOUT: Duration = Duration::from_millis(300);
@@ -226,4 +228,40 @@ async fn a_partition_that_heals_within_the_lease_loses_nothing() {
         "a partition of {frozen_for:?} (A's feed ended {feed_ended:?} into it): nothing lost; A listened and \
          completed its task {a_back:?} after healing"
     );
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server (cargo xtask edge redis)"]
+async fn a_creation_refused_while_partitioned_that_lands_once_healed_holds_no_owners_place_past_its_lease() {
+    let redis = server();
+    let relay = relay_to(&redis).await;
+    let a = instance(through(&relay)).await.task_store();
+    let b = instance(config(&redis)).await.task_store();
+    let look = raw(&redis).await;
+    let exists = |key: &'static str| {
+        let mut look = look.clone();
+        async move { redis::cmd("EXISTS").arg(key).query_async::<i64>(&mut look).await.unwrap() == 1 }
+    };
+    relay.freeze();
+    // The creation leaves A and the relay holds it; A hears nothing back and refuses it as retryable
+    // (the router answers retry-later: nobody learns the task's id, nothing runs it).
+    let refused = a.create(task("ghost", Some("carol"), Some(60_000)), LIMITS).await;
+    assert!(matches!(refused, Err(StoreError::Unavailable(_))), "{refused:?}");
+    relay.thaw();
+    // Healed, what was held arrives: Redis stores the task after all, with a lease nothing renews.
+    let landed = eventually(SOON, || exists("mcp-kernel:task:ghost")).await;
+    assert!(landed, "the refused creation was stored once healed");
+    let one = TaskLimits::new(1, 64);
+    let _next = b.watch_running("next");
+    let early = b.create(task("next", Some("carol"), Some(60_000)), one).await;
+    assert_eq!(early, Ok(Err(LimitReached::PerOwner(1))), "while its lease is held it may be running");
+    let lapsed = eventually(SOON, || async { !exists("mcp-kernel:lease:ghost").await }).await;
+    assert!(lapsed, "its lease lapsed (600 ms)");
+    let next = b.create(task("next", Some("carol"), Some(60_000)), one).await;
+    assert_eq!(next, Ok(Ok(())), "a task that runs nowhere holds no place of its owner's");
+    let ghost = b.read("ghost").await.unwrap().unwrap();
+    assert_eq!(ghost.status_message.as_deref(), Some(INSTANCE_STOPPED), "read, it is failed as stopped");
+    let _again = b.watch_running("again");
+    let again = b.create(task("again", Some("carol"), Some(60_000)), one).await;
+    assert_eq!(again, Ok(Err(LimitReached::PerOwner(1))), "the bound holds for the tasks that run");
 }
