@@ -48,15 +48,17 @@
 //!   every change comes back through the subscription, so local subscribers receive each change once,
 //!   their own instance's included. A subscriber that falls `hub_capacity` behind has its feed ended.
 //! - **Tasks** ([`RedisTaskStore`]): `create` is one Lua script checking both bounds (per owner: its
-//!   running tasks; in all: the stored ones; nothing is evicted), storing the record and taking the
-//!   lease; it resolves only once Redis acknowledged, so `CreateTaskResult` follows a durable write.
-//!   `read` is **one round trip**. `update` reads, applies the router's edit in Rust and writes with
+//!   running tasks, a task whose lease lapsed counting no more; in all: the stored ones; nothing is
+//!   evicted), storing the record and taking the lease; it resolves only once Redis acknowledged, so
+//!   `CreateTaskResult` follows a durable write. `read` is **one round trip**. `update` reads, applies the router's edit in Rust and writes with
 //!   a compare-and-swap on the record's SHA-1, retried up to [`MAX_SWAP_ATTEMPTS`] times: a terminal
 //!   status is never overwritten, by any instance. `wake` publishes the task id; each instance wakes
 //!   its own watchers — no instance polls Redis for a task.
 //! - **A stopped instance** (killed, partitioned away for longer than its lease) stops renewing its
 //!   leases; the next read of each of its running tasks, through any instance, fails it with
-//!   `{"code": -32603, "message": "the instance running the task stopped"}`.
+//!   `{"code": -32603, "message": "the instance running the task stopped"}`. So is a creation
+//!   answered retry-later that reached Redis all the same (sent before a partition, delivered once it
+//!   healed): it runs nowhere, and once its lease lapses it holds no place of its owner's.
 //! - **Redis unreachable.** Every command is bounded by `response_timeout` (1 s) and fails at once
 //!   while there is no connection: the router answers a task request retry-later (over HTTP, 503 with
 //!   `retry-after`), never a hang and never a wrong status, and a tool call that needs no task is

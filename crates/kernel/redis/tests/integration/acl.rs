@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mcp_kernel_redis::RedisConfig;
 use mcp_kernel_router::notify::{Change, ChangeHub, ChangeKind};
-use mcp_kernel_router::tasks::{TaskStatus, TaskStore, Transition, now_ms};
+use mcp_kernel_router::tasks::{LimitReached, TaskLimits, TaskStatus, TaskStore, Transition, now_ms};
 use redis::AsyncCommands;
 use serde_json::json;
 
@@ -15,7 +15,7 @@ use crate::support::{LIMITS, instance, raw, server, task};
 
 /// The ACL rule of `docs/deploy.md`, for the prefix `app` (the guide writes `<prefix>`).
 const ACL_RULE: &str = "on >instance-pw resetkeys ~app:* resetchannels &app:* -@all \
-     +get +set +exists +pexpireat +zadd +zcard +zrem +zremrangebyscore \
+     +get +set +exists +pexpireat +zadd +zcard +zrange +zrem +zremrangebyscore \
      +eval +evalsha +script|load +publish +subscribe +ping";
 
 fn as_instance_user(server: &mcp_kernel_test_support::redis::RedisServer, prefix: &str) -> RedisConfig {
@@ -64,6 +64,10 @@ async fn the_documented_acl_user_runs_a_whole_lifecycle_with_nothing_denied_and_
     let _running = store_a.watch_running("t2");
     tokio::time::sleep(Duration::from_millis(1_200)).await;
     assert_eq!(store_b.read("t2").await.unwrap().map(|r| r.status), Some(TaskStatus::Working));
+    // An owner at its bound: the creation looks for that owner's tasks whose lease lapsed.
+    let one = TaskLimits::new(1, 64);
+    let refused = store_b.create(task("t3", None, Some(60_000)), one).await;
+    assert_eq!(refused, Ok(Err(LimitReached::PerOwner(1))), "t2 runs");
 
     let denied: Vec<redis::Value> =
         redis::cmd("ACL").arg("LOG").query_async(&mut admin).await.expect("ACL LOG");
