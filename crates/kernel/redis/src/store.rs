@@ -2,7 +2,7 @@
 //!
 //! | operation | Redis round trips | how |
 //! |---|---|---|
-//! | `create` | 1 | `create.lua`: sweep, both bounds, store (`PEXPIREAT`), index, lease — atomically |
+//! | `create` | 1 | `create.lua`: sweep, both bounds (at the owner's, its running tasks whose lease is gone are dropped from its count first), store (`PEXPIREAT`), index, lease — atomically |
 //! | `read` | 1 | `read.lua`: the record, its SHA-1 and whether its lease is held |
 //! | `read` of a task whose instance stopped | 2 (+1 wake-up) | then `swap.lua` fails it, refusing if the lease is back |
 //! | `update` | 2 per attempt | `read.lua`, the edit in Rust, `swap.lua` (compare-and-swap on the SHA-1), at most [`MAX_SWAP_ATTEMPTS`] attempts, with a random pause after a conflict |
@@ -212,6 +212,7 @@ impl TaskStore for RedisTaskStore {
                         limits.total.to_string().as_bytes(),
                         shared.lease_ms.to_string().as_bytes(),
                         shared.holder.as_bytes(),
+                        keys.lease("").as_bytes(),
                     ],
                 )
                 .await?;

@@ -15,7 +15,7 @@ use crate::support::{LIMITS, instance, raw, server, task};
 
 /// The ACL rule of `docs/deploy.md`, for the prefix `app` (the guide writes `<prefix>`).
 const ACL_RULE: &str = "on >instance-pw resetkeys ~app:* resetchannels &app:* -@all \
-     +get +set +exists +pexpireat +zadd +zcard +zrem +zremrangebyscore \
+     +get +set +exists +pexpireat +zadd +zcard +zrange +zrem +zremrangebyscore \
      +eval +evalsha +script|load +publish +subscribe +ping";
 
 fn as_instance_user(server: &mcp_kernel_test_support::redis::RedisServer, prefix: &str) -> RedisConfig {
@@ -64,6 +64,10 @@ async fn the_documented_acl_user_runs_a_whole_lifecycle_with_nothing_denied_and_
     let _running = store_a.watch_running("t2");
     tokio::time::sleep(Duration::from_millis(1_200)).await;
     assert_eq!(store_b.read("t2").await.unwrap().map(|r| r.status), Some(TaskStatus::Working));
+    // At the owner's bound, the create script looks at the running tasks' leases before refusing.
+    let one = mcp_kernel_router::tasks::TaskLimits::new(1, 1024);
+    let refused = store_b.create(task("t4", None, Some(60_000)), one).await.unwrap();
+    assert_eq!(refused, Err(mcp_kernel_router::tasks::LimitReached::PerOwner(1)));
 
     let denied: Vec<redis::Value> =
         redis::cmd("ACL").arg("LOG").query_async(&mut admin).await.expect("ACL LOG");
