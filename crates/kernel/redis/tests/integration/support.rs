@@ -18,8 +18,12 @@ pub fn server() -> RedisServer {
 /// A configuration for `server` with short times: 300 ms response timeout, a 600 ms lease (a beat
 /// every 200 ms), reconnection from 20 ms to 200 ms.
 pub fn config(server: &RedisServer) -> RedisConfig {
-    RedisConfig::from_url(&server.url())
-        .expect("a URL")
+    short(RedisConfig::from_url(&server.url()).expect("a URL"))
+}
+
+/// `config` with the short times of [`config`].
+pub fn short(config: RedisConfig) -> RedisConfig {
+    config
         .response_timeout(Duration::from_millis(300))
         .connect_timeout(Duration::from_millis(500))
         .lease(Duration::from_millis(600))
