@@ -82,6 +82,7 @@ pub(crate) async fn heartbeat(
     let wake = keys.wake();
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + beat, beat);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut failures = 0u64;
     loop {
         ticks.tick().await;
         let held = leases.held();
@@ -93,9 +94,19 @@ pub(crate) async fn heartbeat(
             pipeline.cmd("SET").arg(keys.lease(id)).arg(&holder).arg("PX").arg(lease_ms).ignore();
         }
         match link.pipeline::<()>(&pipeline).await {
-            Ok(()) => counter.beat_sent(mark),
+            Ok(()) => {
+                counter.beat_sent(mark);
+                failures = 0;
+            }
+            // The first failure of a streak is a warning; the ones after it, while Redis stays away,
+            // debug.
+            Err(error) if failures == 0 => {
+                failures += 1;
+                tracing::warn!(%error, tasks = held.len(), "the heartbeat (beat and task leases) could not be sent");
+            }
             Err(error) => {
-                tracing::warn!(%error, tasks = held.len(), "the heartbeat (beat and task leases) could not be sent")
+                failures += 1;
+                tracing::debug!(%error, failures, tasks = held.len(), "the heartbeat could not be sent yet");
             }
         }
     }
