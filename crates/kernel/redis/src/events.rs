@@ -4,7 +4,8 @@
 //! Threat: **a listener silently deaf**. While the subscription is down, nothing published anywhere
 //! reaches this instance. So when it drops, every feed and every watch here **ends** (the listen
 //! streams end with their completion result, the runners read their tasks again), and until it is
-//! back a new feed is refused ([`HubUnavailable`]) and a new watch ends at once. A feed is bounded
+//! back a new feed is refused ([`HubUnavailable`]) and a new watch ends at once. A publication lost
+//! on its way (a number skipped, `sequence.rs`) ends them the same way ([`Events::interrupt`]). A feed is bounded
 //! like the in-process hub's: a subscriber that falls `hub_capacity` changes behind has its feed
 //! ended rather than skipped.
 
@@ -85,6 +86,24 @@ impl Events {
         };
         self.up.send_replace(false);
         // Dropped outside the lock: each sender dropped ends its feed or watch.
+        drop((feeds, watches));
+    }
+
+    /// A publication was lost (`reason`): every feed and watch ends now, as when the subscription
+    /// drops — the listen streams end with their completion result and the runners read their tasks
+    /// again — while the subscription, which is up, goes on serving new ones.
+    pub(crate) fn interrupt(&self, reason: &str) {
+        let (feeds, watches) = {
+            let mut state = self.lock();
+            (std::mem::take(&mut state.feeds), std::mem::take(&mut state.watches))
+        };
+        let watches_count: usize = watches.values().map(Vec::len).sum();
+        tracing::warn!(
+            reason,
+            feeds = feeds.len(),
+            watches = watches_count,
+            "a publication was lost; every local listen and watch ends"
+        );
         drop((feeds, watches));
     }
 
@@ -216,6 +235,21 @@ mod tests {
         assert_eq!(feed.next().now_or_never(), Some(None), "then it ends");
         assert_eq!(watch.next().now_or_never(), Some(Some(())));
         assert_eq!(watch.next().now_or_never(), Some(None));
+    }
+
+    #[test]
+    fn an_interruption_ends_every_feed_and_watch_and_new_ones_are_served() {
+        let events = Arc::new(Events::new(4));
+        events.set_up();
+        let mut feed = events.subscribe().unwrap();
+        let mut watch = events.watch("t", None);
+        events.interrupt("test");
+        assert_eq!(feed.next().now_or_never(), Some(None));
+        assert_eq!(watch.next().now_or_never(), Some(None));
+        assert!(events.subscribe().is_ok());
+        let mut again = events.watch("t", None);
+        events.deliver_wake("t");
+        assert_eq!(again.next().now_or_never(), Some(Some(())));
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! [`RedisHub`]: the router's [`ChangeHub`] over Redis pub/sub, shared by every instance of one prefix.
 //!
-//! A change published here goes to Redis (`PUBLISH <prefix>:changes`, through the publishing queue)
-//! and comes back through this instance's one subscription like anyone else's: every local
-//! subscriber receives each change once, in the order Redis delivered it, its own included.
+//! A change published here goes to Redis (`PUBLISH <prefix>:changes`, through the publishing queue,
+//! numbered by the family's counter) and comes back through this instance's one subscription like
+//! anyone else's: every local subscriber receives each change once, in the order Redis delivered it,
+//! its own included — or has its feed ended when a publication, from any instance, was lost.
 
 use std::sync::Arc;
 
@@ -26,7 +27,7 @@ impl std::fmt::Debug for RedisHub {
 
 impl ChangeHub for RedisHub {
     fn publish(&self, change: Change) {
-        match serde_json::to_string(&change) {
+        match serde_json::to_value(&change) {
             Ok(json) => self.shared.outbox.send(Outgoing::Change(json)),
             Err(error) => tracing::error!(%error, "a change does not encode; not published"),
         }

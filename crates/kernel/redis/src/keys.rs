@@ -8,7 +8,8 @@
 //! | `<prefix>:tasks` | sorted set | every stored task id, scored by its removal deadline | swept by score at each create |
 //! | `<prefix>:running:owner:<digest>` / `<prefix>:running:nobody` | sorted set | the owner's running task ids, same scores | a task leaves it when it ends, or when a create finds the owner at its bound and the task's lease lapsed; swept by score |
 //!
-//! Channels: `<prefix>:changes` (a change as JSON) and `<prefix>:wake` (a task id).
+//! Channels: `<prefix>:changes` (a change) and `<prefix>:wake` (a task id, or an instance's beat),
+//! each message JSON with its instance and number (`sequence.rs`).
 
 /// The key and channel names of one prefix.
 #[derive(Debug, Clone)]

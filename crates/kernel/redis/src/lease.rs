@@ -9,7 +9,13 @@
 //! only if a read came in between.
 //!
 //! When the instance stops, nothing renews its leases: after at most `lease`, the next read of each of
-//! its running tasks (through any instance) fails it ("the instance running the task stopped").
+//! its running tasks (through any instance) fails it ("the instance running the task stopped"), and
+//! the next create of its owner at the owner's bound no longer counts it (`create.lua`).
+//!
+//! The same pipeline carries the family's beat (`sequence.rs`): the number of its last publication
+//! sent or dropped, on `<prefix>:wake`, so that a loss is noticed by the other instances even when
+//! this one publishes nothing after it. An instance running no task sends the beat alone: one round
+//! trip per beat.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -17,6 +23,7 @@ use std::time::Duration;
 
 use crate::keys::Keys;
 use crate::link::Link;
+use crate::sequence::{Counter, encode};
 
 /// The tasks whose lease this instance holds, with how many running watches hold each.
 #[derive(Default)]
@@ -60,30 +67,47 @@ impl Drop for LeaseGuard {
     }
 }
 
-/// The heartbeat: renews every held lease, every third of `lease`, in one round trip.
+/// The heartbeat: every third of `lease`, in one round trip, publishes the beat of `counter` and
+/// renews every held lease.
 pub(crate) async fn heartbeat(
     leases: Arc<Leases>,
     link: Arc<Link>,
     keys: Keys,
     lease: Duration,
     holder: String,
+    counter: Arc<Counter>,
 ) {
     let beat = lease / 3;
     let lease_ms = u64::try_from(lease.as_millis()).unwrap_or(u64::MAX);
+    let wake = keys.wake();
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + beat, beat);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut failures = 0u64;
     loop {
         ticks.tick().await;
         let held = leases.held();
-        if held.is_empty() {
-            continue;
-        }
+        let mark = counter.mark();
         let mut pipeline = redis::pipe();
+        let message = encode(&holder, mark.settled, mark.lost, ("beat", serde_json::Value::Bool(true)));
+        pipeline.cmd("PUBLISH").arg(&wake).arg(message).ignore();
         for id in &held {
             pipeline.cmd("SET").arg(keys.lease(id)).arg(&holder).arg("PX").arg(lease_ms).ignore();
         }
-        if let Err(error) = link.pipeline::<()>(&pipeline).await {
-            tracing::warn!(%error, tasks = held.len(), "the task leases could not be renewed");
+        match link.pipeline::<()>(&pipeline).await {
+            Ok(()) => {
+                counter.beat_sent(mark);
+                failures = 0;
+            }
+            // The first failure of a streak is a warning; the ones after it, while Redis stays away,
+            // debug.
+            Err(error) if failures == 0 => {
+                failures += 1;
+                tracing::warn!(%error, tasks = held.len(), "the heartbeat (beat and task leases) could not be sent");
+            }
+            Err(error) => {
+                failures += 1;
+                tracing::debug!(%error, failures, tasks = held.len(), "the heartbeat could not be sent yet");
+            }
         }
     }
 }

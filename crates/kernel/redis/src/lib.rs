@@ -34,8 +34,11 @@
 //!   of it while the task runs there.
 //! - `<prefix>:tasks` and `<prefix>:running:…` — sorted sets of task ids (the store's bound and each
 //!   owner's), scored by removal deadline and swept by score at each create.
-//! - Channels `<prefix>:changes` (changes as JSON, carrying no content: a kind, a uri, a caller key)
-//!   and `<prefix>:wake` (task ids). Nothing is kept for a channel.
+//! - Channels `<prefix>:changes` and `<prefix>:wake`, every message JSON naming its instance and its
+//!   number: `{"from": "<instance>", "seq": 7, "change": {…}}` (a change carries no content: a kind,
+//!   a uri, a caller key), `{"from": …, "seq": 8, "task": "<id>"}` (a wake-up) and each instance's
+//!   beat `{"from": …, "seq": 8, "beat": true}`; the first message after a loss adds `"lost": <the
+//!   number dropped>`. Nothing is kept for a channel.
 //!
 //! # How it behaves
 //!
@@ -47,6 +50,16 @@
 //! - **Changes** ([`RedisHub`]): `publish` never blocks (a bounded queue to one publishing task) and
 //!   every change comes back through the subscription, so local subscribers receive each change once,
 //!   their own instance's included. A subscriber that falls `hub_capacity` behind has its feed ended.
+//! - **No instance silently deaf.** Every publication — changes and wake-ups — carries its
+//!   instance's id and a number from one counter per [`Redis`] family, taken also by one that is then
+//!   dropped (the queue full, or its `PUBLISH` refused or unanswered after the task's compare-and-swap
+//!   succeeded); at every heartbeat beat each instance publishes the number of its last publication
+//!   sent or dropped, and its first message after a loss names the number dropped. Each
+//!   subscription keeps the last number heard from each publisher (at most 4,096; one silent for 30
+//!   beats, and at least 60 s, is forgotten): a number skipped ends every local listen stream and
+//!   watch, as when the subscription drops — clients listen again, runners read their tasks again —
+//!   at the latest at the publisher's next beat; the publishing instance ends its own at once. So a
+//!   runner on another instance learns of a `tasks/cancel` or `tasks/update` whose wake-up was lost.
 //! - **Tasks** ([`RedisTaskStore`]): `create` is one Lua script checking both bounds (per owner: its
 //!   running tasks, a task whose lease lapsed counting no more; in all: the stored ones; nothing is
 //!   evicted), storing the record and taking the lease; it resolves only once Redis acknowledged, so
@@ -62,7 +75,10 @@
 //! - **Redis unreachable.** Every command is bounded by `response_timeout` (1 s) and fails at once
 //!   while there is no connection: the router answers a task request retry-later (over HTTP, 503 with
 //!   `retry-after`), never a hang and never a wrong status, and a tool call that needs no task is
-//!   served as usual. When the subscription drops — or its ping, sent at every heartbeat, goes
+//!   served as usual. A write whose answer timed out may still be applied (a paused Redis resumes):
+//!   a retry is safe — a new task id; a cancel or an answer applied twice changes nothing — and a task
+//!   created so, which no instance runs, is failed by its first read once its lease has lapsed.
+//!   When the subscription drops — or its ping, sent at every heartbeat, goes
 //!   unanswered — every local listen stream ends with its completion result and every watch ends
 //!   (the router reads its tasks again); until it is back, a listen is refused retry-later.
 //! - **Redis restarted empty** loses every task and lease: reads answer "not found". Persistence
@@ -70,27 +86,31 @@
 //!
 //! # Round trips
 //!
-//! Measured by [`Redis::round_trips`] in this crate's tests (`tests/integration/store.rs` and
-//! `router.rs`): a `tasks/get` is exactly **1**. A task's whole life through the router — created by a
+//! Measured by [`Redis::round_trips`] in this crate's tests (`tests/integration/store.rs`,
+//! `router.rs` and `losses.rs`): a `tasks/get` is exactly **1**. A task's whole life through the router — created by a
 //! `tools/call` on one instance, completed there, polled through another — is **5 plus 1 per
 //! `tasks/get`**: the create script 1, the run's first look at its task 1, the completion's read and
 //! compare-and-swap 2, its wake-up 1. Each further transition (a status message, input requested or
-//! recorded, a cancellation) is 3: read, swap, wake-up. An idle instance makes one round trip per
-//! heartbeat (a third of the lease: its subscription's ping), plus one per beat renewing all of its
-//! running tasks' leases together; a waiting task costs nothing more.
+//! recorded, a cancellation) is 3: read, swap, wake-up. An idle instance makes two round trips per
+//! heartbeat (a third of the lease): its subscription's ping, and one pipeline publishing its beat and
+//! renewing all of its running tasks' leases together (the beat costs an instance running no task
+//! one round trip per beat, 0.3 a second at the default lease); a waiting task costs nothing more.
 //!
 //! # Threats
 //!
 //! - *Credentials*: the password, from the URL or the environment, never appears in `Debug`, in an
 //!   error or in a log line this crate writes (each is passed through a redactor).
 //! - *Who may write Redis is trusted*: anyone who can write the prefix's keys or publish on its
-//!   channels can change any task or announce any change. Use ACLs restricting the instances' user to
+//!   channels can change any task, announce any change, or end every instance's listens (a number
+//!   skipped). Use ACLs restricting the instances' user to
 //!   `~<prefix>:*` and `&<prefix>:*`, TLS (`rediss://`) across untrusted networks, and a password.
-//! - *A deaf listener*: see "Redis unreachable" — a feed or watch that can no longer hear ends.
-//! - Redis Cluster is not supported (the scripts touch several keys of one prefix); one primary is,
-//!   Redis 6.2 or later. An acknowledged write is durable only as the primary's persistence makes it
-//!   (`appendfsync always` for the tasks extension's "durably created"); no `WAIT` is issued, so a
-//!   failover to a replica may lose the last acknowledged writes (`docs/deploy.md`).
+//! - *A deaf listener*: see "No instance silently deaf" and "Redis unreachable" — a feed or watch that
+//!   can no longer hear, or missed a publication, ends.
+//! - Redis Cluster is not supported (the scripts touch several keys of one prefix, and `create` the
+//!   leases of the owner's running tasks, which it is not given); one primary is, Redis 6.2 or later.
+//!   An acknowledged write is durable only as the primary's persistence makes it (`appendfsync
+//!   always` for the tasks extension's "durably created"); no `WAIT` is issued, so a failover to a
+//!   replica may lose the last acknowledged writes (`docs/deploy.md`).
 #![forbid(unsafe_code)]
 
 mod config;
@@ -101,6 +121,7 @@ mod lease;
 mod link;
 mod publish;
 mod scripts;
+mod sequence;
 mod store;
 mod subscription;
 
@@ -141,7 +162,7 @@ pub(crate) struct Shared {
     pub(crate) leases: Arc<Leases>,
     pub(crate) outbox: Outbox,
     pub(crate) lease_ms: u64,
-    /// This instance's name in its leases.
+    /// This instance's name: in its leases and in its publications.
     pub(crate) holder: String,
     background: Vec<tokio::task::AbortHandle>,
 }
@@ -187,8 +208,9 @@ impl Redis {
         let events = Arc::new(Events::new(config.hub_capacity));
         let leases = Arc::new(Leases::default());
         let keys = Keys::new(&config.key_prefix);
-        let (outbox, queue) = Outbox::new(Arc::clone(&events));
-        let holder = format!("{}-{:x}", std::process::id(), mcp_kernel_router::tasks::now_ms());
+        let counter = Arc::new(sequence::Counter::default());
+        let (outbox, queue) = Outbox::new(Arc::clone(&events), Arc::clone(&counter));
+        let holder = sequence::instance_id();
         let beat = config.lease / 3;
         let background = vec![
             tokio::spawn(Arc::clone(&link).maintain()).abort_handle(),
@@ -198,6 +220,7 @@ impl Redis {
                 Arc::clone(&link),
                 keys.clone(),
                 beat,
+                holder.clone(),
             ))
             .abort_handle(),
             tokio::spawn(publish::publish_forever(
@@ -205,6 +228,8 @@ impl Redis {
                 Arc::clone(&link),
                 Arc::clone(&events),
                 keys.clone(),
+                Arc::clone(&counter),
+                holder.clone(),
             ))
             .abort_handle(),
             tokio::spawn(lease::heartbeat(
@@ -213,6 +238,7 @@ impl Redis {
                 keys.clone(),
                 config.lease,
                 holder.clone(),
+                counter,
             ))
             .abort_handle(),
         ];

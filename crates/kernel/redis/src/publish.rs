@@ -3,19 +3,23 @@
 //! [`TaskStore::wake`](mcp_kernel_router::tasks::TaskStore::wake) never block: the task sends what is
 //! queued in one pipelined round trip (`PUBLISH` each), in order.
 //!
-//! Nothing is buffered without bound, and nothing is dropped silently: when the queue is full (Redis
-//! too slow for what this instance publishes) or a publication cannot be sent (Redis unreachable), it
-//! is dropped, logged, and this instance's own listeners are ended — their feeds and watches end and
-//! the subscription is made again — so that no local listen goes on believing it heard everything.
-//! Listeners on other instances learn of an unreachable Redis through their own subscription.
+//! Nothing is buffered without bound, and nothing is dropped silently: each publication takes its
+//! number from the family's counter as it is queued (`sequence.rs`), and when the queue is full
+//! (Redis too slow for what this instance publishes) or a publication cannot be sent (Redis
+//! unreachable, or not answering within the response timeout), it is dropped with its number,
+//! logged, and this instance's own listeners are ended — their feeds and watches end and the
+//! subscription is made again. The other instances learn of the loss from the numbers: the next
+//! publication or beat of this instance skips the dropped one, and says it lost one.
 
 use std::sync::Arc;
 
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::events::Events;
 use crate::keys::Keys;
 use crate::link::Link;
+use crate::sequence::{Counter, encode};
 
 /// How many publications may wait for the publishing task.
 pub(crate) const QUEUE: usize = 1024;
@@ -25,54 +29,88 @@ const BATCH: usize = 64;
 /// One publication.
 pub(crate) enum Outgoing {
     /// A change, as JSON, on `<prefix>:changes`.
-    Change(String),
+    Change(Value),
     /// A task id, on `<prefix>:wake`.
     Wake(Arc<str>),
 }
 
+/// A publication and its number.
+pub(crate) struct Numbered {
+    seq: u64,
+    outgoing: Outgoing,
+}
+
 /// The sending end of the queue.
 pub(crate) struct Outbox {
-    sender: mpsc::Sender<Outgoing>,
+    sender: mpsc::Sender<Numbered>,
     events: Arc<Events>,
+    counter: Arc<Counter>,
 }
 
 impl Outbox {
-    /// A queue and its receiving end (for [`publish_forever`]).
-    pub(crate) fn new(events: Arc<Events>) -> (Self, mpsc::Receiver<Outgoing>) {
+    /// A queue numbered by `counter`, and its receiving end (for [`publish_forever`]).
+    pub(crate) fn new(events: Arc<Events>, counter: Arc<Counter>) -> (Self, mpsc::Receiver<Numbered>) {
         let (sender, receiver) = mpsc::channel(QUEUE);
-        (Self { sender, events }, receiver)
+        (Self { sender, events, counter }, receiver)
     }
 
-    /// Queues `outgoing`, never waiting.
+    /// Numbers and queues `outgoing`, never waiting.
     pub(crate) fn send(&self, outgoing: Outgoing) {
-        if let Err(mpsc::error::TrySendError::Full(_)) = self.sender.try_send(outgoing) {
+        // A closed queue: the family is stopping, and its listeners with it.
+        let queued = self.counter.assign(|seq| {
+            !matches!(
+                self.sender.try_send(Numbered { seq, outgoing }),
+                Err(mpsc::error::TrySendError::Full(_))
+            )
+        });
+        if !queued {
             tracing::error!("the Redis publication queue is full; a publication was dropped");
             self.events.fail("the publication queue is full");
         }
     }
 }
 
-/// Sends what is queued, batch by batch, for as long as the family lives.
+/// Sends what is queued, batch by batch, for as long as the family lives, each publication as
+/// `{"from": id, "seq": …, "change" or "task": …}`.
 pub(crate) async fn publish_forever(
-    mut receiver: mpsc::Receiver<Outgoing>,
+    mut receiver: mpsc::Receiver<Numbered>,
     link: Arc<Link>,
     events: Arc<Events>,
     keys: Keys,
+    counter: Arc<Counter>,
+    id: String,
 ) {
     let changes = keys.changes();
     let wake = keys.wake();
     let mut batch = Vec::with_capacity(BATCH);
     while receiver.recv_many(&mut batch, BATCH).await > 0 {
+        // The first message after a loss says so.
+        let mark = counter.mark();
+        let count = batch.len() as u64;
         let mut pipeline = redis::pipe();
-        for outgoing in batch.drain(..) {
+        let mut last = 0;
+        for (n, Numbered { seq, outgoing }) in batch.drain(..).enumerate() {
+            let lost = if n == 0 { mark.lost } else { None };
+            last = seq;
             match outgoing {
-                Outgoing::Change(json) => pipeline.cmd("PUBLISH").arg(&changes).arg(json).ignore(),
-                Outgoing::Wake(id) => pipeline.cmd("PUBLISH").arg(&wake).arg(&*id).ignore(),
+                Outgoing::Change(change) => pipeline
+                    .cmd("PUBLISH")
+                    .arg(&changes)
+                    .arg(encode(&id, seq, lost, ("change", change)))
+                    .ignore(),
+                Outgoing::Wake(task) => {
+                    let message = encode(&id, seq, lost, ("task", Value::from(&*task)));
+                    pipeline.cmd("PUBLISH").arg(&wake).arg(message).ignore()
+                }
             };
         }
-        if let Err(error) = link.pipeline::<()>(&pipeline).await {
-            tracing::error!(%error, "publications to Redis could not be sent; dropped");
-            events.fail("a publication could not be sent");
+        match link.pipeline::<()>(&pipeline).await {
+            Ok(()) => counter.sent(last, mark),
+            Err(error) => {
+                counter.dropped(last, count);
+                tracing::error!(%error, count, "publications to Redis could not be sent; dropped");
+                events.fail("a publication could not be sent");
+            }
         }
     }
 }

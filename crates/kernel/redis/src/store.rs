@@ -2,11 +2,11 @@
 //!
 //! | operation | Redis round trips | how |
 //! |---|---|---|
-//! | `create` | 1 | `create.lua`: sweep, both bounds, store (`PEXPIREAT`), index, lease — atomically |
+//! | `create` | 1 | `create.lua`: sweep, both bounds (at the owner's, its running tasks whose lease is gone are dropped from its count first), store (`PEXPIREAT`), index, lease — atomically |
 //! | `read` | 1 | `read.lua`: the record, its SHA-1 and whether its lease is held |
 //! | `read` of a task whose instance stopped | 2 (+1 wake-up) | then `swap.lua` fails it, refusing if the lease is back |
 //! | `update` | 2 per attempt | `read.lua`, the edit in Rust, `swap.lua` (compare-and-swap on the SHA-1), at most [`MAX_SWAP_ATTEMPTS`] attempts, with a random pause after a conflict |
-//! | `wake` | ≤ 1, shared | a `PUBLISH` on `<prefix>:wake`, pipelined with whatever else is queued |
+//! | `wake` | ≤ 1, shared | a `PUBLISH` on `<prefix>:wake` (the task id, numbered: `sequence.rs`), pipelined with whatever else is queued |
 //! | `watch`, `watch_running` | 0 | local: the subscription delivers the wake-ups; the heartbeat renews the leases |
 //!
 //! Threat: **a terminal status overwritten**. Two instances may race to complete and to cancel the

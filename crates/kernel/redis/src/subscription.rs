@@ -2,16 +2,20 @@
 //! and `<prefix>:wake`, fanned out to the local listeners ([`Events`]), pinged at every heartbeat so
 //! that a Redis that stops answering (paused, partitioned away) is noticed within one beat plus the
 //! response timeout, and made again with exponential backoff whenever it drops.
+//!
+//! Each subscription keeps the last number heard from each publisher (`sequence.rs`): a number
+//! skipped, or a publisher saying it lost one, ends every local feed and watch. What was heard is
+//! forgotten when the subscription is made again (everything local ended then anyway).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{FutureExt, StreamExt};
-use mcp_kernel_router::notify::Change;
 
 use crate::events::Events;
 use crate::keys::Keys;
 use crate::link::{Fault, Link, Settings};
+use crate::sequence::{Body, Heard, decode};
 
 /// Why a subscription ended.
 enum Ended {
@@ -28,6 +32,7 @@ pub(crate) async fn subscribe_forever(
     link: Arc<Link>,
     keys: Keys,
     beat: Duration,
+    own: String,
 ) {
     let channels = [keys.changes(), keys.wake()];
     let mut delay = settings.backoff.0;
@@ -51,7 +56,8 @@ pub(crate) async fn subscribe_forever(
                 // A request for a new subscription made before this one was up is answered by it.
                 let _ = events.resubscribe.notified().now_or_never();
                 events.set_up();
-                match serve(pubsub, &settings, &events, &keys, beat).await {
+                let heard = Heard::new(&own, beat);
+                match serve(pubsub, &settings, &events, &keys, beat, heard).await {
                     Ended::Lost(reason) => {
                         events.set_down(&reason);
                         link.broken(None, &reason);
@@ -83,6 +89,7 @@ async fn serve(
     events: &Events,
     keys: &Keys,
     beat: Duration,
+    mut heard: Heard,
 ) -> Ended {
     let (mut sink, mut stream) = pubsub.split();
     let changes = keys.changes();
@@ -96,19 +103,28 @@ async fn serve(
                     return Ended::Lost("the subscription connection closed".into());
                 };
                 let channel = message.get_channel_name();
-                if channel == changes {
-                    match serde_json::from_slice::<Change>(message.get_payload_bytes()) {
-                        Ok(change) => events.deliver_change(&change),
-                        Err(error) => tracing::warn!(%error, "a change on the Redis channel does not parse; ignored"),
+                let is_change = channel == changes;
+                if !is_change && channel != wake {
+                    continue;
+                }
+                let envelope = match decode(message.get_payload_bytes(), is_change) {
+                    Ok(envelope) => envelope,
+                    Err(error) => {
+                        tracing::warn!(error, channel, "a message on the Redis channel does not parse; ignored");
+                        continue;
                     }
-                } else if channel == wake {
-                    match std::str::from_utf8(message.get_payload_bytes()) {
-                        Ok(id) => events.deliver_wake(id),
-                        Err(_) => tracing::warn!("a task wake-up on the Redis channel is not UTF-8; ignored"),
-                    }
+                };
+                if let Some(reason) = heard.hear(&envelope, std::time::Instant::now()) {
+                    events.interrupt(&reason);
+                }
+                match envelope.body {
+                    Body::Change(change) => events.deliver_change(&change),
+                    Body::Wake(id) => events.deliver_wake(&id),
+                    Body::Beat => {}
                 }
             }
             _ = ticks.tick() => {
+                heard.sweep(std::time::Instant::now());
                 settings.count();
                 match tokio::time::timeout(settings.response_timeout, sink.ping::<redis::Value>()).await {
                     Ok(Ok(_)) => {}

@@ -243,8 +243,10 @@ impl ErrorObject {
     }
 
     /// -32603 "Service unavailable; retry later" with `data: {"retryAfter": seconds}`: something the
-    /// request needs (a shared store, a shared event source) is unreachable for now. Retrying is safe:
-    /// nothing was done. Over HTTP it is answered 503 with `retry-after`.
+    /// request needs (a shared store, a shared event source) is unreachable for now. A write that
+    /// timed out may still be applied when the store comes back; retrying is safe all the same (a
+    /// new task gets a new id, and a cancel or an answer applied twice changes nothing). Over HTTP it
+    /// is answered 503 with `retry-after`.
     pub fn unavailable(retry_after_seconds: u32) -> Self {
         let mut e = Self::new(code::INTERNAL_ERROR, "Service unavailable; retry later");
         e.data = Some(serde_json::json!({ "retryAfter": retry_after_seconds }));

@@ -12,8 +12,9 @@ if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[6]) then
   return 'total'
 end
 if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[5]) then
-  -- At the bound, a task whose lease lapsed runs nowhere (its instance stopped, or its creation was
-  -- answered "unavailable" and reached Redis later): its next read fails it; it holds no place.
+  -- At the owner's bound: a running task whose lease is gone (its instance stopped renewing it, or
+  -- a create whose answer was lost was applied later) counts no more. Its record stays, and is
+  -- failed by its next read.
   for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
     if redis.call('EXISTS', ARGV[9] .. id) == 0 then
       redis.call('ZREM', KEYS[3], id)

@@ -6,6 +6,7 @@
 mod acl;
 mod faults;
 mod hub;
+mod losses;
 mod partition;
 mod router;
 mod security;

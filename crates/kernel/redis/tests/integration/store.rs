@@ -246,3 +246,54 @@ async fn a_read_is_one_round_trip_and_a_lifecycle_five() {
     assert_eq!(end - start, 5, "create 1, read 1, completion 2 (read, swap), its wake-up 1");
     eprintln!("round trips: create {}, read {}, lifecycle {}", created - start, read - created, end - start);
 }
+
+#[tokio::test]
+#[ignore = "needs redis-server (cargo xtask edge redis)"]
+async fn an_owner_at_its_bound_creates_again_once_its_running_tasks_leases_lapsed_and_not_before() {
+    let redis = server();
+    let b = instance(config(&redis)).await.task_store();
+    let mut look = raw(&redis).await;
+    let limits = TaskLimits::new(2, 1024);
+    {
+        // An instance runs two of alice's tasks, then is killed: nothing renews their leases.
+        let a = instance(config(&redis)).await.task_store();
+        let _leases = (a.watch_running("a1"), a.watch_running("a2"));
+        a.create(task("a1", Some("alice"), Some(60_000)), limits).await.unwrap().unwrap();
+        a.create(task("a2", Some("alice"), Some(60_000)), limits).await.unwrap().unwrap();
+        // While it lives, past several leases (600 ms), the bound refuses.
+        tokio::time::sleep(Duration::from_millis(900)).await;
+        assert_eq!(
+            b.create(task("a3", Some("alice"), None), limits).await,
+            Ok(Err(LimitReached::PerOwner(2)))
+        );
+    }
+    // A create whose answer was lost, applied by Redis later: a task nobody runs, its lease never renewed.
+    let bob = TaskLimits::new(1, 1024);
+    b.create(task("phantom", Some("bob"), Some(60_000)), bob).await.unwrap().unwrap();
+    assert_eq!(b.create(task("b1", Some("bob"), None), bob).await, Ok(Err(LimitReached::PerOwner(1))));
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let _held = (b.watch_running("a3"), b.watch_running("a4"), b.watch_running("b1"));
+    assert_eq!(
+        b.create(task("a3", Some("alice"), None), limits).await,
+        Ok(Ok(())),
+        "the lapsed ones count no more"
+    );
+    assert_eq!(b.create(task("b1", Some("bob"), None), bob).await, Ok(Ok(())));
+    let running: Vec<String> = redis::cmd("ZRANGE")
+        .arg("mcp-kernel:running:owner:alice")
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut look)
+        .await
+        .unwrap();
+    assert_eq!(running, ["a3"]);
+    // Their records stay, and are failed by their next read.
+    for id in ["a1", "a2", "phantom"] {
+        let record = b.read(id).await.unwrap().expect("the record stays");
+        assert_eq!(record.status_message.as_deref(), Some(INSTANCE_STOPPED), "{id}");
+    }
+    // With its leases held, the bound refuses again.
+    assert_eq!(b.create(task("a4", Some("alice"), None), limits).await, Ok(Ok(())));
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert_eq!(b.create(task("a5", Some("alice"), None), limits).await, Ok(Err(LimitReached::PerOwner(2))));
+}

@@ -23,8 +23,12 @@ pub fn config(server: &RedisServer) -> RedisConfig {
 
 /// [`config`]'s short times for the Redis at `url` (a relay in front of a server, say).
 pub fn config_for(url: &str) -> RedisConfig {
-    RedisConfig::from_url(url)
-        .expect("a URL")
+    short(RedisConfig::from_url(url).expect("a URL"))
+}
+
+/// `config` with the short times of [`config`].
+pub fn short(config: RedisConfig) -> RedisConfig {
+    config
         .response_timeout(Duration::from_millis(300))
         .connect_timeout(Duration::from_millis(500))
         .lease(Duration::from_millis(600))

@@ -21,10 +21,11 @@ use crate::tasks::record::{TaskRecord, Transition};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// The store cannot be reached now (its engine is down, paused or partitioned away): nothing was
-    /// done, and the request may be retried — answered with
-    /// [`ErrorObject::unavailable`](mcp_kernel_wire::ErrorObject::unavailable) (over HTTP, 503 with
-    /// `retry-after`).
+    /// The store cannot be reached now (its engine is down, paused or partitioned away). A write that
+    /// timed out may still be applied when the engine comes back; the request may be retried all the
+    /// same (a new task gets a new id; a cancel or an answer applied twice changes nothing).
+    /// Answered with [`ErrorObject::unavailable`](mcp_kernel_wire::ErrorObject::unavailable) (over
+    /// HTTP, 503 with `retry-after`).
     #[error("the task store is unreachable: {0}")]
     Unavailable(String),
     /// The store answered, but not as it should (a corrupt record, a refused command): -32603.
