@@ -4,6 +4,7 @@
 //! - [`live`]: the versioned servers the transports' `LiveServer` tests replace one by another.
 //! - [`spans`]: the OpenTelemetry SDK exporting into memory behind a `tracing-opentelemetry` layer, and
 //!   the finished spans it holds.
+//! - [`redis`]: a real `redis-server` per test, on a free port, that a test can stop, pause and restart.
 //!
 //! **Workspace-only.** This crate is `publish = false` and is only ever a dev-dependency. Cargo drops a
 //! path dev-dependency that has no `version` from a packaged manifest, so a published crate's test that
@@ -15,4 +16,5 @@
 #![forbid(unsafe_code)]
 
 pub mod live;
+pub mod redis;
 pub mod spans;

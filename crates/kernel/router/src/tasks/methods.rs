@@ -67,10 +67,10 @@ impl Server {
                 Ok(Value::Object(Map::new()))
             }
             Method::TasksCancel => {
-                if !record.status.is_terminal() {
-                    if let Err(error) = engine.tasks.store.request_cancel(&record.id, now_ms()).await {
-                        return Err(error.to_answer("tasks/cancel"));
-                    }
+                if !record.status.is_terminal()
+                    && let Err(error) = engine.tasks.store.request_cancel(&record.id, now_ms()).await
+                {
+                    return Err(error.to_answer("tasks/cancel"));
                 }
                 Ok(Value::Object(Map::new()))
             }

@@ -55,10 +55,18 @@ impl StoreError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TaskLimits {
-    /// The most tasks one owner may hold (stored, not yet removed).
+    /// The most tasks one owner may run at once (not terminal; a finished task frees its place).
     pub per_owner: usize,
     /// The most tasks the store holds for everyone.
     pub total: usize,
+}
+
+impl TaskLimits {
+    /// Bounds of `per_owner` running tasks per owner and `total` stored tasks (a store's own tests
+    /// build them with it).
+    pub const fn new(per_owner: usize, total: usize) -> Self {
+        Self { per_owner, total }
+    }
 }
 
 /// Why a task was not created: a bound was reached (nothing stored is evicted to make room).

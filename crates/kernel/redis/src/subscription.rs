@@ -1,0 +1,125 @@
+//! The one pub/sub connection of a [`Redis`](crate::Redis) family: subscribed to `<prefix>:changes`
+//! and `<prefix>:wake`, fanned out to the local listeners ([`Events`]), pinged at every heartbeat so
+//! that a Redis that stops answering (paused, partitioned away) is noticed within one beat plus the
+//! response timeout, and made again with exponential backoff whenever it drops.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use mcp_kernel_router::notify::Change;
+
+use crate::events::Events;
+use crate::keys::Keys;
+use crate::link::{Fault, Link, Settings};
+
+/// Why a subscription ended.
+enum Ended {
+    /// The connection failed or stopped answering: the command connection is replaced too.
+    Lost(String),
+    /// This instance asked for a new subscription (a publication failed).
+    Asked,
+}
+
+/// Keeps the subscription up for as long as the family lives.
+pub(crate) async fn subscribe_forever(
+    settings: Arc<Settings>,
+    events: Arc<Events>,
+    link: Arc<Link>,
+    keys: Keys,
+    beat: Duration,
+) {
+    let channels = [keys.changes(), keys.wake()];
+    let mut delay = settings.backoff.0;
+    let mut failures = 0u64;
+    loop {
+        settings.count();
+        let opened = settings
+            .attempt(async {
+                let mut pubsub = settings.client.get_async_pubsub().await?;
+                pubsub.subscribe(&channels).await?;
+                Ok(pubsub)
+            })
+            .await;
+        match opened {
+            Ok(pubsub) => {
+                if failures > 0 {
+                    tracing::info!(after = failures, "the Redis subscription is up again");
+                }
+                failures = 0;
+                delay = settings.backoff.0;
+                events.set_up();
+                match serve(pubsub, &settings, &events, &keys, beat).await {
+                    Ended::Lost(reason) => {
+                        events.set_down(&reason);
+                        link.broken(None, &reason);
+                    }
+                    Ended::Asked => events.set_down("a publication of this instance could not be sent"),
+                }
+                tokio::time::sleep(delay).await;
+                continue;
+            }
+            Err(reason) => {
+                failures += 1;
+                if failures == 1 {
+                    tracing::warn!(reason, "cannot subscribe to Redis; retrying with backoff");
+                } else {
+                    tracing::debug!(reason, failures, "cannot subscribe to Redis yet");
+                }
+                events.set_down(&reason);
+            }
+        }
+        tokio::time::sleep(delay).await;
+        delay = settings.next_delay(delay);
+    }
+}
+
+/// Delivers what the subscription receives until it ends.
+async fn serve(
+    pubsub: redis::aio::PubSub,
+    settings: &Settings,
+    events: &Events,
+    keys: &Keys,
+    beat: Duration,
+) -> Ended {
+    let (mut sink, mut stream) = pubsub.split();
+    let changes = keys.changes();
+    let wake = keys.wake();
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + beat, beat);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            message = stream.next() => {
+                let Some(message) = message else {
+                    return Ended::Lost("the subscription connection closed".into());
+                };
+                let channel = message.get_channel_name();
+                if channel == changes {
+                    match serde_json::from_slice::<Change>(message.get_payload_bytes()) {
+                        Ok(change) => events.deliver_change(&change),
+                        Err(error) => tracing::warn!(%error, "a change on the Redis channel does not parse; ignored"),
+                    }
+                } else if channel == wake {
+                    match std::str::from_utf8(message.get_payload_bytes()) {
+                        Ok(id) => events.deliver_wake(id),
+                        Err(_) => tracing::warn!("a task wake-up on the Redis channel is not UTF-8; ignored"),
+                    }
+                }
+            }
+            _ = ticks.tick() => {
+                settings.count();
+                match tokio::time::timeout(settings.response_timeout, sink.ping::<redis::Value>()).await {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(error)) => return Ended::Lost(Fault::of(&error, &settings.redactor).text),
+                    Err(_) => {
+                        return Ended::Lost(format!(
+                            "the subscription's ping had no answer within the response timeout ({:?})",
+                            settings.response_timeout
+                        ));
+                    }
+                }
+            }
+            () = events.resubscribe.notified() => return Ended::Asked,
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! Through the router: two servers, one Redis. A task created through server A is read, and
+//! cancelled, through server B; A's run learns of the cancellation without polling; a `tasks/get` is
+//! one Redis round trip; with Redis paused a task request is refused retry-later, not hung.
+
+use std::time::{Duration, Instant};
+
+use mcp_kernel_redis::Redis;
+use mcp_kernel_router::notify::Notifications;
+use mcp_kernel_router::tasks::{TaskMode, Tasks};
+use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use serde_json::{Value, json};
+
+use crate::support::{Tokio, config, instance, server};
+
+const MODERN: &str = "2026-07-28";
+const TASKS: &str = "io.modelcontextprotocol/tasks";
+
+/// `slow` sleeps `ms` (default 10 s) unless its task is cancelled; `greet` answers at once.
+async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
+    match &*call.name {
+        "greet" => Ok(ToolOutput::text("hello")),
+        "slow" => {
+            let ms = call.arguments.get("ms").and_then(Value::as_u64).unwrap_or(10_000);
+            let task = call.context.task().cloned();
+            let cancelled = async {
+                match &task {
+                    Some(task) => task.cancelled().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(ms)) => Ok(ToolOutput::text(format!("slept {ms}"))),
+                () = cancelled => Ok(ToolOutput::text("stopped")),
+            }
+        }
+        _ => Err(ToolError::new("unknown")),
+    }
+}
+
+fn server_over(redis: &Redis) -> Server {
+    let schema = json!({"type": "object", "properties": {"ms": {"type": "integer", "minimum": 0}}});
+    let listing = Listing {
+        tools: vec![
+            ToolSpec::new("greet", Mode::ReadOnly).input_schema(schema.clone()),
+            ToolSpec::new("slow", Mode::ReadOnly).task_mode(TaskMode::Optional).input_schema(schema),
+        ],
+        ..Listing::default()
+    };
+    let tasks = Tasks::with_store(redis.task_store(), Tokio).threshold(Duration::from_millis(50));
+    Server::builder(listing)
+        .dispatch(dispatch)
+        .tasks(tasks)
+        .notifications(Notifications::with_hub(redis.change_hub()))
+        .build()
+        .expect("a server")
+}
+
+fn request(id: i64, method: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}}
+    });
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+async fn send(server: &Server, message: Value) -> Value {
+    server.handle(message).await.response.map(|r| r.to_value()).unwrap_or(Value::Null)
+}
+
+async fn get(server: &Server, id: &str) -> Value {
+    send(server, request(2, "tasks/get", json!({"taskId": id}))).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server (cargo xtask edge redis)"]
+async fn a_task_created_through_server_a_is_read_and_cancelled_through_server_b() {
+    let redis = server();
+    let (a, b) = (instance(config(&redis)).await, instance(config(&redis)).await);
+    let (server_a, server_b) = (server_over(&a), server_over(&b));
+    let created = send(&server_a, request(1, "tools/call", json!({"name": "slow", "arguments": {}}))).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    // Durably created before the answer: B finds it at once, in one round trip.
+    let before = b.round_trips();
+    let working = get(&server_b, &id).await;
+    assert_eq!(b.round_trips() - before, 1, "one Redis round trip per tasks/get");
+    assert_eq!(working["result"]["status"], "working", "{working}");
+    let cancelled = send(&server_b, request(3, "tasks/cancel", json!({"taskId": id}))).await;
+    assert!(cancelled.get("result").is_some(), "{cancelled}");
+    assert_eq!(get(&server_a, &id).await["result"]["status"], "cancelled");
+    // A's run was woken through Redis and told its handler: its lease is released, so nothing of A
+    // renews it any more; with the task terminal, a read after the lease changes nothing.
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert_eq!(get(&server_b, &id).await["result"]["status"], "cancelled");
+    // A plain call needs no task and is answered as usual.
+    let greeted = send(&server_b, request(4, "tools/call", json!({"name": "greet", "arguments": {}}))).await;
+    assert_eq!(greeted["result"]["content"][0]["text"], "hello");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server (cargo xtask edge redis)"]
+async fn a_task_completes_on_server_a_and_its_result_is_read_through_server_b() {
+    let redis = server();
+    let (a, b) = (instance(config(&redis)).await, instance(config(&redis)).await);
+    let (server_a, server_b) = (server_over(&a), server_over(&b));
+    let created =
+        send(&server_a, request(1, "tools/call", json!({"name": "slow", "arguments": {"ms": 300}}))).await;
+    let id = created["result"]["taskId"].as_str().expect("a task").to_owned();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let done = loop {
+        let got = get(&server_b, &id).await;
+        if got["result"]["status"] != "working" || Instant::now() > deadline {
+            break got;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    assert_eq!(done["result"]["result"]["content"][0]["text"], "slept 300");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server (cargo xtask edge redis)"]
+async fn with_redis_paused_a_task_request_is_refused_retry_later_and_a_plain_call_is_served() {
+    let redis = server();
+    let a = instance(config(&redis)).await;
+    let server_a = server_over(&a);
+    redis.pause().unwrap();
+    let asked = Instant::now();
+    let refused = get(&server_a, "0123456789abcdef0123456789abcdef").await;
+    assert!(asked.elapsed() < Duration::from_millis(800), "refused within the response timeout");
+    assert_eq!(refused["error"]["data"]["retryAfter"], 1, "retryable, not a wrong status: {refused}");
+    let greeted = send(&server_a, request(4, "tools/call", json!({"name": "greet", "arguments": {}}))).await;
+    assert_eq!(greeted["result"]["content"][0]["text"], "hello");
+    redis.resume().unwrap();
+}
