@@ -18,6 +18,7 @@
 //! `target/bench/compare-redis.json`.
 
 mod server;
+mod table;
 
 use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -27,9 +28,10 @@ use serde_json::{Value, json};
 use super::drip::open_files_soft_limit;
 use super::listen::{Values, record};
 use super::options::Options;
-use super::report::{SATURATED_PCT, finish, git_commit, machine, median, number, spread};
+use super::report::{SATURATED_PCT, finish, git_commit, machine, median};
 use super::servers::{HttpServer, Pinning, run_load, start_http};
 use server::{RedisServer, redis_binary};
+use table::{by_command, section};
 
 const OUTPUT: &str = "target/bench/compare-redis.json";
 /// The closed loop's connections for `tasks/get` (as the other scenarios').
@@ -40,14 +42,20 @@ const STREAMS: u32 = 1_000;
 const INSTANCES: usize = 3;
 /// Connections beyond the streams that a server must admit.
 const SPARE: u32 = 64;
-/// Quiet between two changes of the fan-out (ms).
-const GAP_MS: u32 = 100;
+/// Quiet between two changes of the fan-out (ms), once every listener read the last one.
+const GAP_MS: u32 = 50;
 /// The window over which the trips a server makes on its own are counted (ms): longer than the
 /// heartbeat of `mcp-kernel-redis` (a third of its 10 s lease), so that it holds one.
 const IDLE_MS: u32 = 3_500;
-/// The columns: in process, over Redis.
+/// The columns: in process; over Redis (the fan-out: over `INSTANCES` servers); the fan-out over
+/// Redis on one server (the Redis hop alone, without spreading the listeners).
 const IN_PROCESS: u32 = 0;
 const OVER_REDIS: u32 = 1;
+const ONE_OVER_REDIS: u32 = 2;
+/// The columns of the `tasks/get` and trips tables, and of the fan-out's.
+const TWO: [(u32, &str); 2] = [(IN_PROCESS, "in process"), (OVER_REDIS, "over Redis")];
+const FANOUT_COLUMNS: [(u32, &str); 3] =
+    [(IN_PROCESS, "in process"), (ONE_OVER_REDIS, "Redis, 1 server"), (OVER_REDIS, "Redis, 3 servers")];
 /// The variables through which bench-kernel raises its limits and reaches Redis.
 const MAX_CONNECTIONS_ENV: &str = "BENCH_KERNEL_MAX_CONNECTIONS";
 const MAX_LISTENS_ENV: &str = "BENCH_KERNEL_MAX_LISTENS";
@@ -66,7 +74,7 @@ impl Sizes {
         if options.quick {
             Sizes { announcements: 20, gets: 500, lifecycles: 10 }
         } else {
-            Sizes { announcements: 60, gets: 2_000, lifecycles: 20 }
+            Sizes { announcements: 50, gets: 2_000, lifecycles: 20 }
         }
     }
 }
@@ -83,7 +91,7 @@ const GET_ROWS: [(&str, &str, bool); 9] = [
     ("lone_get_p99_us", "one at a time: tasks/get p99 (µs)", true),
     ("create_p50_us", "one at a time: task creation p50 (µs)", true),
 ];
-const FANOUT_ROWS: [(&str, &str, bool); 10] = [
+const FANOUT_ROWS: [(&str, &str, bool); 11] = [
     ("last_p50_us", "last listener per server, p50 (µs)", true),
     ("last_p99_us", "last listener per server, p99 (µs)", true),
     ("announcer_last_p50_us", "… on the server called, p50 (µs)", true),
@@ -94,8 +102,9 @@ const FANOUT_ROWS: [(&str, &str, bool); 10] = [
     ("announce_call_us", "the announce call (µs)", true),
     ("fanout_server_cpu_us", "servers' CPU per listener (µs)", true),
     ("fanout_store_cpu_us", "Redis CPU per change (µs)", false),
+    ("fanout_load_cpu_pct", "generator CPU, fan-out (%)", false),
 ];
-const TRIPS_ROWS: [(&str, &str, bool); 9] = [
+const TRIPS_ROWS: [(&str, &str, bool); 8] = [
     ("trips_per_get", "round trips per tasks/get", false),
     ("commands_per_get", "Redis commands per tasks/get", false),
     ("trips_per_lifecycle", "round trips per task lifecycle", false),
@@ -104,7 +113,6 @@ const TRIPS_ROWS: [(&str, &str, bool); 9] = [
     ("trips_read", "… the read of the result", false),
     ("commands_per_lifecycle", "Redis commands per task lifecycle", false),
     ("background_trips_per_s", "background round trips per s", false),
-    ("fanout_load_cpu_pct", "generator CPU, fan-out (%)", false),
 ];
 
 /// The environment of a kernel: its limits, and with `redis` (URL, key prefix) its Redis.
@@ -147,12 +155,12 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    /// Starts `instances` kernels, over a fresh Redis when `column` is [`OVER_REDIS`] (their keys under
-    /// `prefix`).
+    /// Starts `instances` kernels, over a fresh Redis unless `column` is [`IN_PROCESS`] (their keys
+    /// under `prefix`).
     fn setup(&self, column: u32, instances: usize, prefix: &str) -> Result<Setup, String> {
         let redis = match column {
-            OVER_REDIS => Some(RedisServer::start(self.pinning, self.redis_binary, self.scratch)?),
-            _ => None,
+            IN_PROCESS => None,
+            _ => Some(RedisServer::start(self.pinning, self.redis_binary, self.scratch)?),
         };
         let env = kernel_env(STREAMS + SPARE, redis.as_ref().map(|r| (r.url(), prefix)));
         let kernels = (0..instances)
@@ -232,7 +240,8 @@ impl Run<'_> {
         let (gets, lifecycles) = (self.sizes.gets.to_string(), self.sizes.lifecycles.to_string());
         let stats = stats_url(&url);
         let address = setup.redis.as_ref().map(RedisServer::address);
-        let idle = IDLE_MS.to_string();
+        // In process nothing runs in the background: no idle window.
+        let idle = if column == IN_PROCESS { "0".to_owned() } else { IDLE_MS.to_string() };
         let mut args = vec![
             "tasks-trips",
             "--url",
@@ -329,63 +338,16 @@ impl Run<'_> {
 }
 
 fn column_name(column: u32) -> &'static str {
-    if column == OVER_REDIS { "over Redis" } else { "in process" }
-}
-
-/// The ratio over Redis / in process of two medians, when both are there and the second is positive.
-fn ratio(in_process: Option<f64>, over_redis: Option<f64>) -> Option<f64> {
-    over_redis.zip(in_process).filter(|(_, p)| *p > 0.0).map(|(r, p)| r / p)
-}
-
-/// A table cell: the median, with the spread of the rounds when there are several.
-fn cell(values: &[f64]) -> String {
-    match (median(values), spread(values)) {
-        (Some(m), Some(s)) if values.len() > 1 && m.abs() < 10.0 => format!("{m:.2} ±{s:.0}%"),
-        (Some(m), Some(s)) if values.len() > 1 => format!("{} ±{s:.0}%", number(m)),
-        (Some(m), _) if m.abs() < 10.0 => format!("{m:.2}"),
-        (Some(m), _) => number(m),
-        _ => "—".to_owned(),
+    match column {
+        IN_PROCESS => "in process",
+        OVER_REDIS => "over Redis",
+        _ => "over Redis, one server",
     }
 }
 
-/// Prints one section (in process, over Redis, the ratio) and returns its medians and runs.
-fn section(
-    title: &str,
-    rows: &[(&'static str, &str, bool)],
-    values: &Values,
-) -> serde_json::Map<String, Value> {
-    let header = format!("{title:<40} {:>16} {:>16} {:>12}", "in process", "over Redis", "Redis / in");
-    println!("{header}");
-    println!("{}", "-".repeat(header.chars().count()));
-    let mut metrics = serde_json::Map::new();
-    for &(key, label, with_ratio) in rows {
-        let column = |c: u32| values.get(key).and_then(|m| m.get(&c)).cloned().unwrap_or_default();
-        let (local, shared) = (column(IN_PROCESS), column(OVER_REDIS));
-        let r = ratio(median(&local), median(&shared));
-        let shown = match r {
-            Some(r) if with_ratio => format!("{r:.2}"),
-            _ => String::new(),
-        };
-        println!("{label:<40} {:>16} {:>16} {shown:>12}", cell(&local), cell(&shared));
-        metrics.insert(
-            key.to_owned(),
-            json!({"label": label, "median": {"in_process": median(&local), "over_redis": median(&shared)},
-                   "ratio": if with_ratio { json!(r) } else { Value::Null },
-                   "runs": {"in_process": local, "over_redis": shared}}),
-        );
-    }
-    metrics
-}
-
-/// `name n, name n` of a map of counts per command, largest first.
-fn by_command(counts: &Value) -> String {
-    let mut v: Vec<(&String, f64)> =
-        counts.as_object().into_iter().flatten().filter_map(|(k, n)| Some((k, n.as_f64()?))).collect();
-    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
-    if v.is_empty() {
-        return "none".to_owned();
-    }
-    v.iter().map(|(k, n)| format!("{k} {n:.2}")).collect::<Vec<_>>().join(", ")
+/// The machine's load average over the last minute, if it can be read.
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
 }
 
 /// `--redis`: the scenario alone, in process and over Redis interleaved in every round.
@@ -434,23 +396,25 @@ pub(super) fn run_shared(
         run.sizes.announcements
     );
     let started = Instant::now();
+    let mut load_averages = Vec::new();
     for r in 1..=options.rounds {
+        load_averages.push(load_average());
         for column in [IN_PROCESS, OVER_REDIS] {
             eprintln!("xtask: bench: redis round {r}/{}: tasks, {}", options.rounds, column_name(column));
             run.tasks(r, column);
         }
-        for column in [IN_PROCESS, OVER_REDIS] {
+        for column in [IN_PROCESS, ONE_OVER_REDIS, OVER_REDIS] {
             eprintln!("xtask: bench: redis round {r}/{}: fan-out, {}", options.rounds, column_name(column));
             run.fanout(r, column);
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
-    let get_metrics = section("tasks/get (median of the rounds)", &GET_ROWS, &run.values);
+    let get_metrics = section("tasks/get (median of the rounds)", &TWO, &GET_ROWS, &run.values);
     println!();
-    let fanout_title = format!("one change, {STREAMS} listeners (1 / {INSTANCES} servers)");
-    let fanout_metrics = section(&fanout_title, &FANOUT_ROWS, &run.values);
+    let fanout_title = format!("one change, {STREAMS} listeners");
+    let fanout_metrics = section(&fanout_title, &FANOUT_COLUMNS, &FANOUT_ROWS, &run.values);
     println!();
-    let trips_metrics = section("trips to Redis (median of the rounds)", &TRIPS_ROWS, &run.values);
+    let trips_metrics = section("trips to Redis (median of the rounds)", &TWO, &TRIPS_ROWS, &run.values);
     if let Some(last) = run.commands.last() {
         println!("Redis commands per tasks/get: {}", by_command(&last["tasks/get"]));
         println!("Redis commands per task lifecycle: {}", by_command(&last["lifecycle"]));
@@ -474,6 +438,7 @@ pub(super) fn run_shared(
         "unix_time": unix,
         "machine": machine(),
         "load_average": std::fs::read_to_string("/proc/loadavg").ok().map(|l| l.trim().to_owned()),
+        "load_average_at_each_round": load_averages,
         "pinned": pinning.enabled,
         "redis_server": redis_binary.display().to_string(),
         "settings": {
@@ -505,31 +470,6 @@ mod tests {
     fn the_stats_route_sits_beside_the_mcp_path() {
         assert_eq!(stats_url("http://127.0.0.1:4000/mcp"), "http://127.0.0.1:4000/stats");
         assert_eq!(stats_url("http://127.0.0.1:4000/"), "http://127.0.0.1:4000/stats");
-    }
-
-    #[test]
-    fn ratios_need_both_medians_and_a_positive_base() {
-        assert_eq!(ratio(Some(2.0), Some(3.0)), Some(1.5));
-        assert_eq!(ratio(Some(0.0), Some(3.0)), None);
-        assert_eq!(ratio(None, Some(3.0)), None);
-        assert_eq!(ratio(Some(2.0), None), None);
-    }
-
-    #[test]
-    fn cells_show_the_median_and_the_spread_of_several_rounds() {
-        assert_eq!(cell(&[]), "—");
-        assert_eq!(cell(&[1.0]), "1.00");
-        assert_eq!(cell(&[900.0, 1_000.0, 1_100.0]), "1000 ±10%");
-        assert_eq!(cell(&[2.0, 2.0, 2.0]), "2.00 ±0%");
-    }
-
-    #[test]
-    fn commands_are_listed_largest_first() {
-        assert_eq!(
-            by_command(&json!({"get": 1.0, "evalsha": 2.0, "exists": 1.0})),
-            "evalsha 2.00, exists 1.00, get 1.00"
-        );
-        assert_eq!(by_command(&json!({})), "none");
     }
 
     #[test]
