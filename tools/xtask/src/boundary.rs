@@ -56,6 +56,7 @@ pub const LIBRARIES: &[&str] = &[
     "mcp-kernel-router",
     "mcp-kernel-stdio",
     "mcp-kernel-http",
+    "mcp-kernel-redis",
     "mcp-kernel",
     "connectome-canonical",
     "connectome-graph",

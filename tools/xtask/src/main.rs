@@ -51,7 +51,7 @@ struct Step {
 
 /// The facade's `connectome` feature, off by default (docs/packaging.md): the examples and the tests of
 /// the connectome surface need it, so every step below that selects the workspace turns it on.
-const OFF_BY_DEFAULT: &str = "mcp-kernel/connectome";
+const OFF_BY_DEFAULT: &str = "mcp-kernel/connectome,mcp-kernel/redis";
 /// The `opentelemetry` features of the router and the HTTP transport, with [`OFF_BY_DEFAULT`], as
 /// `cargo --features` takes them.
 const OTEL_FEATURES: &str =

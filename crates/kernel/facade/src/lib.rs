@@ -13,6 +13,7 @@
 //! | [`router`] | `mcp-kernel-router` | the host contract and the era-aware core [`Server`] (the root and modules below are its own) |
 //! | [`stdio`] | `mcp-kernel-stdio` | newline-delimited JSON-RPC over stdin/stdout (feature `stdio`) |
 //! | [`http`] | `mcp-kernel-http` | the stateless Streamable HTTP service, a `tower::Service` (feature `http`) |
+//! | `redis` | `mcp-kernel-redis` | the change hub and the task store shared through Redis, for many instances behind a proxy (feature `redis`) |
 //! | `connectome` | `connectome-*` | the connectome surface: `connectome://` resources, the copyable tool, the collector (feature `connectome`) |
 //!
 //! The root holds the host's everyday API — the server and its builder, the catalog ([`Listing`],
@@ -72,6 +73,9 @@ pub mod tasks;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use mcp_kernel_http as http;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub use mcp_kernel_redis as redis;
 pub use mcp_kernel_router as router;
 pub use mcp_kernel_schema as schema;
 #[cfg(feature = "stdio")]

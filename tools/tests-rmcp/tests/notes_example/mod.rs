@@ -39,7 +39,7 @@ pub fn notes_binary() -> PathBuf {
     let examples = exe.parent().and_then(Path::parent).map(|profile| profile.join("examples"));
     let examples = examples.expect("the test binary is in target/<profile>/deps");
     let path = examples.join(format!("notes{}", std::env::consts::EXE_SUFFIX));
-    let rebuild = "cargo build --workspace --examples --features mcp-kernel/connectome";
+    let rebuild = "cargo build --workspace --examples --features mcp-kernel/connectome,mcp-kernel/redis";
     let built = std::fs::metadata(&path)
         .and_then(|m| m.modified())
         .unwrap_or_else(|_| panic!("{} is missing: build it with `{rebuild}`", path.display()));

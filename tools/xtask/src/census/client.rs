@@ -6,6 +6,10 @@
 //! never opens one, so no code line may name a `connect` call, a UDP socket or a client module.
 //! Limits: a call spelled through an alias (`use TcpStream as T; T::connect`) is still found by the
 //! word `connect`; a connection opened by a host-supplied closure is the host's, not the package's.
+//!
+//! One exception, by crate ([`SHARED_STORE_CRATES`]): `mcp-kernel-redis` exists to connect to the one
+//! Redis the host configures (the store many instances share). It is a client of that engine only —
+//! never of an MCP peer, never over HTTP (`cargo xtask boundary` still keeps HTTP clients out of it).
 
 use super::lines::words;
 use super::{Library, Outcome};
@@ -15,6 +19,9 @@ const WORDS: &[&str] = &["connect", "connect_timeout", "UdpSocket", "TcpSocket"]
 /// Paths that name an HTTP client module.
 const PATHS: &[&str] =
     &["hyper::client", "hyper_util::client", "h2::client", "client::conn", "client::legacy"];
+
+/// Crates whose purpose is a connection to the host's own shared store, and only there.
+pub const SHARED_STORE_CRATES: &[&str] = &["mcp-kernel-redis"];
 
 /// The first fragment of `line` that opens a connection, if any.
 pub fn matched(line: &str) -> Option<String> {
@@ -26,8 +33,10 @@ pub fn matched(line: &str) -> Option<String> {
 
 /// Runs the rule over `library`.
 pub fn check(library: &[Library]) -> Outcome {
+    let served: Vec<Library> =
+        library.iter().filter(|file| !SHARED_STORE_CRATES.contains(&file.krate.as_str())).cloned().collect();
     Outcome::per_line(
-        library,
+        &served,
         "no-client",
         |line| matched(&line.text),
         |fragment| format!("`{fragment}`: the package is never a client and opens no connection"),
@@ -60,6 +69,16 @@ mod tests {
         assert!(
             findings[0].to_string().starts_with("crates/kernel/router/src/x.rs:2: [no-client] `connect`")
         );
+    }
+
+    /// The shared store's crate connects to its engine; the same line elsewhere is found.
+    #[test]
+    fn only_the_shared_store_crate_may_connect_to_its_engine() {
+        let line = "pub async fn connect(config: RedisConfig) -> Result<Redis, ConnectError> {\n";
+        let store = Library::parse("crates/kernel/redis/src/lib.rs", line);
+        assert_eq!(check(&[store]).findings, vec![]);
+        let router = Library::parse("crates/kernel/router/src/lib.rs", line);
+        assert_eq!(check(&[router]).findings.len(), 1);
     }
 
     /// An HTTP/2 client handshake through h2 is found (`no-client`).

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use mcp_kernel::notify::Notifier;
+use mcp_kernel::notify::{Notifications, Notifier};
 use mcp_kernel::prompts::{PromptOutput, PromptSpec, Prompts};
 use mcp_kernel::resources::{ReadResource, ResourceSpec, Resources};
 use mcp_kernel::tasks::{Tasks, TokioRuntime};
@@ -152,8 +152,32 @@ fn prompts(store: &Arc<Store>) -> Prompts {
 
 /// The notes server over `store`, with notifications keyed by caller, and tasks owned by their caller
 /// for `export_notes` (as slow as `pace` says).
+#[cfg(test)]
 pub fn server(store: &Arc<Store>, pace: Pace) -> Result<Server, BuildError> {
-    let notifications = own_notes::notifications();
+    server_sharing(store, pace, Sharing::InProcess)
+}
+
+/// Where the server's change notifications and tasks live.
+pub enum Sharing {
+    /// In this process (the default): one instance.
+    InProcess,
+    /// In the Redis every instance uses (`NOTES_REDIS_URL`): a listen on one instance hears a change
+    /// made through another, and a task created through one is read through any. The notes
+    /// themselves stay in each instance's memory.
+    #[cfg(feature = "redis")]
+    Redis(mcp_kernel::redis::Redis),
+}
+
+/// The notes server, its notifications and tasks kept as `sharing` says.
+pub fn server_sharing(store: &Arc<Store>, pace: Pace, sharing: Sharing) -> Result<Server, BuildError> {
+    let (notifications, tasks) = match sharing {
+        Sharing::InProcess => (Notifications::in_process(), Tasks::in_process(TokioRuntime)),
+        #[cfg(feature = "redis")]
+        Sharing::Redis(redis) => {
+            (Notifications::with_hub(redis.change_hub()), Tasks::with_store(redis.task_store(), TokioRuntime))
+        }
+    };
+    let notifications = own_notes::keyed(notifications);
     let shared = Shared { store: Arc::clone(store), notifier: notifications.notifier(), pace };
     let reader_store = Arc::clone(store);
     Server::builder(Listing::new())
@@ -165,8 +189,8 @@ pub fn server(store: &Arc<Store>, pace: Pace) -> Result<Server, BuildError> {
         .resource_reader(move |read: ReadResource| own_notes::read_note(Arc::clone(&reader_store), read))
         .prompts(prompts(store))
         .notifications(notifications)
-        // Tasks kept in this process and run on tokio, each owned by its caller: another caller's task
-        // is answered as one that does not exist.
-        .tasks(Tasks::in_process(TokioRuntime).threshold(pace.threshold).owner(caller_name))
+        // Tasks run on tokio, each owned by its caller: another caller's task is answered as one that
+        // does not exist.
+        .tasks(tasks.threshold(pace.threshold).owner(caller_name))
         .build()
 }

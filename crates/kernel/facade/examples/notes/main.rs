@@ -26,6 +26,14 @@
 //! (`tasks/get`, `tasks/update`, `tasks/cancel`), owned by its caller: it asks which format before
 //! writing, then writes (`export`). `NOTES_EXPORT_PAUSE_MS` (default 2000) sets how long writing takes,
 //! `NOTES_TASK_THRESHOLD_MS` (default 500) how long a call may run before it becomes a task.
+//!
+//! Many instances behind a proxy share their change notifications and tasks through Redis when
+//! `NOTES_REDIS_URL` is set (`redis://host:6379`, `rediss://…`, `unix:///path`; the password may come
+//! from `NOTES_REDIS_PASSWORD` instead of the URL; keys under `NOTES_REDIS_PREFIX`, default `notes`),
+//! built with the facade's `redis` feature: `cargo run -p mcp-kernel --features redis --example notes
+//! -- --http 127.0.0.1:4000`. The notes themselves stay in each instance's memory: a note added
+//! through one instance is listed by that instance only; a listen on any instance hears of it, and a
+//! task is read, answered and cancelled through any.
 
 mod export;
 #[cfg(test)]
@@ -106,11 +114,33 @@ async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error
     Ok(())
 }
 
+/// Where notifications and tasks live: Redis when `NOTES_REDIS_URL` is set, else this process.
+fn sharing() -> Result<host::Sharing, Box<dyn std::error::Error>> {
+    let Ok(url) = std::env::var("NOTES_REDIS_URL") else { return Ok(host::Sharing::InProcess) };
+    #[cfg(feature = "redis")]
+    {
+        use mcp_kernel::redis::{Redis, RedisConfig};
+        let prefix = std::env::var("NOTES_REDIS_PREFIX").unwrap_or_else(|_| "notes".to_owned());
+        let config =
+            RedisConfig::from_url(&url)?.password_from_env("NOTES_REDIS_PASSWORD").key_prefix(prefix);
+        tracing::info!("notifications and tasks shared through Redis");
+        Ok(host::Sharing::Redis(Redis::start(config)))
+    }
+    #[cfg(not(feature = "redis"))]
+    {
+        drop(url);
+        Err("NOTES_REDIS_URL is set, but notes was built without Redis: \
+             cargo run -p mcp-kernel --features redis --example notes"
+            .into())
+    }
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(ansi).with_env_filter("info").init();
-    let server = host::server(&Arc::new(store::Store::default()), export::Pace::from_env()?)?;
+    let server =
+        host::server_sharing(&Arc::new(store::Store::default()), export::Pace::from_env()?, sharing()?)?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [] => {

@@ -46,10 +46,10 @@ fn note_id(uri: &str) -> Option<u64> {
     (id.to_string() == digits).then_some(id)
 }
 
-/// Notifications keyed by the caller's name: a listener is its caller's, so that a change addressed
-/// to a caller reaches that caller's listeners only.
-pub fn notifications() -> Notifications {
-    Notifications::in_process().caller_key(caller_name)
+/// `notifications` keyed by the caller's name: a listener is its caller's, so that a change
+/// addressed to a caller reaches that caller's listeners only.
+pub fn keyed(notifications: Notifications) -> Notifications {
+    notifications.caller_key(caller_name)
 }
 
 /// Tells `owner`'s listeners, and theirs only, that their note `id` was added or deleted: the index

@@ -130,3 +130,17 @@ fn child_with_the_password_from_the_environment() {
         println!("{redis:?} {store:?}");
     });
 }
+
+#[tokio::test]
+#[ignore = "needs redis-server (cargo xtask edge redis)"]
+async fn a_rediss_url_to_a_server_without_tls_fails_as_unavailable_and_never_panics() {
+    let redis = RedisServer::start().unwrap();
+    let config = short(RedisConfig::from_url(&format!("rediss://127.0.0.1:{}", redis.port())).unwrap());
+    assert!(config.is_tls());
+    let refused = Redis::connect(config.clone()).await.unwrap_err();
+    assert!(!refused.reason.contains("panicked"), "rustls found its crypto provider: {refused}");
+    let started = Redis::start(config);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let read = started.task_store().read("t").await;
+    assert!(matches!(read, Err(mcp_kernel_router::tasks::StoreError::Unavailable(_))), "{read:?}");
+}
