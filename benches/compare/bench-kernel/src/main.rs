@@ -40,7 +40,7 @@
 //! never looks at the tasks. `BENCH_KERNEL_TASKS=off` serves the server without them and without `wait`.
 //!
 //! With `BENCH_KERNEL_REDIS=redis://HOST:PORT` set, the notifications and the tasks go through that Redis
-//! instead (`mcp_kernel_redis`: `Notifications::with_hub`, `Tasks::with_store`; the server waits for
+//! instead (the facade's `redis` feature, `mcp_kernel::redis`: `Notifications::with_hub`, `Tasks::with_store`; the server waits for
 //! Redis at start), under the key prefix `BENCH_KERNEL_REDIS_PREFIX` (default `bench`), so that several
 //! servers sharing one Redis serve as one, for `cargo xtask bench compare --redis`. Over HTTP the server
 //! then also answers `GET /stats` beside `/mcp` with `{"redis_round_trips": N}`, the round trips it has
@@ -52,11 +52,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcp_kernel::http::{AllowedOrigins, Builder, McpHttp, ServeOptions};
 use mcp_kernel::notify::{Notifications, Notifier};
+use mcp_kernel::redis::{Redis, RedisConfig};
 use mcp_kernel::resources::{ReadResource, ResourceTemplateSpec};
 use mcp_kernel::tasks::{TaskMode, Tasks, TokioRuntime};
 use mcp_kernel::wire::types::ResourceContents;
 use mcp_kernel::{Listing, Mode, ReaderError, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
-use mcp_kernel_redis::{Redis, RedisConfig};
 use serde_json::json;
 
 /// The most generated tools or templates (`BENCH_CATALOG_TOOLS`, `BENCH_CATALOG_TEMPLATES`).
