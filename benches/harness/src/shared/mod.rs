@@ -9,7 +9,9 @@
 //! 2. **A change to every listener.** `bench-load fanout`: `STREAMS` listen streams, in process on one
 //!    server, over Redis spread over `INSTANCES` servers sharing one Redis (one key prefix); repeated
 //!    `announce` calls, each through the next server in turn; per change and server, the time until
-//!    the last stream on that server read it (p50, p99 over the changes).
+//!    the last stream on that server read it (p50, p99 over the changes); then the same servers with
+//!    one stream each, the way from the call to a listener without the fan-out. Over Redis on one
+//!    server too, so that the Redis hop shows apart from spreading the streams.
 //! 3. **Trips.** `bench-load tasks-trips`: one request at a time, the Redis round trips per `tasks/get`
 //!    and per task lifecycle (created, working, completed, read) by the server's count (`GET /stats`)
 //!    and by Redis's (`INFO`), with the lone `tasks/get`'s latency; in process, the latencies only.
@@ -91,7 +93,7 @@ const GET_ROWS: [(&str, &str, bool); 9] = [
     ("lone_get_p99_us", "one at a time: tasks/get p99 (µs)", true),
     ("create_p50_us", "one at a time: task creation p50 (µs)", true),
 ];
-const FANOUT_ROWS: [(&str, &str, bool); 11] = [
+const FANOUT_ROWS: [(&str, &str, bool); 13] = [
     ("last_p50_us", "last listener per server, p50 (µs)", true),
     ("last_p99_us", "last listener per server, p99 (µs)", true),
     ("announcer_last_p50_us", "… on the server called, p50 (µs)", true),
@@ -103,6 +105,8 @@ const FANOUT_ROWS: [(&str, &str, bool); 11] = [
     ("fanout_server_cpu_us", "servers' CPU per listener (µs)", true),
     ("fanout_store_cpu_us", "Redis CPU per change (µs)", false),
     ("fanout_load_cpu_pct", "generator CPU, fan-out (%)", false),
+    ("lone_last_p50_us", "one listener per server, p50 (µs)", true),
+    ("lone_last_p99_us", "one listener per server, p99 (µs)", true),
 ];
 const TRIPS_ROWS: [(&str, &str, bool); 8] = [
     ("trips_per_get", "round trips per tasks/get", false),
@@ -318,22 +322,31 @@ impl Run<'_> {
         if let Some(store_pid) = &store_pid {
             args.extend(["--store-pid", store_pid]);
         }
-        let Some(v) = self.load(&args, &format!("fan-out, {name}")) else { return };
-        for key in [
-            "last_p50_us",
-            "last_p99_us",
-            "announcer_last_p50_us",
-            "others_last_p50_us",
-            "others_last_p99_us",
-            "stream_p50_us",
-            "stream_p99_us",
-        ] {
-            self.record(key, column, v[key].as_f64());
+        if let Some(v) = self.load(&args, &format!("fan-out, {name}")) {
+            for key in [
+                "last_p50_us",
+                "last_p99_us",
+                "announcer_last_p50_us",
+                "others_last_p50_us",
+                "others_last_p99_us",
+                "stream_p50_us",
+                "stream_p99_us",
+            ] {
+                self.record(key, column, v[key].as_f64());
+            }
+            self.record("announce_call_us", column, v["announce_call_p50_us"].as_f64());
+            self.record("fanout_server_cpu_us", column, v["server_cpu_us_per_stream"].as_f64());
+            self.record("fanout_store_cpu_us", column, v["store_cpu_us_per_change"].as_f64());
+            self.record("fanout_load_cpu_pct", column, v["load_cpu_pct"].as_f64());
         }
-        self.record("announce_call_us", column, v["announce_call_p50_us"].as_f64());
-        self.record("fanout_server_cpu_us", column, v["server_cpu_us_per_stream"].as_f64());
-        self.record("fanout_store_cpu_us", column, v["store_cpu_us_per_change"].as_f64());
-        self.record("fanout_load_cpu_pct", column, v["load_cpu_pct"].as_f64());
+        // The same servers with one listener each: the way from the call to a listener, no fan-out.
+        let one_each = instances.to_string();
+        let at = args.iter().position(|a| *a == "--streams").map_or(0, |at| at + 1);
+        args[at] = &one_each;
+        if let Some(v) = self.load(&args, &format!("one listener per server, {name}")) {
+            self.record("lone_last_p50_us", column, v["last_p50_us"].as_f64());
+            self.record("lone_last_p99_us", column, v["last_p99_us"].as_f64());
+        }
     }
 }
 
