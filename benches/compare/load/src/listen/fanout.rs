@@ -129,6 +129,7 @@ impl Pooled {
     }
 }
 
+/// `bench-load fanout`: see the module.
 pub(crate) async fn run(args: Args) -> Result<Report, String> {
     let settings = Settings::parse(args)?;
     let targets = settings.urls.iter().map(|u| parse_url(u)).collect::<Result<Vec<_>, _>>()?;

@@ -229,6 +229,7 @@ async fn read_to_end(client: &mut Client, task: &str) -> Result<(u32, u32), Stri
     Err(format!("task {task} still working after {MAX_READS} reads"))
 }
 
+/// `bench-load tasks-trips`: see the module.
 pub(crate) async fn run(args: Args) -> Result<Report, String> {
     let settings = Settings::parse(args)?;
     let (authority, path) = parse_url(&settings.url)?;
