@@ -5,6 +5,7 @@
 //! - [`spans`]: the OpenTelemetry SDK exporting into memory behind a `tracing-opentelemetry` layer, and
 //!   the finished spans it holds.
 //! - [`redis`]: a real `redis-server` per test, on a free port, that a test can stop, pause and restart.
+//! - [`relay`]: a TCP relay a test can freeze (a partition of the clients behind it alone), thaw and cut.
 //!
 //! **Workspace-only.** This crate is `publish = false` and is only ever a dev-dependency. Cargo drops a
 //! path dev-dependency that has no `version` from a packaged manifest, so a published crate's test that
@@ -17,4 +18,5 @@
 
 pub mod live;
 pub mod redis;
+pub mod relay;
 pub mod spans;

@@ -6,8 +6,10 @@
 //! rolling restart. Everything binds 127.0.0.1; every wait is bounded.
 
 #[path = "proxy/client.rs"]
+#[allow(dead_code)]
 mod client;
 #[path = "proxy/cluster.rs"]
+#[allow(dead_code)]
 mod cluster;
 #[allow(dead_code)]
 mod common;

@@ -1,12 +1,13 @@
-//! `cargo xtask edge [oauth|browser|proxy|traces]`: the tests at the edges of the HTTP transport that need
-//! real outside programs, and so are `#[ignore]`d in the ordinary run.
+//! `cargo xtask edge [oauth|browser|proxy|traces|redis]`: the tests at the edges of the HTTP transport that
+//! need real outside programs, and so are `#[ignore]`d in the ordinary run.
 //!
 //! For the parts that need them, it finds Node ≥ 22 (see [`crate::node`]) and installs the
 //! authorization server's packages (`tools/tests-rmcp/auth-server`, `npm ci`, when `node_modules` is missing
 //! or holds another `oidc-provider` than the lock names), checks that Chromium runs
-//! (`/usr/bin/chromium`, or `MCP_KERNEL_CHROMIUM`) and that nginx runs (`/usr/sbin/nginx`, or
-//! `MCP_KERNEL_NGINX`), then runs, with `MCP_KERNEL_NODE`, `MCP_KERNEL_AUTH_SERVER_DIR`,
-//! `MCP_KERNEL_CHROMIUM` and `MCP_KERNEL_NGINX` set as found:
+//! (`/usr/bin/chromium`, or `MCP_KERNEL_CHROMIUM`), that nginx runs (`/usr/sbin/nginx`, or
+//! `MCP_KERNEL_NGINX`) and that redis-server runs (`/usr/bin/redis-server`, or
+//! `MCP_KERNEL_REDIS_SERVER`), then runs, with `MCP_KERNEL_NODE`, `MCP_KERNEL_AUTH_SERVER_DIR`,
+//! `MCP_KERNEL_CHROMIUM`, `MCP_KERNEL_NGINX` and `MCP_KERNEL_REDIS_SERVER` set as found:
 //!
 //! - `oauth`: `cargo test -p mcp-kernel-rmcp-tests --test oauth -- --ignored` — rmcp's OAuth client
 //!   against an mcp-kernel resource server and a real authorization server (`oidc-provider`);
@@ -14,7 +15,15 @@
 //!   the transport;
 //! - `proxy`: `cargo test -p mcp-kernel-rmcp-tests --test proxy -- --ignored --nocapture` — three
 //!   stateless instances behind nginx, configured as `docs/deploy.md` shows (the counts of the rolling
-//!   restart are printed).
+//!   restart are printed);
+//! - `traces`: `cargo test -p mcp-kernel-rmcp-tests --features opentelemetry --test proxy_traces --
+//!   --ignored --nocapture` — one trace across three instances behind nginx;
+//! - `redis`: every test that needs a `redis-server` — `mcp-kernel-redis`'s own (`cargo test -p
+//!   mcp-kernel-redis --test integration -- --ignored`), the spawner's (`mcp-kernel-test-support`,
+//!   `redis::`), and `cargo test -p mcp-kernel-rmcp-tests --test shared_state --test notes_redis --
+//!   --ignored --nocapture`: three instances sharing notifications and tasks through one Redis behind
+//!   nginx, with the faults (an instance killed, Redis restarted empty or paused, a rolling restart),
+//!   and two `notes` examples sharing one (the example built with the `redis` feature first).
 //!
 //! Naming parts runs only those (and skips what only the others need); none runs them all. Each
 //! part's time is printed; the task exits non-zero when anything is missing or any test fails.
@@ -35,48 +44,64 @@ const BROWSER_TEST: &str = "crates/kernel/http/tests/browser.rs";
 const DEFAULT_CHROMIUM: &str = "/usr/bin/chromium";
 /// Where Debian's `nginx` package installs the server.
 const DEFAULT_NGINX: &str = "/usr/sbin/nginx";
+/// Where Debian's `redis-server` package installs the server.
+const DEFAULT_REDIS_SERVER: &str = "/usr/bin/redis-server";
 
-/// One part of the task: the cargo test it runs and what it needs.
+/// One part of the task: the cargo tests it runs and what it needs.
 struct Part {
     name: &'static str,
-    /// The test file whose `#[ignore]`d tests it runs.
-    file: &'static str,
-    args: &'static [&'static str],
+    /// The test files whose `#[ignore]`d tests it runs (a path ending in `/`: every file under it).
+    files: &'static [&'static str],
+    /// The cargo commands, run in order.
+    commands: &'static [&'static [&'static str]],
     /// Node 22 and the authorization server's packages.
     needs_node: bool,
     needs_chromium: bool,
     needs_nginx: bool,
+    needs_redis: bool,
 }
 
 const PARTS: &[Part] = &[
     Part {
         name: "oauth",
-        file: "tools/tests-rmcp/tests/oauth.rs",
-        args: &["test", "-p", "mcp-kernel-rmcp-tests", "--test", "oauth", "--", "--ignored"],
+        files: &["tools/tests-rmcp/tests/oauth.rs"],
+        commands: &[&["test", "-p", "mcp-kernel-rmcp-tests", "--test", "oauth", "--", "--ignored"]],
         needs_node: true,
         needs_chromium: false,
         needs_nginx: false,
+        needs_redis: false,
     },
     Part {
         name: "browser",
-        file: BROWSER_TEST,
-        args: &["test", "-p", "mcp-kernel-http", "--test", "browser", "--", "--ignored"],
+        files: &[BROWSER_TEST],
+        commands: &[&["test", "-p", "mcp-kernel-http", "--test", "browser", "--", "--ignored"]],
         needs_node: false,
         needs_chromium: true,
         needs_nginx: false,
+        needs_redis: false,
     },
     Part {
         name: "proxy",
-        file: "tools/tests-rmcp/tests/proxy.rs",
-        args: &["test", "-p", "mcp-kernel-rmcp-tests", "--test", "proxy", "--", "--ignored", "--nocapture"],
+        files: &["tools/tests-rmcp/tests/proxy.rs"],
+        commands: &[&[
+            "test",
+            "-p",
+            "mcp-kernel-rmcp-tests",
+            "--test",
+            "proxy",
+            "--",
+            "--ignored",
+            "--nocapture",
+        ]],
         needs_node: false,
         needs_chromium: false,
         needs_nginx: true,
+        needs_redis: false,
     },
     Part {
         name: "traces",
-        file: "tools/tests-rmcp/tests/proxy_traces.rs",
-        args: &[
+        files: &["tools/tests-rmcp/tests/proxy_traces.rs"],
+        commands: &[&[
             "test",
             "-p",
             "mcp-kernel-rmcp-tests",
@@ -87,16 +112,50 @@ const PARTS: &[Part] = &[
             "--",
             "--ignored",
             "--nocapture",
+        ]],
+        needs_node: false,
+        needs_chromium: false,
+        needs_nginx: true,
+        needs_redis: false,
+    },
+    Part {
+        name: "redis",
+        files: &[
+            "tools/tests-rmcp/tests/shared_state.rs",
+            "tools/tests-rmcp/tests/notes_redis.rs",
+            "crates/kernel/redis/tests/integration/",
+            "tools/test-support/src/redis.rs",
+        ],
+        commands: &[
+            &["test", "-p", "mcp-kernel-redis", "--test", "integration", "--", "--ignored"],
+            &["test", "-p", "mcp-kernel-test-support", "--lib", "--", "--ignored", "redis::"],
+            // `notes_redis.rs` runs the `notes` example binary, which a plain `cargo test` rebuilds
+            // without the `redis` feature: built with it here, just before.
+            &["build", "-p", "mcp-kernel", "--example", "notes", "--features", "redis"],
+            &[
+                "test",
+                "-p",
+                "mcp-kernel-rmcp-tests",
+                "--test",
+                "shared_state",
+                "--test",
+                "notes_redis",
+                "--",
+                "--ignored",
+                "--nocapture",
+            ],
         ],
         needs_node: false,
         needs_chromium: false,
         needs_nginx: true,
+        needs_redis: true,
     },
 ];
 
 /// Whether this task runs the `#[ignore]`d tests of `path` (the census counts them as run).
 pub fn runs_ignored_tests_of(path: &str) -> bool {
-    PARTS.iter().any(|part| part.file == path)
+    let covers = |file: &str| file == path || (file.ends_with('/') && path.starts_with(file));
+    PARTS.iter().any(|part| part.files.iter().any(|file| covers(file)))
 }
 
 /// The `version` of a `package.json`-shaped value at `pointer`.
@@ -172,6 +231,24 @@ fn nginx() -> Result<PathBuf, String> {
     }
 }
 
+/// The redis-server to use, checked to run (`redis-server --version` prints its version on stdout).
+fn redis_server() -> Result<PathBuf, String> {
+    let path = std::env::var_os("MCP_KERNEL_REDIS_SERVER")
+        .map_or_else(|| PathBuf::from(DEFAULT_REDIS_SERVER), PathBuf::from);
+    let version = Command::new(&path).arg("--version").stdin(Stdio::null()).stderr(Stdio::null()).output();
+    match version {
+        Ok(out) if out.status.success() => {
+            eprintln!("xtask: edge: {}", String::from_utf8_lossy(&out.stdout).trim());
+            Ok(path)
+        }
+        Ok(out) => Err(format!("redis-server at {} does not run ({})", path.display(), out.status)),
+        Err(error) => Err(format!(
+            "redis-server not found at {} ({error}): apt-get install redis-server (.ci/run does), or set MCP_KERNEL_REDIS_SERVER",
+            path.display()
+        )),
+    }
+}
+
 fn absolute(path: &Path) -> Result<PathBuf, String> {
     std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -213,30 +290,36 @@ pub fn run(args: &[String]) -> Result<(), String> {
         None
     };
     let nginx = if parts.iter().any(|part| part.needs_nginx) { Some(nginx()?) } else { None };
+    let redis = if parts.iter().any(|part| part.needs_redis) { Some(redis_server()?) } else { None };
     let cargo = cargo_program();
     let mut times = Vec::new();
     for part in parts {
-        eprintln!("xtask: edge {} — cargo {}", part.name, part.args.join(" "));
-        let mut command = Command::new(&cargo);
-        command.args(part.args);
-        if let Some(node) = &node {
-            command
-                .env("MCP_KERNEL_NODE", node)
-                .env("MCP_KERNEL_AUTH_SERVER_DIR", absolute(Path::new(AUTH_SERVER_DIR))?);
-        }
-        if let Some(chromium) = &chromium {
-            command.env("MCP_KERNEL_CHROMIUM", chromium);
-        }
-        if let Some(nginx) = &nginx {
-            command.env("MCP_KERNEL_NGINX", nginx);
-        }
         let started = Instant::now();
-        let status = command.status().map_err(|e| format!("could not run cargo: {e}"))?;
+        for args in part.commands {
+            eprintln!("xtask: edge {} — cargo {}", part.name, args.join(" "));
+            let mut command = Command::new(&cargo);
+            command.args(*args);
+            if let Some(node) = &node {
+                command
+                    .env("MCP_KERNEL_NODE", node)
+                    .env("MCP_KERNEL_AUTH_SERVER_DIR", absolute(Path::new(AUTH_SERVER_DIR))?);
+            }
+            if let Some(chromium) = &chromium {
+                command.env("MCP_KERNEL_CHROMIUM", chromium);
+            }
+            if let Some(nginx) = &nginx {
+                command.env("MCP_KERNEL_NGINX", nginx);
+            }
+            if let Some(redis) = &redis {
+                command.env("MCP_KERNEL_REDIS_SERVER", redis);
+            }
+            let status = command.status().map_err(|e| format!("could not run cargo: {e}"))?;
+            if !status.success() {
+                return Err(format!("edge {} failed ({status})", part.name));
+            }
+        }
         let took = started.elapsed();
         eprintln!("xtask: edge {} took {:.1} s", part.name, took.as_secs_f64());
-        if !status.success() {
-            return Err(format!("edge {} failed ({status})", part.name));
-        }
         times.push(format!("{} {:.1} s", part.name, took.as_secs_f64()));
     }
     eprintln!("xtask: edge passed ({})", times.join(", "));
@@ -251,12 +334,20 @@ mod tests {
     fn every_part_runs_an_existing_file_and_only_the_proxy_parts_need_nginx() {
         let root = mcp_kernel_workspace::root();
         for part in PARTS {
-            assert!(root.join(part.file).is_file(), "{} runs {}", part.name, part.file);
-            assert!(runs_ignored_tests_of(part.file));
-            assert_eq!(part.needs_nginx, matches!(part.name, "proxy" | "traces"), "{}", part.name);
+            for file in part.files {
+                let (exists, probe) = match file.strip_suffix('/') {
+                    Some(_) => (root.join(file).is_dir(), format!("{file}main.rs")),
+                    None => (root.join(file).is_file(), (*file).to_owned()),
+                };
+                assert!(exists, "{} runs {file}", part.name);
+                assert!(runs_ignored_tests_of(&probe), "{probe}");
+            }
+            assert_eq!(part.needs_nginx, matches!(part.name, "proxy" | "traces" | "redis"), "{}", part.name);
+            assert_eq!(part.needs_redis, part.name == "redis", "{}", part.name);
             assert_eq!(part.needs_node, part.name == "oauth", "{}", part.name);
         }
         assert!(!runs_ignored_tests_of("tools/tests-rmcp/tests/http.rs"));
+        assert!(runs_ignored_tests_of("crates/kernel/redis/tests/integration/store.rs"));
     }
 
     #[test]

@@ -136,7 +136,7 @@ impl RedisConfig {
             Some(password) => redactor.with(password),
             None => redactor,
         };
-        Ok(Self {
+        let mut config = Self {
             client,
             redactor,
             key_prefix: DEFAULT_KEY_PREFIX.to_owned(),
@@ -146,7 +146,10 @@ impl RedisConfig {
             backoff: (DEFAULT_BACKOFF_MIN, DEFAULT_BACKOFF_MAX),
             hub_capacity: DEFAULT_HUB_CAPACITY,
             unset_env: Vec::new(),
-        })
+        };
+        // The subscription is a RESP2 pub/sub connection: a `?protocol=resp3` is not followed.
+        config.edit_settings(|settings| settings.set_protocol(redis::ProtocolVersion::RESP2));
+        Ok(config)
     }
 
     /// The prefix of every key and channel (default `"mcp-kernel"`): servers with different prefixes

@@ -6,7 +6,7 @@
 //! | `<prefix>:task:<id>` | string | the task record as JSON | at its `remove_after_ms` (`PEXPIREAT`); never without a time to live |
 //! | `<prefix>:lease:<id>` | string | the running instance's name | `lease` after its last renewal (`PX`) |
 //! | `<prefix>:tasks` | sorted set | every stored task id, scored by its removal deadline | swept by score at each create |
-//! | `<prefix>:running:owner:<digest>` / `<prefix>:running:nobody` | sorted set | the owner's running task ids, same scores | a task leaves it when it ends; swept by score |
+//! | `<prefix>:running:owner:<digest>` / `<prefix>:running:nobody` | sorted set | the owner's running task ids, same scores | a task leaves it when it ends, or when a create finds the owner at its bound and the task's lease lapsed; swept by score |
 //!
 //! Channels: `<prefix>:changes` (a change as JSON) and `<prefix>:wake` (a task id).
 
@@ -28,7 +28,12 @@ impl Keys {
 
     /// The running instance's lease on a task.
     pub(crate) fn lease(&self, id: &str) -> String {
-        format!("{}:lease:{id}", self.prefix)
+        format!("{}{id}", self.leases())
+    }
+
+    /// What every lease key starts with (for a script that finds a task's lease from its id).
+    pub(crate) fn leases(&self) -> String {
+        format!("{}:lease:", self.prefix)
     }
 
     /// Every stored task (the store's bound).

@@ -48,15 +48,17 @@
 //!   every change comes back through the subscription, so local subscribers receive each change once,
 //!   their own instance's included. A subscriber that falls `hub_capacity` behind has its feed ended.
 //! - **Tasks** ([`RedisTaskStore`]): `create` is one Lua script checking both bounds (per owner: its
-//!   running tasks; in all: the stored ones; nothing is evicted), storing the record and taking the
-//!   lease; it resolves only once Redis acknowledged, so `CreateTaskResult` follows a durable write.
-//!   `read` is **one round trip**. `update` reads, applies the router's edit in Rust and writes with
+//!   running tasks, a task whose lease lapsed counting no more; in all: the stored ones; nothing is
+//!   evicted), storing the record and taking the lease; it resolves only once Redis acknowledged, so
+//!   `CreateTaskResult` follows a durable write. `read` is **one round trip**. `update` reads, applies the router's edit in Rust and writes with
 //!   a compare-and-swap on the record's SHA-1, retried up to [`MAX_SWAP_ATTEMPTS`] times: a terminal
 //!   status is never overwritten, by any instance. `wake` publishes the task id; each instance wakes
 //!   its own watchers — no instance polls Redis for a task.
 //! - **A stopped instance** (killed, partitioned away for longer than its lease) stops renewing its
 //!   leases; the next read of each of its running tasks, through any instance, fails it with
-//!   `{"code": -32603, "message": "the instance running the task stopped"}`.
+//!   `{"code": -32603, "message": "the instance running the task stopped"}`. So is a creation
+//!   answered retry-later that reached Redis all the same (sent before a partition, delivered once it
+//!   healed): it runs nowhere, and once its lease lapses it holds no place of its owner's.
 //! - **Redis unreachable.** Every command is bounded by `response_timeout` (1 s) and fails at once
 //!   while there is no connection: the router answers a task request retry-later (over HTTP, 503 with
 //!   `retry-after`), never a hang and never a wrong status, and a tool call that needs no task is
@@ -68,10 +70,14 @@
 //!
 //! # Round trips
 //!
-//! Measured by [`Redis::round_trips`] in this crate's tests: `tasks/get` is exactly 1; a task created,
-//! read once and completed costs 5 on the instances involved (create 1, read 1, the completion's
-//! read-and-swap 2, its wake-up 1); an idle instance makes one round trip per heartbeat (its
-//! subscription's ping) plus one renewing all of its running tasks' leases.
+//! Measured by [`Redis::round_trips`] in this crate's tests (`tests/integration/store.rs` and
+//! `router.rs`): a `tasks/get` is exactly **1**. A task's whole life through the router — created by a
+//! `tools/call` on one instance, completed there, polled through another — is **5 plus 1 per
+//! `tasks/get`**: the create script 1, the run's first look at its task 1, the completion's read and
+//! compare-and-swap 2, its wake-up 1. Each further transition (a status message, input requested or
+//! recorded, a cancellation) is 3: read, swap, wake-up. An idle instance makes one round trip per
+//! heartbeat (a third of the lease: its subscription's ping), plus one per beat renewing all of its
+//! running tasks' leases together; a waiting task costs nothing more.
 //!
 //! # Threats
 //!
@@ -81,8 +87,10 @@
 //!   channels can change any task or announce any change. Use ACLs restricting the instances' user to
 //!   `~<prefix>:*` and `&<prefix>:*`, TLS (`rediss://`) across untrusted networks, and a password.
 //! - *A deaf listener*: see "Redis unreachable" — a feed or watch that can no longer hear ends.
-//! - Redis Cluster is not supported (the scripts touch several keys of one prefix); a primary with
-//!   replicas, or Sentinel-managed failover behind one address, is. Redis 6.2 or later.
+//! - Redis Cluster is not supported (the scripts touch several keys of one prefix); one primary is,
+//!   Redis 6.2 or later. An acknowledged write is durable only as the primary's persistence makes it
+//!   (`appendfsync always` for the tasks extension's "durably created"); no `WAIT` is issued, so a
+//!   failover to a replica may lose the last acknowledged writes (`docs/deploy.md`).
 #![forbid(unsafe_code)]
 
 mod config;
@@ -172,7 +180,7 @@ impl Redis {
     /// Outside a tokio runtime (it spawns its background tasks there).
     pub fn start(config: RedisConfig) -> Redis {
         for var in &config.unset_env {
-            tracing::warn!(variable = %var, "a Redis credential variable is not set; the URL's is used");
+            tracing::info!(variable = %var, "a Redis credential variable is not set; the URL's credentials, if any, are used");
         }
         let settings = Arc::new(Settings::new(&config));
         let link = Arc::new(Link::new(Arc::clone(&settings)));

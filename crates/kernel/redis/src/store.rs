@@ -212,6 +212,7 @@ impl TaskStore for RedisTaskStore {
                         limits.total.to_string().as_bytes(),
                         shared.lease_ms.to_string().as_bytes(),
                         shared.holder.as_bytes(),
+                        keys.leases().as_bytes(),
                     ],
                 )
                 .await?;

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use mcp_kernel_router::notify::Change;
 
 use crate::events::Events;
@@ -48,6 +48,8 @@ pub(crate) async fn subscribe_forever(
                 }
                 failures = 0;
                 delay = settings.backoff.0;
+                // A request for a new subscription made before this one was up is answered by it.
+                let _ = events.resubscribe.notified().now_or_never();
                 events.set_up();
                 match serve(pubsub, &settings, &events, &keys, beat).await {
                     Ended::Lost(reason) => {

@@ -1,5 +1,7 @@
 //! The proxy tests' cluster: three `cluster-host` instances and an nginx in front of them, each a
-//! child process bound to 127.0.0.1, each stopped when dropped.
+//! child process bound to 127.0.0.1, each stopped when dropped. `tests/proxy.rs` runs it stateless;
+//! `tests/shared_state.rs` gives every instance an environment of its own (`Cluster::start_with`:
+//! the Redis they share) and also kills one (`Instance::kill`).
 //!
 //! nginx runs with the configuration `docs/deploy.md` shows (`nginx.conf` beside this file, its
 //! `@…@` placeholders filled with the addresses), under a prefix of its own in the system's temporary
@@ -64,20 +66,36 @@ pub struct Instance {
     pub name: String,
     /// Where it listens (the same address across restarts).
     pub addr: SocketAddr,
-    keys: String,
+    /// `CLUSTER_STATE_KEYS` and whatever else it is started with, across restarts.
+    env: Vec<(String, String)>,
     child: Option<Child>,
     /// What it wrote on stderr, across restarts.
     pub stderr: Lines,
+    /// What it wrote on stdout, across restarts.
+    pub stdout: Lines,
 }
 
 impl Instance {
     /// Starts `name` on an ephemeral port of 127.0.0.1, with `keys` (`CLUSTER_STATE_KEYS`).
     pub async fn start(name: &str, keys: &str) -> Self {
-        let stderr = Lines::default();
-        let spawned = spawn(name, "127.0.0.1:0", keys, &stderr).await;
+        Self::start_with(name, keys, &[]).await
+    }
+
+    /// The same, with `env` set too.
+    pub async fn start_with(name: &str, keys: &str, env: &[(String, String)]) -> Self {
+        let mut env = env.to_vec();
+        env.push(("CLUSTER_STATE_KEYS".to_owned(), keys.to_owned()));
+        let (stderr, stdout) = (Lines::default(), Lines::default());
+        let spawned = spawn(name, "127.0.0.1:0", &env, &stderr, &stdout).await;
         let (child, addr) =
             spawned.unwrap_or_else(|| panic!("instance {name} did not start: {:?}", stderr.all()));
-        Self { name: name.to_owned(), addr, keys: keys.to_owned(), child: Some(child), stderr }
+        Self { name: name.to_owned(), addr, env, child: Some(child), stderr, stdout }
+    }
+
+    /// Kills it (SIGKILL: no drain, as when its machine dies) and reaps it.
+    pub async fn kill(&mut self) {
+        let mut child = self.child.take().expect("the instance is running");
+        child.kill().await.expect("SIGKILL the instance");
     }
 
     /// Its health document, or `None` when it does not answer.
@@ -117,13 +135,13 @@ impl Instance {
         }
     }
 
-    /// Starts it again on the same address, with the same keys.
+    /// Starts it again on the same address, with the same keys and environment.
     /// Three tries, 100 ms apart: another process may hold the port for a moment.
     pub async fn restart(&mut self) {
         assert!(self.child.is_none(), "instance {} is still running", self.name);
         for _ in 0..3 {
             if let Some((child, addr)) =
-                spawn(&self.name, &self.addr.to_string(), &self.keys, &self.stderr).await
+                spawn(&self.name, &self.addr.to_string(), &self.env, &self.stderr, &self.stdout).await
             {
                 assert_eq!(addr, self.addr, "instance {} came back on its own address", self.name);
                 self.child = Some(child);
@@ -135,12 +153,18 @@ impl Instance {
     }
 }
 
-/// Spawns `cluster-host <addr> <name>` and waits (bounded) for its `listening` line; `None` when it
-/// exits without one (it could not bind, say).
-async fn spawn(name: &str, addr: &str, keys: &str, stderr: &Lines) -> Option<(Child, SocketAddr)> {
+/// Spawns `cluster-host <addr> <name>` with `env` and waits (bounded) for its `listening` line;
+/// `None` when it exits without one (it could not bind, say).
+async fn spawn(
+    name: &str,
+    addr: &str,
+    env: &[(String, String)],
+    stderr: &Lines,
+    stdout: &Lines,
+) -> Option<(Child, SocketAddr)> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_cluster-host"))
         .args([addr, name])
-        .env("CLUSTER_STATE_KEYS", keys)
+        .envs(env.iter().map(|(name, value)| (name, value)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -162,7 +186,13 @@ async fn spawn(name: &str, addr: &str, keys: &str, stderr: &Lines) -> Option<(Ch
         Ok(_) => return None,
         Err(_) => panic!("instance {name} did not report its address within {START_DEADLINE:?}"),
     };
-    tokio::spawn(async move { while let Ok(Some(_)) = out.next_line().await {} });
+    stdout.push(line.clone());
+    let lines = stdout.clone();
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = out.next_line().await {
+            lines.push(line);
+        }
+    });
     let bound = line.strip_prefix("listening http://").and_then(|a| a.parse().ok());
     let bound = bound.unwrap_or_else(|| panic!("instance {name} printed {line:?}"));
     Some((child, bound))
@@ -311,9 +341,14 @@ pub struct Cluster {
 impl Cluster {
     /// Starts the instances, waits until each is healthy, then starts the proxy in front of them.
     pub async fn start(keys: [&str; 3]) -> Self {
+        Self::start_with(keys, [&[], &[], &[]]).await
+    }
+
+    /// The same, each instance with its environment in `env` too.
+    pub async fn start_with(keys: [&str; 3], env: [&[(String, String)]; 3]) -> Self {
         let mut instances = Vec::new();
-        for (name, keys) in ["a", "b", "c"].into_iter().zip(keys) {
-            instances.push(Instance::start(name, keys).await);
+        for ((name, keys), env) in ["a", "b", "c"].into_iter().zip(keys).zip(env) {
+            instances.push(Instance::start_with(name, keys, env).await);
         }
         for instance in &instances {
             instance.wait_health("healthy at start", |_| true).await;

@@ -3,8 +3,10 @@
 //! reason and run by `cargo xtask edge redis` (or `cargo test -p mcp-kernel-redis -- --ignored`).
 //! Two `Redis` values in one process are two instances: each has its own connections.
 
+mod acl;
 mod faults;
 mod hub;
+mod partition;
 mod router;
 mod security;
 mod store;

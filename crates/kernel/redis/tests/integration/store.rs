@@ -182,18 +182,19 @@ async fn a_task_whose_lease_lapsed_is_failed_by_the_next_read_with_the_reason() 
 #[ignore = "needs redis-server (cargo xtask edge redis)"]
 async fn a_running_instance_keeps_its_lease_with_the_heartbeat() {
     let redis = server();
-    let a = instance(config(&redis)).await.task_store();
+    // A 1.5 s lease (a beat every 500 ms): three beats may be late before it lapses.
+    let a = instance(config(&redis).lease(Duration::from_millis(1_500))).await.task_store();
     let b = instance(config(&redis)).await.task_store();
     let running = a.watch_running("t");
     a.create(task("t", None, None), LIMITS).await.unwrap().unwrap();
     // A plain watch (a listen's) holds no lease.
     let _listen = b.watch("t");
     for _ in 0..4 {
-        tokio::time::sleep(Duration::from_millis(400)).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
         assert_eq!(b.read("t").await.unwrap().unwrap().status, TaskStatus::Working, "renewed");
     }
     drop(running);
-    tokio::time::sleep(Duration::from_millis(900)).await;
+    tokio::time::sleep(Duration::from_millis(1_700)).await;
     assert_eq!(b.read("t").await.unwrap().unwrap().status, TaskStatus::Failed, "lapsed once released");
 }
 

@@ -18,7 +18,12 @@ pub fn server() -> RedisServer {
 /// A configuration for `server` with short times: 300 ms response timeout, a 600 ms lease (a beat
 /// every 200 ms), reconnection from 20 ms to 200 ms.
 pub fn config(server: &RedisServer) -> RedisConfig {
-    RedisConfig::from_url(&server.url())
+    config_for(&server.url())
+}
+
+/// [`config`]'s short times for the Redis at `url` (a relay in front of a server, say).
+pub fn config_for(url: &str) -> RedisConfig {
+    RedisConfig::from_url(url)
         .expect("a URL")
         .response_timeout(Duration::from_millis(300))
         .connect_timeout(Duration::from_millis(500))

@@ -152,6 +152,7 @@ impl Server {
             dispatch,
             retry,
             span,
+            rewatch_pause_ms: std::sync::atomic::AtomicU64::new(REWATCH_PAUSE_MS.0),
         };
         let watch = engine.tasks.store.watch_running(&record.id);
         let expires = record.expires_ms();
@@ -260,6 +261,23 @@ struct TaskRun {
     /// The call as first made: each round runs it again with its answers.
     retry: ToolCall,
     span: tracing::Span,
+    /// The pause before the next watch, in milliseconds: it doubles while the store keeps ending
+    /// watches (a shared store that lost its source) and is back at its least after a wake-up that
+    /// left the watch alive.
+    rewatch_pause_ms: std::sync::atomic::AtomicU64,
+}
+
+/// The least and the most pause before a task's run watches its task again.
+const REWATCH_PAUSE_MS: (u64, u64) = (50, 2_000);
+
+/// What a look for a round's answers found.
+enum Taken {
+    /// Every request is answered (`Ready`), or the task is over (`Ended`).
+    Input(Woken<RetryInput>),
+    /// Not every request is answered yet.
+    NotYet,
+    /// The store could not be read or written.
+    Unread,
 }
 
 /// Why a run stopped waiting.
@@ -345,11 +363,19 @@ impl TaskRun {
                     return Woken::Ended;
                 }
                 Some(alive) => {
-                    if self.is_over().await {
-                        return Woken::Ended;
-                    }
-                    if !alive {
+                    // Watched again first, then read: a change written in between wakes the new watch.
+                    if alive {
+                        self.watch_delivers();
+                    } else {
                         self.rewatch(watch).await;
+                    }
+                    match self.look().await {
+                        Some(true) => return Woken::Ended,
+                        Some(false) => {}
+                        // Unread (the store is unreachable): read again after the next pause, even if
+                        // the new watch lives — what woke it, or what was written while no watch
+                        // lived, is not known yet.
+                        None => *watch = TaskWatch::new(futures_util::stream::empty()),
                     }
                 }
             }
@@ -364,8 +390,11 @@ impl TaskRun {
         deadline: &mut BoxFuture<'static, ()>,
     ) -> Woken<RetryInput> {
         loop {
-            if let Some(input) = self.take_input().await {
-                return input;
+            match self.take_input().await {
+                Taken::Input(input) => return input,
+                Taken::NotYet => {}
+                // Unread: looked at again after the next pause, even if the watch lives.
+                Taken::Unread => *watch = TaskWatch::new(futures_util::stream::empty()),
             }
             let woken = match select(Box::pin(watch.woken()), deadline.as_mut()).await {
                 Either::Left((alive, _)) => Some(alive),
@@ -377,7 +406,9 @@ impl TaskRun {
                     return Woken::Ended;
                 }
                 Some(alive) => {
-                    if !alive {
+                    if alive {
+                        self.watch_delivers();
+                    } else {
                         if self.is_over().await {
                             return Woken::Ended;
                         }
@@ -389,7 +420,7 @@ impl TaskRun {
     }
 
     /// The round's answers, once every request is answered; `Ended` when the task is over.
-    async fn take_input(&self) -> Option<Woken<RetryInput>> {
+    async fn take_input(&self) -> Taken {
         let taken: Mutex<Option<TakenInput>> = Mutex::new(None);
         let edit = |record: &mut TaskRecord| {
             let input = record.take_input();
@@ -399,39 +430,63 @@ impl TaskRun {
         };
         match self.engine.tasks.store.update(&self.id, &edit).await {
             Ok(Some(_)) => {}
-            Ok(None) => return self.is_over().await.then_some(Woken::Ended),
+            Ok(None) => {
+                return match self.look().await {
+                    Some(true) => Taken::Input(Woken::Ended),
+                    Some(false) => Taken::NotYet,
+                    None => Taken::Unread,
+                };
+            }
             Err(error) => {
                 tracing::error!(%error, "the task store failed while a task waited for input");
-                return None;
+                return Taken::Unread;
             }
         }
-        let (given, state) = taken.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)?;
+        let taken = taken.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some((given, state)) = taken else { return Taken::NotYet };
         let keys: BTreeMap<String, String> =
             given.iter().map(|(key, g)| (key.clone(), g.method.clone())).collect();
         let sent: Map<String, Value> = given.into_iter().map(|(key, g)| (key, g.response)).collect();
         // Checked when recorded; a store written by another version is checked again here.
         let responses = responses::asked(sent, &keys).unwrap_or_default();
-        Some(Woken::Ready(RetryInput::new(responses, state)))
+        Taken::Input(Woken::Ready(RetryInput::new(responses, state)))
     }
 
     /// A watch the store ended while the task lives on (a shared store lost its connection): watched
     /// again after a pause, so that a store that keeps ending watches is polled, not spun on.
+    /// The pause doubles at each watch ended in a row (50 ms up to 2 s), so that a store whose source
+    /// is gone for long is asked a few times a minute per task, not twenty times a second.
     async fn rewatch(&self, watch: &mut TaskWatch) {
-        self.engine.tasks.runtime.sleep(std::time::Duration::from_millis(50)).await;
+        use std::sync::atomic::Ordering;
+        let pause = self.rewatch_pause_ms.load(Ordering::Relaxed);
+        self.rewatch_pause_ms.store((pause * 2).min(REWATCH_PAUSE_MS.1), Ordering::Relaxed);
+        self.engine.tasks.runtime.sleep(std::time::Duration::from_millis(pause)).await;
         *watch = self.engine.tasks.store.watch_running(&self.id);
+    }
+
+    /// A wake-up left the watch alive: the store delivers again, and the next lost watch is watched
+    /// again after the least pause.
+    fn watch_delivers(&self) {
+        self.rewatch_pause_ms.store(REWATCH_PAUSE_MS.0, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Whether the task is terminal or gone (then the handler is told to stop).
     async fn is_over(&self) -> bool {
+        self.look().await == Some(true)
+    }
+
+    /// Whether the task is terminal or gone (then the handler is told to stop); `None` when the
+    /// store could not be read.
+    async fn look(&self) -> Option<bool> {
         let over = match self.engine.tasks.store.read(&self.id).await {
             Ok(Some(record)) => record.status.is_terminal(),
             Ok(None) => true,
-            Err(_) => false,
+            Err(_) => return None,
         };
         if over {
             self.handle.cancel();
         }
-        over
+        Some(over)
     }
 
     /// The task outlived its time to live: failed, and its handler told.

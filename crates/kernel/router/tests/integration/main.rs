@@ -33,6 +33,7 @@ mod resources_prompts;
 mod tasks;
 mod tasks_drain;
 mod tasks_hostile;
+mod tasks_outage;
 mod tasks_races;
 mod tasks_unreachable;
 #[cfg(feature = "fuzzing")]

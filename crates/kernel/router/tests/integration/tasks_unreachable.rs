@@ -30,6 +30,7 @@ struct Switch {
     down: Arc<AtomicBool>,
     fail_terminal: Arc<AtomicUsize>,
     cut: Arc<tokio::sync::watch::Sender<bool>>,
+    watches: Arc<AtomicUsize>,
 }
 
 fn unreachable<T>() -> StoreResult<T> {
@@ -80,6 +81,7 @@ impl TaskStore for Switch {
     }
 
     fn watch(&self, id: &str) -> TaskWatch {
+        self.watches.fetch_add(1, Ordering::SeqCst);
         let inner = self.inner.watch(id);
         let wakes = futures_util::stream::unfold(inner, |mut inner| async move {
             inner.woken().await.then_some(((), inner))
@@ -103,6 +105,7 @@ impl Switch {
             down: Arc::default(),
             fail_terminal: Arc::default(),
             cut: Arc::new(tokio::sync::watch::channel(false).0),
+            watches: Arc::default(),
         }
     }
 
@@ -308,4 +311,22 @@ async fn a_tasks_outcome_is_written_again_when_the_store_is_unreachable_for_a_mo
     }
     assert_eq!(status, "completed", "the outcome was given up after a short outage");
     assert_eq!(store.fail_terminal.load(Ordering::SeqCst), 0, "three writes failed first");
+}
+
+#[tokio::test]
+async fn a_run_whose_store_keeps_ending_its_watch_watches_again_ever_more_slowly_not_twenty_times_a_second() {
+    let (store, hub) = (Switch::new(), SwitchHub::default());
+    let server = server(&store, &hub);
+    let message = request(1, "tools/call", json!({"name": "required", "arguments": {"ms": 60_000}}));
+    let id = task_id(&send(&server, message).await);
+    // From now on every watch ends as soon as it is taken (a shared store whose source is gone).
+    store.cut_watches();
+    let before = store.watches.load(Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(1_600)).await;
+    let watched = store.watches.load(Ordering::SeqCst) - before;
+    // 50 + 100 + 200 + 400 + 800 ms: five or six watches in 1.6 s, where a fixed 50 ms pause takes 32.
+    assert!(watched <= 8, "watched {watched} times in 1.6 s");
+    assert!(watched >= 2, "watched {watched} times: the run stopped watching");
+    let got = send(&server, request(2, "tasks/get", json!({"taskId": id}))).await;
+    assert_eq!(got["result"]["status"], "working", "{got}");
 }

@@ -22,6 +22,10 @@
 //! minute (`ttlMs: 60000`, `cacheScope: "public"`). Beside `/mcp` the host mounts `GET /healthz`:
 //! `{"instance": …, "in_flight": …}`, 200 while it serves.
 //!
+//! With `CLUSTER_REDIS_URL` set the instances share change notifications and tasks through Redis, and
+//! serve two more tools, `touch` and `job` (`shared.rs` has the variables and the tools); the health
+//! document then also counts the Redis round trips (`redis_round_trips`). Its logs go to stderr.
+//!
 //! Threat: none of its own — it is test support, bound where the test says (127.0.0.1). It still
 //! refuses bad input as a host should: a key list `HmacSealer::from_hex_keys` refuses stops it at
 //! start, with a message that names the key's position, never the key.
@@ -45,6 +49,10 @@ use mcp_kernel::{
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
+mod shared;
+
+use shared::Shared;
+
 type BoxError = Box<dyn Error + Send + Sync>;
 
 /// The environment variable holding the request-state keys.
@@ -66,6 +74,8 @@ struct Instance {
     name: String,
     in_flight: AtomicUsize,
     whoami_calls: AtomicU64,
+    /// The state shared through Redis, when `CLUSTER_REDIS_URL` is set.
+    shared: Option<Shared>,
 }
 
 /// Counts one call in flight while it lives.
@@ -90,29 +100,37 @@ fn sealer() -> Result<HmacSealer, String> {
     HmacSealer::from_hex_keys(&text).map_err(|error| format!("{KEYS_VAR}: {error}"))
 }
 
-fn catalog() -> Listing {
-    let object = |properties: Value, required: &[&str]| json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
+/// A closed object schema.
+fn object(properties: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+}
+
+fn catalog(shared: bool) -> Listing {
+    let mut tools = vec![
+        ToolSpec::new("whoami", Mode::ReadOnly)
+            .description("Name the instance and the caller.")
+            .input_schema(object(json!({}), &[])),
+        ToolSpec::new("confirm", Mode::ReadOnly)
+            .description("Ask the user to confirm an item, then say who asked and who answered.")
+            .input_schema(object(json!({"item": {"type": "string", "maxLength": 64}}), &["item"])),
+        ToolSpec::new("count", Mode::ReadOnly)
+            .description("Report progress at intervals, then finish.")
+            .input_schema(object(
+                json!({
+                    "steps": {"type": "integer", "minimum": 1, "maximum": 20},
+                    "interval_ms": {"type": "integer", "minimum": 1, "maximum": 1000}
+                }),
+                &["steps", "interval_ms"],
+            )),
+        ToolSpec::new("slow", Mode::ReadOnly).description("Take a moment, then finish.").input_schema(
+            object(json!({"ms": {"type": "integer", "minimum": 0, "maximum": 10000}}), &["ms"]),
+        ),
+    ];
+    if shared {
+        tools.extend(shared::tools(object));
+    }
     Listing {
-        tools: vec![
-            ToolSpec::new("whoami", Mode::ReadOnly)
-                .description("Name the instance and the caller.")
-                .input_schema(object(json!({}), &[])),
-            ToolSpec::new("confirm", Mode::ReadOnly)
-                .description("Ask the user to confirm an item, then say who asked and who answered.")
-                .input_schema(object(json!({"item": {"type": "string", "maxLength": 64}}), &["item"])),
-            ToolSpec::new("count", Mode::ReadOnly)
-                .description("Report progress at intervals, then finish.")
-                .input_schema(object(
-                    json!({
-                        "steps": {"type": "integer", "minimum": 1, "maximum": 20},
-                        "interval_ms": {"type": "integer", "minimum": 1, "maximum": 1000}
-                    }),
-                    &["steps", "interval_ms"],
-                )),
-            ToolSpec::new("slow", Mode::ReadOnly).description("Take a moment, then finish.").input_schema(
-                object(json!({"ms": {"type": "integer", "minimum": 0, "maximum": 10000}}), &["ms"]),
-            ),
-        ],
+        tools,
         resources: vec![ResourceSpec::new("cluster://instance", "instance").mime_type("text/plain").into()],
         prompts: vec![],
     }
@@ -173,7 +191,13 @@ async fn dispatch(instance: Arc<Instance>, call: ToolCall) -> Result<ToolOutput,
             tokio::time::sleep(Duration::from_millis(ms)).await;
             ToolOutput::json(&json!({"instance": name, "slept_ms": ms}))
         }
-        _ => Err(ToolError::new("no such tool")),
+        _ => {
+            let served = match &instance.shared {
+                Some(shared) => shared::dispatch(shared, name, &call).await,
+                None => None,
+            };
+            served.unwrap_or_else(|| Err(ToolError::new("no such tool")))
+        }
     }
 }
 
@@ -186,20 +210,23 @@ async fn read(instance: Arc<Instance>, request: ReadResource) -> Result<Vec<Reso
 
 fn server(instance: &Arc<Instance>, sealer: HmacSealer) -> Result<Server, BoxError> {
     let (for_dispatch, for_read) = (Arc::clone(instance), Arc::clone(instance));
-    let server = Server::builder(catalog())
+    let mut builder = Server::builder(catalog(instance.shared.is_some()))
         .server_name(format!("cluster-host {}", instance.name))
         .tools_cache(CacheHints { ttl_ms: TOOLS_TTL_MS, scope: CacheScope::Public })
         .request_state_sealer(sealer)
         .dispatch(move |call: ToolCall| dispatch(Arc::clone(&for_dispatch), call))
-        .resource_reader(move |request: ReadResource| read(Arc::clone(&for_read), request))
-        .build()?;
-    Ok(server)
+        .resource_reader(move |request: ReadResource| read(Arc::clone(&for_read), request));
+    if let Some(shared) = &instance.shared {
+        builder = builder.notifications(shared.notifications()).tasks(shared.tasks());
+    }
+    Ok(builder.build()?)
 }
 
 async fn run(address: &str, name: String) -> Result<(), BoxError> {
     let sealer = sealer()?;
+    let shared = Shared::from_env()?;
     let instance =
-        Arc::new(Instance { name, in_flight: AtomicUsize::new(0), whoami_calls: AtomicU64::new(0) });
+        Arc::new(Instance { name, in_flight: AtomicUsize::new(0), whoami_calls: AtomicU64::new(0), shared });
     let mcp = McpHttp::builder(server(&instance, sealer)?)
         .allowed_origins(AllowedOrigins::list([APP_ORIGIN]))
         .authorize(|parts| {
@@ -210,7 +237,11 @@ async fn run(address: &str, name: String) -> Result<(), BoxError> {
     let app = axum::Router::new().route_service("/mcp", mcp).route(
         "/healthz",
         get(move || {
-            let body = json!({"instance": health.name, "in_flight": health.in_flight.load(Ordering::SeqCst)});
+            let mut body =
+                json!({"instance": health.name, "in_flight": health.in_flight.load(Ordering::SeqCst)});
+            if let Some(shared) = &health.shared {
+                body["redis_round_trips"] = json!(shared.round_trips());
+            }
             async move { ([(http::header::CONTENT_TYPE, "application/json")], body.to_string()) }
         }),
     );
@@ -232,6 +263,16 @@ async fn run(address: &str, name: String) -> Result<(), BoxError> {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if std::env::var_os(shared::URL_VAR).is_some() {
+        // The Redis client's and the core's logs, for the tests that read them (never a credential).
+        let filter = tracing_subscriber::EnvFilter::try_from_env("CLUSTER_LOG")
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_ansi(false)
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let [address, name] = args.as_slice() else {
         eprintln!("usage: cluster-host <listen-address> <instance-name>  ({KEYS_VAR}=<hex>[,<hex>…])");
         return std::process::ExitCode::from(2);
