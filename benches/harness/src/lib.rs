@@ -42,6 +42,13 @@
 //! from an ordinary call's return until its caller reads the answer; medians go to
 //! `target/bench/compare-tasks.json`.
 //!
+//! `--redis` runs only the shared-store scenario instead (module `shared`), on the kernel alone, each
+//! figure in process beside the same over Redis (a `redis-server` the run starts, pinned with the
+//! servers): `tasks/get` throughput and latency at 32 connections, the time until one change reaches the
+//! last of 1,000 listeners on each server (one server in process, three sharing one Redis), and the
+//! Redis round trips per `tasks/get` and per task lifecycle, by the server's count and by Redis's;
+//! medians go to `target/bench/compare-redis.json`.
+//!
 //! `cargo xtask bench curves [--quick] [--rounds N] [--only …] [--curve NAME[,NAME]] [--no-build]`
 //! measures how cost grows instead (module `curves`): with HTTP connections, idle and drip
 //! connections, catalog size, payload size and h2c streams; it writes `target/bench/curves.json`,
@@ -53,7 +60,7 @@
 //!
 //! By phase: `options` reads the command line, `build` builds the compare workspace and finds its
 //! binaries, `servers` starts the servers and runs `bench-load` against them (pinned), `compare`,
-//! `hold`, `drip`, `listen` and `tasks` run the rounds of each scenario, and `report` tallies the rounds into medians
+//! `hold`, `drip`, `listen`, `tasks` and `shared` run the rounds of each scenario, and `report` tallies the rounds into medians
 //! and ratios, prints them and writes the JSON.
 #![forbid(unsafe_code)]
 
@@ -67,6 +74,7 @@ mod listen;
 mod options;
 mod report;
 mod servers;
+mod shared;
 mod tasks;
 
 use compare::run_compare;
@@ -76,6 +84,7 @@ use listen::run_listen;
 use mcp_kernel_workspace::root;
 use options::parse;
 use servers::Pinning;
+use shared::run_shared;
 use tasks::run_tasks;
 
 /// The servers in their interleaving order: (short name, binary).
@@ -97,8 +106,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if !manifest.exists() {
         return Err(format!("{} is missing", manifest.display()));
     }
-    // `--listen` and `--tasks` measure the kernel alone: the others are not built.
-    let alone = options.listen.is_some() || options.tasks.is_some();
+    // `--listen`, `--tasks` and `--redis` measure the kernel alone: the others are not built.
+    let alone = options.listen.is_some() || options.tasks.is_some() || options.redis;
     let servers: Vec<(&'static str, &'static str)> = SERVERS
         .iter()
         .copied()
@@ -123,6 +132,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     if let Some(counts) = &options.tasks {
         return run_tasks(&options, counts, &servers, &pinning, &release, &load, &root);
+    }
+    if options.redis {
+        return run_shared(&options, &servers, &pinning, &release, &load, &root);
     }
     run_compare(&options, &servers, &pinning, &release, &load, &root, &out_dir)
 }
@@ -203,6 +215,17 @@ mod tests {
             &["compare", "--tasks", "10", "--listen", "10"],
             &["compare", "--tasks", "10", "--hold"],
         ] {
+            assert!(parse(&args(bad)).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn redis_is_a_run_of_its_own() {
+        assert!(!parse(&args(&["compare"])).unwrap().redis);
+        let redis = parse(&args(&["compare", "--redis", "--quick"])).unwrap();
+        assert_eq!((redis.redis, redis.rounds, redis.tasks, redis.listen), (true, 3, None, None));
+        assert_eq!(parse(&args(&["compare", "--redis", "--rounds", "2"])).unwrap().rounds, 2);
+        for bad in [&["compare", "--redis", "--tasks", "10"][..], &["compare", "--redis", "--hold"]] {
             assert!(parse(&args(bad)).is_err(), "{bad:?}");
         }
     }

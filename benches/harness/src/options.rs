@@ -1,5 +1,6 @@
 //! The command line of `cargo xtask bench compare`: the scenario (the comparison, `--hold`,
-//! `--drip N` or `--listen N[,N…]`), the rounds, their lengths and the servers.
+//! `--drip N`, `--listen N[,N…]`, `--tasks N[,N…]` or `--redis`), the rounds, their lengths and the
+//! servers.
 
 use super::SERVERS;
 
@@ -18,6 +19,8 @@ pub(super) struct Options {
     pub(super) listen: Option<Vec<u32>>,
     /// `--tasks N[,N…]`: the numbers of live tasks the memory runs hold, ascending.
     pub(super) tasks: Option<Vec<u32>>,
+    /// `--redis`: tasks and listens shared through Redis, beside in process.
+    pub(super) redis: bool,
 }
 
 /// Upper bound on `--drip` (bench-load's own).
@@ -30,7 +33,7 @@ const MAX_LISTEN_COUNTS: usize = 4;
 const MAX_TASKS: u32 = 16_000;
 
 const USAGE: &str = "usage: cargo xtask bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] \
-                     [--hold | --drip N | --listen N[,N...] | --tasks N[,N...]]";
+                     [--hold | --drip N | --listen N[,N...] | --tasks N[,N...] | --redis]";
 
 /// Reads `compare …` (the subcommand first).
 pub(super) fn parse(args: &[String]) -> Result<Options, String> {
@@ -46,6 +49,7 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
     let mut drip = None;
     let mut listen = None;
     let mut tasks = None;
+    let mut redis = false;
     let (mut warmup_s, mut duration_s) = (None, None);
     while let Some(arg) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{arg} needs a value"));
@@ -53,6 +57,7 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
             "--quick" => quick = true,
             "--no-build" => build = false,
             "--hold" => hold = true,
+            "--redis" => redis = true,
             "--drip" => {
                 let v = value()?;
                 drip = Some(
@@ -75,8 +80,12 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
             other => return Err(format!("unknown option {other}\n{USAGE}")),
         }
     }
-    if [hold, drip.is_some(), listen.is_some(), tasks.is_some()].iter().filter(|&&given| given).count() > 1 {
-        return Err("--hold, --drip, --listen and --tasks are separate runs: give one of them".into());
+    if [hold, drip.is_some(), listen.is_some(), tasks.is_some(), redis].iter().filter(|&&given| given).count()
+        > 1
+    {
+        return Err(
+            "--hold, --drip, --listen, --tasks and --redis are separate runs: give one of them".into()
+        );
     }
     Ok(Options {
         quick,
@@ -89,6 +98,7 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
         drip,
         listen,
         tasks,
+        redis,
     })
 }
 

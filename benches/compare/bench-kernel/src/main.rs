@@ -38,6 +38,13 @@
 //! `MAX_TASKS`, for everyone: the benchmark's tasks are nobody's (no owner key). `wait` is listed
 //! after `announce`, with no catalog (`BENCH_CATALOG_TOOLS` unset); `echo` is never a task and its call
 //! never looks at the tasks. `BENCH_KERNEL_TASKS=off` serves the server without them and without `wait`.
+//!
+//! With `BENCH_KERNEL_REDIS=redis://HOST:PORT` set, the notifications and the tasks go through that Redis
+//! instead (the facade's `redis` feature, `mcp_kernel::redis`: `Notifications::with_hub`, `Tasks::with_store`; the server waits for
+//! Redis at start), under the key prefix `BENCH_KERNEL_REDIS_PREFIX` (default `bench`), so that several
+//! servers sharing one Redis serve as one, for `cargo xtask bench compare --redis`. Over HTTP the server
+//! then also answers `GET /stats` beside `/mcp` with `{"redis_round_trips": N}`, the round trips it has
+//! made to Redis so far. Unset, the server is exactly the one every other benchmark measures.
 
 #![forbid(unsafe_code)]
 
@@ -45,6 +52,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcp_kernel::http::{AllowedOrigins, Builder, McpHttp, ServeOptions};
 use mcp_kernel::notify::{Notifications, Notifier};
+use mcp_kernel::redis::{Redis, RedisConfig};
 use mcp_kernel::resources::{ReadResource, ResourceTemplateSpec};
 use mcp_kernel::tasks::{TaskMode, Tasks, TokioRuntime};
 use mcp_kernel::wire::types::ResourceContents;
@@ -156,16 +164,37 @@ async fn read(request: ReadResource) -> Result<Vec<ResourceContents>, ReaderErro
     Ok(vec![ResourceContents::text(&request.uri, "bench")])
 }
 
-async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error::Error>> {
+async fn serve_http(
+    server: Server,
+    addr: &str,
+    redis: Option<Redis>,
+) -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
     let builder = McpHttp::builder(server).allowed_origins(AllowedOrigins::any()).authorize(|_| Ok(()));
     let service = listen_settings(builder)?.build();
-    let app = axum::Router::new().route_service("/mcp", service);
+    let mut app = axum::Router::new().route_service("/mcp", service);
+    if let Some(redis) = redis {
+        app = app.route("/stats", axum::routing::get(move || std::future::ready(stats(&redis))));
+    }
     let options = serve_options()?;
     println!("listening on http://{bound}/mcp");
     mcp_kernel::http::serve_with(listener, app, std::future::pending(), options).await?;
     Ok(())
+}
+
+/// `GET /stats` over Redis: the round trips made to it so far.
+fn stats(redis: &Redis) -> ([(axum::http::HeaderName, &'static str); 1], String) {
+    let body = json!({"redis_round_trips": redis.round_trips()}).to_string();
+    ([(axum::http::header::CONTENT_TYPE, "application/json")], body)
+}
+
+/// The Redis of `BENCH_KERNEL_REDIS`, under the prefix `BENCH_KERNEL_REDIS_PREFIX`, if it is set.
+fn redis_config() -> Result<Option<RedisConfig>, String> {
+    let Ok(url) = std::env::var("BENCH_KERNEL_REDIS") else { return Ok(None) };
+    let prefix = std::env::var("BENCH_KERNEL_REDIS_PREFIX").unwrap_or_else(|_| "bench".to_owned());
+    let config = RedisConfig::from_url(&url).map_err(|e| format!("BENCH_KERNEL_REDIS: {e}"))?;
+    Ok(Some(config.key_prefix(prefix)))
 }
 
 /// The listen limits and keep-alive interval of `BENCH_KERNEL_MAX_LISTENS` and
@@ -225,10 +254,15 @@ fn tasks_on() -> Result<bool, String> {
     }
 }
 
-/// The tasks opt-in: in process, on tokio, past `BENCH_KERNEL_TASK_THRESHOLD_MS` (default 5 ms).
-fn tasks() -> Result<Tasks, String> {
+/// The tasks opt-in: in process (or in `redis`), on tokio, past `BENCH_KERNEL_TASK_THRESHOLD_MS`
+/// (default 5 ms).
+fn tasks(redis: Option<&Redis>) -> Result<Tasks, String> {
     let threshold = number("BENCH_KERNEL_TASK_THRESHOLD_MS")?.unwrap_or(5);
-    Ok(Tasks::in_process(TokioRuntime)
+    let tasks = match redis {
+        Some(redis) => Tasks::with_store(redis.task_store(), TokioRuntime),
+        None => Tasks::in_process(TokioRuntime),
+    };
+    Ok(tasks
         .threshold(Duration::from_millis(threshold as u64))
         .max_tasks(MAX_TASKS)
         .max_tasks_per_owner(MAX_TASKS))
@@ -250,8 +284,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (tools, templates) = (count("BENCH_CATALOG_TOOLS")?, count("BENCH_CATALOG_TEMPLATES")?);
     let (notifying, tasking) = (notifications_on()?, tasks_on()?);
     let listing = catalog(tools, templates, notifying && tools == 0, tasking && tools == 0);
+    let runtime = runtime()?;
+    let redis = match redis_config()? {
+        Some(config) => Some(runtime.block_on(Redis::connect(config))?),
+        None => None,
+    };
     let builder = Server::builder(listing).server_name("bench-kernel");
-    let notifications = notifying.then(Notifications::in_process);
+    let notifications = notifying.then(|| match &redis {
+        Some(redis) => Notifications::with_hub(redis.change_hub()),
+        None => Notifications::in_process(),
+    });
     let notifier = notifications.as_ref().map(Notifications::notifier);
     let mut builder = builder.dispatch(move |call: ToolCall| {
         // Only `wait` and `announce` are told apart: a call of `echo` costs two name comparisons more.
@@ -263,7 +305,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         builder = builder.notifications(notifications);
     }
     if tasking {
-        builder = builder.tasks(tasks()?);
+        builder = builder.tasks(tasks(redis.as_ref())?);
     }
     // Without templates the server is exactly the one every other benchmark measures.
     if templates > 0 {
@@ -271,10 +313,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let server = builder.build()?;
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let runtime = runtime()?;
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["stdio"] => runtime.block_on(mcp_kernel::stdio::serve(server))?,
-        ["http", addr] => runtime.block_on(serve_http(server, addr))?,
+        ["http", addr] => runtime.block_on(serve_http(server, addr, redis))?,
         _ => return Err("usage: bench-kernel stdio | bench-kernel http 127.0.0.1:PORT".into()),
     }
     Ok(())

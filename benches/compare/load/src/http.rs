@@ -161,6 +161,11 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
         .take("pid")
         .map(|v| v.parse::<u32>().map_err(|_| format!("--pid: not a number: {v:?}")))
         .transpose()?;
+    // With a shared store's pid (`--store-pid`), its CPU over the window is read the same way.
+    let store_pid = args
+        .take("store-pid")
+        .map(|v| v.parse::<u32>().map_err(|_| format!("--store-pid: not a number: {v:?}")))
+        .transpose()?;
     let work = Work::parse(&mut args)?;
     args.finish(false)?;
     if connections == 0 || connections > MAX_CONNECTIONS {
@@ -202,13 +207,16 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
     let tasks: Vec<_> =
         (0..connections).map(|index| tokio::spawn(connection_loop(index as u64, target.clone()))).collect();
     let window = target.window;
-    let server_cpu = tokio::spawn(async move {
-        let pid = pid?.to_string();
-        tokio::time::sleep_until(window.0).await;
-        let before = threads_cpu_ns(&pid)?;
-        tokio::time::sleep_until(window.1).await;
-        Some(threads_cpu_ns(&pid)?.saturating_sub(before))
-    });
+    let cpu_over_window = |pid: Option<u32>| {
+        tokio::spawn(async move {
+            let pid = pid?.to_string();
+            tokio::time::sleep_until(window.0).await;
+            let before = threads_cpu_ns(&pid)?;
+            tokio::time::sleep_until(window.1).await;
+            Some(threads_cpu_ns(&pid)?.saturating_sub(before))
+        })
+    };
+    let (server_cpu, store_cpu) = (cpu_over_window(pid), cpu_over_window(store_pid));
     let mut all = ConnectionStats::default();
     for task in tasks {
         all.merge(task.await.map_err(|e| format!("connection task: {e}"))?);
@@ -217,6 +225,8 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
     let measured = all.micros.len();
     let server_cpu_ns = server_cpu.await.ok().flatten();
     let server_cpu_us = server_cpu_ns.filter(|_| measured > 0).map(|ns| ns as f64 / 1e3 / measured as f64);
+    let store_cpu_ns = store_cpu.await.ok().flatten();
+    let store_cpu_us = store_cpu_ns.filter(|_| measured > 0).map(|ns| ns as f64 / 1e3 / measured as f64);
     let rps = measured as f64 / duration.as_secs_f64();
     let mib_s = rps * message_bytes as f64 / f64::from(1u32 << 20);
     let s = summarize(all.micros);
@@ -229,7 +239,7 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
         human: format!(
             "http ({version}, {method}): {connections} connections × {streams} streams, {message_bytes}-byte message, {measured} ok in {:.1} s = \
              {rps:.0} req/s ({mib_s:.1} MiB/s), {} errors, p50 {} µs, p99 {} µs, mean {:.1} µs, max {} µs ({} warm-up, {} connects), \
-             generator CPU {load_cpu:.0}%{}{}",
+             generator CPU {load_cpu:.0}%{}{}{}",
             duration.as_secs_f64(),
             all.errors.count,
             s.p50,
@@ -239,6 +249,7 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
             all.warmup_ok,
             all.connects,
             server_cpu_us.map_or(String::new(), |us| format!(", server CPU {us:.1} µs per request")),
+            store_cpu_us.map_or(String::new(), |us| format!(", store CPU {us:.1} µs per request")),
             error_suffix(&first_errors)
         ),
         json: json!({
@@ -266,6 +277,7 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
             "max_us": s.max,
             "load_cpu_pct": load_cpu,
             "server_cpu_us_per_request": server_cpu_us,
+            "store_cpu_us_per_request": store_cpu_us,
         }),
         errors: all.errors.count,
     })

@@ -5,14 +5,18 @@
 //! bench-load stdio-throughput --requests N [--preamble FILE] [--timeout SECS] -- CMD ARGS...
 //! bench-load stdio-latency    --requests N [--warmup N] [WORK] [--preamble FILE] [--timeout SECS] -- CMD ARGS...
 //! bench-load http --url URL --connections C --warmup SECS --duration SECS [--protocol http1|h2c] [--streams S]
-//!                 [--message-bytes B] [--pid PID] [WORK]
+//!                 [--message-bytes B] [--pid PID] [--store-pid PID] [WORK]
 //! bench-load hold --url URL --pid PID [--clients N] [--body-bytes B] [--hold-secs SECS]
 //! bench-load drip --url URL --drips N [--requests R] [--interval-ms MS] [--wait-secs SECS] [--open-rate R] [--pid PID]
 //! bench-load idle --url URL --pid PID --steps N[,N…] [--settle-secs S] [--hold-secs S] [--open-rate R]
 //! bench-load listen --url URL --pid PID --streams N [--open-rate R] [--settle-secs S] [--idle-secs S] [--wait-secs S]
+//! bench-load fanout --urls URL[,URL…] --streams N [--pids PID[,PID…]] [--store-pid PID] [--announcements R] [--gap-ms MS]
+//!                   [--open-rate R] [--settle-secs S] [--wait-secs S]
 //! bench-load tasks-memory --url URL --pid PID --count N [--as tasks|calls] [--connections C] [--settle-secs S] [--open-rate R]
 //! bench-load tasks-notify --url URL --pid PID --tasks K [--spacing-ms MS] [--lead-ms MS] [--calls N] [--connections C]
 //!                         [--wait-secs S]
+//! bench-load tasks-trips --url URL [--stats-url URL] [--redis HOST:PORT] [--gets N] [--lifecycles L] [--wait-ms MS]
+//!                        [--idle-ms MS]
 //!
 //! WORK: --method call [--tool NAME] [--message-bytes B] | --method list|walk [--list tools|templates]
 //!       [--expect-items N] | --method read --uri URI | --method task-get
@@ -23,10 +27,13 @@
 //! with `--message-bytes` too, over HTTP/1.1 or h2c (`--streams` concurrent streams per connection).
 //! `idle` (module `idle`) measures the server's memory per idle keep-alive connection, and `listen`
 //! (module `listen`) the server's memory and idle CPU per open `subscriptions/listen` stream and how
-//! long one change takes to reach every stream. `--method task-get` (for `stdio-latency` and `http`)
+//! long one change takes to reach every stream; `fanout` (module `listen`) spreads the streams over
+//! servers sharing their notifications and times repeated changes to the last stream of each. `--method task-get` (for `stdio-latency` and `http`)
 //! reads a working task of the tasks extension, created before the clock starts (one per connection
 //! over HTTP); `tasks-memory` and `tasks-notify` (module `tasks`) measure the server's memory per live
-//! task and how long a task's completion takes to reach a listener, each beside a baseline.
+//! task and how long a task's completion takes to reach a listener, each beside a baseline;
+//! `tasks-trips` counts the trips to a shared store (Redis) per `tasks/get` and per task, by the
+//! server's count and by the store's own (module `resp` reads its `INFO`).
 //!
 //! `hold` (module `hold`) measures the server's memory per in-flight request whose body is half
 //! sent. `drip` (module `drip`) measures legitimate requests' latency while N connections each send
@@ -50,6 +57,7 @@ mod http;
 mod idle;
 mod listen;
 mod report;
+mod resp;
 mod stdio;
 mod tasks;
 mod work;
@@ -77,16 +85,20 @@ const USAGE: &str = "usage:
   bench-load stdio-throughput --requests N [--preamble FILE] [--timeout SECS] -- CMD ARGS...
   bench-load stdio-latency    --requests N [--warmup N] [WORK] [--preamble FILE] [--timeout SECS] -- CMD ARGS...
   bench-load http --url http://127.0.0.1:PORT/mcp --connections C --warmup SECS --duration SECS
-                  [--protocol http1|h2c] [--streams S] [--message-bytes B] [--pid PID] [--method call|task-get]
+                  [--protocol http1|h2c] [--streams S] [--message-bytes B] [--pid PID] [--store-pid PID] [--method call|task-get]
   bench-load hold --url http://127.0.0.1:PORT/mcp --pid PID [--clients N] [--body-bytes B] [--hold-secs SECS]
   bench-load drip --url http://127.0.0.1:PORT/mcp --drips N [--requests R] [--interval-ms MS] [--wait-secs SECS] [--open-rate R] [--pid PID]
   bench-load idle --url http://127.0.0.1:PORT/mcp --pid PID --steps N[,N...] [--settle-secs S] [--hold-secs S] [--open-rate R]
   bench-load listen --url http://127.0.0.1:PORT/mcp --pid PID --streams N [--open-rate R] [--settle-secs S] [--idle-secs S]
                     [--wait-secs S]
+  bench-load fanout --urls http://127.0.0.1:PORT/mcp[,...] --streams N [--pids PID[,PID...]] [--store-pid PID]
+                    [--announcements R] [--gap-ms MS] [--open-rate R] [--settle-secs S] [--wait-secs S]
   bench-load tasks-memory --url http://127.0.0.1:PORT/mcp --pid PID --count N [--as tasks|calls] [--connections C]
                           [--settle-secs S] [--open-rate R]
   bench-load tasks-notify --url http://127.0.0.1:PORT/mcp --pid PID --tasks K [--spacing-ms MS] [--lead-ms MS] [--calls N]
                           [--connections C] [--wait-secs S]
+  bench-load tasks-trips --url http://127.0.0.1:PORT/mcp [--stats-url http://127.0.0.1:PORT/stats] [--redis 127.0.0.1:PORT]
+                         [--gets N] [--lifecycles L] [--wait-ms MS] [--idle-ms MS]
 WORK: --method call [--tool NAME] [--message-bytes B] | --method list|walk [--list tools|templates] [--expect-items N]
       | --method read --uri URI | --method task-get";
 
@@ -153,8 +165,10 @@ fn main() -> ExitCode {
                 "drip" => drip::drip(args).await,
                 "idle" => idle::idle(args).await,
                 "listen" => listen::run(args).await,
+                "fanout" => listen::fanout(args).await,
                 "tasks-memory" => tasks::memory(args).await,
                 "tasks-notify" => tasks::notify(args).await,
+                "tasks-trips" => tasks::trips(args).await,
                 "-h" | "--help" | "help" => Err(USAGE.to_owned()),
                 other => Err(format!("unknown mode {other:?}\n{USAGE}")),
             }

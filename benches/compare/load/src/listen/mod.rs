@@ -16,8 +16,11 @@
 //!    stream read the change; every thread's `/proc/PID/task/*/schedstat`, nanoseconds) says which
 //!    one set its pace: the server's per stream, the generator's in percent of its core.
 
+mod fanout;
 pub(crate) mod sse;
 pub(crate) mod stream;
+
+pub(crate) use fanout::run as fanout;
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -51,7 +54,7 @@ const DEFAULT_OPEN_RATE: u32 = 3_000;
 const ANNOUNCE: &str = "announce";
 
 /// A stream's reading task, aborted (closing its connection) when the run is over.
-struct Open(JoinHandle<()>);
+pub(crate) struct Open(JoinHandle<()>);
 
 impl Drop for Open {
     fn drop(&mut self) {
@@ -93,21 +96,21 @@ impl Settings {
     }
 }
 
-/// Opens `settings.streams` streams at the open rate; the open ones, in index order, and the errors
-/// of the others.
-async fn open_all(
-    settings: &Settings,
-    authority: &str,
-    path: &str,
+/// Opens `streams` streams at `open_rate` a second, stream `i` on the server `targets[i % targets.len()]`
+/// (authority, path); the open ones, in index order, and the errors of the others.
+pub(crate) async fn open_all(
+    targets: &[(String, String)],
+    streams: usize,
+    open_rate: u32,
     shared: &Arc<Shared>,
 ) -> (Vec<Open>, Errors) {
     let connecting = Arc::new(Semaphore::new(CONNECTING_AT_ONCE));
     let t0 = Instant::now();
-    let openers: Vec<_> = (0..settings.streams)
+    let openers: Vec<_> = (0..streams)
         .map(|index| {
-            let (authority, path) = (authority.to_owned(), path.to_owned());
+            let (authority, path) = targets[index % targets.len()].clone();
             let (connecting, shared) = (connecting.clone(), shared.clone());
-            let at = t0 + Duration::from_secs_f64(index as f64 / f64::from(settings.open_rate));
+            let at = t0 + Duration::from_secs_f64(index as f64 / f64::from(open_rate));
             tokio::spawn(async move {
                 sleep_until(at).await;
                 let _permit = connecting.acquire().await.map_err(|e| e.to_string())?;
@@ -122,7 +125,7 @@ async fn open_all(
             })
         })
         .collect();
-    let mut open = Vec::with_capacity(settings.streams);
+    let mut open = Vec::with_capacity(streams);
     let mut errors = Errors::default();
     for opener in openers {
         match opener.await {
@@ -134,21 +137,34 @@ async fn open_all(
     (open, errors)
 }
 
-/// When the `announce` call was sent, with both processes' CPU then, and its round trip.
-struct Announced {
-    sent: Instant,
-    server_ns: Option<u64>,
-    own_ns: Option<u64>,
-    call_us: u32,
+/// When the `announce` call was sent, with the CPU of the servers and of this process then, and its
+/// round trip.
+pub(crate) struct Announced {
+    pub(crate) sent: Instant,
+    /// The sum over the servers' processes, or `None` if one is gone.
+    pub(crate) server_ns: Option<u64>,
+    pub(crate) own_ns: Option<u64>,
+    pub(crate) call_us: u32,
 }
 
-/// Calls `announce` on a fresh keep-alive connection to the server `pid`.
-async fn announce(authority: &str, path: &str, id: u64, pid: u32) -> Result<Announced, String> {
+/// CPU of every thread of every process of `pids` so far (ns); `None` if one is gone.
+pub(crate) fn processes_cpu_ns(pids: &[u32]) -> Option<u64> {
+    pids.iter().map(|pid| threads_cpu_ns(&pid.to_string())).sum()
+}
+
+/// Calls `announce` (with id `id`) on a fresh keep-alive connection to `authority`, reading the CPU
+/// of the processes `pids` just before it is sent.
+pub(crate) async fn announce(
+    authority: &str,
+    path: &str,
+    id: u64,
+    pids: &[u32],
+) -> Result<Announced, String> {
     let (mut sender, driver) = crate::http::http1_connection(authority).await?;
     sender.ready().await.map_err(|e| format!("connection closed: {e}"))?;
     let work = Work::Call { tool: ANNOUNCE.to_owned(), message: MESSAGE.to_owned() };
     let request = call_request(authority, path, &work, id, false);
-    let (server_ns, own_ns) = (threads_cpu_ns(&pid.to_string()), threads_cpu_ns("self"));
+    let (server_ns, own_ns) = (processes_cpu_ns(pids), threads_cpu_ns("self"));
     let sent = Instant::now();
     let answer = check_http_answer(sender.send_request(request).await, id, &work).await;
     let call_us = micros_since(sent);
@@ -172,7 +188,8 @@ pub(crate) async fn run(args: Args) -> Result<Report, String> {
     let rss_before = proc_status_kib(pid, "VmRSS").ok_or_else(|| format!("no /proc/{pid}/status"))?;
 
     let opening = Instant::now();
-    let (open, mut errors) = open_all(&settings, &authority, &path, &shared).await;
+    let targets = [(authority.clone(), path.clone())];
+    let (open, mut errors) = open_all(&targets, settings.streams, settings.open_rate, &shared).await;
     let open_s = opening.elapsed().as_secs_f64();
     sleep(settings.settle).await;
     let rss_streams = proc_status_kib(pid, "VmRSS").unwrap_or(0);
@@ -194,7 +211,7 @@ pub(crate) async fn run(args: Args) -> Result<Report, String> {
     let ended_before_announce = shared.ended.load(Ordering::Relaxed);
 
     // One change, and when each stream read it.
-    let announced = announce(&authority, &path, n as u64 + 1, pid).await?;
+    let announced = announce(&authority, &path, n as u64 + 1, &[pid]).await?;
     let (sent, call_us) = (announced.sent, announced.call_us);
     let deadline = sent + settings.wait;
     let mut read = vec![false; n];

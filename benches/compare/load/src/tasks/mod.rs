@@ -1,7 +1,8 @@
 //! The tasks extension: what `http --method task-get` and `stdio-latency --method task-get` create
 //! before their clock starts, and the two modes of their own, `tasks-memory` (module `memory`: the
 //! server's memory per live task, or per held call of the same tool) and `tasks-notify` (module
-//! `notify`: the time from a task's completion until a listener reads its `notifications/tasks`).
+//! `notify`: the time from a task's completion until a listener reads its `notifications/tasks`), and
+//! `tasks-trips` (module `trips`: the trips to a shared store per `tasks/get` and per task).
 //!
 //! Every task is made by a `tools/call` of the server's `wait` tool (`{"ms": N}`, task mode
 //! optional), which waits N ms, or until its task is cancelled, and answers the server's clock at its
@@ -10,6 +11,7 @@
 
 mod memory;
 mod notify;
+mod trips;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -24,6 +26,7 @@ use crate::{PROTOCOL, short};
 
 pub(crate) use memory::run as memory;
 pub(crate) use notify::run as notify;
+pub(crate) use trips::run as trips;
 
 /// The tool that waits (and may become a task).
 pub(crate) const WAIT: &str = "wait";
