@@ -70,15 +70,21 @@ fn encode(record: &TaskRecord) -> StoreResult<Vec<u8>> {
         .map_err(|error| StoreError::Failed(format!("a task record does not encode: {error}")))
 }
 
-fn decode(bytes: &[u8]) -> StoreResult<TaskRecord> {
+/// The record stored under the task `id`: one that does not parse, or names another task (written
+/// there by someone else), is a failure — it is never taken for, nor written back as, another task.
+fn decode(id: &str, bytes: &[u8]) -> StoreResult<TaskRecord> {
     // The position only: serde's message may quote the record's content.
-    serde_json::from_slice(bytes).map_err(|error| {
+    let record: TaskRecord = serde_json::from_slice(bytes).map_err(|error| {
         StoreError::Failed(format!(
             "a stored task record does not parse (line {}, column {})",
             error.line(),
             error.column()
         ))
-    })
+    })?;
+    if record.id != id {
+        return Err(StoreError::Failed("a stored task record names another task".into()));
+    }
+    Ok(record)
 }
 
 /// A random pause before the compare-and-swap attempt `attempt` (from 1): up to 0.5 ms, doubling
@@ -169,7 +175,7 @@ impl RedisTaskStore {
                 Swap::Leased => return Ok(Some(record)),
                 Swap::Conflict => {
                     let Some(again) = self.read_raw(id).await? else { return Ok(None) };
-                    record = decode(&again.bytes)?;
+                    record = decode(id, &again.bytes)?;
                     if record.status.is_terminal() || again.leased {
                         return Ok(Some(record));
                     }
@@ -229,7 +235,7 @@ impl TaskStore for RedisTaskStore {
     fn read<'a>(&'a self, id: &'a str) -> BoxFuture<'a, StoreResult<Option<TaskRecord>>> {
         Box::pin(async move {
             let Some(raw) = self.read_raw(id).await? else { return Ok(None) };
-            let record = decode(&raw.bytes)?;
+            let record = decode(id, &raw.bytes)?;
             if record.status.is_terminal() || raw.leased {
                 return Ok(Some(record));
             }
@@ -246,7 +252,7 @@ impl TaskStore for RedisTaskStore {
                     tokio::time::sleep(backoff(attempt)).await;
                 }
                 let Some(raw) = self.read_raw(id).await? else { return Ok(None) };
-                let mut record = decode(&raw.bytes)?;
+                let mut record = decode(id, &raw.bytes)?;
                 let was_running = !record.status.is_terminal();
                 if !edit(&mut record) {
                     return Ok(None);

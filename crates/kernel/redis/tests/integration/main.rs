@@ -5,6 +5,7 @@
 
 mod acl;
 mod faults;
+mod hostile;
 mod hub;
 mod losses;
 mod partition;
