@@ -21,6 +21,9 @@ use tokio::sync::{Notify, watch};
 
 use crate::lease::LeaseGuard;
 
+/// How many feeds there may be before the ones whose listen is gone are let go, at least.
+const PRUNE_AT: usize = 64;
+
 /// The local listeners, and whether the subscription is up.
 pub(crate) struct Events {
     state: Mutex<State>,
@@ -34,6 +37,8 @@ struct State {
     /// Why the subscription is down (`None`: it is up).
     down: Option<String>,
     feeds: Vec<mpsc::Sender<Change>>,
+    /// How many feeds there may be before the ones whose listen is gone are let go (doubling).
+    prune_at: usize,
     watches: HashMap<Arc<str>, Vec<(u64, mpsc::Sender<()>)>>,
     next_watch: u64,
 }
@@ -44,6 +49,7 @@ impl Events {
             state: Mutex::new(State {
                 down: Some("not subscribed to Redis yet".into()),
                 feeds: Vec::new(),
+                prune_at: PRUNE_AT,
                 watches: HashMap::new(),
                 next_watch: 0,
             }),
@@ -123,6 +129,12 @@ impl Events {
         // A bounded channel holds its buffer plus one message per sender: `capacity - 1` and the one
         // sender hold exactly `capacity`.
         let (sender, receiver) = mpsc::channel(self.capacity - 1);
+        // A feed whose listen is gone is let go at the next change; with no change for a while,
+        // listens opened and closed meanwhile are let go here, at doubling sizes (amortized once each).
+        if state.feeds.len() >= state.prune_at {
+            state.feeds.retain(|feed| !feed.is_closed());
+            state.prune_at = (state.feeds.len() * 2).max(PRUNE_AT);
+        }
         state.feeds.push(sender);
         Ok(ChangeFeed::new(receiver))
     }
@@ -250,6 +262,18 @@ mod tests {
         let mut again = events.watch("t", None);
         events.deliver_wake("t");
         assert_eq!(again.next().now_or_never(), Some(Some(())));
+    }
+
+    #[test]
+    fn feeds_dropped_without_a_change_in_between_are_not_kept() {
+        let events = Arc::new(Events::new(4));
+        events.set_up();
+        let _kept = events.subscribe().unwrap();
+        for _ in 0..10_000 {
+            drop(events.subscribe().unwrap());
+        }
+        let (feeds, _) = events.counts();
+        assert!(feeds <= 64, "{feeds} senders kept for one live feed");
     }
 
     #[test]
