@@ -323,6 +323,35 @@ mod tests {
     }
 
     #[test]
+    fn a_password_of_any_spelling_never_shows_in_a_refused_url_nor_in_debug() {
+        let secret = "Hunter2-Zq";
+        for url in [
+            format!("redis://u:{secret}/x@127.0.0.1:6379"),
+            format!("redis://u:{secret}#x@127.0.0.1:6379"),
+            format!("redis://u:{secret}?x@127.0.0.1:6379"),
+            format!("redis://u:{secret}%FF@127.0.0.1:6379"),
+            format!("redis://u:{secret}%@127.0.0.1:6379/0"),
+            format!("redis://u:{secret}@@127.0.0.1:6379/db"),
+            format!("redis://{secret}@127.0.0.1:99999"),
+            format!("redis://:{secret}@[::1/0"),
+            format!("redis://:{secret}@127.0.0.1:6379/0?protocol={secret}"),
+            format!("rediss://:{secret}@127.0.0.1:6379#{secret}"),
+            format!("unix:///run/r.sock?user=u&pass={secret}&db=no"),
+            format!("redis+unix://relative?pass={secret}"),
+            format!("unix:///run/r.sock?pass=a+{secret}&protocol=x"),
+            format!("redis://u:{}@127.0.0.1:6379/notadb", secret.replace('-', "%2D")),
+            format!("{secret}:{secret}@127.0.0.1"),
+            format!("REDIS://:{secret}@0.0.0.0"),
+        ] {
+            let shown = match RedisConfig::from_url(&url) {
+                Ok(config) => format!("{config:?}"),
+                Err(error) => format!("{error} {error:?}"),
+            };
+            assert!(!shown.contains(secret), "{url}: {shown}");
+        }
+    }
+
+    #[test]
     fn a_redactor_removes_every_secret_and_the_decoded_password() {
         let redactor = Redactor::new(url_secrets("redis://u:s%40cret@h"));
         assert_eq!(

@@ -144,3 +144,44 @@ async fn a_rediss_url_to_a_server_without_tls_fails_as_unavailable_and_never_pan
     let read = started.task_store().read("t").await;
     assert!(matches!(read, Err(mcp_kernel_router::tasks::StoreError::Unavailable(_))), "{read:?}");
 }
+
+#[tokio::test]
+#[ignore = "needs redis-server (cargo xtask edge redis)"]
+async fn an_unreachable_or_tls_mismatched_redis_never_shows_a_percent_encoded_password() {
+    let redis = RedisServer::start_with_password(PASSWORD).unwrap();
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    // "s3cr3t-Pa55word" spelled with escapes: what Redis is sent is the decoded one.
+    let encoded = "s3cr3t%2DPa55word";
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut shown = Vec::new();
+    for url in [
+        format!("rediss://:{encoded}@127.0.0.1:{}", redis.port()),
+        format!("redis://:{encoded}@127.0.0.1:{closed}"),
+        format!("unix:///nonexistent/redis.sock?pass={encoded}"),
+    ] {
+        let config = short(RedisConfig::from_url(&url).unwrap());
+        shown.push(format!("{config:?}"));
+        let refused = Redis::connect(config.clone()).await.unwrap_err();
+        shown.extend([refused.to_string(), format!("{refused:?}")]);
+        let started = Redis::start(config);
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let read = started.task_store().read("t").await.unwrap_err();
+        shown.extend([read.to_string(), format!("{read:?}"), format!("{started:?}")]);
+    }
+    // And the right one, spelled so, works.
+    let config =
+        short(RedisConfig::from_url(&format!("redis://:{encoded}@127.0.0.1:{}", redis.port())).unwrap());
+    Redis::connect(config).await.expect("the decoded password is the one sent");
+    let logged = captured.text();
+    assert!(logged.contains("Redis"), "the failures were logged: {logged}");
+    for text in shown.iter().chain(std::iter::once(&logged)) {
+        assert!(!text.contains(PASSWORD) && !text.contains(encoded), "a password leaked: {text}");
+    }
+}
