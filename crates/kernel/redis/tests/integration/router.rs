@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use mcp_kernel_redis::Redis;
 use mcp_kernel_router::notify::Notifications;
-use mcp_kernel_router::tasks::{TaskMode, Tasks};
+use mcp_kernel_router::tasks::{TaskMode, TaskStore, Tasks};
 use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::{Value, json};
 
@@ -142,4 +142,49 @@ async fn with_redis_paused_a_task_request_is_refused_retry_later_and_a_plain_cal
     let greeted = send(&server_a, request(4, "tools/call", json!({"name": "greet", "arguments": {}}))).await;
     assert_eq!(greeted["result"]["content"][0]["text"], "hello");
     redis.resume().unwrap();
+}
+
+async fn open_listen(server: &Server, filter: Value) -> mcp_kernel_router::transport::Listen {
+    let message = request(9, "subscriptions/listen", json!({"notifications": filter}));
+    let envelope = mcp_kernel_router::wire::Envelope::from_value(message).expect("an envelope");
+    match server.open_listen(envelope, mcp_kernel_router::transport::Inbound::new()).await {
+        Ok(listen) => listen,
+        Err(handled) => panic!("refused: {:?}", handled.response.map(|r| r.to_value())),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server (cargo xtask edge redis)"]
+async fn a_listen_whose_read_of_a_woken_task_fails_is_never_left_deaf_to_it() {
+    let redis = server();
+    // No heartbeat during the test: the command connections' first use after the kill is the reads.
+    let quiet = || config(&redis).lease(Duration::from_secs(60));
+    let (a, b) = (instance(quiet()).await, instance(quiet()).await);
+    let server_a = server_over(&a);
+    let created = send(&server_a, request(1, "tools/call", json!({"name": "slow", "arguments": {}}))).await;
+    let id = created["result"]["taskId"].as_str().expect("a task").to_owned();
+    let mut listen = open_listen(&server_a, json!({"taskIds": [id]})).await;
+    // Every command connection is cut (the subscriptions live on): A learns of it at its next command.
+    let mut look = crate::support::raw(&redis).await;
+    let () = redis::cmd("CLIENT").arg("KILL").arg("TYPE").arg("normal").query_async(&mut look).await.unwrap();
+    let store_b = b.task_store();
+    let cancelled = crate::support::eventually(Duration::from_secs(2), || async {
+        store_b.request_cancel(&id, mcp_kernel_router::tasks::now_ms()).await.is_ok()
+    })
+    .await;
+    assert!(cancelled, "cancelled through B once its connection is back");
+    // A's listen was woken, and its read failed: it must still say so, or end.
+    let heard = tokio::time::timeout(Duration::from_secs(3), async {
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            match listen.next().await {
+                Some(notification) => seen.push(notification["params"]["status"].clone()),
+                None => return (seen, true),
+            }
+        }
+        (seen, false)
+    })
+    .await;
+    let Ok((seen, ended)) = heard else { panic!("the listen stayed open, deaf to its cancelled task") };
+    assert!(ended || seen.contains(&json!("cancelled")), "{seen:?}");
 }
