@@ -65,7 +65,9 @@
 //!   evicted), storing the record and taking the lease; it resolves only once Redis acknowledged, so
 //!   `CreateTaskResult` follows a durable write. `read` is **one round trip**. `update` reads, applies the router's edit in Rust and writes with
 //!   a compare-and-swap on the record's SHA-1, retried up to [`MAX_SWAP_ATTEMPTS`] times: a terminal
-//!   status is never overwritten, by any instance. `wake` publishes the task id; each instance wakes
+//!   status is never overwritten, by any instance. One instance's writers of a task take turns, so
+//!   only other instances' writes conflict (a burst of status messages cannot starve the task's
+//!   outcome). `wake` publishes the task id; each instance wakes
 //!   its own watchers — no instance polls Redis for a task.
 //! - **A stopped instance** (killed, partitioned away for longer than its lease) stops renewing its
 //!   leases; the next read of each of its running tasks, through any instance, fails it with
@@ -124,6 +126,7 @@ mod scripts;
 mod sequence;
 mod store;
 mod subscription;
+mod writers;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -141,6 +144,7 @@ use keys::Keys;
 use lease::Leases;
 use link::{Link, Settings};
 use publish::Outbox;
+use writers::Writers;
 
 /// Redis was not reachable within the time given. The reason never holds the password.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -164,6 +168,8 @@ pub(crate) struct Shared {
     pub(crate) lease_ms: u64,
     /// This instance's name: in its leases and in its publications.
     pub(crate) holder: String,
+    /// This instance's writers of each task, one at a time.
+    pub(crate) writers: Writers,
     background: Vec<tokio::task::AbortHandle>,
 }
 
@@ -253,6 +259,7 @@ impl Redis {
             outbox,
             lease_ms,
             holder,
+            writers: Writers::default(),
             background,
         };
         Redis { shared: Arc::new(shared) }

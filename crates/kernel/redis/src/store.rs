@@ -5,7 +5,7 @@
 //! | `create` | 1 | `create.lua`: sweep, both bounds (at the owner's, its running tasks whose lease is gone are dropped from its count first), store (`PEXPIREAT`), index, lease — atomically |
 //! | `read` | 1 | `read.lua`: the record, its SHA-1 and whether its lease is held |
 //! | `read` of a task whose instance stopped | 2 (+1 wake-up) | then `swap.lua` fails it, refusing if the lease is back |
-//! | `update` | 2 per attempt | `read.lua`, the edit in Rust, `swap.lua` (compare-and-swap on the SHA-1), at most [`MAX_SWAP_ATTEMPTS`] attempts, with a random pause after a conflict |
+//! | `update` | 2 per attempt | in its turn among this instance's writers of the task (`writers.rs`): `read.lua`, the edit in Rust, `swap.lua` (compare-and-swap on the SHA-1), at most [`MAX_SWAP_ATTEMPTS`] attempts, with a random pause after a conflict |
 //! | `wake` | ≤ 1, shared | a `PUBLISH` on `<prefix>:wake` (the task id, numbered: `sequence.rs`), pipelined with whatever else is queued |
 //! | `watch`, `watch_running` | 0 | local: the subscription delivers the wake-ups; the heartbeat renews the leases |
 //!
@@ -245,6 +245,8 @@ impl TaskStore for RedisTaskStore {
 
     fn update<'a>(&'a self, id: &'a str, edit: Edit<'a>) -> BoxFuture<'a, StoreResult<Option<TaskRecord>>> {
         Box::pin(async move {
+            // This instance's writers of the task take turns: only other instances' writes conflict.
+            let _turn = self.shared.writers.turn(id).await;
             for attempt in 0..MAX_SWAP_ATTEMPTS {
                 if attempt > 0 {
                     // Writers that collided spread out (a random pause, doubling), so that they do not

@@ -9,6 +9,7 @@ mod hostile;
 mod hub;
 mod losses;
 mod partition;
+mod races;
 mod router;
 mod security;
 mod store;
