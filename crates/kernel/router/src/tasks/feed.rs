@@ -14,7 +14,8 @@
 //! source (its connection to the engine); a task still running whose watch ended can change without a
 //! word reaching this listen. So a watch that ends is read once more: a task that is terminal or gone
 //! is done with, one still running means the feed is [`TaskNext::Lost`] and the listen ends with its
-//! completion result — the client listens again and reads its tasks again.
+//! completion result — the client listens again and reads its tasks again. So does a woken task whose
+//! read fails: what woke it is not known, and no other wake-up may come.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -132,12 +133,11 @@ impl TaskFeed {
                     self.finish(id);
                     continue;
                 }
+                // What woke the task is not known, and nothing may wake it again: the listen ends (its
+                // client listens again and reads its tasks again) rather than stay deaf to it.
                 Err(error) => {
-                    tracing::error!(%error, "the task store failed while a listen read a task");
-                    if watching == Watching::Ended {
-                        return TaskNext::Lost;
-                    }
-                    continue;
+                    tracing::error!(%error, "the task store failed while a listen read a task; the listen ends");
+                    return TaskNext::Lost;
                 }
             };
             let sent = self.sent.entry(Arc::clone(&id)).or_insert(0);

@@ -330,3 +330,22 @@ async fn a_run_whose_store_keeps_ending_its_watch_watches_again_ever_more_slowly
     let got = send(&server, request(2, "tasks/get", json!({"taskId": id}))).await;
     assert_eq!(got["result"]["status"], "working", "{got}");
 }
+
+#[tokio::test]
+async fn a_listen_whose_read_of_a_woken_task_fails_ends_rather_than_stay_deaf_to_it() {
+    let (store, hub) = (Switch::new(), SwitchHub::default());
+    let server = server(&store, &hub);
+    let id = task_id(
+        &send(&server, request(1, "tools/call", json!({"name": "required", "arguments": {"ms": 60_000}})))
+            .await,
+    );
+    let mut listen = open_listen(&server, json!({"taskIds": [id]})).await.expect("a listen");
+    // The task is cancelled elsewhere while this instance cannot read the store: its wake-up comes,
+    // its read fails, and no other wake-up will come.
+    store.set_down(true);
+    store.inner.request_cancel(&id, mcp_kernel_router::tasks::now_ms()).await.unwrap().unwrap();
+    let next = tokio::time::timeout(Duration::from_secs(2), listen.next()).await;
+    store.set_down(false);
+    assert_eq!(next, Ok(None), "the listen ends: its client listens again and reads the task again");
+    assert!(listen.completion().to_value().get("result").is_some());
+}
