@@ -8,6 +8,11 @@
 //! longer than the lease) is taken again at the next beat, so a task whose instance is alive is failed
 //! only if a read came in between.
 //!
+//! The running instance itself never takes a lapse for its stop: its own read of a task whose lease it
+//! holds here and finds lapsed takes the lease again (one more round trip) and leaves the task as it
+//! is — its run, reading its task again after its watch ended, would otherwise be the read that fails
+//! it, with its handler alive.
+//!
 //! When the instance stops, nothing renews its leases: after at most `lease`, the next read of each of
 //! its running tasks (through any instance) fails it ("the instance running the task stopped"), and
 //! the next create of its owner at the owner's bound no longer counts it (`create.lua`).
@@ -42,6 +47,11 @@ impl Leases {
     /// The ids held now.
     pub(crate) fn held(&self) -> Vec<Arc<str>> {
         self.held.lock().unwrap_or_else(PoisonError::into_inner).keys().cloned().collect()
+    }
+
+    /// Whether this instance holds the lease of `id` (it runs the task).
+    pub(crate) fn holds(&self, id: &str) -> bool {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner).contains_key(id)
     }
 
     fn release(&self, id: &str) {

@@ -5,6 +5,7 @@
 //! | `create` | 1 | `create.lua`: sweep, both bounds (at the owner's, its running tasks whose lease is gone are dropped from its count first), store (`PEXPIREAT`), index, lease — atomically |
 //! | `read` | 1 | `read.lua`: the record, its SHA-1 and whether its lease is held |
 //! | `read` of a task whose instance stopped | 2 (+1 wake-up) | then `swap.lua` fails it, refusing if the lease is back |
+//! | `read`, here, of a task running here whose lease lapsed | 2 | then the lease is taken again (`SET … PX`) |
 //! | `update` | 2 per attempt | in its turn among this instance's writers of the task (`writers.rs`): `read.lua`, the edit in Rust, `swap.lua` (compare-and-swap on the SHA-1), at most [`MAX_SWAP_ATTEMPTS`] attempts, with a random pause after a conflict |
 //! | `wake` | ≤ 1, shared | a `PUBLISH` on `<prefix>:wake` (the task id, numbered: `sequence.rs`), pipelined with whatever else is queued |
 //! | `watch`, `watch_running` | 0 | local: the subscription delivers the wake-ups; the heartbeat renews the leases |
@@ -151,6 +152,21 @@ impl RedisTaskStore {
         }
     }
 
+    /// Takes the lease of `id` again, for this instance, which runs the task.
+    async fn retake(&self, id: &str) -> StoreResult<()> {
+        let shared = &self.shared;
+        let mut pipeline = redis::pipe();
+        pipeline
+            .cmd("SET")
+            .arg(shared.keys.lease(id))
+            .arg(&shared.holder)
+            .arg("PX")
+            .arg(shared.lease_ms)
+            .ignore();
+        tracing::warn!(task = id, "the lease of a task running here had lapsed; taken again");
+        shared.link.pipeline::<()>(&pipeline).await
+    }
+
     /// Fails the task read as `raw` (`record`), still running while its lease has lapsed: its instance
     /// stopped. The swap refuses if the lease is held again; a task changed meanwhile is read again.
     async fn fail_stopped(
@@ -237,6 +253,11 @@ impl TaskStore for RedisTaskStore {
             let Some(raw) = self.read_raw(id).await? else { return Ok(None) };
             let record = decode(id, &raw.bytes)?;
             if record.status.is_terminal() || raw.leased {
+                return Ok(Some(record));
+            }
+            if self.shared.leases.holds(id) {
+                // This instance runs the task: its lease lapsed, not its run (`lease.rs`).
+                self.retake(id).await?;
                 return Ok(Some(record));
             }
             self.fail_stopped(id, raw, record).await

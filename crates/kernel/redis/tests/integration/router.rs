@@ -188,3 +188,55 @@ async fn a_listen_whose_read_of_a_woken_task_fails_is_never_left_deaf_to_it() {
     let Ok((seen, ended)) = heard else { panic!("the listen stayed open, deaf to its cancelled task") };
     assert!(ended || seen.contains(&json!("cancelled")), "{seen:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server (cargo xtask edge redis)"]
+async fn after_a_pause_longer_than_the_lease_the_running_instance_never_fails_its_own_task() {
+    let redis = server();
+    let (a, b) = (instance(config(&redis)).await, instance(config(&redis)).await);
+    let server_a = server_over(&a);
+    let created = send(&server_a, request(1, "tools/call", json!({"name": "slow", "arguments": {}}))).await;
+    let id = created["result"]["taskId"].as_str().expect("a task").to_owned();
+    // Longer than the lease (600 ms): the lease lapses in Redis's clock (the renewals a's heartbeat
+    // sent meanwhile wait in the socket and reach Redis at resume). No client reads meanwhile.
+    redis.pause().unwrap();
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    redis.resume().unwrap();
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    let store_b = b.task_store();
+    let served =
+        crate::support::eventually(Duration::from_secs(2), || async { store_b.read(&id).await.is_ok() })
+            .await;
+    assert!(served);
+    let record = store_b.read(&id).await.unwrap().unwrap();
+    assert_eq!(record.status, mcp_kernel_router::tasks::TaskStatus::Working, "{record:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server (cargo xtask edge redis)"]
+async fn the_running_instance_takes_back_a_lapsed_lease_of_its_live_task_rather_than_fail_it() {
+    let redis = server();
+    // A 3 s lease: the next beat is a second away.
+    let slow_beat = || config(&redis).lease(Duration::from_secs(3));
+    let (a, b) = (instance(slow_beat()).await, instance(slow_beat()).await);
+    let server_a = server_over(&a);
+    let created = send(&server_a, request(1, "tools/call", json!({"name": "slow", "arguments": {}}))).await;
+    let id = created["result"]["taskId"].as_str().expect("a task").to_owned();
+    // The lease lapses with a's handler alive (a partition that healed: its renewals never arrived),
+    // and a's run reads its task again (its subscription dropped meanwhile).
+    let mut look = crate::support::raw(&redis).await;
+    let () = redis::cmd("DEL").arg(format!("mcp-kernel:lease:{id}")).query_async(&mut look).await.unwrap();
+    let _: i64 =
+        redis::cmd("CLIENT").arg("KILL").arg("TYPE").arg("pubsub").query_async(&mut look).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let store_b = b.task_store();
+    let served =
+        crate::support::eventually(Duration::from_secs(2), || async { store_b.read(&id).await.is_ok() })
+            .await;
+    assert!(served);
+    let record = store_b.read(&id).await.unwrap().unwrap();
+    assert_eq!(record.status, mcp_kernel_router::tasks::TaskStatus::Working, "{record:?}");
+    let lease: i64 =
+        redis::cmd("PTTL").arg(format!("mcp-kernel:lease:{id}")).query_async(&mut look).await.unwrap();
+    assert!(lease > 0, "the lease is a's again: {lease}");
+}
