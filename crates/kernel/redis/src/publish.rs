@@ -12,6 +12,7 @@
 //! publication or beat of this instance skips the dropped one, and says it lost one.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -45,13 +46,24 @@ pub(crate) struct Outbox {
     sender: mpsc::Sender<Numbered>,
     events: Arc<Events>,
     counter: Arc<Counter>,
+    losing: Arc<AtomicBool>,
+}
+
+/// The receiving end of the queue, for [`publish_forever`].
+pub(crate) struct Queue {
+    receiver: mpsc::Receiver<Numbered>,
+    /// Set by the first loss of a streak (logged at `error`), cleared by the next batch sent: the
+    /// rest of the streak is logged at `debug`, so a flood or an outage writes one error line, not
+    /// one per publication.
+    losing: Arc<AtomicBool>,
 }
 
 impl Outbox {
-    /// A queue numbered by `counter`, and its receiving end (for [`publish_forever`]).
-    pub(crate) fn new(events: Arc<Events>, counter: Arc<Counter>) -> (Self, mpsc::Receiver<Numbered>) {
+    /// A queue numbered by `counter`, and its receiving end.
+    pub(crate) fn new(events: Arc<Events>, counter: Arc<Counter>) -> (Self, Queue) {
         let (sender, receiver) = mpsc::channel(QUEUE);
-        (Self { sender, events, counter }, receiver)
+        let losing = Arc::new(AtomicBool::new(false));
+        (Self { sender, events, counter, losing: Arc::clone(&losing) }, Queue { receiver, losing })
     }
 
     /// Numbers and queues `outgoing`, never waiting.
@@ -64,7 +76,13 @@ impl Outbox {
             )
         });
         if !queued {
-            tracing::error!("the Redis publication queue is full; a publication was dropped");
+            if self.losing.swap(true, Ordering::Relaxed) {
+                tracing::debug!("the Redis publication queue is full; a publication was dropped");
+            } else {
+                tracing::error!(
+                    "the Redis publication queue is full; publications are dropped until it drains"
+                );
+            }
             self.events.fail("the publication queue is full");
         }
     }
@@ -73,7 +91,7 @@ impl Outbox {
 /// Sends what is queued, batch by batch, for as long as the family lives, each publication as
 /// `{"from": id, "seq": …, "change" or "task": …}`.
 pub(crate) async fn publish_forever(
-    mut receiver: mpsc::Receiver<Numbered>,
+    queue: Queue,
     link: Arc<Link>,
     events: Arc<Events>,
     keys: Keys,
@@ -82,6 +100,7 @@ pub(crate) async fn publish_forever(
 ) {
     let changes = keys.changes();
     let wake = keys.wake();
+    let Queue { mut receiver, losing } = queue;
     let mut batch = Vec::with_capacity(BATCH);
     while receiver.recv_many(&mut batch, BATCH).await > 0 {
         // The first message after a loss says so.
@@ -105,10 +124,17 @@ pub(crate) async fn publish_forever(
             };
         }
         match link.pipeline::<()>(&pipeline).await {
-            Ok(()) => counter.sent(last, mark),
+            Ok(()) => {
+                counter.sent(last, mark);
+                losing.store(false, Ordering::Relaxed);
+            }
             Err(error) => {
                 counter.dropped(last, count);
-                tracing::error!(%error, count, "publications to Redis could not be sent; dropped");
+                if losing.swap(true, Ordering::Relaxed) {
+                    tracing::debug!(%error, count, "publications to Redis could not be sent; dropped");
+                } else {
+                    tracing::error!(%error, count, "publications to Redis could not be sent; dropped until one is");
+                }
                 events.fail("a publication could not be sent");
             }
         }
