@@ -409,10 +409,11 @@ impl TaskRun {
                     if alive {
                         self.watch_delivers();
                     } else {
+                        // Watched again first (a shared store's lease is held again), then read.
+                        self.rewatch(watch).await;
                         if self.is_over().await {
                             return Woken::Ended;
                         }
-                        self.rewatch(watch).await;
                     }
                 }
             }
