@@ -27,6 +27,12 @@ impl Args {
         Ok(Args { flags, command })
     }
 
+    /// The arguments `list`, parsed (for the settings' tests).
+    #[cfg(test)]
+    pub(crate) fn of(list: &[&str]) -> Args {
+        Args::parse(&list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>()).expect("well-formed arguments")
+    }
+
     pub(crate) fn take(&mut self, name: &str) -> Option<String> {
         let at = self.flags.iter().position(|(n, _)| n == name)?;
         Some(self.flags.remove(at).1)

@@ -113,13 +113,9 @@ pub(crate) fn raise_fd_limit(needed: u64) -> Result<u64, String> {
 mod tests {
     use super::*;
 
-    fn args(list: &[&str]) -> Args {
-        Args::parse(&list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>()).unwrap()
-    }
-
     #[test]
     fn settings_have_defaults_and_bounds() {
-        let s = Settings::parse(args(&["--url", "http://127.0.0.1:1/mcp", "--drips", "12000"])).unwrap();
+        let s = Settings::parse(Args::of(&["--url", "http://127.0.0.1:1/mcp", "--drips", "12000"])).unwrap();
         assert_eq!(
             s,
             Settings {
@@ -132,7 +128,7 @@ mod tests {
                 pid: None,
             }
         );
-        let s = Settings::parse(args(&[
+        let s = Settings::parse(Args::of(&[
             "--url",
             "u",
             "--drips",
@@ -162,7 +158,7 @@ mod tests {
             &["--url", "u", "--drips", "5", "--pid", "x"],
             &["--url", "u", "--drips", "5", "--other", "1"],
         ] {
-            assert!(Settings::parse(args(bad)).is_err(), "{bad:?}");
+            assert!(Settings::parse(Args::of(bad)).is_err(), "{bad:?}");
         }
     }
 

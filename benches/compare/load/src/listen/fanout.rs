@@ -279,13 +279,9 @@ pub(crate) async fn run(args: Args) -> Result<Report, String> {
 mod tests {
     use super::*;
 
-    fn args(list: &[&str]) -> Args {
-        Args::parse(&list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>()).unwrap()
-    }
-
     #[test]
     fn settings_take_one_pid_per_url_and_stay_bounded() {
-        let s = Settings::parse(args(&[
+        let s = Settings::parse(Args::of(&[
             "--urls",
             "http://127.0.0.1:1/mcp,http://127.0.0.1:2/mcp",
             "--pids",
@@ -304,7 +300,7 @@ mod tests {
             &["--urls", "u", "--streams", "10", "--pids", "x"],
             &["--urls", "u,u,u,u,u,u,u,u,u", "--streams", "10"],
         ] {
-            assert!(Settings::parse(args(bad)).is_err(), "{bad:?}");
+            assert!(Settings::parse(Args::of(bad)).is_err(), "{bad:?}");
         }
     }
 

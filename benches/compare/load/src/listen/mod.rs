@@ -303,13 +303,9 @@ pub(crate) async fn run(args: Args) -> Result<Report, String> {
 mod tests {
     use super::*;
 
-    fn args(list: &[&str]) -> Args {
-        Args::parse(&list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>()).unwrap()
-    }
-
     #[test]
     fn settings_have_defaults_and_bounds() {
-        let s = Settings::parse(args(&["--url", "u", "--pid", "1", "--streams", "10000"])).unwrap();
+        let s = Settings::parse(Args::of(&["--url", "u", "--pid", "1", "--streams", "10000"])).unwrap();
         assert_eq!((s.streams, s.open_rate), (10_000, DEFAULT_OPEN_RATE));
         assert_eq!(
             (s.settle, s.idle, s.wait),
@@ -324,7 +320,7 @@ mod tests {
             &["--url", "u", "--pid", "1", "--streams", "5", "--open-rate", "0"],
             &["--url", "u", "--pid", "1", "--streams", "5", "--other", "1"],
         ] {
-            assert!(Settings::parse(args(bad)).is_err(), "{bad:?}");
+            assert!(Settings::parse(Args::of(bad)).is_err(), "{bad:?}");
         }
     }
 }

@@ -344,16 +344,12 @@ pub(crate) async fn run(args: Args) -> Result<Report, String> {
 mod tests {
     use super::*;
 
-    fn args(list: &[&str]) -> Args {
-        Args::parse(&list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>()).unwrap()
-    }
-
     #[test]
     fn settings_have_defaults_and_bounds() {
-        let s = Settings::parse(args(&["--url", "u", "--pid", "1", "--count", "10000"])).unwrap();
+        let s = Settings::parse(Args::of(&["--url", "u", "--pid", "1", "--count", "10000"])).unwrap();
         assert_eq!((s.count, s.tasks, s.connections, s.open_rate), (10_000, true, 32, DEFAULT_OPEN_RATE));
-        let calls =
-            Settings::parse(args(&["--url", "u", "--pid", "1", "--count", "5", "--as", "calls"])).unwrap();
+        let calls = Settings::parse(Args::of(&["--url", "u", "--pid", "1", "--count", "5", "--as", "calls"]))
+            .unwrap();
         assert!(!calls.tasks);
         for bad in [
             &["--url", "u", "--pid", "1"][..],
@@ -363,7 +359,7 @@ mod tests {
             &["--url", "u", "--pid", "1", "--count", "5", "--as", "other"],
             &["--url", "u", "--pid", "1", "--count", "5", "--connections", "0"],
         ] {
-            assert!(Settings::parse(args(bad)).is_err(), "{bad:?}");
+            assert!(Settings::parse(Args::of(bad)).is_err(), "{bad:?}");
         }
     }
 }

@@ -387,13 +387,9 @@ impl Drop for Open {
 mod tests {
     use super::*;
 
-    fn args(list: &[&str]) -> Args {
-        Args::parse(&list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>()).unwrap()
-    }
-
     #[test]
     fn settings_have_defaults_and_bounds() {
-        let s = Settings::parse(args(&["--url", "u", "--pid", "1", "--tasks", "1000"])).unwrap();
+        let s = Settings::parse(Args::of(&["--url", "u", "--pid", "1", "--tasks", "1000"])).unwrap();
         assert_eq!((s.spacing_ms, s.lead_ms, s.calls, s.connections), (5, 2_000, 1_000, 16));
         for bad in [
             &["--url", "u", "--pid", "1"][..],
@@ -403,7 +399,7 @@ mod tests {
             &["--url", "u", "--pid", "1", "--tasks", "5", "--lead-ms", "10"],
             &["--url", "u", "--pid", "1", "--tasks", "5", "--calls", "0"],
         ] {
-            assert!(Settings::parse(args(bad)).is_err(), "{bad:?}");
+            assert!(Settings::parse(Args::of(bad)).is_err(), "{bad:?}");
         }
     }
 

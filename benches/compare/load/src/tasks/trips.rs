@@ -367,13 +367,9 @@ mod tests {
     use super::*;
     use crate::resp::parse_info;
 
-    fn args(list: &[&str]) -> Args {
-        Args::parse(&list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>()).unwrap()
-    }
-
     #[test]
     fn settings_have_defaults_and_bounds() {
-        let s = Settings::parse(args(&["--url", "u"])).unwrap();
+        let s = Settings::parse(Args::of(&["--url", "u"])).unwrap();
         assert_eq!((s.gets, s.lifecycles, s.wait_ms, s.stats_url, s.redis), (1_000, 20, 50, None, None));
         for bad in [
             &["--gets", "5"][..],
@@ -382,7 +378,7 @@ mod tests {
             &["--url", "u", "--wait-ms", "1"],
             &["--url", "u", "--idle-ms", "61000"],
         ] {
-            assert!(Settings::parse(args(bad)).is_err(), "{bad:?}");
+            assert!(Settings::parse(Args::of(bad)).is_err(), "{bad:?}");
         }
     }
 
