@@ -106,9 +106,7 @@ async fn a_task_completes_on_server_a_and_its_result_is_read_through_server_b() 
     let (a, b) = (instance(quiet()).await, instance(quiet()).await);
     let (server_a, server_b) = (server_over(&a), server_over(&b));
     let before = a.round_trips() + b.round_trips();
-    let created =
-        send(&server_a, request(1, "tools/call", json!({"name": "slow", "arguments": {"ms": 300}}))).await;
-    let id = created["result"]["taskId"].as_str().expect("a task").to_owned();
+    let id = start_task(&server_a, json!({"ms": 300})).await;
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut gets = 0;
     let done = loop {
@@ -153,6 +151,13 @@ async fn open_listen(server: &Server, filter: Value) -> mcp_kernel_router::trans
     }
 }
 
+/// Calls `slow` with `arguments` on `server`; the id of the task it became.
+async fn start_task(server: &Server, arguments: Value) -> String {
+    let created =
+        send(server, request(1, "tools/call", json!({"name": "slow", "arguments": arguments}))).await;
+    created["result"]["taskId"].as_str().expect("a task").to_owned()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs redis-server (cargo xtask edge redis)"]
 async fn a_listen_whose_read_of_a_woken_task_fails_is_never_left_deaf_to_it() {
@@ -161,8 +166,7 @@ async fn a_listen_whose_read_of_a_woken_task_fails_is_never_left_deaf_to_it() {
     let quiet = || config(&redis).lease(Duration::from_secs(60));
     let (a, b) = (instance(quiet()).await, instance(quiet()).await);
     let server_a = server_over(&a);
-    let created = send(&server_a, request(1, "tools/call", json!({"name": "slow", "arguments": {}}))).await;
-    let id = created["result"]["taskId"].as_str().expect("a task").to_owned();
+    let id = start_task(&server_a, json!({})).await;
     let mut listen = open_listen(&server_a, json!({"taskIds": [id]})).await;
     // Every command connection is cut (the subscriptions live on): A learns of it at its next command.
     let mut look = crate::support::raw(&redis).await;
@@ -195,8 +199,7 @@ async fn after_a_pause_longer_than_the_lease_the_running_instance_never_fails_it
     let redis = server();
     let (a, b) = (instance(config(&redis)).await, instance(config(&redis)).await);
     let server_a = server_over(&a);
-    let created = send(&server_a, request(1, "tools/call", json!({"name": "slow", "arguments": {}}))).await;
-    let id = created["result"]["taskId"].as_str().expect("a task").to_owned();
+    let id = start_task(&server_a, json!({})).await;
     // Longer than the lease (600 ms): the lease lapses in Redis's clock (the renewals a's heartbeat
     // sent meanwhile wait in the socket and reach Redis at resume). No client reads meanwhile.
     redis.pause().unwrap();
@@ -220,8 +223,7 @@ async fn the_running_instance_takes_back_a_lapsed_lease_of_its_live_task_rather_
     let slow_beat = || config(&redis).lease(Duration::from_secs(3));
     let (a, b) = (instance(slow_beat()).await, instance(slow_beat()).await);
     let server_a = server_over(&a);
-    let created = send(&server_a, request(1, "tools/call", json!({"name": "slow", "arguments": {}}))).await;
-    let id = created["result"]["taskId"].as_str().expect("a task").to_owned();
+    let id = start_task(&server_a, json!({})).await;
     // The lease lapses with a's handler alive (a partition that healed: its renewals never arrived),
     // and a's run reads its task again (its subscription dropped meanwhile).
     let mut look = crate::support::raw(&redis).await;
