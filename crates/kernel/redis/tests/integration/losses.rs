@@ -293,34 +293,12 @@ async fn an_idle_instance_makes_two_round_trips_a_beat_its_ping_and_its_beat() {
     eprintln!("idle, no task running: {trips} round trips in {beats} beats");
 }
 
-/// Log lines written into memory, for counting.
-#[derive(Clone, Default)]
-struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Lines {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 #[ignore = "needs redis-server (cargo xtask edge redis)"]
 async fn a_flood_of_publications_lost_to_a_full_queue_or_a_stopped_redis_writes_one_error_line_a_streak() {
     let mut redis = server();
-    let lines = Lines::default();
-    let writer = lines.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::ERROR)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
     // A current-thread runtime: the background tasks log on this thread, under this subscriber.
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (lines, _guard) = crate::support::capture(tracing::Level::ERROR);
     let a = instance(config(&redis)).await;
     // Three queues' worth at once: two thousand dropped by the full queue.
     for n in 0..3 * QUEUE {
@@ -336,7 +314,7 @@ async fn a_flood_of_publications_lost_to_a_full_queue_or_a_stopped_redis_writes_
         }
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let text = String::from_utf8_lossy(&lines.0.lock().unwrap()).into_owned();
+    let text = lines.text();
     let errors = text.lines().filter(|line| line.contains("ERROR")).count();
     assert!(errors <= 6, "{errors} error lines for two streaks of losses:\n{text}");
     assert!(errors >= 1, "the losses were not said at all");

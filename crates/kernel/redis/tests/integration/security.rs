@@ -1,8 +1,6 @@
 //! Credentials: a password from the environment overrides the URL's and works, and no password —
 //! right or wrong — ever appears in an error, in `Debug`, or in what the crate logs.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mcp_kernel_redis::{Redis, RedisConfig};
@@ -10,33 +8,12 @@ use mcp_kernel_router::notify::ChangeHub;
 use mcp_kernel_router::tasks::TaskStore;
 use mcp_kernel_test_support::redis::RedisServer;
 
-use crate::support::{LIMITS, task};
+use crate::support::{LIMITS, capture, task};
 
 const PASSWORD: &str = "s3cr3t-Pa55word";
 const WRONG: &str = "wr0ng-Pa55word";
 const PASSWORD_VAR: &str = "MCP_KERNEL_REDIS_TEST_PASSWORD";
 const URL_VAR: &str = "MCP_KERNEL_REDIS_TEST_URL";
-
-/// Log lines written into memory.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(PoisonError::into_inner)).into_owned()
-    }
-}
 
 fn short(config: RedisConfig) -> RedisConfig {
     config
@@ -50,15 +27,8 @@ fn short(config: RedisConfig) -> RedisConfig {
 #[ignore = "needs redis-server (cargo xtask edge redis)"]
 async fn a_wrong_password_never_appears_in_an_error_a_debug_or_a_log_line() {
     let redis = RedisServer::start_with_password(PASSWORD).unwrap();
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
     // A current-thread runtime: the background tasks log on this thread, under this subscriber.
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (captured, _guard) = capture(tracing::Level::TRACE);
     let url = format!("redis://user:{WRONG}@127.0.0.1:{}", redis.port());
     let mut shown = Vec::new();
     let config = short(RedisConfig::from_url(&url).unwrap());
@@ -149,14 +119,7 @@ async fn a_rediss_url_to_a_server_without_tls_fails_as_unavailable_and_never_pan
 #[ignore = "needs redis-server (cargo xtask edge redis)"]
 async fn an_unreachable_or_tls_mismatched_redis_never_shows_a_percent_encoded_password() {
     let redis = RedisServer::start_with_password(PASSWORD).unwrap();
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (captured, _guard) = capture(tracing::Level::TRACE);
     // "s3cr3t-Pa55word" spelled with escapes: what Redis is sent is the decoded one.
     let encoded = "s3cr3t%2DPa55word";
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
