@@ -67,6 +67,7 @@ pub mod options;
 mod request;
 pub mod sealing;
 mod server;
+mod session;
 pub mod tasks;
 #[cfg(feature = "test-util")]
 mod test_util;
@@ -141,7 +142,16 @@ pub mod transport {
     pub use crate::request::admitted::{Admitted, ToolHeaders};
     pub use crate::request::inbound::{Inbound, Revisions};
     pub use crate::server::{Control, Handled};
+    pub use crate::session::channel::{ClientChannel, ClientFault, SharedChannel};
     pub use crate::trace::Network;
+}
+
+/// `2025-11-25` sessions over HTTP: the [`SessionStore`](sessions::SessionStore) they are kept in (in
+/// process by default, or shared by many instances), what it holds, and its bounds.
+pub mod sessions {
+    pub use crate::session::store::{
+        ReplyWait, SessionEdit, SessionError, SessionLimits, SessionRecord, SessionStore,
+    };
 }
 
 /// This crate's README (its page on the registry), compiled as doctests so that its example stays true.

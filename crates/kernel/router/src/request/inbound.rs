@@ -49,6 +49,8 @@ pub struct Inbound {
     /// The network the request came over, for its span.
     pub(crate) network: Option<Network>,
     pub(crate) session: Option<LegacySession>,
+    /// Where this request's server-to-client requests go (a legacy client's connection or session).
+    pub(crate) client: Option<crate::session::channel::SharedChannel>,
 }
 
 impl std::fmt::Debug for Inbound {
@@ -62,6 +64,7 @@ impl std::fmt::Debug for Inbound {
             .field("trace", &self.trace)
             .field("network", &self.network)
             .field("session", &self.session.is_some())
+            .field("client", &self.client.is_some())
             .finish()
     }
 }
@@ -146,6 +149,14 @@ impl Inbound {
     /// answered for it, on a server built with notifications.
     pub fn session(mut self, session: &LegacySession) -> Self {
         self.session = Some(session.clone());
+        self
+    }
+
+    /// Where this request's server-to-client requests go: with it, a `2025-11-25` request whose host
+    /// answers "input required" is bridged (the core asks the client through the channel and calls the
+    /// host again with the answers); without it, that answer is a host fault (-32603).
+    pub fn client(mut self, channel: crate::session::channel::SharedChannel) -> Self {
+        self.client = Some(channel);
         self
     }
 }

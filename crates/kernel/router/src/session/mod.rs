@@ -1,0 +1,15 @@
+//! `2025-11-25` sessions and the requests a server sends to a client.
+//!
+//! Two seams, shared by every transport that serves legacy clients:
+//!
+//! * [`ClientChannel`] (`channel.rs`): where a legacy request's server-to-client requests go and where
+//!   their answers come back. The core's bridge asks through it when a host answers "input required"
+//!   to a `2025-11-25` client, then calls the host again with the answers as its retry input. The
+//!   stdio transport's channel is the connection; the HTTP transport's is the stream of the POST that
+//!   needs it, with answers routed through the session store.
+//! * [`SessionStore`] (`store.rs`): where an HTTP transport keeps its legacy sessions — in process by
+//!   default, in a shared engine (Redis) when many instances serve one endpoint — and through which a
+//!   client's answer POSTed to one instance reaches the instance waiting for it.
+
+pub(crate) mod channel;
+pub(crate) mod store;

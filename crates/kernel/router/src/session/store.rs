@@ -1,0 +1,187 @@
+//! Where an HTTP transport keeps its `2025-11-25` sessions: the [`SessionStore`] trait, shaped so that
+//! a store shared by many instances (Redis) fits it as well as the in-process default.
+//!
+//! Threat: **a session id as a bearer token**. A session id reaches the client in a header and comes
+//! back on every request, so the store keeps, beside what the legacy protocol needs (the client's
+//! revision and capabilities, its subscriptions, its log level), the digest of the principal that
+//! initialized it: a request whose principal differs is answered as for an unknown session. The store
+//! never holds the principal itself or any credential. Sessions are bounded per principal and in
+//! total, expire when idle, and bound how many server-to-client requests wait on each.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::contract::BoxFuture;
+use crate::tasks::StoreError;
+
+/// One legacy session, as a store keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SessionRecord {
+    /// The session id: 0x21–0x7E only, unguessable (minted by the transport).
+    pub id: String,
+    /// The digest of the principal that initialized the session (`None`: no principal).
+    pub owner: Option<String>,
+    /// The revision `initialize` agreed on.
+    pub protocol_version: String,
+    /// The capabilities the client declared in `initialize`.
+    pub client_capabilities: Value,
+    /// The uris the client subscribed to with `resources/subscribe`.
+    pub subscriptions: BTreeSet<String>,
+    /// The level the client set with `logging/setLevel`, if any.
+    pub log_level: Option<String>,
+    /// When the session ends unless used again (ms since the Unix epoch).
+    pub expires_at_ms: u64,
+}
+
+impl SessionRecord {
+    /// A new session, expiring `idle` after `now_ms` unless used again.
+    pub fn new(
+        id: impl Into<String>,
+        owner: Option<String>,
+        protocol_version: impl Into<String>,
+        client_capabilities: Value,
+        now_ms: u64,
+        idle: Duration,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            owner,
+            protocol_version: protocol_version.into(),
+            client_capabilities,
+            subscriptions: BTreeSet::new(),
+            log_level: None,
+            expires_at_ms: now_ms.saturating_add(duration_ms(idle)),
+        }
+    }
+}
+
+/// A duration in whole milliseconds, saturating.
+pub(crate) fn duration_ms(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The bounds sessions are kept within.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SessionLimits {
+    /// The most live sessions one principal may hold.
+    pub per_owner: usize,
+    /// The most live sessions in the store.
+    pub total: usize,
+    /// How long an unused session lives.
+    pub idle: Duration,
+    /// The most server-to-client requests waiting on one session at once.
+    pub pending_per_session: usize,
+    /// The most uris one session may be subscribed to.
+    pub subscriptions: usize,
+}
+
+impl SessionLimits {
+    /// Bounds of your choosing; each must be at least 1 (a zero is raised to 1).
+    pub const fn new(per_owner: usize, total: usize, idle: Duration, pending_per_session: usize) -> Self {
+        Self {
+            per_owner: if per_owner == 0 { 1 } else { per_owner },
+            total: if total == 0 { 1 } else { total },
+            idle,
+            pending_per_session: if pending_per_session == 0 { 1 } else { pending_per_session },
+            subscriptions: crate::notify::session::MAX_SESSION_SUBSCRIPTIONS,
+        }
+    }
+}
+
+impl Default for SessionLimits {
+    /// 16 per principal, 10,000 in all, 30 minutes idle, 16 waiting requests per session.
+    fn default() -> Self {
+        Self::new(16, 10_000, Duration::from_secs(30 * 60), 16)
+    }
+}
+
+/// Why a store did not do what it was asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// The principal already holds [`SessionLimits::per_owner`] live sessions.
+    #[error("the principal holds as many sessions as its bound allows")]
+    OwnerFull,
+    /// The store already holds [`SessionLimits::total`] live sessions.
+    #[error("the server holds as many sessions as its bound allows")]
+    Full,
+    /// The session already has [`SessionLimits::pending_per_session`] requests waiting.
+    #[error("the session has as many requests waiting as its bound allows")]
+    PendingFull,
+    /// The session already holds [`SessionLimits::subscriptions`] uris.
+    #[error("the session holds as many subscriptions as its bound allows")]
+    SubscriptionsFull,
+    /// The store itself failed or was unreachable.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// One edit of a live session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SessionEdit {
+    /// `resources/subscribe`: add the uri (within [`SessionLimits::subscriptions`]).
+    Subscribe(String),
+    /// `resources/unsubscribe`: remove the uri, subscribed or not.
+    Unsubscribe(String),
+    /// `logging/setLevel`.
+    LogLevel(String),
+}
+
+/// The wait for one client answer: resolves with the answer's JSON-RPC message (the whole response
+/// object), or `None` when the store lost the wait (its connection ended).
+pub type ReplyWait = BoxFuture<'static, Option<Value>>;
+
+/// Where HTTP legacy sessions are kept, and through which a client's answers reach the instance that
+/// asked.
+pub trait SessionStore: Send + Sync + 'static {
+    /// Stores a new session, within `limits` (per owner and in total; expired sessions do not count).
+    fn create<'a>(&'a self, record: SessionRecord, limits: &'a SessionLimits)
+    -> BoxFuture<'a, Result<(), SessionError>>;
+
+    /// The live session `id`, its idle expiry pushed to `now_ms + limits.idle`; `None` when unknown or
+    /// expired.
+    fn resume<'a>(
+        &'a self,
+        id: &'a str,
+        now_ms: u64,
+        limits: &'a SessionLimits,
+    ) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>>;
+
+    /// Applies one edit to the live session `id`: `false` when it is unknown or expired.
+    fn edit<'a>(
+        &'a self,
+        id: &'a str,
+        edit: SessionEdit,
+        limits: &'a SessionLimits,
+    ) -> BoxFuture<'a, Result<bool, SessionError>>;
+
+    /// Ends the session `id` (`DELETE`): `false` when it was unknown or expired. Its waiting requests
+    /// end too.
+    fn end<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// Registers a server-to-client request `request_id` of session `session` before it is sent
+    /// (within [`SessionLimits::pending_per_session`]); dropping the returned wait forgets it.
+    fn expect<'a>(
+        &'a self,
+        session: &'a str,
+        request_id: &'a str,
+        limits: &'a SessionLimits,
+    ) -> BoxFuture<'a, Result<ReplyWait, SessionError>>;
+
+    /// Hands a client's answer (`message`, the whole JSON-RPC response) to whichever instance waits for
+    /// `request_id` of `session`: `false` when no such request is waiting (never issued, issued to
+    /// another session, already answered, or forgotten).
+    fn deliver<'a>(
+        &'a self,
+        session: &'a str,
+        request_id: &'a str,
+        message: Value,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
+}
