@@ -142,6 +142,7 @@ pub mod transport {
     pub use crate::request::admitted::{Admitted, ToolHeaders};
     pub use crate::request::inbound::{Inbound, Revisions};
     pub use crate::server::{Control, Handled};
+    pub use crate::session::bridge::MAX_BRIDGE_ROUNDS;
     pub use crate::session::channel::{ClientChannel, ClientFault, SharedChannel};
     pub use crate::trace::Network;
 }

@@ -26,6 +26,7 @@ use crate::notify::session::LegacySession;
 use crate::options::{CacheHints, ServerOptions};
 use crate::request::inbound::{Inbound, Served};
 use crate::sealing::state::Sealing;
+use crate::session::channel::SharedChannel;
 use crate::trace::observe::DispatchObserver;
 use crate::trace::{RequestTrace, SpanSite, record_error};
 
@@ -74,6 +75,8 @@ pub(crate) struct Request<'a> {
     pub(crate) trace: RequestTrace<'a>,
     /// The connection's legacy session, when the transport keeps one.
     pub(crate) session: Option<&'a LegacySession>,
+    /// Where a legacy request's questions to the client go ([`Inbound::client`]), for the bridge.
+    pub(crate) client: Option<SharedChannel>,
 }
 
 pub(crate) struct Inner {
@@ -225,7 +228,8 @@ impl Server {
     /// [B-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
     pub async fn handle_envelope(&self, envelope: Envelope, inbound: Inbound) -> Handled {
         let served = self.served(&inbound);
-        let Inbound { extensions, sink, tool_shown, sessionless, trace, network, session, .. } = inbound;
+        let Inbound { extensions, sink, tool_shown, sessionless, trace, network, session, client, .. } =
+            inbound;
         let is_jsonrpc = envelope.is_jsonrpc();
         if !envelope.has_id() {
             return Self::handle_notification(&envelope, session.as_ref());
@@ -302,6 +306,7 @@ impl Server {
             sessionless,
             trace,
             session: session.as_ref(),
+            client,
         };
         let ends = method == Method::Shutdown && !sessionless;
         let control = if ends { Control::Shutdown } else { Control::Continue };
@@ -509,6 +514,10 @@ impl Server {
             .and_then(ProtocolVersion::parse)
             .filter(|v| !v.is_modern() && served.admits(*v))
             .unwrap_or(legacy);
+        // What the bridge may ask this client (a stdio connection is one session).
+        if let (Some(session), Some(declared)) = (session, params.and_then(|p| p.get("capabilities"))) {
+            session.remember_capabilities(declared);
+        }
         let notifying = match (session, self.notifications()) {
             (Some(session), Some(notifications)) => {
                 let context =

@@ -17,6 +17,7 @@ use crate::request::cursor::CursorKind;
 use crate::request::guard::guarded;
 use crate::sealing::state::Binding;
 use crate::server::{Answer, Request, Server};
+use crate::session::bridge::bridge;
 
 /// The answer to a `prompts/get` naming a prompt that is not listed (or hidden from the caller).
 fn unknown_prompt(name: &str) -> ErrorObject {
@@ -37,7 +38,7 @@ impl Server {
     ///
     /// [F-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
     pub(crate) async fn get_prompt(&self, request: Request<'_>) -> Answer {
-        let Request { params, context, .. } = request;
+        let Request { params, context, client, .. } = request;
         let mut params = owned_params(params);
         let Some(Value::String(name)) = params.get("name") else {
             return Err(ErrorObject::invalid_params("prompts/get requires a string name"));
@@ -79,6 +80,7 @@ impl Server {
             (Some(reader), _) | (None, Some(reader)) => reader,
             (None, None) => return Err(ErrorObject::internal()),
         };
+        let bridged = bridge(&context, client.as_ref());
         let mut context = context;
         context.retry = input.map(std::sync::Arc::new);
         let get = GetPrompt {
@@ -87,7 +89,19 @@ impl Server {
             context,
         };
         let span = tracing::info_span!("mcp.get_prompt", server = %self.inner.options.server_name(), prompt = %prompt.name);
-        match guarded(|| reader.get(get)).instrument(span).await {
+        let outcome = match bridged {
+            None => guarded(|| reader.get(get)).instrument(span).await,
+            // A legacy client asked through its channel: the renderer runs again with its answers.
+            Some(bridge) => {
+                let attempt = |retry| {
+                    let mut get = get.clone();
+                    get.context.retry = retry;
+                    guarded(move || reader.get(get)).instrument(span.clone())
+                };
+                bridge.run(attempt).await.map_err(|stopped| stopped.error)?
+            }
+        };
+        match outcome {
             Err(_) => {
                 tracing::error!("prompt reader panicked; answered -32603");
                 Err(ErrorObject::internal())

@@ -19,6 +19,7 @@ use crate::request::cursor::CursorKind;
 use crate::request::guard::guarded;
 use crate::sealing::state::Binding;
 use crate::server::{Answer, Request, Server};
+use crate::session::bridge::bridge;
 
 /// Resource not found, with the code of the request's era: -32602 under 2026-07-28, -32002 otherwise.
 fn not_found(era: Era, uri: &str, reason: Option<Value>) -> ErrorObject {
@@ -100,7 +101,7 @@ impl Server {
     ///
     /// [F-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
     pub(crate) async fn read_resource(&self, request: Request<'_>) -> Answer {
-        let Request { params, context, .. } = request;
+        let Request { params, context, client, .. } = request;
         let mut params = owned_params(params);
         let Some(Value::String(uri)) = params.remove("uri") else {
             return Err(ErrorObject::invalid_params("resources/read requires a string uri"));
@@ -125,13 +126,30 @@ impl Server {
         drop(params);
         // A result that depends on a retry's input responses is never shared from a cache: the inputs
         // are not part of any cache key.
-        let hints = if input.is_some() { CacheHints::default() } else { self.inner.options.resources_cache };
+        let mut hints =
+            if input.is_some() { CacheHints::default() } else { self.inner.options.resources_cache };
+        let bridged = bridge(&context, client.as_ref());
         let mut context = context;
         context.retry = input.map(std::sync::Arc::new);
         let template = template.map(|found| found.with_uri(uri.as_str()));
         let read = ReadResource { uri: uri.clone(), template, context };
         let span = tracing::info_span!("mcp.read_resource", server = %self.inner.options.server_name());
-        match guarded(|| reader.read(read)).instrument(span).await {
+        let outcome = match bridged {
+            None => guarded(|| reader.read(read)).instrument(span).await,
+            // A legacy client asked through its channel: the reader runs again with its answers.
+            Some(bridge) => {
+                let attempt = |retry: Option<std::sync::Arc<_>>| {
+                    if retry.is_some() {
+                        hints = CacheHints::default();
+                    }
+                    let mut read = read.clone();
+                    read.context.retry = retry;
+                    guarded(move || reader.read(read)).instrument(span.clone())
+                };
+                bridge.run(attempt).await.map_err(|stopped| stopped.error)?
+            }
+        };
+        match outcome {
             Err(_) => {
                 tracing::error!("resource reader panicked; answered -32603");
                 Err(ErrorObject::internal())

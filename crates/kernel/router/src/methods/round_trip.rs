@@ -4,8 +4,9 @@
 //! Threat: the retry is the client's to write, and an `InputRequiredResult` must never go where the
 //! specification forbids it. Only the three methods above build a [`Round`], and only for a
 //! `2026-07-28` request to a server with a request-state sealer; everywhere else both fields are
-//! ignored as before, and a host that asks for input anyway is a host fault (-32603, logged by
-//! names only). Within a round the state is verified (`state.rs`), the responses checked
+//! ignored as before. A legacy request whose transport attached a client channel is bridged instead
+//! (`session/bridge.rs`); anywhere else a host that asks for input anyway is a host fault (-32603,
+//! logged by names only). Within a round the state is verified (`state.rs`), the responses checked
 //! (`responses.rs`), and input requests the client did not declare left out (`capability.rs`).
 //!
 //! [S-48]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
@@ -136,7 +137,7 @@ pub(crate) fn input_required(round: Option<&Round<'_>>, required: InputRequired)
         Some(round) => round.answer(required),
         None => {
             tracing::error!(
-                "the host asked for client input on a request that cannot carry it (no request-state sealer, or not 2026-07-28); answered -32603"
+                "the host asked for client input on a request that cannot carry it (a 2026-07-28 request without a request-state sealer, or a 2025-11-25 one without a client channel); answered -32603"
             );
             Err(ErrorObject::internal())
         }

@@ -1,5 +1,7 @@
 //! `tools/list` and `tools/call`.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::value::RawValue;
@@ -19,8 +21,10 @@ use crate::request::arguments::Arguments;
 use crate::request::capability::declares;
 use crate::request::decoration::Decoration;
 use crate::request::guard::guarded;
+use crate::request::input::RetryInput;
 use crate::sealing::state::Binding;
 use crate::server::{Request, Routed, Server, append_cache_fields};
+use crate::session::bridge::bridge;
 use crate::trace::SpanSite;
 use crate::trace::observe::{DispatchOutcome, PendingDispatch};
 
@@ -90,7 +94,7 @@ impl Server {
     /// [B-14]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
     /// [F-5]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
     pub(crate) async fn call_tool(&self, request: Request<'_>) -> Routed {
-        let Request { params, context, tool_shown, trace, .. } = request;
+        let Request { params, context, tool_shown, trace, client, .. } = request;
         let mut params = owned_params(params);
         let Some(Value::String(name)) = params.get("name") else {
             return Err(ErrorObject::invalid_params("tools/call requires a string name"));
@@ -165,7 +169,28 @@ impl Server {
             let started = Started { call, round, span, pending };
             return self.call_maybe_task(engine, tool, dispatch, started).await;
         }
-        let outcome = guarded(|| dispatch.call(call)).instrument(span.clone()).await;
+        let outcome = match bridge(&context, client.as_ref()) {
+            None => guarded(|| dispatch.call(call)).instrument(span.clone()).await,
+            // A legacy client asked through its channel: the call is made again with its answers.
+            Some(bridge) => {
+                let attempt = |retry: Option<Arc<RetryInput>>| {
+                    let mut call = call.clone();
+                    call.context.retry = retry;
+                    guarded(move || dispatch.call(call)).instrument(span.clone())
+                };
+                match bridge.run(attempt).await {
+                    Ok(outcome) => outcome,
+                    Err(stopped) => {
+                        // The last call asked for input, as a modern one may: a result, unless the
+                        // host asked for what cannot be asked.
+                        let fault =
+                            if stopped.host_fault { DispatchOutcome::Fault } else { DispatchOutcome::Ok };
+                        pending.finish(fault);
+                        return Err(stopped.error);
+                    }
+                }
+            }
+        };
         let checked = Checked::new(tool, outcome);
         pending.finish(checked.observed());
         self.settle_tool(tool, checked, round.as_ref(), &span, era)

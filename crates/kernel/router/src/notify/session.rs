@@ -46,6 +46,8 @@ struct Shared {
     /// The feed subscribed at `initialize`, handed over at `notifications/initialized`: nothing is
     /// sent before it (2025-11-25 lifecycle), and nothing announced in between is lost.
     pending: Mutex<Option<Opened>>,
+    /// The capabilities the client declared in its first `initialize` (an object), if any.
+    capabilities: Mutex<Option<Arc<Value>>>,
 }
 
 /// What the core hands the reading half when the session opens.
@@ -65,7 +67,12 @@ impl LegacySession {
     pub fn new() -> (LegacySession, LegacyNotifications) {
         let (sender, opened) = oneshot::channel();
         let opening = Mutex::new(Some(sender));
-        let shared = Arc::new(Shared { uris: Mutex::default(), opening, pending: Mutex::default() });
+        let shared = Arc::new(Shared {
+            uris: Mutex::default(),
+            opening,
+            pending: Mutex::default(),
+            capabilities: Mutex::default(),
+        });
         (
             LegacySession { shared: Arc::clone(&shared) },
             LegacyNotifications { shared, state: State::Waiting(opened) },
@@ -92,6 +99,24 @@ impl LegacySession {
         if let (Some(sender), Some(opened)) = (sender, opened) {
             let _ = sender.send(opened);
         }
+    }
+
+    /// Remembers the capabilities the client declared in `initialize` (the first one that declares an
+    /// object; a later `initialize` changes nothing, as it opens nothing).
+    pub(crate) fn remember_capabilities(&self, declared: &Value) {
+        if !declared.is_object() {
+            return;
+        }
+        let mut capabilities = self.shared.capabilities.lock().unwrap_or_else(PoisonError::into_inner);
+        if capabilities.is_none() {
+            *capabilities = Some(Arc::new(declared.clone()));
+        }
+    }
+
+    /// The capabilities the client declared in its `initialize` (`None` before one, or when it declared
+    /// none): what a transport's [`ClientChannel`](crate::transport::ClientChannel) reports.
+    pub fn client_capabilities(&self) -> Option<Arc<Value>> {
+        self.shared.capabilities.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// Subscribes to `uri`; `false` when the session holds [`MAX_SESSION_SUBSCRIPTIONS`] others.

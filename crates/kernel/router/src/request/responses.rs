@@ -30,8 +30,9 @@ fn elicitation(value: Value) -> Option<ElicitResult> {
     result.content.as_ref().is_none_or(|content| content.values().all(primitive)).then_some(result)
 }
 
-/// The response to a request of `method`, if `value` has its shape.
-fn for_method(method: &str, value: Value) -> Option<InputResponse> {
+/// The response to a request of `method`, if `value` has its shape (a retry's entry, or a
+/// `2025-11-25` client's answer to the bridge's request).
+pub(crate) fn for_method(method: &str, value: Value) -> Option<InputResponse> {
     if !value.is_object() {
         return None;
     }

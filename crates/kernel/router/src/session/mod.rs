@@ -7,9 +7,14 @@
 //!   to a `2025-11-25` client, then calls the host again with the answers as its retry input. The
 //!   stdio transport's channel is the connection; the HTTP transport's is the stream of the POST that
 //!   needs it, with answers routed through the session store.
+//! * The bridge (`bridge.rs`, with the `2025-11-25` forms of the host's requests in `legacy_input.rs`):
+//!   a legacy `tools/call`, `resources/read` or `prompts/get` whose host answers "input required" is
+//!   asked of the client through the channel and retried with the answers.
 //! * [`SessionStore`] (`store.rs`): where an HTTP transport keeps its legacy sessions — in process by
 //!   default, in a shared engine (Redis) when many instances serve one endpoint — and through which a
 //!   client's answer POSTed to one instance reaches the instance waiting for it.
 
+pub(crate) mod bridge;
 pub(crate) mod channel;
+pub(crate) mod legacy_input;
 pub(crate) mod store;

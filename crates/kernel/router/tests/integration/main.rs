@@ -7,6 +7,8 @@
 mod support;
 
 mod argument_interning;
+mod bridge;
+mod bridge_forms;
 mod build_errors;
 mod caller;
 mod completion;

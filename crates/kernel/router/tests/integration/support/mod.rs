@@ -1,6 +1,7 @@
 //! A fixture host and helpers shared by the router's integration tests.
 #![allow(dead_code)]
 
+pub mod channel;
 pub mod official;
 pub mod spans;
 
