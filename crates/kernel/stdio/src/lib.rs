@@ -37,6 +37,13 @@
 //!   `2025-11-25` session: after a legacy `initialize` (on a server built with notifications) list
 //!   changes and updates of `resources/subscribe`d uris are written untagged, and when that session's
 //!   change feed ends the session ends as at end of input.
+//! * **Asking a `2025-11-25` client.** When a legacy request's host asks for input, the core's bridge
+//!   sends the client `elicitation/create` (or `sampling/createMessage`, `roots/list`) over this
+//!   connection, as lines with ids the transport mints, and the client's JSON-RPC responses go to the
+//!   request waiting for their id (never answered; one for an id nothing waits on is dropped). At most
+//!   [`StdioOptions::max_client_requests`] wait at once, each for at most
+//!   [`StdioOptions::client_wait`]; one given up or whose request was cancelled is cancelled to the
+//!   client, and at end of input every one still waiting is answered at once.
 //! * **Identity and replacement.** What [`StdioOptions::extensions`] (or [`StdioOptions::principal`])
 //!   holds is attached to every request of the session; the host reads it from `RequestContext`. The
 //!   server may be a `LiveServer` ([`serve_with`], [`serve_io`]): each message is served to its end by
@@ -98,6 +105,7 @@
 #![forbid(unsafe_code)]
 
 mod blocking;
+mod client;
 mod drain;
 mod framing;
 #[cfg(feature = "fuzzing")]
@@ -113,7 +121,10 @@ mod wiring;
 mod writer;
 
 pub use listen::{DEFAULT_MAX_LISTENS, TOO_MANY_LISTENS};
-pub use options::{DEFAULT_MAX_IN_FLIGHT, DEFAULT_TASK_GRACE, MAX_LINE_BYTES, SHUTDOWN_GRACE, StdioOptions};
+pub use options::{
+    DEFAULT_CLIENT_WAIT, DEFAULT_MAX_CLIENT_REQUESTS, DEFAULT_MAX_IN_FLIGHT, DEFAULT_TASK_GRACE,
+    MAX_LINE_BYTES, SHUTDOWN_GRACE, StdioOptions,
+};
 pub use serve::{serve, serve_io, serve_with};
 
 /// This crate's README (its page on the registry), compiled as doctests so that its example stays true.

@@ -25,6 +25,14 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// (see [`StdioOptions::task_grace`]).
 pub const DEFAULT_TASK_GRACE: Duration = Duration::from_secs(5);
 
+/// How many server-to-client requests wait for the client's answers at once unless the host chooses
+/// otherwise (see [`StdioOptions::max_client_requests`]).
+pub const DEFAULT_MAX_CLIENT_REQUESTS: usize = 16;
+
+/// How long a server-to-client request waits for the client's answer unless the host chooses otherwise
+/// (see [`StdioOptions::client_wait`]): 5 minutes, since a person answers an elicitation.
+pub const DEFAULT_CLIENT_WAIT: Duration = Duration::from_secs(5 * 60);
+
 /// The most requests [`StdioOptions::max_in_flight`] admits (the runtime's semaphore bound).
 const MAX_IN_FLIGHT_CEILING: usize = tokio::sync::Semaphore::MAX_PERMITS;
 
@@ -43,6 +51,8 @@ pub struct StdioOptions {
     pub(crate) shutdown: Option<ShutdownSignal>,
     pub(crate) shutdown_grace: Duration,
     pub(crate) task_grace: Duration,
+    pub(crate) max_client_requests: usize,
+    pub(crate) client_wait: Duration,
 }
 
 impl Default for StdioOptions {
@@ -55,6 +65,8 @@ impl Default for StdioOptions {
             shutdown: None,
             shutdown_grace: SHUTDOWN_GRACE,
             task_grace: DEFAULT_TASK_GRACE,
+            max_client_requests: DEFAULT_MAX_CLIENT_REQUESTS,
+            client_wait: DEFAULT_CLIENT_WAIT,
         }
     }
 }
@@ -168,6 +180,39 @@ impl StdioOptions {
         self
     }
 
+    /// How many requests the server's bridge may have waiting for a `2025-11-25` client's answers at
+    /// once (default [`DEFAULT_MAX_CLIENT_REQUESTS`], 16; at least 1). When a legacy client's request
+    /// reaches a host that asks for input (`elicitation/create`, `sampling/createMessage`,
+    /// `roots/list`), the core sends those requests to the client over this connection; one past the
+    /// bound is not sent, and the request that needed it is answered -32000 with `data`
+    /// `{"fault": "busy"}`. A request waiting for an answer keeps its
+    /// [`max_in_flight`](Self::max_in_flight) place, and the client's answer needs none.
+    pub fn max_client_requests(mut self, requests: usize) -> Self {
+        self.max_client_requests = requests.max(1);
+        self
+    }
+
+    /// How long one server-to-client request waits for the client's answer (default
+    /// [`DEFAULT_CLIENT_WAIT`], 5 minutes: a person answers an elicitation). Past it the request is
+    /// forgotten, the client is sent `notifications/cancelled` naming it, and the request that needed
+    /// it is answered -32000 with `data` `{"fault": "timedOut"}`. When the input ends every request
+    /// still waiting is answered at once (`{"fault": "closed"}`) rather than at this bound.
+    pub fn client_wait(mut self, wait: Duration) -> Self {
+        self.client_wait = wait;
+        self
+    }
+
+    /// How many server-to-client requests may wait at once (set by
+    /// [`StdioOptions::max_client_requests`]).
+    pub fn get_max_client_requests(&self) -> usize {
+        self.max_client_requests
+    }
+
+    /// How long a server-to-client request waits for its answer (set by [`StdioOptions::client_wait`]).
+    pub fn get_client_wait(&self) -> Duration {
+        self.client_wait
+    }
+
     /// How long the tasks still running when the session ends may take to finish (set by
     /// [`StdioOptions::task_grace`]).
     pub fn get_task_grace(&self) -> Duration {
@@ -225,6 +270,14 @@ mod tests {
         assert!(options.get_extensions().is_empty());
         assert_eq!(options.get_shutdown_grace(), SHUTDOWN_GRACE);
         assert_eq!(options.get_task_grace(), DEFAULT_TASK_GRACE);
+        assert_eq!(options.get_max_client_requests(), DEFAULT_MAX_CLIENT_REQUESTS);
+        assert_eq!(options.get_client_wait(), DEFAULT_CLIENT_WAIT);
+        assert_eq!(
+            options.clone().max_client_requests(0).get_max_client_requests(),
+            1,
+            "zero would ask nothing"
+        );
+        assert_eq!(options.clone().client_wait(Duration::ZERO).get_client_wait(), Duration::ZERO);
         assert_eq!(options.clone().task_grace(Duration::ZERO).get_task_grace(), Duration::ZERO);
         assert!(!options.has_shutdown_signal(), "no signal unless the host names one");
         let options = options.shutdown_on(std::future::pending()).shutdown_grace(Duration::from_millis(5));

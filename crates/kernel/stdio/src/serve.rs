@@ -158,6 +158,8 @@ where
         extensions: options.extensions,
         max_in_flight: options.max_in_flight,
         max_listens: options.max_listens,
+        max_client_requests: options.max_client_requests,
+        client_wait: options.client_wait,
     };
     // What ends the tasks: the server current when the session ends.
     let tasks = TaskEnd { live: live.clone(), grace: options.task_grace };
@@ -182,6 +184,8 @@ where
         ended = session.read(&mut frames) => ended,
     };
     drop(frames);
+    // No answer can come any more: a request waiting for one is answered now, not at its bound.
+    session.close_client();
     let read = match ended {
         Ended::OutputGone(written) => {
             let written = match written {

@@ -4,7 +4,9 @@
 //!
 //! The connection is also a `2025-11-25` session: every message carries its [`LegacySession`], so a
 //! legacy `initialize` opens its change notifications (written untagged by [`crate::legacy`]) and
-//! `resources/subscribe` / `resources/unsubscribe` are answered for it.
+//! `resources/subscribe` / `resources/unsubscribe` are answered for it; and its client channel
+//! ([`crate::client`]), through which the core asks a legacy client for input, and to which the
+//! client's JSON-RPC responses go.
 
 use std::future::Future;
 use std::io;
@@ -23,6 +25,7 @@ use tokio::io::AsyncBufRead;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::{JoinError, JoinSet};
 
+use crate::client::{Client, is_answer};
 use crate::framing::{Frame, FrameReader};
 use crate::in_flight::InFlight;
 use crate::listen::{Listens, Stream};
@@ -113,6 +116,9 @@ pub(crate) struct Session {
     draining: watch::Sender<bool>,
     /// The connection's legacy session, attached to every message.
     legacy: LegacySession,
+    /// The connection's channel to its client, attached to every message (the core uses it for a
+    /// legacy request whose host asks for input): its requests out, the client's answers in.
+    client: Client,
 }
 
 /// What a session is made of: its bounds and what it attaches to every message.
@@ -123,6 +129,10 @@ pub(crate) struct Bounds {
     pub(crate) max_in_flight: usize,
     /// `StdioOptions::max_listens`.
     pub(crate) max_listens: usize,
+    /// `StdioOptions::max_client_requests`.
+    pub(crate) max_client_requests: usize,
+    /// `StdioOptions::client_wait`.
+    pub(crate) client_wait: std::time::Duration,
 }
 
 impl Session {
@@ -133,6 +143,8 @@ impl Session {
         lines: mpsc::Sender<Line>,
     ) -> (Self, LegacyNotifications) {
         let (legacy, notifications) = LegacySession::new();
+        let client =
+            Client::new(lines.clone(), legacy.clone(), bounds.max_client_requests, bounds.client_wait);
         let session = Self {
             live,
             extensions: bounds.extensions,
@@ -143,6 +155,7 @@ impl Session {
             listens: Arc::new(Listens::new(bounds.max_listens)),
             draining: watch::Sender::new(false),
             legacy,
+            client,
         };
         (session, notifications)
     }
@@ -168,6 +181,11 @@ impl Session {
                 Ok(Frame::Message(bytes)) => bytes,
             };
             let message = match read_message(&bytes) {
+                // The client's answer to one of the server's requests: never answered itself.
+                Ok(message) if is_answer(&message) => {
+                    self.client.deliver(message);
+                    continue;
+                }
                 Ok(message) => Envelope::from_object(message),
                 Err(refusal) => {
                     tracing::debug!(code = refusal.code(), "refused an unreadable message");
@@ -270,7 +288,16 @@ impl Session {
     /// What every message of the session carries: the session's extensions, the connection's legacy
     /// session, and the network its span records (`network.transport` `pipe`).
     fn inbound(&self) -> Inbound {
-        Inbound::new().extensions(self.extensions.clone()).session(&self.legacy).network(Network::stdio())
+        Inbound::new()
+            .extensions(self.extensions.clone())
+            .session(&self.legacy)
+            .client(Arc::new(self.client.clone()))
+            .network(Network::stdio())
+    }
+
+    /// Nothing more is read: the requests waiting for the client's answers resolve `Closed`.
+    pub(crate) fn close_client(&self) {
+        self.client.close();
     }
 
     /// Serves the listen `message` on a task of its own, holding one of the session's listen places

@@ -23,11 +23,18 @@ impl Line {
         Self(bytes)
     }
 
-    /// Encodes a notification (progress, a log message, a listen's or a legacy session's) as one line.
+    /// Encodes a notification (progress, a log message, a listen's or a legacy session's) — or a
+    /// request the server sends the client — as one line.
     pub(crate) fn notification(notification: &serde_json::Value) -> Self {
         let mut bytes = serde_json::to_vec(notification).unwrap_or_default();
         bytes.push(b'\n');
         Self(bytes)
+    }
+
+    /// The line's bytes (for tests).
+    #[cfg(test)]
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
+        self.0
     }
 }
 

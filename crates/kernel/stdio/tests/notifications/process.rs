@@ -1,4 +1,4 @@
-//! The `notifying` example as a real process: requests written to its stdin (a pipe), lines read from
+//! An example (`notifying`, or `asking` for the bridge) as a real process: requests written to its stdin (a pipe), lines read from
 //! its stdout (a pipe) on a thread of its own, every wait bounded.
 
 use std::io::{BufRead, BufReader, Write};
@@ -67,33 +67,33 @@ pub fn method(line: &Value) -> Option<&str> {
     line.get("method").and_then(Value::as_str)
 }
 
-/// The `notifying` example as `cargo build --examples` (and `cargo test`) builds it, beside the `deps/`
+/// The example `name` as `cargo build --examples` (and `cargo test`) builds it, beside the `deps/`
 /// directory of this test binary; refused when missing or older than a source it is built from (a run
 /// narrowed with `--test` rebuilds no example), rather than test a stale binary.
-fn example() -> PathBuf {
+fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
     let examples = exe.parent().and_then(Path::parent).expect("target/<profile>").join("examples");
-    let path = examples.join(format!("notifying{}", std::env::consts::EXE_SUFFIX));
+    let path = examples.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     assert!(
         path.is_file(),
-        "{} is missing: build it with `cargo build -p mcp-kernel-stdio --example notifying`",
+        "{} is missing: build it with `cargo build -p mcp-kernel-stdio --example {name}`",
         path.display()
     );
     let built = std::fs::metadata(&path).and_then(|m| m.modified()).expect("the example's mtime");
-    let dep_info = std::fs::read_to_string(examples.join("notifying.d")).unwrap_or_default();
+    let dep_info = std::fs::read_to_string(examples.join(format!("{name}.d"))).unwrap_or_default();
     let sources = dep_info.lines().next().and_then(|line| line.split_once(": ")).map(|(_, deps)| deps);
     for source in sources.unwrap_or_default().split(' ').filter(|source| source.ends_with(".rs")) {
         let changed = std::fs::metadata(source).and_then(|m| m.modified()).unwrap_or(SystemTime::now());
         assert!(
             changed <= built,
-            "{} is older than {source}: rebuild it with `cargo build -p mcp-kernel-stdio --example notifying`",
+            "{} is older than {source}: rebuild it with `cargo build -p mcp-kernel-stdio --example {name}`",
             path.display()
         );
     }
     path
 }
 
-/// A running `notifying` process; killed (and reaped) when dropped.
+/// A running example process; killed (and reaped) when dropped.
 pub struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
@@ -105,9 +105,14 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts the example with `args`.
+    /// Starts the `notifying` example with `args`.
     pub fn start(args: &[&str]) -> Self {
-        let mut child = Command::new(example())
+        Self::start_example("notifying", args)
+    }
+
+    /// Starts the example `name` with `args`.
+    pub fn start_example(name: &str, args: &[&str]) -> Self {
+        let mut child = Command::new(example(name))
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
