@@ -142,8 +142,11 @@ pub type ReplyWait = BoxFuture<'static, Option<Value>>;
 /// asked.
 pub trait SessionStore: Send + Sync + 'static {
     /// Stores a new session, within `limits` (per owner and in total; expired sessions do not count).
-    fn create<'a>(&'a self, record: SessionRecord, limits: &'a SessionLimits)
-    -> BoxFuture<'a, Result<(), SessionError>>;
+    fn create<'a>(
+        &'a self,
+        record: SessionRecord,
+        limits: &'a SessionLimits,
+    ) -> BoxFuture<'a, Result<(), SessionError>>;
 
     /// The live session `id`, its idle expiry pushed to `now_ms + limits.idle`; `None` when unknown or
     /// expired.
