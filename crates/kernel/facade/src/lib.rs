@@ -13,7 +13,7 @@
 //! | [`router`] | `mcp-kernel-router` | the host contract and the era-aware core [`Server`] (the root and modules below are its own) |
 //! | [`stdio`] | `mcp-kernel-stdio` | newline-delimited JSON-RPC over stdin/stdout (feature `stdio`) |
 //! | [`http`] | `mcp-kernel-http` | the stateless Streamable HTTP service, a `tower::Service` (feature `http`) |
-//! | `redis` | `mcp-kernel-redis` | the change hub and the task store shared through Redis, for many instances behind a proxy (feature `redis`) |
+//! | `redis` | `mcp-kernel-redis` | the change hub, the task store and the legacy session store shared through Redis, for many instances behind a proxy (feature `redis`) |
 //! | `connectome` | `connectome-*` | the connectome surface: `connectome://` resources, the copyable tool, the collector (feature `connectome`) |
 //!
 //! The root holds the host's everyday API — the server and its builder, the catalog ([`Listing`],

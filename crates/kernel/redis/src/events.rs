@@ -1,11 +1,14 @@
-//! This instance's listeners of the one subscription: the change feeds of its listen streams, and the
-//! watches of its tasks, fanned out from what the subscription connection receives.
+//! This instance's listeners of the one subscription: the change feeds of its listen streams, the
+//! watches of its tasks, and the waits of its sessions' server-to-client requests, fanned out from
+//! what the subscription connection receives.
 //!
 //! Threat: **a listener silently deaf**. While the subscription is down, nothing published anywhere
-//! reaches this instance. So when it drops, every feed and every watch here **ends** (the listen
-//! streams end with their completion result, the runners read their tasks again), and until it is
-//! back a new feed is refused ([`HubUnavailable`]) and a new watch ends at once. A publication lost
-//! on its way (a number skipped, `sequence.rs`) ends them the same way ([`Events::interrupt`]). A feed is bounded
+//! reaches this instance. So when it drops, every feed, every watch and every wait here **ends** (the
+//! listen streams end with their completion result, the runners read their tasks again, a wait
+//! resolves `None`), and until it is back a new feed is refused ([`HubUnavailable`]), a new watch ends
+//! at once and a new wait is refused. A publication lost on its way (a number skipped,
+//! `sequence.rs`) ends the feeds and watches the same way ([`Events::interrupt`]); not the waits,
+//! whose answers are never numbered publications (`replies.rs`). A feed is bounded
 //! like the in-process hub's: a subscriber that falls `hub_capacity` changes behind has its feed
 //! ended rather than skipped.
 
@@ -17,7 +20,8 @@ use std::task::{Context, Poll};
 use futures_channel::mpsc;
 use futures_util::Stream;
 use mcp_kernel_router::notify::{Change, ChangeFeed, HubUnavailable};
-use tokio::sync::{Notify, watch};
+use serde_json::Value;
+use tokio::sync::{Notify, oneshot, watch};
 
 use crate::lease::LeaseGuard;
 
@@ -41,6 +45,21 @@ struct State {
     prune_at: usize,
     watches: HashMap<Arc<str>, Vec<(u64, mpsc::Sender<()>)>>,
     next_watch: u64,
+    /// The waits of each session's server-to-client requests, by request id (with the key that
+    /// tells one registration from a later one of the same id).
+    replies: Replies,
+}
+
+/// The waits of each session, by request id: each with its key and the sending end of its answer.
+type Replies = HashMap<Arc<str>, HashMap<Arc<str>, (u64, oneshot::Sender<Value>)>>;
+
+/// Why a wait was not registered.
+#[derive(Debug)]
+pub(crate) enum NotWaiting {
+    /// The subscription is down (the reason): no answer could be heard.
+    Down(String),
+    /// A wait for this request of this session is registered here already.
+    Duplicate,
 }
 
 impl Events {
@@ -52,6 +71,7 @@ impl Events {
                 prune_at: PRUNE_AT,
                 watches: HashMap::new(),
                 next_watch: 0,
+                replies: HashMap::new(),
             }),
             capacity: capacity.max(1),
             resubscribe: Notify::new(),
@@ -82,22 +102,27 @@ impl Events {
     /// The subscription is down for `reason`: every feed and watch ends, and new ones are refused
     /// until it is up again.
     pub(crate) fn set_down(&self, reason: &str) {
-        let (feeds, watches) = {
+        let (feeds, watches, replies) = {
             let mut state = self.lock();
             if state.down.is_none() {
                 tracing::warn!(reason, "the Redis subscription is down; every local listen and watch ends");
             }
             state.down = Some(reason.to_owned());
-            (std::mem::take(&mut state.feeds), std::mem::take(&mut state.watches))
+            (
+                std::mem::take(&mut state.feeds),
+                std::mem::take(&mut state.watches),
+                std::mem::take(&mut state.replies),
+            )
         };
         self.up.send_replace(false);
-        // Dropped outside the lock: each sender dropped ends its feed or watch.
-        drop((feeds, watches));
+        // Dropped outside the lock: each sender dropped ends its feed, watch or wait.
+        drop((feeds, watches, replies));
     }
 
     /// A publication was lost (`reason`): every feed and watch ends now, as when the subscription
     /// drops — the listen streams end with their completion result and the runners read their tasks
-    /// again — while the subscription, which is up, goes on serving new ones.
+    /// again — while the subscription, which is up, goes on serving new ones. The waits go on: an
+    /// answer is published by the script that takes it, never through the numbered queue.
     pub(crate) fn interrupt(&self, reason: &str) {
         let (feeds, watches) = {
             let mut state = self.lock();
@@ -169,6 +194,76 @@ impl Events {
             state.watches.entry(Arc::clone(&id)).or_default().push((key, sender));
         }
         WatchStream { receiver, events: Arc::downgrade(self), id, key, _lease: lease }
+    }
+
+    /// Registers a wait for the answer to the request `id` of `session`: its key (for
+    /// [`Events::forget_reply`]) and its receiving end, which resolves with the answer or fails when
+    /// the wait ends (the subscription dropped, a publication was lost, the session ended).
+    pub(crate) fn expect_reply(
+        &self,
+        session: &str,
+        id: &str,
+    ) -> Result<(u64, oneshot::Receiver<Value>), NotWaiting> {
+        let mut state = self.lock();
+        if let Some(reason) = &state.down {
+            return Err(NotWaiting::Down(reason.clone()));
+        }
+        if state.replies.get(session).is_some_and(|waits| waits.contains_key(id)) {
+            return Err(NotWaiting::Duplicate);
+        }
+        let key = state.next_watch;
+        state.next_watch += 1;
+        let (sender, receiver) = oneshot::channel();
+        state.replies.entry(Arc::from(session)).or_default().insert(Arc::from(id), (key, sender));
+        Ok((key, receiver))
+    }
+
+    /// Hands `message` to the local wait for the request `id` of `session`, if there is one (it is
+    /// then forgotten); whether there was.
+    pub(crate) fn deliver_reply(&self, session: &str, id: &str, message: Value) -> bool {
+        // A wait dropped meanwhile no longer wants it: the answer was handed over all the same.
+        self.take_reply(session, id).map(|sender| sender.send(message)).is_some()
+    }
+
+    /// Whether a wait for the request `id` of `session` is registered here.
+    pub(crate) fn waits_for(&self, session: &str, id: &str) -> bool {
+        self.lock().replies.get(session).is_some_and(|waits| waits.contains_key(id))
+    }
+
+    /// The local wait for the request `id` of `session`, taken out (forgotten here), if there is one.
+    pub(crate) fn take_reply(&self, session: &str, id: &str) -> Option<oneshot::Sender<Value>> {
+        let mut state = self.lock();
+        let waits = state.replies.get_mut(session)?;
+        let taken = waits.remove(id);
+        if waits.is_empty() {
+            state.replies.remove(session);
+        }
+        taken.map(|(_, sender)| sender)
+    }
+
+    /// Ends every local wait of `session` (it was ended).
+    pub(crate) fn end_session(&self, session: &str) {
+        let waits = self.lock().replies.remove(session);
+        drop(waits);
+    }
+
+    /// Forgets the wait registered as `key` for the request `id` of `session` (dropped).
+    pub(crate) fn forget_reply(&self, session: &str, id: &str, key: u64) {
+        let mut state = self.lock();
+        if let Some(waits) = state.replies.get_mut(session) {
+            if waits.get(id).is_some_and(|(k, _)| *k == key) {
+                waits.remove(id);
+            }
+            if waits.is_empty() {
+                state.replies.remove(session);
+            }
+        }
+    }
+
+    /// How many waits are registered here (for tests and logs).
+    #[cfg(test)]
+    pub(crate) fn waits(&self) -> usize {
+        self.lock().replies.values().map(HashMap::len).sum()
     }
 
     /// How many feeds and watches are registered (for tests and logs).
@@ -274,6 +369,38 @@ mod tests {
         }
         let (feeds, _) = events.counts();
         assert!(feeds <= 64, "{feeds} senders kept for one live feed");
+    }
+
+    #[test]
+    fn an_answer_reaches_its_wait_once_and_an_end_or_the_subscription_dropping_ends_the_waits() {
+        let events = Arc::new(Events::new(4));
+        assert!(matches!(events.expect_reply("s", "r"), Err(NotWaiting::Down(_))), "refused while down");
+        events.set_up();
+        let (_, mut answered) = events.expect_reply("s", "r").unwrap();
+        assert!(matches!(events.expect_reply("s", "r"), Err(NotWaiting::Duplicate)));
+        assert!(!events.deliver_reply("other", "r", Value::Null), "another session's id");
+        assert!(events.deliver_reply("s", "r", Value::from(1)));
+        assert_eq!(answered.try_recv().ok(), Some(Value::from(1)));
+        assert!(!events.deliver_reply("s", "r", Value::from(2)), "once");
+        let (_, mut ended) = events.expect_reply("s", "a").unwrap();
+        let (_, mut kept) = events.expect_reply("t", "a").unwrap();
+        events.end_session("s");
+        assert!(matches!(ended.try_recv(), Err(oneshot::error::TryRecvError::Closed)));
+        assert!(matches!(kept.try_recv(), Err(oneshot::error::TryRecvError::Empty)));
+        events.interrupt("test");
+        assert!(matches!(kept.try_recv(), Err(oneshot::error::TryRecvError::Empty)), "no answer's loss");
+        events.set_down("test");
+        assert!(matches!(kept.try_recv(), Err(oneshot::error::TryRecvError::Closed)));
+        events.set_up();
+        let (key, _dropped) = events.expect_reply("s", "b").unwrap();
+        let (_, mut down) = events.expect_reply("s", "c").unwrap();
+        events.forget_reply("s", "b", key + 1);
+        assert_eq!(events.waits(), 2, "another registration's key forgets nothing");
+        events.forget_reply("s", "b", key);
+        assert_eq!(events.waits(), 1);
+        events.set_down("test");
+        assert!(matches!(down.try_recv(), Err(oneshot::error::TryRecvError::Closed)));
+        assert_eq!(events.waits(), 0);
     }
 
     #[test]

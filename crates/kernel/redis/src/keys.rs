@@ -7,9 +7,28 @@
 //! | `<prefix>:lease:<id>` | string | the running instance's name | `lease` after its last renewal (`PX`) |
 //! | `<prefix>:tasks` | sorted set | every stored task id, scored by its removal deadline | swept by score at each create |
 //! | `<prefix>:running:owner:<digest>` / `<prefix>:running:nobody` | sorted set | the owner's running task ids, same scores | a task leaves it when it ends, or when a create finds the owner at its bound and the task's lease lapsed; swept by score |
+//! | `<prefix>:session:<id>` | hash | a legacy session: `record` (JSON) and `owners` (the name of its owner's set) | at its idle expiry (`PEXPIREAT`), pushed by each `resume`; at `end` |
+//! | `<prefix>:pending:<id>` | sorted set | the session's server-to-client request ids waiting for an answer, scored by when each is forgotten | when its last entry is forgotten (`PEXPIREAT`); at `end` |
+//! | `<prefix>:sessions` | sorted set | every session id, scored by its idle expiry (the store's bound) | swept by score at each create; at `end` |
+//! | `<prefix>:sessions:owner:<digest>` / `<prefix>:sessions:nobody` | sorted set | the owner's session ids, same scores (the owner's bound) | swept by score at each create; at `end`; when its last session expires (`PEXPIREAT`) |
+//!
+//! A session id and a request id are key parts and set members only once checked ([`valid_id`]):
+//! visible ASCII, at most [`MAX_ID_LEN`] bytes. Each kind of key has its own word after the prefix
+//! (`session:`, `pending:`, `sessions`), so no id, whatever its colons, names another kind's key.
 //!
 //! Channels: `<prefix>:changes` (a change) and `<prefix>:wake` (a task id, or an instance's beat),
-//! each message JSON with its instance and number (`sequence.rs`).
+//! each message JSON with its instance and number (`sequence.rs`); `<prefix>:replies` (a client's
+//! answer for the instance waiting for it, or a session ended), published by the script that takes
+//! the answer or ends the session, in the same step (`replies.rs`).
+
+/// The longest session id, request id or owner digest used in a key or a set.
+pub(crate) const MAX_ID_LEN: usize = 128;
+
+/// Whether `id` may be used as a key part or a set member: 1 to [`MAX_ID_LEN`] bytes, each visible
+/// ASCII (0x21–0x7E).
+pub(crate) fn valid_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= MAX_ID_LEN && id.bytes().all(|byte| byte.is_ascii_graphic())
+}
 
 /// The key and channel names of one prefix.
 #[derive(Debug, Clone)]
@@ -50,9 +69,37 @@ impl Keys {
         }
     }
 
+    /// A legacy session (a hash: its record and the name of its owner's set).
+    pub(crate) fn session(&self, id: &str) -> String {
+        format!("{}:session:{id}", self.prefix)
+    }
+
+    /// The server-to-client requests of the session `id` waiting for an answer.
+    pub(crate) fn pending(&self, id: &str) -> String {
+        format!("{}:pending:{id}", self.prefix)
+    }
+
+    /// Every live session (the store's bound).
+    pub(crate) fn sessions(&self) -> String {
+        format!("{}:sessions", self.prefix)
+    }
+
+    /// One owner's live sessions (the owner's bound); `None`: sessions of no principal.
+    pub(crate) fn owner_sessions(&self, owner: Option<&str>) -> String {
+        match owner {
+            Some(owner) => format!("{}:sessions:owner:{owner}", self.prefix),
+            None => format!("{}:sessions:nobody", self.prefix),
+        }
+    }
+
     /// The channel of changes.
     pub(crate) fn changes(&self) -> String {
         format!("{}:changes", self.prefix)
+    }
+
+    /// The channel of clients' answers and ended sessions.
+    pub(crate) fn replies(&self) -> String {
+        format!("{}:replies", self.prefix)
     }
 
     /// The channel of task wake-ups.
@@ -68,9 +115,45 @@ mod tests {
     #[test]
     fn every_name_starts_with_the_prefix_and_owners_cannot_collide_with_nobody() {
         let keys = Keys::new("p");
-        for name in [keys.task("t"), keys.lease("t"), keys.stored(), keys.changes(), keys.wake()] {
+        for name in [
+            keys.task("t"),
+            keys.lease("t"),
+            keys.stored(),
+            keys.changes(),
+            keys.wake(),
+            keys.replies(),
+            keys.session("s"),
+            keys.pending("s"),
+            keys.sessions(),
+            keys.owner_sessions(Some("o")),
+            keys.owner_sessions(None),
+        ] {
             assert!(name.starts_with("p:"), "{name}");
         }
         assert_ne!(keys.running(Some("nobody")), keys.running(None));
+        assert_ne!(keys.owner_sessions(Some("nobody")), keys.owner_sessions(None));
+    }
+
+    #[test]
+    fn no_valid_session_id_names_another_kinds_key() {
+        let keys = Keys::new("p");
+        let others = [keys.sessions(), keys.owner_sessions(None), keys.owner_sessions(Some("o"))];
+        for id in ["x:pending", "s", ":", "sessions", "x:session:y", "owner:o"] {
+            assert!(valid_id(id));
+            for other in &others {
+                assert_ne!(&keys.session(id), other, "{id}");
+                assert_ne!(&keys.pending(id), other, "{id}");
+            }
+            assert_ne!(keys.session(id), keys.pending("x"), "{id}");
+        }
+    }
+
+    #[test]
+    fn an_id_is_visible_ascii_and_bounded() {
+        assert!(valid_id("!~") && valid_id(&"a".repeat(MAX_ID_LEN)));
+        for bad in ["", " ", "a b", "new\nline", "nul\0", "é", "\x7f"] {
+            assert!(!valid_id(bad), "{bad:?}");
+        }
+        assert!(!valid_id(&"a".repeat(MAX_ID_LEN + 1)));
     }
 }

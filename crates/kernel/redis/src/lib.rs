@@ -1,6 +1,8 @@
-//! Change notifications and tasks of an mcp-kernel server shared through Redis, so that many instances
-//! behind a proxy serve as one: a listen stream held by one instance hears a change made through
-//! another, and a task created through one is read, answered and cancelled through any.
+//! Change notifications, tasks and `2025-11-25` sessions of an mcp-kernel server shared through Redis,
+//! so that many instances behind a proxy serve as one: a listen stream held by one instance hears a
+//! change made through another, a task created through one is read, answered and cancelled through
+//! any, and a legacy session initialized on one is served by every one — a client's answer to a
+//! server-to-client request POSTed to one reaching the instance waiting for it.
 //!
 //! ```no_run
 //! # async fn host(runtime: impl mcp_kernel_router::tasks::TaskRuntime) -> Result<(), Box<dyn std::error::Error>> {
@@ -34,15 +36,25 @@
 //!   of it while the task runs there.
 //! - `<prefix>:tasks` and `<prefix>:running:…` — sorted sets of task ids (the store's bound and each
 //!   owner's), scored by removal deadline and swept by score at each create.
+//! - `<prefix>:session:<id>` — a legacy session ([`RedisSessionStore`]): a hash of its record as
+//!   JSON (`SessionRecord`: the revision and the client's capabilities from `initialize`, its
+//!   subscriptions, its log level, the owner **as the digest the transport gives, never a
+//!   principal**) and the name of its owner's set. It expires at the idle expiry (`PEXPIREAT`),
+//!   pushed by every request of the session. About 0.9 KiB with its index entries.
+//! - `<prefix>:pending:<id>` — the session's server-to-client requests waiting for an answer, a
+//!   sorted set scored by when each is forgotten (one idle period after it was sent).
+//! - `<prefix>:sessions` and `<prefix>:sessions:…` — sorted sets of session ids (the store's bound
+//!   and each owner's), scored by idle expiry and swept by score at each create.
 //! - Channels `<prefix>:changes` and `<prefix>:wake`, every message JSON naming its instance and its
 //!   number: `{"from": "<instance>", "seq": 7, "change": {…}}` (a change carries no content: a kind,
 //!   a uri, a caller key), `{"from": …, "seq": 8, "task": "<id>"}` (a wake-up) and each instance's
 //!   beat `{"from": …, "seq": 8, "beat": true}`; the first message after a loss adds `"lost": <the
-//!   number dropped>`. Nothing is kept for a channel.
+//!   number dropped>`. Channel `<prefix>:replies`: `{"session": …, "id": …, "message": {…}}` (a
+//!   client's answer, whole) and `{"ended": "<session id>"}`. Nothing is kept for a channel.
 //!
 //! # How it behaves
 //!
-//! - **One subscription per instance.** [`Redis::start`] opens one pub/sub connection (both
+//! - **One subscription per instance.** [`Redis::start`] opens one pub/sub connection (the three
 //!   channels) and one multiplexed command connection, each made in the background and again with
 //!   exponential backoff (`reconnect_backoff`, 100 ms to 5 s); a server may start while Redis is down
 //!   and serves as soon as it is up. [`Redis::connect`] waits for both, for hosts that want to fail at
@@ -69,6 +81,14 @@
 //!   only other instances' writes conflict (a burst of status messages cannot starve the task's
 //!   outcome). `wake` publishes the task id; each instance wakes
 //!   its own watchers — no instance polls Redis for a task.
+//! - **Sessions** ([`RedisSessionStore`]): `create` is one Lua script checking both bounds (live
+//!   sessions per owner and in all; expired ones count no more); `resume` is **one round trip**,
+//!   reading the record and pushing its expiry; `edit` a compare-and-swap like a task's; `end`
+//!   deletes the session and, in the same script, tells every instance to end its waits. A
+//!   server-to-client request is registered before it is sent (`expect`, within the session's
+//!   bound); `deliver`, on any instance, takes it out and publishes the answer in one script, so that
+//!   it is handed over once and only for the session it was issued to. A wait resolves `None` when
+//!   its session ends or this instance's subscription drops; dropping it forgets it (best effort).
 //! - **A stopped instance** (killed, partitioned away for longer than its lease) stops renewing its
 //!   leases; the next read of each of its running tasks, through any instance, fails it with
 //!   `{"code": -32603, "message": "the instance running the task stopped"}`. So is a creation
@@ -89,7 +109,9 @@
 //! # Round trips
 //!
 //! Measured by [`Redis::round_trips`] in this crate's tests (`tests/integration/store.rs`,
-//! `router.rs` and `losses.rs`): a `tasks/get` is exactly **1**. A task's whole life through the router — created by a
+//! `router.rs`, `losses.rs` and `sessions.rs`): a `tasks/get` is exactly **1**, and so is a legacy
+//! session's `resume` (every request of the session), `create`, `end`, `expect` and `deliver`; an
+//! `edit` is 2 (read, compare-and-swap). A task's whole life through the router — created by a
 //! `tools/call` on one instance, completed there, polled through another — is **5 plus 1 per
 //! `tasks/get`**: the create script 1, the run's first look at its task 1, the completion's read and
 //! compare-and-swap 2, its wake-up 1. Each further transition (a status message, input requested or
@@ -107,7 +129,11 @@
 //!   skipped). Use ACLs restricting the instances' user to
 //!   `~<prefix>:*` and `&<prefix>:*`, TLS (`rediss://`) across untrusted networks, and a password.
 //! - *A deaf listener*: see "No instance silently deaf" and "Redis unreachable" — a feed or watch that
-//!   can no longer hear, or missed a publication, ends.
+//!   can no longer hear, or missed a publication, ends; a wait for an answer ends when the
+//!   subscription drops.
+//! - *Answers in transit*: a client's answer to a server-to-client request (an elicitation's content,
+//!   a sampled message) crosses Redis pub/sub to every instance, stored nowhere; whoever may subscribe
+//!   to the prefix's channels reads it.
 //! - Redis Cluster is not supported (the scripts touch several keys of one prefix, and `create` the
 //!   leases of the owner's running tasks, which it is not given); one primary is, Redis 6.2 or later.
 //!   An acknowledged write is durable only as the primary's persistence makes it (`appendfsync
@@ -122,8 +148,10 @@ mod keys;
 mod lease;
 mod link;
 mod publish;
+mod replies;
 mod scripts;
 mod sequence;
+mod session;
 mod store;
 mod subscription;
 mod writers;
@@ -137,6 +165,7 @@ pub use config::{
     DEFAULT_KEY_PREFIX, DEFAULT_LEASE, DEFAULT_RESPONSE_TIMEOUT, RedisConfig,
 };
 pub use hub::RedisHub;
+pub use session::RedisSessionStore;
 pub use store::{INSTANCE_STOPPED, MAX_SWAP_ATTEMPTS, RedisTaskStore};
 
 use events::Events;
@@ -182,7 +211,7 @@ impl Drop for Shared {
 }
 
 /// One instance's use of Redis: one pub/sub connection, one command connection and the heartbeat,
-/// shared by its [`RedisHub`] and [`RedisTaskStore`]. Cheap to clone (clones are the same family);
+/// shared by its [`RedisHub`], [`RedisTaskStore`] and [`RedisSessionStore`]. Cheap to clone (clones are the same family);
 /// the background work stops when the last handle is dropped.
 #[derive(Clone)]
 pub struct Redis {
@@ -302,6 +331,13 @@ impl Redis {
     /// The task store of this instance, for `Tasks::with_store`.
     pub fn task_store(&self) -> RedisTaskStore {
         RedisTaskStore { shared: Arc::clone(&self.shared) }
+    }
+
+    /// The store of this instance's `2025-11-25` HTTP sessions, shared with every instance of the
+    /// prefix: any instance serves any session, and a client's answer POSTed to one reaches the one
+    /// waiting for it.
+    pub fn session_store(&self) -> RedisSessionStore {
+        RedisSessionStore { shared: Arc::clone(&self.shared) }
     }
 
     /// How many Redis round trips this family has made (commands, pipelines, scripts, pings and

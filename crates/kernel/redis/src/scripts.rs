@@ -62,5 +62,37 @@ pub(crate) static CREATE: LuaScript = LuaScript::new("create", include_str!("lua
 /// Compare-and-swap of a task's record (`swap.lua`).
 pub(crate) static SWAP: LuaScript = LuaScript::new("swap", include_str!("lua/swap.lua"));
 
+/// Creates a legacy session within its bounds (`session_create.lua`).
+pub(crate) static SESSION_CREATE: LuaScript =
+    LuaScript::new("session_create", include_str!("lua/session_create.lua"));
+/// Reads a session and pushes its idle expiry (`session_resume.lua`).
+pub(crate) static SESSION_RESUME: LuaScript =
+    LuaScript::new("session_resume", include_str!("lua/session_resume.lua"));
+/// Reads a session's record and its version (`session_read.lua`).
+pub(crate) static SESSION_READ: LuaScript =
+    LuaScript::new("session_read", include_str!("lua/session_read.lua"));
+/// Compare-and-swap of a session's record (`session_swap.lua`).
+pub(crate) static SESSION_SWAP: LuaScript =
+    LuaScript::new("session_swap", include_str!("lua/session_swap.lua"));
+/// Ends a session (`session_end.lua`).
+pub(crate) static SESSION_END: LuaScript = LuaScript::new("session_end", include_str!("lua/session_end.lua"));
+/// Registers a server-to-client request of a session (`session_expect.lua`).
+pub(crate) static SESSION_EXPECT: LuaScript =
+    LuaScript::new("session_expect", include_str!("lua/session_expect.lua"));
+/// Takes a waiting request of a session, once (`session_deliver.lua`).
+pub(crate) static SESSION_DELIVER: LuaScript =
+    LuaScript::new("session_deliver", include_str!("lua/session_deliver.lua"));
+
 /// Every script, loaded at each connection.
-pub(crate) static ALL: [&LuaScript; 3] = [&READ, &CREATE, &SWAP];
+pub(crate) static ALL: [&LuaScript; 10] = [
+    &READ,
+    &CREATE,
+    &SWAP,
+    &SESSION_CREATE,
+    &SESSION_RESUME,
+    &SESSION_READ,
+    &SESSION_SWAP,
+    &SESSION_END,
+    &SESSION_EXPECT,
+    &SESSION_DELIVER,
+];

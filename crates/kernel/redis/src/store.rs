@@ -62,7 +62,7 @@ enum Swap {
     Leased,
 }
 
-fn unexpected(what: &str) -> StoreError {
+pub(crate) fn unexpected(what: &str) -> StoreError {
     StoreError::Failed(format!("Redis answered {what} unexpectedly"))
 }
 
@@ -90,7 +90,7 @@ fn decode(id: &str, bytes: &[u8]) -> StoreResult<TaskRecord> {
 
 /// A random pause before the compare-and-swap attempt `attempt` (from 1): up to 0.5 ms, doubling
 /// with each attempt up to 32 ms.
-fn backoff(attempt: usize) -> std::time::Duration {
+pub(crate) fn backoff(attempt: usize) -> std::time::Duration {
     use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_usize(attempt);
@@ -99,7 +99,7 @@ fn backoff(attempt: usize) -> std::time::Duration {
 }
 
 /// A bulk-string or status answer as text.
-fn word(value: &Value) -> Option<&str> {
+pub(crate) fn word(value: &Value) -> Option<&str> {
     match value {
         Value::BulkString(bytes) => std::str::from_utf8(bytes).ok(),
         Value::SimpleString(text) => Some(text),

@@ -1,5 +1,5 @@
-//! The one pub/sub connection of a [`Redis`](crate::Redis) family: subscribed to `<prefix>:changes`
-//! and `<prefix>:wake`, fanned out to the local listeners ([`Events`]), pinged at every heartbeat so
+//! The one pub/sub connection of a [`Redis`](crate::Redis) family: subscribed to `<prefix>:changes`,
+//! `<prefix>:wake` and `<prefix>:replies`, fanned out to the local listeners ([`Events`]), pinged at every heartbeat so
 //! that a Redis that stops answering (paused, partitioned away) is noticed within one beat plus the
 //! response timeout, and made again with exponential backoff whenever it drops.
 //!
@@ -15,6 +15,7 @@ use futures_util::{FutureExt, StreamExt};
 use crate::events::Events;
 use crate::keys::Keys;
 use crate::link::{Fault, Link, Settings};
+use crate::replies::Notice;
 use crate::sequence::{Body, Heard, decode};
 
 /// Why a subscription ended.
@@ -34,7 +35,7 @@ pub(crate) async fn subscribe_forever(
     beat: Duration,
     own: String,
 ) {
-    let channels = [keys.changes(), keys.wake()];
+    let channels = [keys.changes(), keys.wake(), keys.replies()];
     let mut delay = settings.backoff.0;
     let mut failures = 0u64;
     loop {
@@ -94,6 +95,7 @@ async fn serve(
     let (mut sink, mut stream) = pubsub.split();
     let changes = keys.changes();
     let wake = keys.wake();
+    let replies = keys.replies();
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + beat, beat);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -103,6 +105,18 @@ async fn serve(
                     return Ended::Lost("the subscription connection closed".into());
                 };
                 let channel = message.get_channel_name();
+                if channel == replies {
+                    // Published by the script that took the answer or ended the session: not numbered,
+                    // lost only with the subscription, which ends every wait then.
+                    match Notice::decode(message.get_payload_bytes()) {
+                        Ok(Notice::Reply { session, id, message }) => {
+                            events.deliver_reply(&session, &id, message);
+                        }
+                        Ok(Notice::Ended(session)) => events.end_session(&session),
+                        Err(error) => tracing::warn!(error, channel, "a message on the Redis channel does not parse; ignored"),
+                    }
+                    continue;
+                }
                 let is_change = channel == changes;
                 if !is_change && channel != wake {
                     continue;

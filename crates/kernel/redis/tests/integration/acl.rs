@@ -1,12 +1,14 @@
 //! The Redis user `docs/deploy.md` ("TLS and ACLs") tells an operator to give the instances: limited to
-//! the prefix's keys and channels and to the commands the store sends. A whole task lifecycle and a
-//! change across two instances work under it with nothing denied, another prefix is refused to it, and
-//! what one working task costs Redis in memory is measured (the figure the deploy guide quotes).
+//! the prefix's keys and channels and to the commands the stores send. A whole task lifecycle, a
+//! legacy session's and a change across two instances work under it with nothing denied, another
+//! prefix is refused to it, and what one working task and one legacy session cost Redis in memory is
+//! measured (the figures the deploy guide quotes).
 
 use std::time::Duration;
 
 use mcp_kernel_redis::RedisConfig;
 use mcp_kernel_router::notify::{Change, ChangeHub, ChangeKind};
+use mcp_kernel_router::sessions::{SessionEdit, SessionLimits, SessionStore};
 use mcp_kernel_router::tasks::{LimitReached, TaskLimits, TaskStatus, TaskStore, Transition, now_ms};
 use redis::AsyncCommands;
 use serde_json::json;
@@ -16,6 +18,7 @@ use crate::support::{LIMITS, instance, raw, server, task};
 /// The ACL rule of `docs/deploy.md`, for the prefix `app` (the guide writes `<prefix>`).
 const ACL_RULE: &str = "on >instance-pw resetkeys ~app:* resetchannels &app:* -@all \
      +get +set +exists +pexpireat +zadd +zcard +zrange +zrem +zremrangebyscore \
+     +hget +hmget +hset +del +zscore \
      +eval +evalsha +script|load +publish +subscribe +ping";
 
 fn as_instance_user(server: &mcp_kernel_test_support::redis::RedisServer, prefix: &str) -> RedisConfig {
@@ -68,6 +71,31 @@ async fn the_documented_acl_user_runs_a_whole_lifecycle_with_nothing_denied_and_
     let one = TaskLimits::new(1, 64);
     let refused = store_b.create(task("t3", None, Some(60_000)), one).await;
     assert_eq!(refused, Ok(Err(LimitReached::PerOwner(1))), "t2 runs");
+
+    // A legacy session: created, resumed and edited through either instance, an answer delivered
+    // across them, a wait dropped (its entry removed), the session ended with a wait open.
+    let (sessions_a, sessions_b) = (first.session_store(), second.session_store());
+    let limits = SessionLimits::default();
+    sessions_a.create(crate::support::session("s1", Some("digest"), limits.idle), &limits).await.unwrap();
+    assert!(sessions_b.resume("s1", now_ms(), &limits).await.unwrap().is_some());
+    let subscribe = SessionEdit::Subscribe("notes://1".into());
+    assert_eq!(sessions_b.edit("s1", subscribe, &limits).await, Ok(true));
+    let wait = sessions_a.expect("s1", "r1", &limits).await.unwrap();
+    assert_eq!(sessions_b.deliver("s1", "r1", json!({"id": "r1", "result": {}})).await, Ok(true));
+    let answered = tokio::time::timeout(Duration::from_secs(3), wait).await.expect("answered in time");
+    assert_eq!(answered, Some(json!({"id": "r1", "result": {}})));
+    drop(sessions_a.expect("s1", "r2", &limits).await.unwrap());
+    let open = sessions_b.expect("s1", "r3", &limits).await.unwrap();
+    let forgotten = crate::support::eventually(Duration::from_secs(2), || async {
+        let pending: usize =
+            redis::cmd("ZCARD").arg("app:pending:s1").query_async(&mut raw(&server).await).await.unwrap();
+        pending == 1
+    })
+    .await;
+    assert!(forgotten, "the dropped wait's entry was removed");
+    assert_eq!(sessions_a.end("s1").await, Ok(true));
+    let ended = tokio::time::timeout(Duration::from_secs(3), open).await.expect("ended in time");
+    assert_eq!(ended, None);
 
     let denied: Vec<redis::Value> =
         redis::cmd("ACL").arg("LOG").query_async(&mut admin).await.expect("ACL LOG");
@@ -136,4 +164,51 @@ async fn a_working_task_costs_redis_under_two_kilobytes() {
         after.saturating_sub(before)
     );
     assert!(per_task < 2_048, "a working task costs {per_task} bytes");
+}
+
+/// `MEMORY USAGE` of each of `keys`, summed (each must exist).
+async fn usage(admin: &mut redis::aio::MultiplexedConnection, keys: &[String]) -> u64 {
+    let mut total = 0;
+    for key in keys {
+        let bytes: Option<u64> =
+            redis::cmd("MEMORY").arg("USAGE").arg(key).query_async(admin).await.expect("MEMORY USAGE");
+        total += bytes.unwrap_or_else(|| panic!("{key} is stored"));
+    }
+    total
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server (cargo xtask edge redis)"]
+async fn a_legacy_session_costs_redis_under_one_and_a_half_kilobytes() {
+    let server = server();
+    let mut admin = raw(&server).await;
+    let redis = instance(crate::support::config(&server).key_prefix("m")).await;
+    let store = redis.session_store();
+    let limits = SessionLimits::default();
+    let (owner, other) = (
+        "8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4",
+        "8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa5",
+    );
+    // Ids as a transport mints them: 43 characters (256 random bits, base64url).
+    let (first, second) =
+        ("Qm9vdHN0cmFwcGVkLXNlc3Npb24taWQtMDAwMDAwMDE", "Qm9vdHN0cmFwcGVkLXNlc3Npb24taWQtMDAwMDAwMDI");
+    store.create(crate::support::session(first, Some(owner), limits.idle), &limits).await.unwrap();
+    let sets =
+        ["m:sessions".to_owned(), format!("m:sessions:owner:{owner}"), format!("m:sessions:owner:{other}")];
+    let before = usage(&mut admin, &sets[..2]).await;
+    // The sets' growth from one more session, of another owner: its entry in all, its owner's set.
+    store.create(crate::support::session(second, Some(other), limits.idle), &limits).await.unwrap();
+    let after = usage(&mut admin, &sets).await;
+    let record = usage(&mut admin, &[format!("m:session:{first}")]).await;
+    let index = after.saturating_sub(before);
+    // One request waiting for its answer: the session's pending set with one entry.
+    let _wait = store.expect(first, "srv-0123456789abcdef0123456789abcdef", &limits).await.unwrap();
+    let pending = usage(&mut admin, &[format!("m:pending:{first}")]).await;
+    let per_session = record + index;
+    println!(
+        "one legacy session: record {record} bytes, index entries {index} bytes, {per_session} bytes in all; \
+         a waiting request {pending} bytes"
+    );
+    assert!(per_session < 1_536, "a legacy session costs {per_session} bytes");
+    assert!(pending < 256, "a waiting request costs {pending} bytes");
 }

@@ -4,6 +4,7 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use mcp_kernel_redis::{Redis, RedisConfig};
+use mcp_kernel_router::sessions::{SessionLimits, SessionRecord};
 use mcp_kernel_router::tasks::{TaskLimits, TaskRecord, Timing, now_ms};
 use mcp_kernel_test_support::redis::RedisServer;
 
@@ -44,6 +45,17 @@ pub async fn instance(config: RedisConfig) -> Redis {
 pub fn task(id: &str, owner: Option<&str>, ttl_ms: Option<u64>) -> TaskRecord {
     let timing = Timing { ttl_ms, poll_interval_ms: None, retention_ms: 0 };
     TaskRecord::new(id.to_owned(), owner.map(str::to_owned), timing, now_ms())
+}
+
+/// A new legacy session of `owner`, idle for `idle` from now.
+pub fn session(id: &str, owner: Option<&str>, idle: Duration) -> SessionRecord {
+    let capabilities = serde_json::json!({"elicitation": {}, "sampling": {}, "roots": {"listChanged": true}});
+    SessionRecord::new(id, owner.map(str::to_owned), "2025-11-25", capabilities, now_ms(), idle)
+}
+
+/// Session bounds: `per_owner`, `total`, `idle`, `pending` waiting requests per session.
+pub fn session_limits(per_owner: usize, total: usize, idle: Duration, pending: usize) -> SessionLimits {
+    SessionLimits::new(per_owner, total, idle, pending)
 }
 
 /// Polls `probe` every 20 ms until it is true, at most `within`; whether it became true.

@@ -1,0 +1,16 @@
+-- Ends a session: its record, its waiting requests and its entries in both sets, in one step; if it
+-- was live, says so on the replies channel, so that every instance ends the session's waits.
+-- KEYS: the session, the set of every session, its pending requests.
+-- ARGV: id, the replies channel, the message to publish.
+-- Returns 1 if the session was live, 0 if not.
+local owners = redis.call('HGET', KEYS[1], 'owners')
+local existed = redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[3])
+redis.call('ZREM', KEYS[2], ARGV[1])
+if owners then
+  redis.call('ZREM', owners, ARGV[1])
+end
+if existed == 1 then
+  redis.call('PUBLISH', ARGV[2], ARGV[3])
+end
+return existed
