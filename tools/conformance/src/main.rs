@@ -20,7 +20,7 @@ use mcp_kernel::http::{AllowedOrigins, LegacyClients, McpHttp};
 /// `server-sse-multiple-streams`) are baselined in `baseline-2025-11-25.yml`. Once the HTTP transport
 /// keeps legacy sessions, return the sessions mode here (`LegacyClients::Sessions(..)`, in-process
 /// store), empty that baseline, and update the README's "Passing vacuously" and "Claimed surface".
-/// The tools that ask (`asking.rs`) need no change: the kernel asks a legacy client for them.
+/// The tools that ask (`asking/mod.rs`) need no change: the kernel asks a legacy client for them.
 fn legacy_clients() -> LegacyClients {
     LegacyClients::Stateless
 }

@@ -165,5 +165,4 @@ fn enums_form() -> Value {
 }
 
 #[cfg(test)]
-#[path = "asking_tests.rs"]
 mod tests;
