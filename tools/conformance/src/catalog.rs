@@ -1,7 +1,8 @@
 //! The catalog the conformance suite expects (`conformance-suite.md` section 6): every tool, resource,
 //! template and prompt the library can serve today, with the exact names, schemas and payloads, the
 //! completer of `completion/complete`, the multi-round-trip (`test_input_required_result_*`) tools
-//! and prompt with the request-state sealer they need, the tasks extension's fixtures (`crate::tasks`),
+//! and prompt with the request-state sealer they need, the tools that ask the client for sampling and
+//! elicitation (`crate::asking`), the tasks extension's fixtures (`crate::tasks`),
 //! and the two diagnostic triggers with the entries they toggle in and out (`crate::live`).
 
 use mcp_kernel::notify::LogLevel;
@@ -164,6 +165,7 @@ fn fixed() -> Listing {
                 .description("Asks the user for context before it renders."),
         ],
     };
+    listing.tools.extend(crate::asking::tools());
     listing.tools.extend(crate::tasks::tools());
     listing
 }
@@ -182,6 +184,9 @@ fn embedded(uri: &str, mime_type: &str, body: &str) -> ContentBlock {
 pub async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
     if crate::tasks::is_fixture(&call.name) {
         return crate::tasks::dispatch(call).await;
+    }
+    if crate::asking::is_asking(&call.name) {
+        return Ok(crate::asking::dispatch(&call));
     }
     if call.name.starts_with("test_input_required_result_") {
         return Ok(round_trip(&call.name, &call.context.retry_input().cloned().unwrap_or_default()));

@@ -2,7 +2,7 @@
 //! `Mcp-Param-*` against the body, the `=?base64?…?=` sentinel) through the tower service `McpService`.
 //!
 //! Input: a first line naming the HTTP method (`POST`, … ; a second word `legacy` serves with legacy
-//! clients admitted), then `name: value` header lines (`host: localhost:4000` unless one is given) (a trailing `\r` is dropped; a line that is not a
+//! clients admitted, the service's default; without it they are refused), then `name: value` header lines (`host: localhost:4000` unless one is given) (a trailing `\r` is dropped; a line that is not a
 //! valid header is skipped), a blank line, and the body. Laws: the service answers every request, in
 //! bounded time, with a status from the documented set and never 500 (the fixture never faults); a JSON
 //! answer is one JSON value and an event stream carries JSON data lines; a header value is never echoed
@@ -141,8 +141,9 @@ fn exchange(legacy: bool, method: &Method, headers: &HeaderMap, body: &Bytes) ->
                     true => Err(Refused::because("x-fuzz-deny")),
                     false => Ok(()),
                 });
-            let builder = if legacy { builder.legacy_clients(LegacyClients::Stateless) } else { builder };
-            builder.build()
+            // Both answers on purpose: legacy clients served (the default), and refused.
+            let legacy = if legacy { LegacyClients::Stateless } else { LegacyClients::Refused };
+            builder.legacy_clients(legacy).build()
         };
         [build(false), build(true)]
     });

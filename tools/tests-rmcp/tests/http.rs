@@ -11,7 +11,7 @@ use common::{Transcript, exercise, step};
 use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use mcp_kernel_http::{AllowedOrigins, McpHttp, serve};
+use mcp_kernel_http::{AllowedOrigins, LegacyClients, McpHttp, serve};
 use rmcp::ServiceExt;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
@@ -101,11 +101,20 @@ impl Running {
     }
 }
 
-/// Starts the weather catalog on 127.0.0.1:0 behind a wrapper that records every exchange.
+/// Starts the weather catalog on 127.0.0.1:0 behind a wrapper that records every exchange, with the
+/// service's defaults.
 async fn start(exchanges: &Exchanges, log: &Transcript) -> Running {
+    start_with(exchanges, log, LegacyClients::default()).await
+}
+
+/// [`start`], with what the service does with `2025-11-25` clients.
+async fn start_with(exchanges: &Exchanges, log: &Transcript, legacy: LegacyClients) -> Running {
     let server = mcp_kernel_rmcp_tests::weather_server().expect("weather server builds");
-    let service =
-        McpHttp::builder(server).allowed_origins(AllowedOrigins::any()).authorize(|_| Ok(())).build();
+    let service = McpHttp::builder(server)
+        .allowed_origins(AllowedOrigins::any())
+        .authorize(|_| Ok(()))
+        .legacy_clients(legacy)
+        .build();
     let (exchanges, log) = (exchanges.clone(), log.clone());
     let recording = tower::service_fn(move |request: Request<Incoming>| {
         let (service, exchanges, log) = (service.clone(), exchanges.clone(), log.clone());
@@ -219,14 +228,40 @@ async fn auto_lifecycle_over_http() {
     running.stop().await;
 }
 
-/// rmcp's plain `serve` posts a legacy `initialize`; this endpoint serves 2026-07-28 only, so the
-/// client must get a clean refusal (an error, promptly) naming the served revision, never a hang or a
-/// half-open session.
+/// rmcp's plain `serve` posts a legacy `initialize` (no version header): by default the endpoint
+/// serves it statelessly, negotiating `2025-11-25`, and every step of the catalog walk follows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn legacy_initialize_over_http_is_refused() {
+async fn a_legacy_initialize_over_http_is_served_statelessly_by_default() {
     let (exchanges, log) = (Exchanges::default(), Transcript::default());
-    let _print = log.print_on_drop("http, rmcp default serve() (legacy initialize)");
+    let _print = log.print_on_drop("http, rmcp default serve() (legacy initialize), default service");
     let running = start(&exchanges, &log).await;
+    let client = step("legacy initialize", client_config().serve(transport(running.url()))).await;
+    let info = client.peer_info().expect("server info");
+    assert_eq!(info.protocol_version, ProtocolVersion::V_2025_11_25);
+
+    exercise(&client).await;
+
+    step("client shutdown", async { client.cancel().await.map(drop) }).await;
+    exchanges.with(|all| {
+        assert_eq!(all[0].request_body["method"], "initialize", "{:?}", all[0]);
+        assert_eq!(all[0].header("mcp-protocol-version"), None, "{:?}", all[0]);
+        assert_eq!(all[0].status, 200, "{:?}", all[0]);
+        for exchange in all.iter().filter(|e| e.request_line == "POST /mcp") {
+            assert_eq!(exchange.header("mcp-session-id"), None, "no session was issued: {exchange:?}");
+            assert!(exchange.status == 200 || exchange.status == 202, "{exchange:?}");
+        }
+    });
+    running.stop().await;
+}
+
+/// rmcp's plain `serve` against a host that refuses legacy clients (`LegacyClients::Refused`, serving
+/// 2026-07-28 only): the client must get a clean refusal (an error, promptly) naming the served
+/// revision, never a hang or a half-open session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_initialize_over_http_is_refused_where_the_host_refuses_legacy_clients() {
+    let (exchanges, log) = (Exchanges::default(), Transcript::default());
+    let _print = log.print_on_drop("http, rmcp default serve() (legacy initialize), legacy refused");
+    let running = start_with(&exchanges, &log, LegacyClients::Refused).await;
     let outcome = tokio::time::timeout(common::STEP, client_config().serve(transport(running.url()))).await;
     let outcome = outcome.expect("the refusal arrives before the step deadline");
     match outcome {

@@ -101,7 +101,8 @@ pub struct McpHttp;
 impl McpHttp {
     /// Starts building the service for `server`: a [`mcp_kernel_router::Server`], or a [`LiveServer`]
     /// whose replacements the service then serves (each request is served to its end by the server
-    /// current when it arrived). It serves `2026-07-28` only, unless `legacy_clients`.
+    /// current when it arrived). It serves `2026-07-28`, and `2025-11-25` clients statelessly unless
+    /// [`Builder::legacy_clients`] says otherwise.
     pub fn builder(server: impl Into<LiveServer>) -> Builder<NoOrigins, NoAuthorize> {
         Builder {
             server: server.into(),
@@ -110,7 +111,7 @@ impl McpHttp {
             authorize_body: None,
             hosts: None,
             resource: None,
-            legacy: LegacyClients::Refused,
+            legacy: LegacyClients::default(),
             read_timeout: DEFAULT_READ_TIMEOUT,
             max_body_bytes: MAX_BODY_BYTES,
             body_bytes_in_flight: DEFAULT_BODY_BYTES_IN_FLIGHT,
@@ -310,8 +311,9 @@ impl<O, A> Builder<O, A> {
         self
     }
 
-    /// Whether MCP `2025-11-25` clients are also served (default [`LegacyClients::Refused`]);
-    /// [`LegacyClients::Stateless`] serves them on the same endpoint, without sessions.
+    /// Whether MCP `2025-11-25` clients are also served: by default [`LegacyClients::Stateless`], on
+    /// the same endpoint without sessions; a host that serves `2026-07-28` only says
+    /// `.legacy_clients(LegacyClients::Refused)`.
     pub fn legacy_clients(mut self, legacy: LegacyClients) -> Self {
         self.legacy = legacy;
         self

@@ -1,4 +1,5 @@
-//! MCP `2025-11-25` clients on the same endpoint, without sessions ([`LegacyClients::Stateless`]).
+//! MCP `2025-11-25` clients on the same endpoint, without sessions ([`LegacyClients::Stateless`], the
+//! default; a host that serves `2026-07-28` only says [`LegacyClients::Refused`]).
 //!
 //! The 2025-11-25 wire opens with `initialize` and no version header, and carries neither `_meta` nor
 //! `Mcp-Method` / `Mcp-Name` / `Mcp-Param-*`; on a session-capable server it also carries state
@@ -59,15 +60,18 @@ use crate::response::refusal::{Refusal, accepted, jsonrpc_shape};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum LegacyClients {
-    /// Refused as by a `2026-07-28`-only server (MCP [S-25]): the default.
+    /// Refused as by a `2026-07-28`-only server (MCP [S-25]): `initialize` and the `2025-11-25`
+    /// version header are answered 400 -32022 naming `["2026-07-28"]`. A host that serves the new
+    /// revision only says so.
     ///
     /// [S-25]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
-    #[default]
     Refused,
     /// Also served, statelessly, on the same endpoint (MCP [S-64]): `initialize` answered without a
-    /// session, every later request served from its `MCP-Protocol-Version` header and body alone.
+    /// session, every later request served from its `MCP-Protocol-Version` header and body alone. The
+    /// default, since most clients in use still open with `initialize`.
     ///
     /// [S-64]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
+    #[default]
     Stateless,
 }
 

@@ -1,5 +1,7 @@
 //! The stateless Streamable HTTP transport of mcp-kernel (MCP `2026-07-28`): one POST endpoint, no
-//! sessions, every request standing alone, hardened by default.
+//! sessions, every request standing alone, hardened by default. `2025-11-25` clients, which open with
+//! `initialize`, are served on the same endpoint without sessions unless the host refuses them
+//! ([`LegacyClients`]).
 //!
 //! [`McpHttp::builder`] makes an [`McpService`], a `tower::Service<http::Request<B>>` for any body `B`:
 //! mount it in axum (`Router::route_service("/mcp", service)`), in hyper, in any tower stack, or serve
@@ -64,9 +66,10 @@
 //!   non-objects (batches) before any schema sees them.
 //! * **Smuggling between a gateway and the server**: the standard headers must agree with the body,
 //!   every value of a repeated header included (-32020, 400).
-//! * **Legacy clients** (opt-in, [`LegacyClients::Stateless`]): only a message with nothing modern in
-//!   it takes the `2025-11-25` path; `Mcp-*` headers it sends must still agree with the body; no session
-//!   is minted, and a 404 never answers a JSON-RPC error (a legacy client reads it as an ended session).
+//! * **Legacy clients** ([`LegacyClients::Stateless`], the default; [`LegacyClients::Refused`] closes
+//!   the path): only a message with nothing modern in it takes the `2025-11-25` path; `Mcp-*` headers it
+//!   sends must still agree with the body; no session is minted, and a 404 never answers a JSON-RPC
+//!   error (a legacy client reads it as an ended session).
 //! * **Replacement** ([`mcp_kernel_router::transport::LiveServer`]): each request reads the current server once,
 //!   as it arrives, and every check and the core use that one server, so a replacement never applies
 //!   one catalog's header rules to another's call.

@@ -14,7 +14,7 @@
 //! | 6 | the body, within the cap, one deadline, the budget and the client's share (charged as its bytes arrive) | `body/read.rs`, `body/budget.rs` | 413 / 408 / 503 / 400 | closed |
 //! | 7 | `authorize_body(&Parts, &Bytes)`, whose principal joins the extensions (replacing one of the same type) | `auth/hooks.rs` | 401 / 403 / 400 as in step 4, or 500 | kept |
 //! | 8 | bounded decode: depth, duplicate keys, an object; read once into an `Envelope`, which every later step asks | `service.rs` (`read_message`) | 400 | kept |
-//! | 8a | with `LegacyClients::Stateless` only, a 2025-11-25 message is served on its own path instead (the core with `Revisions::Legacy`, `sessionless` and the same extensions) | `legacy.rs` | 400 / 200 / 202 / 500 | kept |
+//! | 8a | with `LegacyClients::Stateless` (the default; not with `Refused`), a 2025-11-25 message is served on its own path instead (the core with `Revisions::Legacy`, `sessionless` and the same extensions) | `legacy.rs` | 400 / 200 / 202 / 500 | kept |
 //! | 8b | a JSON-RPC request or notification (a POSTed response is refused) | `response/refusal.rs` (`jsonrpc_shape`) | 400 | kept |
 //! | 9 | header rules: `_meta`, versions, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` (the tool's annotations as this caller may see them: a tool the host's `Visibility` hides from the caller mirrors nothing, like an unknown tool) | `mirror/` | 400 (500 for a bad annotation) | kept |
 //! | 10 | removed methods (`initialize`, `notifications/initialized`, `ping`) | `service.rs` | 404, or 202 without an id | kept |

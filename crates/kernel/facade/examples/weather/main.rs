@@ -14,7 +14,7 @@
 mod catalog;
 
 use mcp_kernel::Server;
-use mcp_kernel::http::{AllowedOrigins, LegacyClients, McpHttp};
+use mcp_kernel::http::{AllowedOrigins, McpHttp};
 use mcp_kernel::stdio::StdioOptions;
 
 /// Serves the MCP endpoint at `/mcp` on `addr`, mounted in an axum router, until Ctrl-C or SIGTERM
@@ -25,8 +25,8 @@ async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error
     let service = McpHttp::builder(server)
         .allowed_origins(AllowedOrigins::loopback(port))
         .authorize(|_parts| Ok(())) // a local demo: everyone who can reach the port may call
-        // Most clients in use today still open with `initialize` (2025-11-25): serve them too.
-        .legacy_clients(LegacyClients::Stateless)
+        // Clients that open with `initialize` (2025-11-25, most in use today) are served too, by
+        // default; `.legacy_clients(LegacyClients::Refused)` would keep the endpoint to 2026-07-28.
         .build();
     let app = axum::Router::new().route_service("/mcp", service);
     tracing::info!("serving http://{}/mcp", listener.local_addr()?);

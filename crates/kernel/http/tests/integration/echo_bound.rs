@@ -13,6 +13,7 @@ use http::header::CONTENT_TYPE;
 use serde_json::{Value, json};
 
 use crate::support::*;
+use mcp_kernel_http::LegacyClients;
 use mcp_kernel_router::wire::error::{MAX_ECHO_CHARS, SHORTENED_MARK, shorten};
 
 /// The longest caller value sent over `proto`: within its header limit, far beyond the echo bound.
@@ -87,7 +88,8 @@ async fn an_unknown_prompt_name_is_echoed_within_the_bound_over_http() {
 #[tokio::test]
 async fn an_unsupported_requested_version_is_echoed_within_the_bound_over_http() {
     bounded(async {
-        let server = start_default().await;
+        // Refusing legacy clients: a header-less `initialize` is then refused rather than negotiated.
+        let server = start(|b| b.legacy_clients(LegacyClients::Refused)).await;
         for proto in BOTH {
             // A header-less `initialize` (a 2025-11-25 opener): `requested` comes from the body alone.
             let version = format!("2099-{}", "9".repeat(60 * 1024));

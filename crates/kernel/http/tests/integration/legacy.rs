@@ -1,5 +1,6 @@
-//! MCP `2025-11-25` clients over HTTP, stateless (`LegacyClients::Stateless`, MCP S-61 to S-64), and
-//! the unchanged answers without the opt-in, over HTTP/1.1 and HTTP/2.
+//! MCP `2025-11-25` clients over HTTP, stateless (`LegacyClients::Stateless`, the default, MCP S-61 to
+//! S-64), and the `2026-07-28`-only answers of a server that refuses them (`LegacyClients::Refused`),
+//! over HTTP/1.1 and HTTP/2.
 
 use http::header::{ALLOW, CONNECTION, CONTENT_TYPE};
 use http::{HeaderMap, HeaderValue, Method};
@@ -70,8 +71,40 @@ fn record(reply: &Reply) -> Recorded {
     }
 }
 
+/// A 2025-11-25 client's first exchanges: the opener, a list, a ping, the initialized notification, and
+/// the GET and DELETE a session-minded client tries.
+fn opening_exchanges() -> [(Method, HeaderMap, bytes::Bytes); 6] {
+    [
+        (Method::POST, opener_headers(), bytes(&initialize(LEGACY))),
+        (Method::POST, legacy_headers(), bytes(&legacy(2, "tools/list", json!({})))),
+        (Method::POST, legacy_headers(), bytes(&legacy(3, "ping", json!({})))),
+        (Method::POST, legacy_headers(), bytes(&notification("notifications/initialized"))),
+        (Method::GET, HeaderMap::new(), bytes::Bytes::new()),
+        (Method::DELETE, HeaderMap::new(), bytes::Bytes::new()),
+    ]
+}
+
 #[tokio::test]
-async fn without_the_opt_in_legacy_traffic_gets_todays_answers_byte_for_byte() {
+async fn by_default_legacy_clients_are_served_statelessly_byte_for_byte() {
+    bounded(async {
+        let (default, stateless) = (start_default().await, start_legacy().await);
+        for proto in BOTH {
+            for (method, headers, body) in opening_exchanges() {
+                let by_default =
+                    send(default.addr, proto, method.clone(), headers.clone(), body.clone()).await;
+                let opted_in = send(stateless.addr, proto, method.clone(), headers, body).await;
+                assert_eq!(record(&by_default), record(&opted_in), "{proto:?} {method}");
+                if method == Method::POST {
+                    assert!(by_default.status == 200 || by_default.status == 202, "{by_default:?}");
+                }
+            }
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn refusing_legacy_clients_gives_the_2026_07_28_only_answers_byte_for_byte() {
     bounded(async {
         let unsupported = |id: &str| {
             format!(
@@ -80,30 +113,29 @@ async fn without_the_opt_in_legacy_traffic_gets_todays_answers_byte_for_byte() {
         };
         let not_post = r#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"Method not allowed; use POST"}}"#;
         let json_type = Some("application/json".to_owned());
-        for server in [start_default().await, start(|b| b.legacy_clients(LegacyClients::Refused)).await] {
-            for proto in BOTH {
-                let exchanges = [
-                    (Method::POST, opener_headers(), bytes(&initialize(LEGACY)), 400, unsupported(r#""id":1,"#)),
-                    (Method::POST, legacy_headers(), bytes(&legacy(2, "tools/list", json!({}))), 400, unsupported(r#""id":2,"#)),
-                    (Method::POST, legacy_headers(), bytes(&legacy(3, "ping", json!({}))), 400, unsupported(r#""id":3,"#)),
-                    (Method::POST, legacy_headers(), bytes(&notification("notifications/initialized")), 400, unsupported("")),
-                    (Method::GET, HeaderMap::new(), bytes::Bytes::new(), 405, not_post.to_owned()),
-                    (Method::DELETE, HeaderMap::new(), bytes::Bytes::new(), 405, not_post.to_owned()),
-                ];
-                for (method, headers, body, status, expected) in exchanges {
-                    let get_or_delete = method != Method::POST;
-                    let reply = send(server.addr, proto, method, headers, body).await;
-                    let close = (get_or_delete && proto == Proto::H1).then(|| "close".to_owned());
-                    let expected = Recorded {
-                        status,
-                        content_type: json_type.clone(),
-                        allow: get_or_delete.then(|| "POST".to_owned()),
-                        connection: close,
-                        session: None,
-                        body: expected,
-                    };
-                    assert_eq!(record(&reply), expected, "{proto:?}");
-                }
+        let server = start(|b| b.legacy_clients(LegacyClients::Refused)).await;
+        for proto in BOTH {
+            let expected = [
+                (400, unsupported(r#""id":1,"#)),
+                (400, unsupported(r#""id":2,"#)),
+                (400, unsupported(r#""id":3,"#)),
+                (400, unsupported("")),
+                (405, not_post.to_owned()),
+                (405, not_post.to_owned()),
+            ];
+            for ((method, headers, body), (status, expected)) in opening_exchanges().into_iter().zip(expected) {
+                let get_or_delete = method != Method::POST;
+                let reply = send(server.addr, proto, method, headers, body).await;
+                let close = (get_or_delete && proto == Proto::H1).then(|| "close".to_owned());
+                let expected = Recorded {
+                    status,
+                    content_type: json_type.clone(),
+                    allow: get_or_delete.then(|| "POST".to_owned()),
+                    connection: close,
+                    session: None,
+                    body: expected,
+                };
+                assert_eq!(record(&reply), expected, "{proto:?}");
             }
         }
     })

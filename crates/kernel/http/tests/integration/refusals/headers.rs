@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::assert_header_refusal;
 use crate::support::*;
+use mcp_kernel_http::LegacyClients;
 
 /// POSTs over both protocols and asserts 200.
 async fn assert_admitted(server: &Running, headers: &HeaderMap, message: &Value) -> Vec<Reply> {
@@ -53,7 +54,8 @@ async fn protocol_version_header_differing_from_the_body_is_400_minus_32020() {
 #[tokio::test]
 async fn unsupported_header_version_is_400_minus_32022_naming_2026_07_28() {
     bounded(async {
-        let server = start_default().await;
+        // A 2026-07-28-only server (by default a legacy header takes the legacy path, `legacy.rs`).
+        let server = start(|b| b.legacy_clients(LegacyClients::Refused)).await;
         let mut message = request(43, "tools/list", json!({}));
         message["params"]["_meta"][META_VERSION] = json!(LEGACY);
         let headers = replace(headers_for(&message), "mcp-protocol-version", LEGACY.as_bytes());

@@ -1,15 +1,22 @@
-//! Legacy traffic and ids (`docs/differences.md`): a headerless `2025-11-25` `initialize`, ids that
-//! are neither strings nor integers, a headerless `initialize` naming `2026-07-28`.
+//! Legacy traffic and ids (`docs/differences.md`): a headerless `2025-11-25` `initialize` on a server
+//! that refuses legacy clients, ids that are neither strings nor integers, a headerless `initialize`
+//! naming `2026-07-28`.
 
 use http::HeaderMap;
 use serde_json::{Value, json};
 
 use crate::support::*;
+use mcp_kernel_http::LegacyClients;
+
+/// A server that serves `2026-07-28` only.
+async fn start_modern_only() -> Running {
+    start(|b| b.legacy_clients(LegacyClients::Refused)).await
+}
 
 #[tokio::test]
 async fn a_legacy_initialize_without_headers_is_400_minus_32022_naming_2026_07_28() {
     bounded(async {
-        let server = start_default().await;
+        let server = start_modern_only().await;
         // What a 2025-11-25 client sends first: no MCP header at all, no `_meta`.
         let message = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}
@@ -61,7 +68,8 @@ async fn an_id_that_is_not_a_string_or_an_integer_is_never_echoed() {
 #[tokio::test]
 async fn a_headerless_initialize_naming_2026_07_28_is_not_told_it_is_unsupported() {
     bounded(async {
-        let server = start_default().await;
+        let server = start_modern_only().await;
+        let default = start_default().await;
         let mut headers = HeaderMap::new();
         headers.insert("content-type", http::HeaderValue::from_static("application/json"));
         for requested in [json!(MODERN), Value::Null] {
@@ -86,6 +94,10 @@ async fn a_headerless_initialize_naming_2026_07_28_is_not_told_it_is_unsupported
                     );
                     assert_ne!(data["requested"], "", "an invented empty `requested`: {reply:?}");
                 }
+                // Serving legacy clients (the default), it is a legacy opener: negotiated, not refused.
+                let reply = post(default.addr, proto, headers.clone(), bytes(&message)).await;
+                assert_eq!(reply.status, 200, "{reply:?}");
+                assert_eq!(reply.result()["protocolVersion"], LEGACY, "{reply:?}");
             }
         }
     })
