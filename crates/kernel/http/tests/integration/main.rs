@@ -24,6 +24,7 @@ mod host_check;
 mod identity;
 mod legacy;
 mod legacy_encoded_answers;
+mod legacy_stateless_wire;
 mod log_notifications;
 mod no_oauth;
 mod no_session;
