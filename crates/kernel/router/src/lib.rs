@@ -148,11 +148,17 @@ pub mod transport {
 }
 
 /// `2025-11-25` sessions over HTTP: the [`SessionStore`](sessions::SessionStore) they are kept in (in
-/// process by default, or shared by many instances), what it holds, and its bounds.
+/// process by default, [`InProcessSessionStore`](sessions::InProcessSessionStore), or shared by many
+/// instances), what it holds and its bounds, the session a request is served in
+/// ([`StoredSession`](sessions::StoredSession)) and the stream of its notifications
+/// ([`SessionStream`](sessions::SessionStream)).
 pub mod sessions {
+    pub use crate::session::memory::InProcessSessionStore;
     pub use crate::session::store::{
         ReplyWait, SessionEdit, SessionError, SessionLimits, SessionRecord, SessionStore,
     };
+    pub use crate::session::stored::{StoredSession, new_session_id, principal_digest};
+    pub use crate::session::stream::{SessionStream, StreamRefused};
 }
 
 /// This crate's README (its page on the registry), compiled as doctests so that its example stays true.

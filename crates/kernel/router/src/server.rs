@@ -27,6 +27,7 @@ use crate::options::{CacheHints, ServerOptions};
 use crate::request::inbound::{Inbound, Served};
 use crate::sealing::state::Sealing;
 use crate::session::channel::SharedChannel;
+use crate::session::stored::StoredSession;
 use crate::trace::observe::DispatchObserver;
 use crate::trace::{RequestTrace, SpanSite, record_error};
 
@@ -77,6 +78,8 @@ pub(crate) struct Request<'a> {
     pub(crate) session: Option<&'a LegacySession>,
     /// Where a legacy request's questions to the client go ([`Inbound::client`]), for the bridge.
     pub(crate) client: Option<SharedChannel>,
+    /// The stored session this legacy request is served in (HTTP legacy sessions).
+    pub(crate) stored: Option<&'a StoredSession>,
 }
 
 pub(crate) struct Inner {
@@ -228,8 +231,19 @@ impl Server {
     /// [B-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
     pub async fn handle_envelope(&self, envelope: Envelope, inbound: Inbound) -> Handled {
         let served = self.served(&inbound);
-        let Inbound { extensions, sink, tool_shown, sessionless, trace, network, session, client, .. } =
-            inbound;
+        let Inbound {
+            extensions,
+            sink,
+            tool_shown,
+            sessionless,
+            trace,
+            network,
+            session,
+            client,
+            stored,
+            keeps_session,
+            ..
+        } = inbound;
         let is_jsonrpc = envelope.is_jsonrpc();
         if !envelope.has_id() {
             return Self::handle_notification(&envelope, session.as_ref());
@@ -258,7 +272,8 @@ impl Server {
                 return Handled::reply(Response::error_or_result(id, self.discover(served, &meta)));
             }
             Method::Initialize => {
-                let answer = self.initialize(served, params.as_ref(), session.as_ref(), &extensions);
+                let keeps = session.is_some() || keeps_session;
+                let answer = self.initialize(served, params.as_ref(), session.as_ref(), keeps, &extensions);
                 return Handled::reply(Response::error_or_result(id, answer));
             }
             _ => {}
@@ -266,6 +281,13 @@ impl Server {
         let (era, client_capabilities) = match self.settle_era(served, &method, &meta) {
             Ok(settled) => settled,
             Err(error) => return Handled::reply(Response::error(id, error)),
+        };
+        // A legacy request of a stored session is served in the revision and with the capabilities
+        // the session remembers from `initialize`; a `2026-07-28` request has no session.
+        let stored = stored.filter(|_| !era.is_modern());
+        let (era, client_capabilities) = match &stored {
+            Some(stored) => (Era::Declared(stored.version()), Some(Arc::clone(stored.capabilities()))),
+            None => (era, client_capabilities),
         };
         match method {
             // protocol.md B-3 step 9: sent with an id, it still gets no reply.
@@ -290,7 +312,8 @@ impl Server {
         let mut context = RequestContext::new(era, client_capabilities);
         context.extensions = extensions;
         context.progress = progress.clone();
-        context.log = self.logger(sink.as_ref(), era.is_modern(), log_level);
+        let session_level = stored.as_ref().and_then(StoredSession::log_level);
+        context.log = self.logger(sink.as_ref(), era.is_modern(), log_level, session_level);
         // Closed when answered or dropped (cancelled): no notification ever follows the response.
         let closer = (CloseOnDrop(progress), CloseOnDrop(context.log.clone()));
         if method == Method::SubscriptionsListen && era.is_modern() {
@@ -307,6 +330,7 @@ impl Server {
             trace,
             session: session.as_ref(),
             client,
+            stored: stored.as_ref(),
         };
         let ends = method == Method::Shutdown && !sessionless;
         let control = if ends { Control::Shutdown } else { Control::Continue };
@@ -437,12 +461,12 @@ impl Server {
                 if (self.inner.injected.log_level.is_some() || request.sessionless)
                     && !request.context.era.is_modern() =>
             {
-                self.set_level(request.params.as_ref())
+                self.set_level(request.params.as_ref(), request.stored).await
             }
             Method::Ping => encoded(&mcp_kernel_wire::types::EmptyResult::default()),
             Method::ResourcesSubscribe | Method::ResourcesUnsubscribe
                 if !request.context.era.is_modern()
-                    && request.session.is_some()
+                    && (request.session.is_some() || request.stored.is_some())
                     && self.notifications().is_some() =>
             {
                 self.legacy_subscription(request).await
@@ -488,13 +512,15 @@ impl Server {
         Ok(self.inner.decoration.apply(Value::Object(result)))
     }
 
-    /// `initialize`, the legacy opener: never decorated. On a transport that keeps a session, a server
-    /// with notifications advertises them and opens the session's notifications.
+    /// `initialize`, the legacy opener: never decorated. On a transport that keeps a session (`keeps`:
+    /// the connection's, or one it stores), a server with notifications advertises them; a connection's
+    /// session opens its notifications.
     fn initialize(
         &self,
         served: Served<'_>,
         params: Option<&Value>,
         session: Option<&LegacySession>,
+        keeps: bool,
         extensions: &crate::Extensions,
     ) -> Answer {
         let requested = params.and_then(|p| p.get("protocolVersion")).cloned();
@@ -518,15 +544,12 @@ impl Server {
         if let (Some(session), Some(declared)) = (session, params.and_then(|p| p.get("capabilities"))) {
             session.remember_capabilities(declared);
         }
-        let notifying = match (session, self.notifications()) {
-            (Some(session), Some(notifications)) => {
-                let context =
-                    RequestContext::new(Era::Declared(agreed), None).with_extensions(extensions.clone());
-                session.open(|| notifications.hub.subscribe(), notifications.key_of(&context));
-                true
-            }
-            _ => false,
-        };
+        if let (Some(session), Some(notifications)) = (session, self.notifications()) {
+            let context =
+                RequestContext::new(Era::Declared(agreed), None).with_extensions(extensions.clone());
+            session.open(|| notifications.hub.subscribe(), notifications.key_of(&context));
+        }
+        let notifying = keeps && self.notifications().is_some();
         encoded(&mcp_kernel_wire::types::InitializeResult {
             protocol_version: agreed.as_str().to_owned(),
             capabilities: crate::catalog::advertised::capabilities(

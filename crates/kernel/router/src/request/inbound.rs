@@ -51,6 +51,10 @@ pub struct Inbound {
     pub(crate) session: Option<LegacySession>,
     /// Where this request's server-to-client requests go (a legacy client's connection or session).
     pub(crate) client: Option<crate::session::channel::SharedChannel>,
+    /// The stored session this request is served in (HTTP legacy sessions).
+    pub(crate) stored: Option<crate::session::stored::StoredSession>,
+    /// This `initialize` opens a session the transport keeps (see [`Inbound::keeps_session`]).
+    pub(crate) keeps_session: bool,
 }
 
 impl std::fmt::Debug for Inbound {
@@ -65,6 +69,8 @@ impl std::fmt::Debug for Inbound {
             .field("network", &self.network)
             .field("session", &self.session.is_some())
             .field("client", &self.client.is_some())
+            .field("stored", &self.stored)
+            .field("keeps_session", &self.keeps_session)
             .finish()
     }
 }
@@ -157,6 +163,27 @@ impl Inbound {
     /// host again with the answers); without it, that answer is a host fault (-32603).
     pub fn client(mut self, channel: crate::session::channel::SharedChannel) -> Self {
         self.client = Some(channel);
+        self
+    }
+
+    /// The stored `2025-11-25` session this request is served in (a transport that keeps sessions in a
+    /// [`SessionStore`](crate::sessions::SessionStore), having resumed it for this request and checked
+    /// that it is the caller's). A legacy request is then served as the session's: its revision and
+    /// client capabilities are the session's, `resources/subscribe` and `resources/unsubscribe` edit the
+    /// session's subscriptions in the store (on a server built with notifications), `logging/setLevel`
+    /// stores the session's level (with log notifications on) and the request's log notifications are
+    /// sent at it. A `2026-07-28` request ignores it.
+    pub fn stored_session(mut self, session: crate::session::stored::StoredSession) -> Self {
+        self.stored = Some(session);
+        self
+    }
+
+    /// This legacy `initialize` opens a session the transport keeps (in a
+    /// [`SessionStore`](crate::sessions::SessionStore)) once it is answered: the answer advertises what
+    /// a stored session honours — `listChanged` and `resources.subscribe` on a server built with
+    /// notifications, `logging` with log notifications on.
+    pub fn keeps_session(mut self) -> Self {
+        self.keeps_session = true;
         self
     }
 }

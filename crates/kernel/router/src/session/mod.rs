@@ -12,9 +12,18 @@
 //!   asked of the client through the channel and retried with the answers.
 //! * [`SessionStore`] (`store.rs`): where an HTTP transport keeps its legacy sessions — in process by
 //!   default, in a shared engine (Redis) when many instances serve one endpoint — and through which a
-//!   client's answer POSTed to one instance reaches the instance waiting for it.
+//!   client's answer POSTed to one instance reaches the instance waiting for it;
+//!   [`InProcessSessionStore`](memory::InProcessSessionStore) (`memory.rs`) is the default.
+//!
+//! A transport attaches the session a request is served in with
+//! [`Inbound::stored_session`](crate::transport::Inbound::stored_session) (`stored.rs`), and opens the
+//! session's own stream of notifications with [`Server::session_stream`](crate::Server::session_stream)
+//! (`stream.rs`).
 
 pub(crate) mod bridge;
 pub(crate) mod channel;
 pub(crate) mod legacy_input;
+pub(crate) mod memory;
 pub(crate) mod store;
+pub(crate) mod stored;
+pub(crate) mod stream;

@@ -32,6 +32,7 @@ mod output_schema;
 mod progress;
 mod resource_source;
 mod resources_prompts;
+mod stored_sessions;
 mod tasks;
 mod tasks_drain;
 mod tasks_hostile;
