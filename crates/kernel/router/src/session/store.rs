@@ -69,7 +69,9 @@ pub(crate) fn duration_ms(duration: Duration) -> u64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionLimits {
-    /// The most live sessions one principal may hold.
+    /// The most live sessions one principal may hold. Sessions of no principal (`owner: None`) are held
+    /// to [`SessionLimits::total`] alone: a host whose `authorize` names nobody would otherwise be
+    /// limited to this many sessions in all.
     pub per_owner: usize,
     /// The most live sessions in the store.
     pub total: usize,
@@ -170,7 +172,8 @@ pub trait SessionStore: Send + Sync + 'static {
     fn end<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
 
     /// Registers a server-to-client request `request_id` of session `session` before it is sent
-    /// (within [`SessionLimits::pending_per_session`]); dropping the returned wait forgets it.
+    /// (within [`SessionLimits::pending_per_session`]); dropping the returned wait forgets it. For a
+    /// session unknown or expired, the wait resolves `None` at once.
     fn expect<'a>(
         &'a self,
         session: &'a str,
