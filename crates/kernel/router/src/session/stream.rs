@@ -98,7 +98,7 @@ impl SessionStream {
                 ChangeKind::PromptsListChanged => NOTIFICATION_PROMPTS_LIST_CHANGED,
                 ChangeKind::ResourcesListChanged => NOTIFICATION_RESOURCES_LIST_CHANGED,
                 ChangeKind::ResourceUpdated { uri } => {
-                    if self.is_subscribed(uri).await? {
+                    if is_subscribed(&self.session, uri).await? {
                         return Some(json!({
                             "jsonrpc": "2.0",
                             "method": NOTIFICATION_RESOURCE_UPDATED,
@@ -111,18 +111,17 @@ impl SessionStream {
             return Some(json!({ "jsonrpc": "2.0", "method": method }));
         }
     }
+}
 
-    /// Whether the session is subscribed to `uri` now (`None`: the session ended, or its store is
-    /// unreachable — the stream ends). Reading the session is using it: its idle expiry moves.
-    async fn is_subscribed(&self, uri: &str) -> Option<bool> {
-        let session = &self.session;
-        match session.store().resume(session.id(), now_ms(), session.limits()).await {
-            Ok(Some(record)) => Some(record.subscriptions.contains(uri)),
-            Ok(None) => None,
-            Err(error) => {
-                tracing::warn!(%error, "a session stream's store is unreachable; the stream ends");
-                None
-            }
+/// Whether `session` is subscribed to `uri` now (`None`: the session ended, or its store is
+/// unreachable — the stream ends). Reading the session is using it: its idle expiry moves.
+async fn is_subscribed(session: &StoredSession, uri: &str) -> Option<bool> {
+    match session.store().resume(session.id(), now_ms(), session.limits()).await {
+        Ok(Some(record)) => Some(record.subscriptions.contains(uri)),
+        Ok(None) => None,
+        Err(error) => {
+            tracing::warn!(%error, "a session stream's store is unreachable; the stream ends");
+            None
         }
     }
 }
