@@ -87,6 +87,7 @@ use crate::dispatch::listen::slots::{DEFAULT_MAX_LISTENS, DEFAULT_MAX_LISTENS_PE
 use crate::dispatch::listen::{DEFAULT_LISTEN_KEEP_ALIVE, DEFAULT_LISTEN_QUEUE, ListenPolicy};
 use crate::legacy::LegacyClients;
 use crate::service::{McpService, Shared};
+use crate::session::{LegacySessions, SessionPolicy};
 
 /// The largest body admitted: 1 MiB. An MCP request is one JSON message; a larger one is refused (413).
 pub const MAX_BODY_BYTES: usize = 1_048_576;
@@ -117,6 +118,8 @@ impl McpHttp {
             body_bytes_in_flight: DEFAULT_BODY_BYTES_IN_FLIGHT,
             body_bytes_per_client: None,
             listen: ListenSettings::default(),
+            sessions: None,
+            digest: PrincipalDigest::default(),
         }
     }
 }
@@ -172,6 +175,10 @@ pub struct Builder<O, A> {
     body_bytes_in_flight: usize,
     body_bytes_per_client: Option<usize>,
     listen: ListenSettings,
+    /// How legacy sessions are kept, when given (`legacy_sessions`).
+    sessions: Option<LegacySessions>,
+    /// Digests the principals of the hooks, shared with them.
+    digest: PrincipalDigest,
 }
 
 impl<O: std::fmt::Debug, A: std::fmt::Debug> std::fmt::Debug for Builder<O, A> {
@@ -187,6 +194,7 @@ impl<O: std::fmt::Debug, A: std::fmt::Debug> std::fmt::Debug for Builder<O, A> {
             .field("body_bytes_in_flight", &self.body_bytes_in_flight)
             .field("body_bytes_per_client", &self.body_bytes_per_client)
             .field("listen", &self.listen)
+            .field("sessions", &self.sessions)
             .finish_non_exhaustive()
     }
 }
@@ -207,6 +215,8 @@ impl<A> Builder<NoOrigins, A> {
             body_bytes_in_flight: self.body_bytes_in_flight,
             body_bytes_per_client: self.body_bytes_per_client,
             listen: self.listen,
+            sessions: self.sessions,
+            digest: self.digest,
         }
     }
 }
@@ -229,7 +239,7 @@ impl<O> Builder<O, NoAuthorize> {
         F: Fn(&Parts) -> Result<P, Refused> + Send + Sync + 'static,
         P: Hash + Clone + Send + Sync + 'static,
     {
-        let digest = PrincipalDigest::default();
+        let digest = self.digest.clone();
         let hook: AuthorizeFn =
             Arc::new(move |parts: &Parts| hook(parts).map(|principal| Admission::of(&digest, principal)));
         self.authorized(AuthorizeHook::Sync(hook))
@@ -249,7 +259,7 @@ impl<O> Builder<O, NoAuthorize> {
         Fut: Future<Output = Result<P, Refused>> + Send + 'static,
         P: Hash + Clone + Send + Sync + 'static,
     {
-        let digest = PrincipalDigest::default();
+        let digest = self.digest.clone();
         let hook: AuthorizeAsyncFn = Arc::new(move |parts: &Parts| {
             let digest = digest.clone();
             hook(parts).map(move |answer| answer.map(|principal| Admission::of(&digest, principal))).boxed()
@@ -271,6 +281,8 @@ impl<O> Builder<O, NoAuthorize> {
             body_bytes_in_flight: self.body_bytes_in_flight,
             body_bytes_per_client: self.body_bytes_per_client,
             listen: self.listen,
+            sessions: self.sessions,
+            digest: self.digest,
         }
     }
 }
@@ -312,10 +324,39 @@ impl<O, A> Builder<O, A> {
     }
 
     /// Whether MCP `2025-11-25` clients are also served: by default [`LegacyClients::Stateless`], on
-    /// the same endpoint without sessions; a host that serves `2026-07-28` only says
-    /// `.legacy_clients(LegacyClients::Refused)`.
+    /// the same endpoint without sessions; [`LegacyClients::Sessions`] with sessions, kept as
+    /// [`Builder::legacy_sessions`] says (in this process, at the defaults of [`LegacySessions`], unless
+    /// it is given); a host that serves `2026-07-28` only says `.legacy_clients(LegacyClients::Refused)`.
     pub fn legacy_clients(mut self, legacy: LegacyClients) -> Self {
         self.legacy = legacy;
+        self
+    }
+
+    /// Serves MCP `2025-11-25` clients with sessions ([`LegacyClients::Sessions`]), kept as `sessions`
+    /// says: in its store (in process, or one shared by many instances), within its bounds.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_kernel_http::{AllowedOrigins, LegacySessions, McpHttp};
+    /// use mcp_kernel_router::sessions::SessionLimits;
+    /// # let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Listing::default()).build().unwrap();
+    /// let limits = SessionLimits::new(8, 5_000, Duration::from_secs(600), 16);
+    /// let service = McpHttp::builder(server)
+    ///     .allowed_origins(AllowedOrigins::any())
+    ///     .authorize(|_| Ok(()))
+    ///     .legacy_sessions(LegacySessions::in_process().limits(limits))
+    ///     .build();
+    /// # let _ = service;
+    /// ```
+    ///
+    /// A session is bound to the principal `authorize` admitted its `initialize` with (by a SHA-256
+    /// digest of its type and `Hash`, equal on every instance of one build): hash what identifies the
+    /// caller, not the token, or a fresh token loses its sessions. A hook that names nobody (`()`)
+    /// binds sessions to nobody: their ids alone guard them, and they count against the store's bound
+    /// only. What a session costs and where it lives: `docs/http.md`, "Legacy sessions".
+    pub fn legacy_sessions(mut self, sessions: LegacySessions) -> Self {
+        self.legacy = LegacyClients::Sessions;
+        self.sessions = Some(sessions);
         self
     }
 
@@ -420,7 +461,11 @@ impl Builder<AllowedOrigins, Authorize> {
         if let Some(hosts) = &self.hosts {
             hosts.warn_unusable();
         }
+        let sessions = (self.legacy == LegacyClients::Sessions)
+            .then(|| SessionPolicy::new(self.sessions.unwrap_or_default(), self.max_body_bytes));
+        self.digest.name_owners(sessions.is_some());
         McpService::new(Shared {
+            sessions,
             named_to_drain: std::sync::atomic::AtomicU64::new(0),
             live: self.server,
             legacy: self.legacy,

@@ -25,6 +25,8 @@
 
 use std::hash::{BuildHasher, Hash, Hasher, RandomState};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The peer's address, inserted into every request's extensions by [`serve`](crate::serve) (visible
 /// to `authorize`), beside its client's [`ClientNetwork`].
@@ -141,13 +143,31 @@ impl Client {
 }
 
 /// Digests principals into client keys: keyed with a per-service random key, so a caller who can
-/// choose its principal's value cannot aim two principals at one digest.
+/// choose its principal's value cannot aim two principals at one digest. With legacy sessions on, it
+/// also names each principal's sessions ([`PrincipalDigest::owner`]), the same on every instance.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PrincipalDigest {
     keys: RandomState,
+    /// Whether session owners are digested (only a service with legacy sessions pays for it).
+    owners: Arc<AtomicBool>,
 }
 
 impl PrincipalDigest {
+    /// Digests session owners from now on (set once, as the service is built with legacy sessions).
+    pub(crate) fn name_owners(&self, on: bool) {
+        self.owners.store(on, Ordering::Relaxed);
+    }
+
+    /// The owner a session of `principal` is bound to (`None` for `()`, or when sessions are off): a
+    /// SHA-256 digest equal on every instance (`mcp_kernel_router::sessions::principal_digest`).
+    pub(crate) fn owner<P: Hash + 'static>(&self, principal: &P) -> Option<String> {
+        if !self.owners.load(Ordering::Relaxed) || std::any::TypeId::of::<P>() == std::any::TypeId::of::<()>()
+        {
+            return None;
+        }
+        Some(mcp_kernel_router::sessions::principal_digest(principal))
+    }
+
     /// The digest of `principal`, or `None` for `()` (a hook that names nobody).
     pub(crate) fn of<P: Hash + 'static>(&self, principal: &P) -> Option<u64> {
         let kind = std::any::TypeId::of::<P>();

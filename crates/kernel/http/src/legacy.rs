@@ -73,10 +73,21 @@ pub enum LegacyClients {
     /// [S-64]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
     #[default]
     Stateless,
+    /// Also served, with sessions (MCP [S-62]): `initialize` mints an `Mcp-Session-Id`, later requests
+    /// carry it, GET opens the session's stream of notifications, DELETE ends it, and a request whose
+    /// host asks for input asks the client itself. Kept in the store and within the bounds
+    /// [`Builder::legacy_sessions`](crate::Builder::legacy_sessions) names (in process, at the
+    /// defaults of [`LegacySessions`](crate::LegacySessions), unless it is given).
+    ///
+    /// [S-62]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
+    Sessions,
 }
 
 /// The version header (never base64-decoded).
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+
+/// The session header (`session/`, with [`LegacyClients::Sessions`]).
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
 /// Whether `value` names a legacy revision the router serves.
 fn is_legacy_revision(value: &str) -> bool {
@@ -88,12 +99,19 @@ fn is_legacy_revision(value: &str) -> bool {
 ///
 /// [S-64]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 pub(crate) fn claims(headers: &HeaderMap, message: &Envelope) -> bool {
+    claims_in(headers, message, false)
+}
+
+/// [`claims`], on a service with sessions (`sessions`): there a header-less message that carries an
+/// `Mcp-Session-Id` is legacy too (its session knows its revision: MCP S-63).
+pub(crate) fn claims_in(headers: &HeaderMap, message: &Envelope, sessions: bool) -> bool {
     if message.meta().protocol_version().is_some() {
         return false;
     }
     let mut sent = headers.get_all(PROTOCOL_VERSION).iter().peekable();
     if sent.peek().is_none() {
-        return message.method() == Some(&Method::Initialize);
+        return message.method() == Some(&Method::Initialize)
+            || (sessions && headers.contains_key(SESSION_HEADER));
     }
     sent.all(|value| value.as_bytes() != MODERN.as_bytes())
 }
@@ -121,14 +139,21 @@ pub(crate) async fn serve(
         return refuse(refusal);
     }
     let carrier = crate::trace::carrier(headers);
-    dispatch(server, message, version, Attached { extensions, carrier, admitted }, Path::Legacy).await
+    dispatch(
+        server,
+        message,
+        version,
+        Attached { extensions, carrier, admitted, session: None },
+        Path::Legacy,
+    )
+    .await
 }
 
 /// MCP [S-63]: every value of `MCP-Protocol-Version`, when sent, names a served legacy revision (400:
 /// -32020 for a value that is not UTF-8, -32022 naming both served revisions otherwise).
 ///
 /// [S-63]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
-fn protocol_version(headers: &HeaderMap, id: &Value) -> Result<(), Refusal> {
+pub(crate) fn protocol_version(headers: &HeaderMap, id: &Value) -> Result<(), Refusal> {
     let sent = values(headers, PROTOCOL_VERSION).map_err(|_| {
         Refusal::header_mismatch(&format!("{PROTOCOL_VERSION} header value is not valid UTF-8"), id.clone())
     })?;

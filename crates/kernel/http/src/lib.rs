@@ -95,6 +95,10 @@ mod mirror;
 mod response;
 mod serve;
 mod service;
+mod session;
+#[cfg(feature = "test-util")]
+#[doc(hidden)]
+pub mod testing;
 mod trace;
 
 pub use admission::host_header::AllowedHosts;
@@ -118,6 +122,7 @@ pub use serve::{
     IDLE_TIMEOUT, SHUTDOWN_GRACE, ServeOptions, WRITE_TIMEOUT, serve, serve_with,
 };
 pub use service::{McpService, ResponseFuture};
+pub use session::{DEFAULT_ANSWER_WAIT, DEFAULT_MAX_ANSWER_BYTES, LegacySessions};
 
 /// This crate's README (its page on the registry), compiled as doctests so that its example stays true.
 #[cfg(doctest)]

@@ -6,15 +6,17 @@
 //! | 1 | `Host` / `:authority` in the allowed hosts (default: the protected resource's name, else the loopback names) | `admission/host_header.rs` | 421; 400 if missing, repeated, malformed or disagreeing; 403 instead when the `Origin` is not allowed either | closed (HTTP/1.x) |
 //! | 1a | `Origin`, every value | `admission/origin.rs` | 403 | closed |
 //! | 1b | a CORS preflight from a listed origin | `admission/cors.rs` | 204 with the grant | kept (a declared body is never read: drained if it came with the head, else the connection is closed after the 204) |
-//! | 2 | method is POST | `service.rs` | 405, `allow: POST` | closed |
+//! | 2 | method is POST (with `LegacyClients::Sessions`, also GET or DELETE) | `service.rs` | 405, `allow: POST` (`allow: GET, POST, DELETE` with sessions) | closed |
 //! | 3 | no `transfer-encoding` | `service.rs` | 411 | closed |
 //! | 4 | `authorize(&Parts)` or `authorize_async(&Parts)`, admitting with the caller's principal (into the request's `Extensions`); the async hook is awaited within the request's one deadline (`read_timeout`, from arrival), which the body read then shares | `auth/hooks.rs`, `response/challenge.rs` | the refusal's kind: 401 / 403 / 400 with its `WWW-Authenticate`; 500 if it panics; 503, `retry-after: 1`, if the async hook is not done by the deadline | closed |
+//! | 4a | with sessions, a GET or DELETE: no body declared, then its session (`Mcp-Session-Id`, resumed, the caller's: its principal's digest); DELETE ends it; GET opens its stream (`Accept: text/event-stream`, a legacy version header if any, a server with notifications, a listen slot as at step 11b; a newer stream of the session ends the older) | `service.rs`, `session/mod.rs`, `session/stream.rs` | 400 (a body); 400 (no id) / 404 (unknown, expired, another principal's: one body); DELETE 204; GET 406 / 405 (no notifications) / 503 (`retry-after`: hub, slot) / 200 (an SSE stream) | closed (400 for a body), kept |
 //! | 5 | declared `Content-Length` within the cap | `body/read.rs` | 413 | closed |
 //! | 5a | the body's first 64 KiB (all of it if it declares less) would fit the body budget and the client's share of it (the client is the principal step 4 named, else the address prefix, else one unknown client held only to the budget: `client.rs`) — checked, nothing charged | `body/budget.rs` | 503, `retry-after: 1` | closed |
 //! | 6 | the body, within the cap, one deadline, the budget and the client's share (charged as its bytes arrive) | `body/read.rs`, `body/budget.rs` | 413 / 408 / 503 / 400 | closed |
 //! | 7 | `authorize_body(&Parts, &Bytes)`, whose principal joins the extensions (replacing one of the same type) | `auth/hooks.rs` | 401 / 403 / 400 as in step 4, or 500 | kept |
 //! | 8 | bounded decode: depth, duplicate keys, an object; read once into an `Envelope`, which every later step asks | `service.rs` (`read_message`) | 400 | kept |
-//! | 8a | with `LegacyClients::Stateless` (the default; not with `Refused`), a 2025-11-25 message is served on its own path instead (the core with `Revisions::Legacy`, `sessionless` and the same extensions) | `legacy.rs` | 400 / 200 / 202 / 500 | kept |
+//! | 8a | with `LegacyClients::Sessions`, a 2025-11-25 message (a header-less one carrying `Mcp-Session-Id` too) is served in its session instead: `initialize` mints one (the core with `keeps_session`); any other message needs its session; a POSTed response is delivered to the request of the session waiting for it; a request is served as at the next row, with `Inbound::stored_session` and, when it may stream, the session's client channel (its server-to-client requests on its SSE stream) | `session/post.rs`, `session/channel.rs` | 200 + `Mcp-Session-Id` / 429 / 503; 400 (no id) / 404 (unknown); 202 / 413 / 400 (no request awaits it); 400 / 200 / 202 / 500 | kept |
+//! | 8a | else, with `LegacyClients::Stateless` (the default; not with `Refused`), a 2025-11-25 message is served on its own path instead (the core with `Revisions::Legacy`, `sessionless` and the same extensions) | `legacy.rs` | 400 / 200 / 202 / 500 | kept |
 //! | 8b | a JSON-RPC request or notification (a POSTed response is refused) | `response/refusal.rs` (`jsonrpc_shape`) | 400 | kept |
 //! | 9 | header rules: `_meta`, versions, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` (the tool's annotations as this caller may see them: a tool the host's `Visibility` hides from the caller mirrors nothing, like an unknown tool) | `mirror/` | 400 (500 for a bad annotation) | kept |
 //! | 10 | removed methods (`initialize`, `notifications/initialized`, `ping`) | `service.rs` | 404, or 202 without an id | kept |
@@ -25,10 +27,12 @@
 //! The module column names the file that owns each row, in its concern's folder: `admission/` (the
 //! head, before any hook), `auth/` (the hooks and what their refusals say), `body/` (the bounded read
 //! and the body budget), `mirror/` (the standard headers against the body), `dispatch/` (the core, as
-//! JSON or as an SSE stream), `response/` (the shapes of every answer); the head checks that need
+//! JSON or as an SSE stream), `session/` (legacy sessions: their ids, POSTs, streams and client
+//! channel), `response/` (the shapes of every answer); the head checks that need
 //! nothing but the request line, and the order itself, are here.
 //!
-//! A `HEAD` is answered as a `GET` would be (405), without content (`response/body.rs`).
+//! A `HEAD` is answered as a `GET` without sessions would be (405), without content
+//! (`response/body.rs`); with sessions too, since it may not open or replace a session's stream.
 //!
 //! Every answer after step 1a to a request from a listed origin carries the CORS grant
 //! (`admission/cors.rs`), refusals included, so that a browser page can read a 401's challenge; with
@@ -60,7 +64,9 @@ use crate::admission::host_header::{self, AllowedHosts, HostRefusal};
 use crate::admission::origin::{self, AllowedOrigins};
 use crate::auth::hooks::{AuthorizeBodyFn, AuthorizeHook, HookOutcome, run_authorize, run_hook};
 use crate::body::budget::{BodyBudget, FIRST_BYTES, Full};
-use crate::body::read::{ReadFailure, deadline_after, declares_more_than, most_bytes, read_bounded};
+use crate::body::read::{
+    ReadFailure, deadline_after, declares_body, declares_more_than, most_bytes, read_bounded,
+};
 use crate::client::Client;
 use crate::dispatch::listen::{self, Caller, ListenPolicy};
 use crate::dispatch::{Attached, Path, dispatch};
@@ -70,13 +76,18 @@ use crate::mirror;
 use crate::response::body::ResponseBody;
 use crate::response::refusal::{Refusal, Stage, accepted, jsonrpc_shape};
 use crate::serve::Draining;
+use crate::session::post::Post;
+use crate::session::stream::Get;
+use crate::session::{self, SessionPolicy};
 
 /// Everything one service holds; shared by its clones.
 pub(crate) struct Shared {
     /// The server; each request reads the current one once, when it arrives.
     pub(crate) live: LiveServer,
-    /// Whether 2025-11-25 messages are served (`LegacyClients::Stateless`) or refused.
+    /// Whether 2025-11-25 messages are served (`LegacyClients::Stateless`, `Sessions`) or refused.
     pub(crate) legacy: LegacyClients,
+    /// How legacy sessions are kept: `Some` exactly with `LegacyClients::Sessions`.
+    pub(crate) sessions: Option<SessionPolicy>,
     pub(crate) hosts: AllowedHosts,
     pub(crate) origins: AllowedOrigins,
     /// `resource_metadata` of every challenge: the protected resource's metadata URL.
@@ -260,9 +271,13 @@ where
 {
     let version = parts.version;
     let refuse = |refusal: Refusal| refusal.into_response(version);
-    if parts.method != Method::POST {
+    // With legacy sessions, GET (a session's stream) and DELETE (its end) pass too (S-25 otherwise).
+    let sessions = shared.sessions.as_ref();
+    let bodyless = sessions.is_some() && (parts.method == Method::GET || parts.method == Method::DELETE);
+    if parts.method != Method::POST && !bodyless {
         let error = ErrorObject::refused("Method not allowed; use POST");
-        return refuse(Refusal::pre_body(StatusCode::METHOD_NOT_ALLOWED, error));
+        let refusal = Refusal::pre_body(StatusCode::METHOD_NOT_ALLOWED, error);
+        return refuse(if sessions.is_some() { refusal.allowing("GET, POST, DELETE") } else { refusal });
     }
     if parts.headers.contains_key(TRANSFER_ENCODING) {
         let error =
@@ -273,10 +288,10 @@ where
         let error = ErrorObject::new(mcp_kernel_wire::code::INTERNAL_ERROR, "Server busy; retry later");
         Refusal::pre_body(StatusCode::SERVICE_UNAVAILABLE, error).retry_after(1)
     };
-    let (extensions, client) = match run_authorize(&shared.authorize, &parts, deadline).await {
+    let (extensions, client, owner) = match run_authorize(&shared.authorize, &parts, deadline).await {
         HookOutcome::Admitted(admission) => {
             let client = Client::of(admission.principal, &parts.extensions);
-            (admission.extensions, client)
+            (admission.extensions, client, admission.owner)
         }
         HookOutcome::Refused(denial) => {
             return refuse(Refusal::denied(&denial, shared.metadata_url.as_deref(), Stage::PreBody));
@@ -287,6 +302,19 @@ where
         // The async hook used up the request's deadline: try again (logged in `auth/hooks.rs`).
         HookOutcome::TimedOut => return refuse(busy()),
     };
+    if let (true, Some(policy)) = (bodyless, sessions) {
+        if declares_body(&parts.headers) {
+            let error = ErrorObject::refused("Bad Request: a GET or DELETE carries no body");
+            return refuse(Refusal::pre_body(StatusCode::BAD_REQUEST, error));
+        }
+        if parts.method == Method::DELETE {
+            return session::end(policy, &parts.headers, owner.as_deref(), version).await;
+        }
+        let caller = Caller { client, draining: parts.extensions.get::<Draining>().cloned() };
+        let (headers, listen) = (&parts.headers, &shared.listen);
+        let get = Get { policy, listen, headers, version, extensions, owner, caller };
+        return session::stream::open(get, server).await;
+    }
     let cap = shared.max_body_bytes;
     let too_large = || {
         Refusal::pre_body(
@@ -322,7 +350,8 @@ where
     };
     // The reservation goes with the answer: it is given back when the transport has taken it (a
     // listen stream's at once, `response/body.rs`).
-    let mut response = answer(shared, server, parts, bytes, extensions, client).await;
+    let caller = Authorized { extensions, client, owner };
+    let mut response = answer(shared, server, parts, bytes, caller).await;
     response.body_mut().hold(reserved);
     response
 }
@@ -343,15 +372,23 @@ fn over_budget(full: Full, client: Client) -> Refusal {
     Refusal::pre_body(StatusCode::SERVICE_UNAVAILABLE, error).retry_after(1)
 }
 
+/// What `authorize` admitted a request with: its extensions, its client, and (with legacy sessions)
+/// the owner its sessions are bound to.
+struct Authorized {
+    extensions: Extensions,
+    client: Client,
+    owner: Option<String>,
+}
+
 /// Steps 7 to 11b: everything after the body has been read, by the request's one `server`.
 async fn answer(
     shared: &Shared,
     server: &Server,
     parts: http::request::Parts,
     bytes: bytes::Bytes,
-    mut extensions: Extensions,
-    client: Client,
+    caller: Authorized,
 ) -> Response<ResponseBody> {
+    let Authorized { mut extensions, client, owner } = caller;
     let version = parts.version;
     let refuse = |refusal: Refusal| refusal.into_response(version);
     if let Some(hook) = &shared.authorize_body {
@@ -374,6 +411,12 @@ async fn answer(
             return refuse(Refusal::post_body(status, error.to_error_object(), Value::Null));
         }
     };
+    if let Some(policy) = &shared.sessions
+        && legacy::claims_in(&parts.headers, &message, true)
+    {
+        let post = Post { policy, headers: &parts.headers, version, extensions, owner };
+        return session::post::serve(post, server, message, bytes).await;
+    }
     drop(bytes);
     if shared.legacy == LegacyClients::Stateless && legacy::claims(&parts.headers, &message) {
         return legacy::serve(server, &parts.headers, message, version, extensions).await;
@@ -407,7 +450,7 @@ async fn answer(
         return refuse(Refusal::post_body(StatusCode::NOT_FOUND, ErrorObject::method_not_found(), id));
     }
     let listens = admitted.listens();
-    let attached = Attached { extensions, carrier, admitted };
+    let attached = Attached { extensions, carrier, admitted, session: None };
     if listens {
         let caller = Caller { client, draining };
         return listen::open(server, message, version, attached, &shared.listen, caller).await;

@@ -134,11 +134,13 @@ impl fmt::Display for Refused {
 }
 
 /// What the pre-read hook admitted a request with: the host's principal as [`Extensions`], and its
-/// digest, the client the request's body is charged to (`None` for a hook that names nobody).
+/// digest, the client the request's body is charged to (`None` for a hook that names nobody); with
+/// legacy sessions on, also the owner its sessions are bound to.
 #[derive(Debug, Default)]
 pub(crate) struct Admission {
     pub(crate) extensions: Extensions,
     pub(crate) principal: Option<u64>,
+    pub(crate) owner: Option<String>,
 }
 
 impl Admission {
@@ -147,7 +149,11 @@ impl Admission {
         digest: &PrincipalDigest,
         principal: P,
     ) -> Self {
-        Self { principal: digest.of(&principal), extensions: self::principal(principal) }
+        Self {
+            principal: digest.of(&principal),
+            owner: digest.owner(&principal),
+            extensions: self::principal(principal),
+        }
     }
 }
 

@@ -18,8 +18,11 @@ pub(crate) mod listen;
 pub(crate) mod sse;
 
 use http::{Response, StatusCode};
+use serde_json::Value;
+use tokio::sync::mpsc;
 
-use mcp_kernel_router::transport::{Admitted, Inbound, Revisions};
+use mcp_kernel_router::sessions::StoredSession;
+use mcp_kernel_router::transport::{Admitted, Inbound, Revisions, SharedChannel};
 use mcp_kernel_router::{Extensions, Server};
 use mcp_kernel_wire::trace::TraceCarrier;
 use mcp_kernel_wire::{Envelope, ErrorObject, Response as JsonRpcResponse};
@@ -49,7 +52,21 @@ pub(crate) struct Attached<'a> {
     /// What the core answered about the message before the header checks (`Server::admit`): handed
     /// back to it, so that the visibility filter decides once per request.
     pub(crate) admitted: Admitted<'a>,
+    /// The stored session a legacy request is served in (`session/`), if any.
+    pub(crate) session: Option<InSession>,
 }
+
+/// A legacy request's stored session, and how its server-to-client requests reach the client.
+pub(crate) struct InSession {
+    /// The session, as resumed for this request.
+    pub(crate) stored: StoredSession,
+    /// Makes the request's client channel from the sender of its SSE stream (`sse.rs`): a request
+    /// that may stream then streams, so that a server-to-client request has a stream to go on.
+    pub(crate) channel: Option<MakeChannel>,
+}
+
+/// Makes a request's client channel, writing to its stream.
+pub(crate) type MakeChannel = Box<dyn FnOnce(mpsc::Sender<Value>) -> SharedChannel + Send>;
 
 /// Runs the core on a checked message and answers it as `path` answers.
 pub(crate) async fn dispatch(
@@ -59,7 +76,7 @@ pub(crate) async fn dispatch(
     attached: Attached<'_>,
     path: Path,
 ) -> Response<ResponseBody> {
-    let Attached { extensions, carrier, admitted } = attached;
+    let Attached { extensions, carrier, admitted, session } = attached;
     let (revisions, finish): (Revisions, fn(&mut JsonRpcResponse)) = match path {
         Path::Modern => (Revisions::Stateless, |_| {}),
         Path::Legacy => (Revisions::Legacy, legacy_answer::strip_cache_hints),
@@ -67,14 +84,22 @@ pub(crate) async fn dispatch(
     // The core stays silent for `notifications/initialized` and `exit` even when they carry an id
     // (protocol.md B-3); over 2025-11-25 HTTP a request always gets an answer (S-61).
     let silent_request = (path == Path::Legacy && message.has_id()).then(|| message.echoable_id());
-    let inbound = Inbound::new()
+    let mut inbound = Inbound::new()
         .admitted(&admitted)
         .extensions(extensions)
         .revisions(revisions)
         .sessionless()
         .trace_carrier(carrier)
         .network(crate::trace::network(version));
-    let outcome = match sse::run(server, message, version, inbound, admitted.may_notify(), finish).await {
+    let channel = match session {
+        Some(InSession { stored, channel }) => {
+            inbound = inbound.stored_session(stored);
+            channel
+        }
+        None => None,
+    };
+    let streams = sse::Streams { may_notify: admitted.may_notify(), channel };
+    let outcome = match sse::run(server, message, version, inbound, streams, finish).await {
         Outcome::Streaming(stream) => return stream,
         Outcome::Done(outcome) => outcome,
     };

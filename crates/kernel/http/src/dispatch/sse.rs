@@ -37,6 +37,7 @@ use mcp_kernel_router::Server;
 use mcp_kernel_router::transport::{Inbound, NotificationSink};
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, Response as JsonRpcResponse};
 
+use crate::dispatch::MakeChannel;
 use crate::dispatch::core::{CoreOutcome, Panicked, guarded, run_core};
 use crate::response::body::ResponseBody;
 use crate::response::event_stream::{CoreFuture, SseStream, event_stream_response};
@@ -52,10 +53,21 @@ pub(crate) enum Outcome {
     Streaming(Response<ResponseBody>),
 }
 
+/// What may go on a request's stream besides its response.
+pub(crate) struct Streams {
+    /// The request may be sent notifications (as the core answered it: `Admitted::may_notify`).
+    pub(crate) may_notify: bool,
+    /// The request is one of a legacy session: its server-to-client requests go on its stream, through
+    /// the channel this makes (`session/channel.rs`).
+    pub(crate) channel: Option<MakeChannel>,
+}
+
 /// Whether a message may be streamed: a request to a streamable method that may be sent notifications
-/// (`may_notify`, as the core answered it: `Admitted::may_notify`).
-fn wants_stream(message: &Envelope, may_notify: bool) -> bool {
-    message.has_id() && message.method().is_some_and(Method::may_stream) && may_notify
+/// or requests.
+fn wants_stream(message: &Envelope, streams: &Streams) -> bool {
+    message.has_id()
+        && message.method().is_some_and(Method::may_stream)
+        && (streams.may_notify || streams.channel.is_some())
 }
 
 /// Runs the core on one message with `inbound` (the request's extensions and served revisions); when
@@ -66,22 +78,28 @@ pub(crate) async fn run(
     server: &Server,
     message: Envelope,
     version: http::Version,
-    inbound: Inbound,
-    may_notify: bool,
+    mut inbound: Inbound,
+    streams: Streams,
     finish: fn(&mut JsonRpcResponse),
 ) -> Outcome {
-    if !wants_stream(&message, may_notify) {
+    if !wants_stream(&message, &streams) {
         return Outcome::Done(run_core(server, message, version, inbound).await);
     }
     let (sender, mut notifications) = mpsc::channel(QUEUED_NOTIFICATIONS);
-    let sink: NotificationSink = Arc::new(move |notification: Value| {
-        if sender.try_send(notification).is_err() {
-            tracing::debug!("a notification was dropped: the stream is full or gone");
-        }
-    });
+    if let Some(make) = streams.channel {
+        inbound = inbound.client(make(sender.clone()));
+    }
+    if streams.may_notify {
+        let sink: NotificationSink = Arc::new(move |notification: Value| {
+            if sender.try_send(notification).is_err() {
+                tracing::debug!("a notification was dropped: the stream is full or gone");
+            }
+        });
+        inbound = inbound.notifications(sink);
+    }
     let server = server.clone();
     let mut core: CoreFuture = Box::pin(async move {
-        guarded(&server, message, inbound.notifications(sink))
+        guarded(&server, message, inbound)
             .await
             .unwrap_or_else(|Panicked { id }| Some(JsonRpcResponse::error(id, ErrorObject::internal())))
     });

@@ -48,17 +48,18 @@ pub(crate) struct ListenStream {
 }
 
 impl ListenStream {
-    /// A stream that stays open: `acknowledgment` first, then what `queue` yields, a keep-alive after
-    /// each `interval` without an event, holding `slot` while it lives.
+    /// A stream that stays open: `acknowledgment` first (a legacy session's GET stream has none), then
+    /// what `queue` yields, a keep-alive after each `interval` without an event, holding `slot` while
+    /// it lives.
     pub(crate) fn open(
-        acknowledgment: Bytes,
+        acknowledgment: Option<Bytes>,
         queue: mpsc::Receiver<Bytes>,
         interval: Duration,
         slot: ListenSlot,
     ) -> Self {
         let due = Box::pin(tokio::time::sleep_until(deadline_after(Instant::now(), interval)));
         Self {
-            first: Some(acknowledgment),
+            first: acknowledgment,
             queue,
             keep_alive: Some((due, interval)),
             done: false,
@@ -156,7 +157,8 @@ mod tests {
         let slots = ListenSlots::new(1, 1);
         let (sender, queue) = mpsc::channel(4);
         let slot = slots.take(Client::Unknown).expect("a slot");
-        let mut stream = ListenStream::open(Bytes::from_static(b"ack"), queue, Duration::from_secs(15), slot);
+        let mut stream =
+            ListenStream::open(Some(Bytes::from_static(b"ack")), queue, Duration::from_secs(15), slot);
         let started = Instant::now();
         assert_eq!(next(&mut stream).await.as_deref(), Some(&b"ack"[..]), "the acknowledgment first");
         assert_eq!(next(&mut stream).await.as_deref(), Some(KEEP_ALIVE));
@@ -183,7 +185,8 @@ mod tests {
         let slots = ListenSlots::new(1, 1);
         let (sender, queue) = mpsc::channel(64);
         let slot = slots.take(Client::Unknown).expect("a slot");
-        let mut stream = ListenStream::open(Bytes::from_static(b"ack"), queue, Duration::from_secs(15), slot);
+        let mut stream =
+            ListenStream::open(Some(Bytes::from_static(b"ack")), queue, Duration::from_secs(15), slot);
         for _ in 0..3 {
             sender.try_send(Bytes::from_static(b"event\n\n")).expect("room");
         }

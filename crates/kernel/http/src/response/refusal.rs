@@ -38,17 +38,28 @@ pub(crate) struct Refusal {
     pub(crate) retry_after: Option<u32>,
     /// `WWW-Authenticate` (a host's 401, or a 403 or 400 with a Bearer error code).
     pub(crate) challenge: Option<HeaderValue>,
+    /// `Allow` of a 405, when it is not `POST` alone (a service with legacy sessions also serves GET
+    /// and DELETE).
+    pub(crate) allow: Option<&'static str>,
 }
 
 impl Refusal {
     /// A refusal issued before the body was read (the id is unknown).
     pub(crate) fn pre_body(status: StatusCode, error: ErrorObject) -> Self {
-        Self { status, error, id: Value::Null, stage: Stage::PreBody, retry_after: None, challenge: None }
+        Self {
+            status,
+            error,
+            id: Value::Null,
+            stage: Stage::PreBody,
+            retry_after: None,
+            challenge: None,
+            allow: None,
+        }
     }
 
     /// A refusal issued after the body was read, echoing the request's id when it is known.
     pub(crate) fn post_body(status: StatusCode, error: ErrorObject, id: Value) -> Self {
-        Self { status, error, id, stage: Stage::PostBody, retry_after: None, challenge: None }
+        Self { status, error, id, stage: Stage::PostBody, retry_after: None, challenge: None, allow: None }
     }
 
     /// A host hook's refusal of kind `denial`, at `stage`: its status, a fixed message, and its
@@ -72,6 +83,12 @@ impl Refusal {
         self
     }
 
+    /// The same 405, naming `methods` in its `Allow`.
+    pub(crate) fn allowing(mut self, methods: &'static str) -> Self {
+        self.allow = Some(methods);
+        self
+    }
+
     /// 400 -32020 "Header mismatch: …", after the body was read.
     pub(crate) fn header_mismatch(detail: &str, id: Value) -> Self {
         Self::post_body(StatusCode::BAD_REQUEST, ErrorObject::header_mismatch(detail), id)
@@ -84,7 +101,7 @@ impl Refusal {
         let body = JsonRpcResponse::error(self.id, self.error).to_bytes();
         let mut response = json_response(self.status, body);
         if allow_post {
-            response.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
+            response.headers_mut().insert(ALLOW, HeaderValue::from_static(self.allow.unwrap_or("POST")));
         }
         if close {
             response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));

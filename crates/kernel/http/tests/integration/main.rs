@@ -32,4 +32,7 @@ mod progress;
 mod refusals;
 mod sealed_state_across_instances;
 mod serve;
+mod session_bounds;
+mod session_streams;
+mod sessions;
 mod tasks;

@@ -108,7 +108,7 @@ pub(crate) async fn open(
     policy: &ListenPolicy,
     caller: Caller,
 ) -> Response<ResponseBody> {
-    let Attached { extensions, carrier, admitted } = attached;
+    let Attached { extensions, carrier, admitted, .. } = attached;
     let id = message.echoable_id();
     // A listen that may hold a stream takes its slot before the core does any work for it (up to 1,024
     // look-ups of subscribed uris): a client at its bound costs nothing more than the refusal.
@@ -150,13 +150,18 @@ pub(crate) async fn open(
     };
     let (sender, queue) = pump::channel(policy.queue);
     tokio::spawn(pump::pump(listen, sender, ending));
-    let stream = ListenStream::open(acknowledgment, queue, policy.keep_alive, slot);
+    let stream = ListenStream::open(Some(acknowledgment), queue, policy.keep_alive, slot);
     event_stream_response(ResponseBody::listen(stream))
 }
 
 /// No slot for the stream: 503 with `retry-after: 1`, the shape of a body the budget has no room for
 /// (logged at `debug`, with which bound was met and, for an address, whose).
-fn busy(full: Full, client: Client, id: serde_json::Value, version: http::Version) -> Response<ResponseBody> {
+pub(crate) fn busy(
+    full: Full,
+    client: Client,
+    id: serde_json::Value,
+    version: http::Version,
+) -> Response<ResponseBody> {
     match (full, client) {
         (Full::ClientShare, Client::Network(network)) => {
             tracing::debug!(%network, "a listen past its client's share of listen streams was refused 503");

@@ -124,6 +124,11 @@ pub async fn open_h1(
     head.push_str("\r\n");
     stream.write_all(head.as_bytes()).await.expect("write the head");
     stream.write_all(&body).await.expect("write the body");
+    read_h1_head(stream).await
+}
+
+/// Reads an HTTP/1.1 response head from `stream`; the body is read later, as it arrives.
+async fn read_h1_head(mut stream: TcpStream) -> Listening {
     let mut raw = Vec::new();
     let mut chunk = [0u8; 4096];
     let end = loop {
@@ -155,6 +160,43 @@ pub async fn open_h1(
         ended: false,
         cut: false,
     }
+}
+
+/// Opens a GET from 127.0.0.1 over `proto` (a legacy session's stream) with `headers`, and reads the
+/// response head.
+pub async fn open_get(addr: SocketAddr, proto: Proto, headers: HeaderMap) -> Listening {
+    tokio::time::timeout(EXCHANGE_TIMEOUT, async {
+        match proto {
+            Proto::H1 => {
+                let mut stream = connect_from(super::edge::loopback(1), addr).await.expect("connect");
+                let mut head = format!("GET /mcp HTTP/1.1\r\nhost: {addr}\r\n");
+                for (name, value) in &headers {
+                    head.push_str(&format!("{name}: {}\r\n", value.to_str().expect("ASCII")));
+                }
+                head.push_str("\r\n");
+                stream.write_all(head.as_bytes()).await.expect("write the head");
+                read_h1_head(stream).await
+            }
+            Proto::H2 => {
+                let sender = h2_connect_from(super::edge::loopback(1), addr).await;
+                let mut sender = sender.ready().await.expect("a stream may open");
+                let mut request = h2_request(addr, headers);
+                *request.method_mut() = http::Method::GET;
+                let (response, _) = sender.send_request(request, true).expect("send");
+                let (parts, body) = response.await.expect("an HTTP/2 response").into_parts();
+                Listening {
+                    status: parts.status.as_u16(),
+                    headers: parts.headers,
+                    reader: Reader::H2 { body, _sender: sender },
+                    pending: Vec::new(),
+                    ended: false,
+                    cut: false,
+                }
+            }
+        }
+    })
+    .await
+    .expect("the GET's response head in time")
 }
 
 /// An HTTP/2 connection to `addr` that lets DATA frames pile up unread: the `h2` crate closes a

@@ -23,13 +23,14 @@ mod messages;
 mod raw;
 mod reporting;
 mod running;
+mod sessions;
 mod tasks;
 
 // Each test crate uses a part of the fixture only (as `dead_code` above).
 #[allow(unused_imports)]
 pub use {
     catalog::*, client::*, h2_client::*, instances::*, listen::*, log_capture::*, messages::*, raw::*,
-    reporting::*, running::*, tasks::*,
+    reporting::*, running::*, sessions::*, tasks::*,
 };
 
 /// The one revision served over HTTP.
