@@ -1,7 +1,7 @@
 //! A request served in a stored `2025-11-25` session ([`StoredSession`], attached with
 //! [`Inbound::stored_session`](crate::transport::Inbound::stored_session)), and what a transport needs
 //! to keep one: unguessable ids ([`new_session_id`]) and the digest naming a session's principal
-//! ([`principal_digest`]).
+//! (`principal_digest`, beside the digest of a task's owner in `tasks/owner.rs`).
 //!
 //! With a stored session attached, a legacy request is served as one of that session: its revision and
 //! client capabilities are the ones the session remembers from `initialize`, `resources/subscribe` and
@@ -9,12 +9,9 @@
 //! only one the caller may read), and `logging/setLevel` stores the session's level, at which every
 //! later request of the session is sent its log notifications.
 
-use std::any::type_name;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use mcp_kernel_wire::ProtocolVersion;
 
@@ -100,32 +97,6 @@ pub fn new_session_id() -> Option<String> {
     Some(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
-/// The hex SHA-256 digest naming the principal a session is bound to: equal for equal principals of
-/// one type (by `Hash`) on every instance of one build, and never the principal itself, so that a
-/// store shared by many processes holds no identity. Domain-separated from every other digest this
-/// package computes, and keyed by the principal's type name.
-pub fn principal_digest<P: Hash + ?Sized>(principal: &P) -> String {
-    let mut hasher = Sha256Hasher(Sha256::new());
-    hasher.0.update(b"mcp-kernel session owner\0");
-    hasher.0.update(type_name::<P>().as_bytes());
-    hasher.0.update(b"\0");
-    principal.hash(&mut hasher);
-    hasher.0.finalize().iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
-/// Feeds what `Hash` writes into SHA-256 (a `Hasher` whose `finish` is never read).
-struct Sha256Hasher(Sha256);
-
-impl Hasher for Sha256Hasher {
-    fn finish(&self) -> u64 {
-        0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        self.0.update(bytes);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,17 +109,5 @@ mod tests {
             assert_eq!(id.len(), 32);
             assert!(id.bytes().all(|byte| (0x21..=0x7e).contains(&byte)), "{id}");
         }
-    }
-
-    #[test]
-    fn a_principal_digest_is_equal_only_for_equal_principals_of_one_type() {
-        let alice = principal_digest("alice");
-        assert_eq!(alice.len(), 64);
-        assert!(!alice.contains("alice"));
-        assert_eq!(alice, principal_digest("alice"));
-        assert_ne!(alice, principal_digest("bob"));
-        assert_ne!(principal_digest(&String::from("alice")), alice, "the type is part of it");
-        assert_ne!(principal_digest(&("ab", "c")), principal_digest(&("a", "bc")), "prefix-free");
-        assert_ne!(principal_digest(&7_u64), crate::tasks::owner::owner_digest("7"), "domain-separated");
     }
 }
