@@ -43,7 +43,11 @@ impl std::fmt::Debug for InProcessSessionStore {
 
 /// One session and the requests waiting on it.
 struct Entry {
+    /// The session, its capabilities taken out (`Value::Null` here).
     record: SessionRecord,
+    /// The client's capabilities, as compact JSON: a tree of maps costs about ten times its text, and
+    /// a session is read whole at every request anyway.
+    capabilities: Box<str>,
     /// The server-to-client requests of this session waiting for an answer, by request id, each with
     /// the token of the wait that registered it.
     pending: HashMap<String, (u64, oneshot::Sender<Value>)>,
@@ -58,6 +62,22 @@ struct Sessions {
     expiries: BTreeSet<(u64, String)>,
     /// The token of the next registered wait.
     next_wait: u64,
+}
+
+impl Entry {
+    /// The entry of `record`, its capabilities encoded.
+    fn new(mut record: SessionRecord) -> Self {
+        let capabilities = std::mem::take(&mut record.client_capabilities);
+        let capabilities = serde_json::to_string(&capabilities).unwrap_or_else(|_| "{}".into()).into();
+        Self { record, capabilities, pending: HashMap::new() }
+    }
+
+    /// The session as it was stored (its capabilities read back).
+    fn read(&self) -> SessionRecord {
+        let mut record = self.record.clone();
+        record.client_capabilities = serde_json::from_str(&self.capabilities).unwrap_or(Value::Null);
+        record
+    }
 }
 
 impl Sessions {
@@ -139,7 +159,7 @@ impl InProcessSessionStore {
         }
         sessions.expiries.insert((record.expires_at_ms, record.id.clone()));
         let id = record.id.clone();
-        sessions.entries.insert(id, Entry { record, pending: HashMap::new() });
+        sessions.entries.insert(id, Entry::new(record));
         Ok(())
     }
 
@@ -150,7 +170,7 @@ impl InProcessSessionStore {
         let before = entry.record.expires_at_ms;
         let after = now.saturating_add(crate::session::store::duration_ms(limits.idle)).max(before);
         entry.record.expires_at_ms = after;
-        let record = entry.record.clone();
+        let record = entry.read();
         if after != before {
             sessions.expiries.remove(&(before, id.to_owned()));
             sessions.expiries.insert((after, id.to_owned()));
