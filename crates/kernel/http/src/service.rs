@@ -250,10 +250,10 @@ where
         return response;
     };
     if cors::is_preflight(&parts) {
-        return cors::preflight(origin, &parts);
+        return cors::preflight(origin, &parts, shared.sessions.is_some());
     }
     let mut response = admit(&shared, &server, parts, body, deadline).await;
-    cors::grant(&mut response, origin);
+    cors::grant(&mut response, origin, shared.sessions.is_some());
     response
 }
 

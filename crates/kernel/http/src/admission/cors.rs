@@ -23,6 +23,9 @@
 //!   `LiveServer` is replaced; the request itself still has to pass every header rule;
 //! * `access-control-max-age: 600`.
 //!
+//! With legacy sessions (`LegacyClients::Sessions`) the methods are `GET, POST, DELETE`, the request
+//! headers also `mcp-session-id` and `last-event-id`, and `mcp-session-id` is exposed too.
+//!
 //! A preflight's body, if it declares one, is never read, and never taken for a request: over
 //! HTTP/1.x hyper drains a body that arrived with the head and keeps the connection, and closes the
 //! connection after the 204 when it has not all arrived (the 204 itself carries no
@@ -66,6 +69,12 @@ const MCP_REQUEST_HEADERS: &str =
 /// The response headers a browser client needs to read.
 const EXPOSED: &str = "www-authenticate, mcp-protocol-version, retry-after";
 
+/// With legacy sessions: the methods, the request headers granted beside the MCP ones, and the
+/// response headers exposed (a page must read the session id `initialize` mints).
+const SESSION_METHODS: &str = "GET, POST, DELETE";
+const SESSION_REQUEST_HEADERS: &str = ", mcp-session-id, last-event-id";
+const SESSION_EXPOSED: &str = "www-authenticate, mcp-protocol-version, retry-after, mcp-session-id";
+
 /// The prefix of the headers that mirror annotated tool arguments.
 const PARAM_PREFIX: &str = "mcp-param-";
 
@@ -104,12 +113,16 @@ pub(crate) fn is_preflight(parts: &Parts) -> bool {
         && parts.headers.contains_key(ACCESS_CONTROL_REQUEST_METHOD)
 }
 
-/// The answer to a preflight from the granted `origin`.
-pub(crate) fn preflight(origin: HeaderValue, parts: &Parts) -> Response<ResponseBody> {
+/// The answer to a preflight from the granted `origin` (`sessions`: the service keeps legacy
+/// sessions, and grants their methods and header too).
+pub(crate) fn preflight(origin: HeaderValue, parts: &Parts, sessions: bool) -> Response<ResponseBody> {
     let requested = requested_params(parts.headers.get_all(ACCESS_CONTROL_REQUEST_HEADERS));
     let extra: usize = requested.names.iter().map(|name| name.len() + 2).sum();
     let mut allowed = Vec::with_capacity(MCP_REQUEST_HEADERS.len() + extra);
     allowed.extend_from_slice(MCP_REQUEST_HEADERS.as_bytes());
+    if sessions {
+        allowed.extend_from_slice(SESSION_REQUEST_HEADERS.as_bytes());
+    }
     for name in &requested.names {
         allowed.extend_from_slice(b", ");
         allowed.extend_from_slice(name);
@@ -119,7 +132,8 @@ pub(crate) fn preflight(origin: HeaderValue, parts: &Parts) -> Response<Response
     *response.status_mut() = StatusCode::NO_CONTENT;
     let headers = response.headers_mut();
     headers.insert(ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-    headers.insert(ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("POST"));
+    let methods = if sessions { SESSION_METHODS } else { "POST" };
+    headers.insert(ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static(methods));
     // Only visible ASCII went in: token characters, commas and spaces.
     if let Ok(value) = HeaderValue::try_from(allowed) {
         headers.insert(ACCESS_CONTROL_ALLOW_HEADERS, value);
@@ -247,11 +261,13 @@ impl Hash for Folded<'_> {
     }
 }
 
-/// Grants the answer to a request from `origin` to the page that sent it.
-pub(crate) fn grant(response: &mut Response<ResponseBody>, origin: HeaderValue) {
+/// Grants the answer to a request from `origin` to the page that sent it (`sessions`: the session id
+/// is exposed too).
+pub(crate) fn grant(response: &mut Response<ResponseBody>, origin: HeaderValue, sessions: bool) {
     let headers = response.headers_mut();
     headers.insert(ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-    headers.insert(ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static(EXPOSED));
+    let exposed = if sessions { SESSION_EXPOSED } else { EXPOSED };
+    headers.insert(ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static(exposed));
     vary_origin(response);
 }
 
@@ -293,7 +309,7 @@ mod tests {
             .unwrap();
         let (parts, ()) = request.into_parts();
         assert!(is_preflight(&parts));
-        let response = preflight(HeaderValue::from_static("http://app.example"), &parts);
+        let response = preflight(HeaderValue::from_static("http://app.example"), &parts, false);
         assert_eq!(response.status(), StatusCode::NO_CONTENT);
         let h = response.headers();
         assert_eq!(h[ACCESS_CONTROL_ALLOW_ORIGIN], "http://app.example");
@@ -303,6 +319,13 @@ mod tests {
             "accept, content-type, authorization, mcp-protocol-version, mcp-method, mcp-name, mcp-param-region, mcp-param-limit"
         );
         assert!(h.get("access-control-allow-credentials").is_none());
+        let sessions = preflight(HeaderValue::from_static("http://app.example"), &parts, true);
+        let h = sessions.headers();
+        assert_eq!(h[ACCESS_CONTROL_ALLOW_METHODS], "GET, POST, DELETE");
+        assert_eq!(
+            h[ACCESS_CONTROL_ALLOW_HEADERS],
+            "accept, content-type, authorization, mcp-protocol-version, mcp-method, mcp-name, mcp-session-id, last-event-id, mcp-param-region, mcp-param-limit"
+        );
     }
 
     #[test]
@@ -317,7 +340,7 @@ mod tests {
             .body(())
             .unwrap();
         let (parts, ()) = request.into_parts();
-        let response = preflight(HeaderValue::from_static("http://app.example"), &parts);
+        let response = preflight(HeaderValue::from_static("http://app.example"), &parts, false);
         let granted =
             response.headers()[ACCESS_CONTROL_ALLOW_HEADERS].to_str().unwrap().matches("mcp-param-").count();
         assert_eq!(granted, MAX_PARAM_HEADERS);

@@ -230,3 +230,30 @@ async fn a_modern_request_ignores_a_session_id_on_a_service_with_sessions() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_listed_origin_may_use_sessions_from_a_page_and_read_the_session_id() {
+    bounded(async {
+        let (server, _notifications) = start_sessions(LegacySessions::in_process()).await;
+        for proto in BOTH {
+            let mut preflight = HeaderMap::new();
+            preflight.insert("origin", HeaderValue::from_static(ALLOWED_ORIGIN));
+            preflight.insert("access-control-request-method", HeaderValue::from_static("DELETE"));
+            preflight.insert("access-control-request-headers", HeaderValue::from_static("mcp-session-id"));
+            let granted = send(server.addr, proto, Method::OPTIONS, preflight, bytes::Bytes::new()).await;
+            assert_eq!(granted.status, 204);
+            assert_eq!(granted.headers["access-control-allow-methods"], "GET, POST, DELETE");
+            let headers = granted.headers["access-control-allow-headers"].to_str().unwrap();
+            assert!(headers.contains("mcp-session-id"), "{headers}");
+            let mut client = SessionClient::new(server.addr, proto, "alice");
+            let mut headers = without(without(client.headers(), "mcp-protocol-version"), "mcp-session-id");
+            headers.insert("origin", HeaderValue::from_static(ALLOWED_ORIGIN));
+            let reply = post(server.addr, proto, headers, bytes(&legacy_initialize())).await;
+            let exposed = reply.headers["access-control-expose-headers"].to_str().unwrap();
+            assert!(exposed.contains("mcp-session-id"), "{exposed}");
+            client.id = reply.headers.get("mcp-session-id").map(|v| v.to_str().unwrap().to_owned());
+            assert_eq!(client.delete().await.status, 204);
+        }
+    })
+    .await;
+}
