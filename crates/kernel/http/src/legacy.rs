@@ -1,5 +1,6 @@
 //! MCP `2025-11-25` clients on the same endpoint, without sessions ([`LegacyClients::Stateless`], the
-//! default; a host that serves `2026-07-28` only says [`LegacyClients::Refused`]).
+//! default; a host that serves `2026-07-28` only says [`LegacyClients::Refused`]). With sessions
+//! ([`LegacyClients::Sessions`]), `session/` serves them instead, with the same header rules.
 //!
 //! The 2025-11-25 wire opens with `initialize` and no version header, and carries neither `_meta` nor
 //! `Mcp-Method` / `Mcp-Name` / `Mcp-Param-*`; on a session-capable server it also carries state

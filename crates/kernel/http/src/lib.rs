@@ -1,7 +1,7 @@
 //! The stateless Streamable HTTP transport of mcp-kernel (MCP `2026-07-28`): one POST endpoint, no
 //! sessions, every request standing alone, hardened by default. `2025-11-25` clients, which open with
 //! `initialize`, are served on the same endpoint without sessions unless the host refuses them
-//! ([`LegacyClients`]).
+//! ([`LegacyClients`]), or with sessions when it opts in ([`LegacyClients::Sessions`]).
 //!
 //! [`McpHttp::builder`] makes an [`McpService`], a `tower::Service<http::Request<B>>` for any body `B`:
 //! mount it in axum (`Router::route_service("/mcp", service)`), in hyper, in any tower stack, or serve
@@ -70,6 +70,14 @@
 //!   the path): only a message with nothing modern in it takes the `2025-11-25` path; `Mcp-*` headers it
 //!   sends must still agree with the body; no session is minted, and a 404 never answers a JSON-RPC
 //!   error (a legacy client reads it as an ended session).
+//! * **Legacy sessions** (opt-in, [`LegacyClients::Sessions`], [`Builder::legacy_sessions`]): a session
+//!   id is 128 random bits, bound to the digest of the principal that initialized it; another
+//!   principal's, a guessed, an ended or an expired id is 404 with one body that echoes nothing, no id
+//!   400; GET and DELETE pass the same admission and `authorize` as a POST. Sessions are bounded per
+//!   principal (429) and in all (503), expire when idle, and bound their subscriptions; a session's GET
+//!   stream takes a listen slot; a POSTed answer is delivered only to a request of its own session
+//!   still waiting (else 400), within a size (413); server-to-client requests are bounded per session
+//!   and in the time they wait ([`LegacySessions`]).
 //! * **Replacement** ([`mcp_kernel_router::transport::LiveServer`]): each request reads the current server once,
 //!   as it arrives, and every check and the core use that one server, so a replacement never applies
 //!   one catalog's header rules to another's call.
@@ -77,8 +85,8 @@
 //!   with nothing but "Internal error".
 //!
 //! Left to the server in front and the host: TLS, header count and size (hyper's limits), rate limits,
-//! connection limits when the service is mounted in another server, sessions (none exist: a
-//! `Mcp-Session-Id` is ignored and never sent).
+//! connection limits when the service is mounted in another server, sessions (none exist unless
+//! legacy sessions are turned on: a `Mcp-Session-Id` is ignored and never sent).
 #![forbid(unsafe_code)]
 
 mod admission;
