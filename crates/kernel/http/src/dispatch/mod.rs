@@ -18,11 +18,9 @@ pub(crate) mod listen;
 pub(crate) mod sse;
 
 use http::{Response, StatusCode};
-use serde_json::Value;
-use tokio::sync::mpsc;
 
 use mcp_kernel_router::sessions::StoredSession;
-use mcp_kernel_router::transport::{Admitted, Inbound, Revisions, SharedChannel};
+use mcp_kernel_router::transport::{Admitted, Inbound, Revisions};
 use mcp_kernel_router::{Extensions, Server};
 use mcp_kernel_wire::trace::TraceCarrier;
 use mcp_kernel_wire::{Envelope, ErrorObject, Response as JsonRpcResponse};
@@ -31,6 +29,7 @@ use crate::response::body::ResponseBody;
 use crate::response::legacy_answer;
 use crate::response::refusal::{accepted, json_response};
 use crate::response::status;
+pub(crate) use sse::MakeChannel;
 use sse::Outcome;
 
 /// The path a message was admitted on: what the core serves it, and how its answer becomes HTTP.
@@ -64,9 +63,6 @@ pub(crate) struct InSession {
     /// that may stream then streams, so that a server-to-client request has a stream to go on.
     pub(crate) channel: Option<MakeChannel>,
 }
-
-/// Makes a request's client channel, writing to its stream.
-pub(crate) type MakeChannel = Box<dyn FnOnce(mpsc::Sender<Value>) -> SharedChannel + Send>;
 
 /// Runs the core on a checked message and answers it as `path` answers.
 pub(crate) async fn dispatch(

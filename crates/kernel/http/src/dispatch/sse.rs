@@ -34,10 +34,9 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use mcp_kernel_router::Server;
-use mcp_kernel_router::transport::{Inbound, NotificationSink};
+use mcp_kernel_router::transport::{Inbound, NotificationSink, SharedChannel};
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, Response as JsonRpcResponse};
 
-use crate::dispatch::MakeChannel;
 use crate::dispatch::core::{CoreOutcome, Panicked, guarded, run_core};
 use crate::response::body::ResponseBody;
 use crate::response::event_stream::{CoreFuture, SseStream, event_stream_response};
@@ -52,6 +51,9 @@ pub(crate) enum Outcome {
     /// The SSE response, ready to send.
     Streaming(Response<ResponseBody>),
 }
+
+/// Makes a request's client channel, writing to its stream.
+pub(crate) type MakeChannel = Box<dyn FnOnce(mpsc::Sender<Value>) -> SharedChannel + Send>;
 
 /// What may go on a request's stream besides its response.
 pub(crate) struct Streams {

@@ -29,7 +29,7 @@
 //!   400 with one fixed body.
 //! * **One message on two streams.** List changes and resource updates go on the session's GET stream
 //!   only, a request's own notifications and server-to-client requests on its POST stream only; a
-//!   newer GET stream of a session replaces the older one on this instance (`stream.rs`).
+//!   newer GET stream of a session replaces the older one on this instance (`registry.rs`).
 //!
 //! Left out: resumable streams (`Last-Event-ID` is ignored; no event ids are sent), and requests the
 //! server sends outside a request's stream.
@@ -43,6 +43,7 @@
 
 pub(crate) mod channel;
 pub(crate) mod post;
+pub(crate) mod registry;
 pub(crate) mod stream;
 
 use std::sync::Arc;
@@ -57,7 +58,7 @@ use mcp_kernel_wire::ErrorObject;
 
 use crate::response::body::ResponseBody;
 use crate::response::refusal::Refusal;
-use stream::GetStreams;
+use registry::GetStreams;
 
 pub(crate) use crate::legacy::SESSION_HEADER;
 

@@ -11,7 +11,7 @@
 //! Threats, each closed here:
 //!
 //! * **One message on two streams** (MCP: each message goes on one stream only). A session has one
-//!   GET stream on this instance ([`GetStreams`]): a newer one replaces the older, which ends.
+//!   GET stream on this instance (`registry.rs`): a newer one replaces the older, which ends.
 //! * **A stream that outlives its session.** The stream reads its session again at each keep-alive
 //!   interval (and at each resource update): once the session ended (a DELETE on any instance) or
 //!   expired, the stream ends. An open stream is the client's use of its session: it keeps the
@@ -21,9 +21,6 @@
 //! the version header (400), 405 (`allow: POST, DELETE`) on a server that announces no changes, 503
 //! when the change hub is unreachable or no slot is free.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -44,62 +41,8 @@ use crate::response::body::ResponseBody;
 use crate::response::event_stream::{event, event_stream_response};
 use crate::response::listen_stream::ListenStream;
 use crate::response::refusal::Refusal;
+use crate::session::registry::Registration;
 use crate::session::{SessionPolicy, resume, unavailable};
-
-/// The GET streams open on this instance: at most one per session.
-#[derive(Debug, Default)]
-pub(crate) struct GetStreams {
-    /// Per session id: the open stream's number and the signal that ends it.
-    open: Mutex<HashMap<String, (u64, oneshot::Sender<()>)>>,
-    next: AtomicU64,
-}
-
-/// One open stream's place in [`GetStreams`], given back when the stream ends.
-struct Registration {
-    streams: Arc<GetStreams>,
-    session: String,
-    number: u64,
-}
-
-impl GetStreams {
-    /// Registers a new stream of `session`, ending the older one if any; the receiver resolves when
-    /// this one must end (replaced, or its session ended here).
-    fn open(self: &Arc<Self>, session: &str) -> (oneshot::Receiver<()>, Registration) {
-        let number = self.next.fetch_add(1, Ordering::Relaxed);
-        let (sender, ended) = oneshot::channel();
-        let older = self.lock().insert(session.to_owned(), (number, sender));
-        if let Some((_, older)) = older {
-            let _ = older.send(());
-        }
-        (ended, Registration { streams: Arc::clone(self), session: session.to_owned(), number })
-    }
-
-    /// Ends the stream of `session` open on this instance, if any (the session was ended).
-    pub(crate) fn end(&self, session: &str) {
-        if let Some((_, open)) = self.lock().remove(session) {
-            let _ = open.send(());
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u64, oneshot::Sender<()>)>> {
-        self.open.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// How many streams are open (for tests).
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.lock().len()
-    }
-}
-
-impl Drop for Registration {
-    fn drop(&mut self) {
-        let mut open = self.streams.lock();
-        if open.get(&self.session).is_some_and(|(number, _)| *number == self.number) {
-            open.remove(&self.session);
-        }
-    }
-}
 
 /// One GET of a legacy client, as its stream needs it.
 pub(crate) struct Get<'a> {
@@ -232,22 +175,6 @@ async fn is_live(session: &StoredSession) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_newer_stream_of_a_session_ends_the_older_and_each_gives_its_place_back() {
-        let streams = Arc::new(GetStreams::default());
-        let (mut first, first_place) = streams.open("s");
-        assert!(first.try_recv().is_err(), "open");
-        let (mut second, second_place) = streams.open("s");
-        assert!(first.try_recv().is_ok(), "replaced");
-        drop(first_place);
-        assert_eq!(streams.len(), 1, "the older gives back nothing of the newer's");
-        let (_other, other_place) = streams.open("t");
-        streams.end("s");
-        assert!(second.try_recv().is_ok(), "ended with its session");
-        drop((second_place, other_place));
-        assert_eq!(streams.len(), 0);
-    }
 
     #[test]
     fn an_event_stream_is_accepted_by_name_or_by_wildcard() {
