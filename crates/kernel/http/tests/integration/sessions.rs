@@ -135,16 +135,17 @@ async fn delete_ends_the_session_and_every_later_request_is_404() {
 #[tokio::test]
 async fn an_idle_session_expires_and_each_request_pushes_its_expiry() {
     bounded(async {
-        let idle = Duration::from_millis(400);
+        let idle = Duration::from_millis(1_000);
         let limits = SessionLimits::new(16, 100, idle, 16);
         let (server, _notifications) = start_sessions(LegacySessions::in_process().limits(limits)).await;
         let client = SessionClient::initialized(server.addr, Proto::H1, "alice").await;
         let ping = legacy(2, "ping", json!({}));
+        // 1.6 s of use in all, past one idle period: each request pushed the expiry.
         for _ in 0..4 {
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            tokio::time::sleep(Duration::from_millis(400)).await;
             assert_eq!(client.post(&ping).await.status, 200, "used within its idle time: kept");
         }
-        tokio::time::sleep(Duration::from_millis(700)).await;
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
         assert_unknown(&client.post(&ping).await);
     })
     .await;

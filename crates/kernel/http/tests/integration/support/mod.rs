@@ -7,8 +7,9 @@
 //! `catalog` (the fixture catalog and server), `running` (a server on 127.0.0.1), `messages` (messages
 //! and headers), `client` (the hyper clients), `raw` (the raw HTTP/1.1 client), `h2_client` (the `h2`
 //! client), `instances` (several servers on their own listeners), `listen` (a `subscriptions/listen`
-//! client reading its stream event by event), `log_capture`, `reporting` (a host that reports progress), `tasks` (the tasks extension's fixture) and `edge` (what the edge tests
-//! measure and hold).
+//! client reading its stream event by event, and a GET's), `log_capture`, `reporting` (a host that reports progress), `sessions` (the legacy sessions' fixture
+//! and client), `tasks` (the tasks extension's fixture) and `edge` (what the edge tests measure and
+//! hold).
 #![allow(dead_code)]
 
 use std::time::Duration;
