@@ -33,7 +33,12 @@ fn wire(reply: &Reply) -> Wire {
     }
 }
 
-const INITIALIZED: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":false},"resources":{"listChanged":false,"subscribe":false},"prompts":{"listChanged":false}},"serverInfo":{"name":"mcp-kernel","version":"0.3.0"}}}"#;
+/// The answer to `initialize`; the server's version is the workspace's (this crate's).
+const INITIALIZED: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":false},"resources":{"listChanged":false,"subscribe":false},"prompts":{"listChanged":false}},"serverInfo":{"name":"mcp-kernel","version":""#,
+    env!("CARGO_PKG_VERSION"),
+    r#""}}}"#
+);
 const CALLED: &str = r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"{\"message\":\"hi\"}"}],"structuredContent":{"message":"hi"},"isError":false}}"#;
 const NOT_POST: &str =
     r#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"Method not allowed; use POST"}}"#;
