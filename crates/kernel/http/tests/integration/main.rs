@@ -33,6 +33,7 @@ mod refusals;
 mod sealed_state_across_instances;
 mod serve;
 mod session_bounds;
+mod session_bridge;
 mod session_streams;
 mod sessions;
 mod tasks;

@@ -1,7 +1,7 @@
-//! The fixture of the legacy-session tests: the fixture catalog with two tools of its own — `ask`,
-//! which asks the client through the session's channel exactly as the core's bridge does
-//! (`mcp_kernel_http::testing::ChannelSlot`, feature `test-util`), and `speak`, which logs at four
-//! levels — served with notifications (caller key: the principal) and log notifications at `debug`,
+//! The fixture of the legacy-session tests: the fixture catalog with three tools of its own — `ask`,
+//! which asks the client through the session's channel itself, as the core's bridge does
+//! (`mcp_kernel_http::testing::ChannelSlot`, feature `test-util`), `greet`, which asks for a name the
+//! `2026-07-28` way (`input_required`, through the bridge), and `speak`, which logs at four levels — served with notifications (caller key: the principal) and log notifications at `debug`,
 //! behind an `authorize` that names the bearer token's text as the principal; and a `2025-11-25`
 //! client that keeps its session id.
 
@@ -15,7 +15,7 @@ use mcp_kernel_http::testing::ChannelSlot;
 use mcp_kernel_http::{AllowedOrigins, LegacySessions, McpHttp, Refused};
 use mcp_kernel_router::notify::{LogLevel, Notifications};
 use mcp_kernel_router::transport::ClientFault;
-use mcp_kernel_router::{Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
+use mcp_kernel_router::{InputRequired, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 
 use super::{
     ALLOWED_ORIGIN, LEGACY, Listening, Proto, Reply, Running, bytes, catalog, dispatch, get_prompt, legacy,
@@ -65,6 +65,18 @@ async fn ask(call: ToolCall) -> Result<ToolOutput, ToolError> {
 async fn session_dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
     match &*call.name {
         "ask" => ask(call).await,
+        "greet" => {
+            let input = call.context.retry_input();
+            let name = input.and_then(|input| input.accepted("user_name")).and_then(|c| c.get("name"));
+            match name.and_then(Value::as_str) {
+                Some(name) => Ok(ToolOutput::text(format!("Hello, {name}!"))),
+                None => {
+                    let form = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+                    let asked = InputRequired::new().elicit("user_name", "What is your name?", form);
+                    Ok(ToolOutput::input_required(asked))
+                }
+            }
+        }
         "speak" => {
             for level in [LogLevel::Debug, LogLevel::Info, LogLevel::Warning, LogLevel::Error] {
                 call.context.log(level, Some("speak"), json!(level));
@@ -80,6 +92,7 @@ pub fn session_server(notifications: &Notifications) -> Server {
     let mut listing = catalog();
     let message = json!({"type": "object", "properties": {"message": {"type": "string"}}});
     listing.tools.push(ToolSpec::new("ask", Mode::ReadOnly).input_schema(message));
+    listing.tools.push(ToolSpec::new("greet", Mode::ReadOnly));
     listing.tools.push(ToolSpec::new("speak", Mode::ReadOnly));
     let notifications = notifications.clone().caller_key(|context| context.principal::<String>().cloned());
     Server::builder(listing)
@@ -113,14 +126,19 @@ pub async fn start_sessions(sessions: LegacySessions) -> (Running, Notifications
     start_sessions_with(sessions, |b| b).await
 }
 
-/// The 2025-11-25 `initialize` a client opens with.
+/// The 2025-11-25 `initialize` a client opens with (declaring elicitation).
 pub fn legacy_initialize() -> Value {
+    initialize_declaring(json!({"elicitation": {}}))
+}
+
+/// The 2025-11-25 `initialize` of a client declaring `capabilities`.
+pub fn initialize_declaring(capabilities: Value) -> Value {
     legacy(
         1,
         "initialize",
         json!({
             "protocolVersion": LEGACY,
-            "capabilities": {"elicitation": {}},
+            "capabilities": capabilities,
             "clientInfo": {"name": "session-client", "version": "1.0.0"}
         }),
     )
@@ -161,8 +179,13 @@ impl SessionClient {
 
     /// `initialize`, without a version header, as the SDKs send it; keeps the session id it mints.
     pub async fn initialize(&mut self) -> Reply {
+        self.initialize_with(legacy_initialize()).await
+    }
+
+    /// `initialize` as `message`; keeps the session id it mints.
+    pub async fn initialize_with(&mut self, message: Value) -> Reply {
         let headers = without(without(self.headers(), "mcp-protocol-version"), "mcp-session-id");
-        let reply = post(self.addr, self.proto, headers, bytes(&legacy_initialize())).await;
+        let reply = post(self.addr, self.proto, headers, bytes(&message)).await;
         self.id =
             reply.headers.get("mcp-session-id").map(|id| id.to_str().expect("visible ASCII").to_owned());
         reply
