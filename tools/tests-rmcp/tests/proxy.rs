@@ -116,7 +116,7 @@ async fn every_rmcp_call_through_the_proxy_succeeds_over_http_1_1() {
     let tools = to_json(&step("tools/list", client.list_all_tools()).await);
     let names: BTreeSet<&str> =
         tools.as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).collect();
-    assert_eq!(names, BTreeSet::from(["confirm", "count", "slow", "whoami"]), "{tools}");
+    assert_eq!(names, BTreeSet::from(["confirm", "confirm_twice", "count", "slow", "whoami"]), "{tools}");
     for _ in 0..3 {
         let whoami = structured(&step("whoami", client.call_tool(call("whoami", json!({})))).await);
         assert_eq!(whoami["caller"], "alice", "{whoami}");

@@ -23,6 +23,7 @@ mod faults;
 #[path = "shared_state/raw.rs"]
 mod raw;
 #[path = "shared_state/setup.rs"]
+#[allow(dead_code)]
 mod setup;
 #[path = "shared_state/tasks.rs"]
 mod tasks;

@@ -20,10 +20,12 @@
 //!   --ignored --nocapture` — one trace across three instances behind nginx;
 //! - `redis`: every test that needs a `redis-server` — `mcp-kernel-redis`'s own (`cargo test -p
 //!   mcp-kernel-redis --test integration -- --ignored`), the spawner's (`mcp-kernel-test-support`,
-//!   `redis::`), and `cargo test -p mcp-kernel-rmcp-tests --test shared_state --test notes_redis --
-//!   --ignored --nocapture`: three instances sharing notifications and tasks through one Redis behind
-//!   nginx, with the faults (an instance killed, Redis restarted empty or paused, a rolling restart),
-//!   and two `notes` examples sharing one (the example built with the `redis` feature first).
+//!   `redis::`), and `cargo test -p mcp-kernel-rmcp-tests --test shared_state --test legacy_sessions
+//!   --test notes_redis -- --ignored --nocapture`: three instances sharing notifications and tasks
+//!   through one Redis behind nginx, with the faults (an instance killed, Redis restarted empty or
+//!   paused, a rolling restart), the same sharing `2025-11-25` sessions (a session served by any
+//!   instance, an answer POSTed to another, the hijack attempts), and two `notes` examples sharing one
+//!   (the example built with the `redis` feature first).
 //!
 //! Naming parts runs only those (and skips what only the others need); none runs them all. Each
 //! part's time is printed; the task exits non-zero when anything is missing or any test fails.
@@ -122,6 +124,7 @@ const PARTS: &[Part] = &[
         name: "redis",
         files: &[
             "tools/tests-rmcp/tests/shared_state.rs",
+            "tools/tests-rmcp/tests/legacy_sessions.rs",
             "tools/tests-rmcp/tests/notes_redis.rs",
             "crates/kernel/redis/tests/integration/",
             "tools/test-support/src/redis.rs",
@@ -138,6 +141,8 @@ const PARTS: &[Part] = &[
                 "mcp-kernel-rmcp-tests",
                 "--test",
                 "shared_state",
+                "--test",
+                "legacy_sessions",
                 "--test",
                 "notes_redis",
                 "--",

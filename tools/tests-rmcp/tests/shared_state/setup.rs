@@ -50,12 +50,26 @@ impl Shared {
 
     /// The same, with running tasks' leases `lease` long.
     pub async fn start_with_lease(lease: Duration) -> Self {
+        Self::start_with(lease, &[]).await
+    }
+
+    /// The same, with `2025-11-25` sessions on (`CLUSTER_LEGACY_SESSIONS=1`), kept in the Redis
+    /// session store every instance shares.
+    pub async fn start_with_sessions() -> Self {
+        Self::start_with(LEASE, &[("CLUSTER_LEGACY_SESSIONS", "1")]).await
+    }
+
+    /// Starts Redis, then the instances (with `extra` in their environments too), then nginx.
+    async fn start_with(lease: Duration, extra: &[(&str, &str)]) -> Self {
         let password = format!("pw-{}", nonce());
         let options = RedisOptions::default().password(&password);
         let redis = tokio::task::block_in_place(|| RedisServer::start_with(options)).expect("redis-server");
         let prefix = format!("shared-{}", nonce());
-        let by_env = env(&redis.url(), &prefix, Some(&password), lease);
-        let with_url = env(&url_with_password(redis.port(), &password), &prefix, None, lease);
+        let extra = extra.iter().map(|(name, value)| ((*name).to_owned(), (*value).to_owned()));
+        let mut by_env = env(&redis.url(), &prefix, Some(&password), lease);
+        by_env.extend(extra.clone());
+        let mut with_url = env(&url_with_password(redis.port(), &password), &prefix, None, lease);
+        with_url.extend(extra);
         let cluster = Cluster::start_with([&key(1), &key(1), &key(1)], [&by_env, &by_env, &with_url]).await;
         Self { cluster, redis, password, prefix }
     }

@@ -1,7 +1,9 @@
 //! The cluster host's shared state, on when `CLUSTER_REDIS_URL` is set: change notifications through
-//! the Redis change hub and tasks in the Redis task store, so that a listen held by one instance hears
-//! a change made through another, and a task created through one is read, answered and cancelled
-//! through any (`tests/shared_state.rs`).
+//! the Redis change hub, tasks in the Redis task store and (with `CLUSTER_LEGACY_SESSIONS=1`)
+//! `2025-11-25` sessions in the Redis session store, so that a listen held by one instance hears a
+//! change made through another, a task created through one is read, answered and cancelled through
+//! any (`tests/shared_state.rs`), and a session initialized through one is served by every one
+//! (`tests/legacy_sessions.rs`).
 //!
 //! ```text
 //! CLUSTER_REDIS_URL=redis://127.0.0.1:<port>   on; without it the host is stateless, as before
@@ -12,11 +14,10 @@
 //! CLUSTER_TASK_THRESHOLD_MS=<ms>               how long a call runs before it becomes a task (default 500)
 //! ```
 //!
-//! Three more tools:
+//! Two more tools (`touch`, in `main.rs`, announces through the shared hub too):
 //!
 //! | tool | what it does |
 //! |---|---|
-//! | `touch` | announces, to everyone, that the resources list changed and that `cluster://instance` was updated; answers `{instance}` |
 //! | `chore {ms}` | a task when it takes longer than the threshold (`TaskMode::Optional`), for a client that takes tasks and while the task store answers; else an ordinary call: runs `ms` (until cancelled), answers `{instance, ms}` |
 //! | `job {ms, ask}` | a task only (`TaskMode::Required`): with `ask`, it first becomes a task, then asks `go` (a form elicitation: `input_required` until `tasks/update`); then it runs `ms` (until cancelled), its status message `running on <instance>`, and answers `{instance, ms, answered}` |
 //!
@@ -25,8 +26,8 @@
 
 use std::time::Duration;
 
-use mcp_kernel::notify::{Notifications, Notifier};
-use mcp_kernel::redis::{Redis, RedisConfig};
+use mcp_kernel::notify::Notifications;
+use mcp_kernel::redis::{Redis, RedisConfig, RedisSessionStore};
 use mcp_kernel::tasks::{DEFAULT_THRESHOLD, TaskMode, Tasks, TokioRuntime};
 use mcp_kernel::{InputRequired, Mode, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::{Value, json};
@@ -52,8 +53,6 @@ pub struct Shared {
     notifications: Notifications,
     /// The task opt-in, over the Redis task store.
     tasks: Tasks,
-    /// How `touch` announces.
-    notifier: Notifier,
     /// How long a call runs before it becomes a task.
     threshold: Duration,
 }
@@ -90,11 +89,10 @@ impl Shared {
         let threshold = millis(THRESHOLD_VAR)?.unwrap_or(DEFAULT_THRESHOLD);
         let redis = Redis::start(config);
         let notifications = Notifications::with_hub(redis.change_hub());
-        let notifier = notifications.notifier();
         let tasks = Tasks::with_store(redis.task_store(), TokioRuntime)
             .threshold(threshold)
             .owner(|cx| cx.principal::<Caller>().map(|caller| caller.0.clone()));
-        Ok(Some(Self { redis, notifications, tasks, notifier, threshold }))
+        Ok(Some(Self { redis, notifications, tasks, threshold }))
     }
 
     /// The notifications opt-in, through the Redis change hub.
@@ -107,18 +105,20 @@ impl Shared {
         self.tasks.clone()
     }
 
+    /// The store of the `2025-11-25` sessions, shared by every instance of the prefix.
+    pub fn session_store(&self) -> RedisSessionStore {
+        self.redis.session_store()
+    }
+
     /// Redis round trips so far (for the health document).
     pub fn round_trips(&self) -> u64 {
         self.redis.round_trips()
     }
 }
 
-/// The three tools the shared state adds.
+/// The two tools the shared state adds.
 pub fn tools(object: impl Fn(Value, &[&str]) -> Value) -> Vec<ToolSpec> {
     vec![
-        ToolSpec::new("touch", Mode::ReadOnly)
-            .description("Announce that the resources changed.")
-            .input_schema(object(json!({}), &[])),
         ToolSpec::new("chore", Mode::ReadOnly)
             .description("Work a while; a task if it takes long.")
             .task_mode(TaskMode::Optional)
@@ -139,18 +139,13 @@ pub fn tools(object: impl Fn(Value, &[&str]) -> Value) -> Vec<ToolSpec> {
     ]
 }
 
-/// Serves `touch`, `chore` and `job`; `None` for any other tool.
+/// Serves `chore` and `job`; `None` for any other tool.
 pub async fn dispatch(
     shared: &Shared,
     instance: &str,
     call: &ToolCall,
 ) -> Option<Result<ToolOutput, ToolError>> {
     match &*call.name {
-        "touch" => {
-            shared.notifier.resources_list_changed();
-            shared.notifier.resource_updated("cluster://instance");
-            Some(ToolOutput::json(&json!({"instance": instance})))
-        }
         "chore" => {
             let ms = call.arguments.get("ms").and_then(Value::as_u64).unwrap_or(0);
             let worked = work(call, ms).await.map(|()| json!({"instance": instance, "ms": ms}));
