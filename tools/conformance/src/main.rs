@@ -9,20 +9,17 @@ mod catalog;
 mod live;
 mod tasks;
 
-use mcp_kernel::http::{AllowedOrigins, LegacyClients, McpHttp};
+use mcp_kernel::http::{AllowedOrigins, LegacySessions, McpHttp};
 
-/// What the harness does with `2025-11-25` clients: THE ONE PLACE TO SWITCH.
+/// How the harness keeps `2025-11-25` clients: in sessions, in this process, at the default bounds.
 ///
-/// Today they are served statelessly (the service's default, named here so the choice is visible): no
-/// session, so no request to the client and no subscription, and the suite's seven scenarios that need
-/// them (`tools-call-sampling`, `tools-call-elicitation`, `elicitation-sep1034-defaults`,
-/// `elicitation-sep1330-enums`, `resources-subscribe`, `resources-unsubscribe`,
-/// `server-sse-multiple-streams`) are baselined in `baseline-2025-11-25.yml`. Once the HTTP transport
-/// keeps legacy sessions, return the sessions mode here (`LegacyClients::Sessions(..)`, in-process
-/// store), empty that baseline, and update the README's "Passing vacuously" and "Claimed surface".
-/// The tools that ask (`asking/mod.rs`) need no change: the kernel asks a legacy client for them.
-fn legacy_clients() -> LegacyClients {
-    LegacyClients::Stateless
+/// A session is what the suite's scenarios that ask the client (`tools-call-sampling`,
+/// `tools-call-elicitation`, `elicitation-sep1034-defaults`, `elicitation-sep1330-enums`) and that
+/// subscribe (`resources-subscribe`, `resources-unsubscribe`) need: the kernel asks a legacy client for
+/// the tools of `asking/mod.rs`, which are written once the `2026-07-28` way, and keeps the
+/// subscriptions; `server-sse-multiple-streams` needs the session id.
+fn legacy_sessions() -> LegacySessions {
+    LegacySessions::in_process()
 }
 
 fn port_from_args() -> Result<u16, String> {
@@ -48,7 +45,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let service = McpHttp::builder(live)
         .allowed_origins(AllowedOrigins::list(origins))
         .authorize(|_parts| Ok(())) // a local test harness: everyone who reaches 127.0.0.1 may call
-        .legacy_clients(legacy_clients()) // the suite's 2025-11-25 set: see `legacy_clients`
+        .legacy_sessions(legacy_sessions()) // the suite's 2025-11-25 set: see `legacy_sessions`
         .build();
     let app = axum::Router::new().route_service("/mcp", service);
     println!("listening on http://127.0.0.1:{port}/mcp");
