@@ -1,9 +1,10 @@
 //! Legacy sessions against a hostile client, through a real listener: fixation, ids in every wrong
 //! shape, answers in every wrong shape, a session ended under a waiting request, a flood of GET
-//! streams (MCP S-61, S-62).
+//! streams (MCP S-61, S-62), and the version header on DELETE (S-63).
 
 use std::time::Duration;
 
+use http::{HeaderValue, Method};
 use serde_json::{Value, json};
 
 use crate::support::*;
@@ -202,6 +203,27 @@ async fn a_flood_of_get_streams_for_one_session_leaves_exactly_one_carrying_its_
         // The slots of the replaced streams came back: a GET of another session still opens.
         let other = SessionClient::initialized(server.addr, Proto::H2, "alice").await;
         other.get().await.assert_stream();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn delete_with_an_unsupported_protocol_version_is_400_and_ends_nothing() {
+    bounded(async {
+        let (server, _notifications) = start_sessions(LegacySessions::in_process()).await;
+        for proto in BOTH {
+            let client = SessionClient::initialized(server.addr, proto, "alice").await;
+            for bad in [&b"2025-06-18"[..], b"1999-01-01", b"2026-07-28"] {
+                let headers = replace(client.headers(), "mcp-protocol-version", bad);
+                let refused = send(server.addr, proto, Method::DELETE, headers, bytes::Bytes::new()).await;
+                refused.assert_error(400, -32022, &Value::Null);
+            }
+            assert_eq!(client.post(&legacy(2, "ping", json!({}))).await.status, 200, "still live");
+            let mut headers = client.headers();
+            headers.insert("mcp-protocol-version", HeaderValue::from_static(LEGACY));
+            let ended = send(server.addr, proto, Method::DELETE, headers, bytes::Bytes::new()).await;
+            assert_eq!(ended.status, 204);
+        }
     })
     .await;
 }
