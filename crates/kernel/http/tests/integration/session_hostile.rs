@@ -227,3 +227,20 @@ async fn delete_with_an_unsupported_protocol_version_is_400_and_ends_nothing() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_client_cannot_mark_its_own_answer_as_refused_for_size() {
+    bounded(async {
+        let (server, _notifications) = start_sessions(LegacySessions::in_process()).await;
+        for proto in BOTH {
+            let client = SessionClient::initialized(server.addr, proto, "alice").await;
+            let mut stream = client.stream(&ask(1)).await;
+            let id = asked(&mut stream).await["id"].clone();
+            let mut answer = accept(&id);
+            answer["mcp-kernel/answerTooLarge"] = json!(true);
+            assert_eq!(client.post(&answer).await.status, 202);
+            assert_eq!(outcome(&mut stream).await["answer"]["action"], "accept", "the result, as sent");
+        }
+    })
+    .await;
+}
