@@ -1,6 +1,7 @@
 //! Legacy sessions against a hostile client, through a real listener: fixation, ids in every wrong
 //! shape, answers in every wrong shape, a session ended under a waiting request, a flood of GET
-//! streams (MCP S-61, S-62), and the version header on DELETE (S-63).
+//! streams (MCP S-61, S-62), client capabilities too large to keep, and the version header on DELETE
+//! (S-63).
 
 use std::time::Duration;
 
@@ -240,6 +241,27 @@ async fn a_client_cannot_mark_its_own_answer_as_refused_for_size() {
             answer["mcp-kernel/answerTooLarge"] = json!(true);
             assert_eq!(client.post(&answer).await.status, 202);
             assert_eq!(outcome(&mut stream).await["answer"]["action"], "accept", "the result, as sent");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn client_capabilities_past_the_bound_open_no_session() {
+    bounded(async {
+        let (server, _notifications) = start_sessions(LegacySessions::in_process()).await;
+        for proto in BOTH {
+            let mut client = SessionClient::new(server.addr, proto, "alice");
+            let padded = json!({"elicitation": {}, "experimental": {"pad": {"x": "x".repeat(512 * 1024)}}});
+            let refused = client.initialize_with(initialize_declaring(padded)).await;
+            assert_eq!(refused.status, 400, "{refused:?}");
+            assert_eq!(refused.code(), -32602, "{refused:?}");
+            assert!(refused.raw.len() < 512, "nothing of the request echoed: {refused:?}");
+            assert!(client.id.is_none(), "no session minted");
+            // A client's usual capabilities, with room to spare, still open one.
+            let usual = json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {"listChanged": true}});
+            assert_eq!(client.initialize_with(initialize_declaring(usual)).await.status, 200);
+            assert!(client.id.is_some());
         }
     })
     .await;
