@@ -1,7 +1,7 @@
 //! Legacy sessions against a hostile client, through a real listener: fixation, ids in every wrong
 //! shape, answers in every wrong shape, a session ended under a waiting request, a flood of GET
-//! streams (MCP S-61, S-62), client capabilities too large to keep, and the version header on DELETE
-//! (S-63).
+//! streams (MCP S-61, S-62), client capabilities and subscriptions too large to keep, and the version
+//! header on DELETE (S-63).
 
 use std::time::Duration;
 
@@ -263,6 +263,35 @@ async fn client_capabilities_past_the_bound_open_no_session() {
             assert_eq!(client.initialize_with(initialize_declaring(usual)).await.status, 200);
             assert!(client.id.is_some());
         }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_sessions_subscriptions_are_bounded_in_bytes_as_well_as_in_number() {
+    bounded(async {
+        let (server, _notifications) = start_sessions(LegacySessions::in_process()).await;
+        let client = SessionClient::initialized(server.addr, Proto::H2, "alice").await;
+        // A template that takes any path admits uris up to the per-uri bound (4 KiB) each.
+        let long = |n: usize| format!("test://files/{}{n:04}", "x".repeat(3_980));
+        let mut refused = None;
+        for n in 0..64 {
+            let subscribe = legacy(n as i64, "resources/subscribe", json!({"uri": long(n)}));
+            let reply = client.post(&subscribe).await;
+            if reply.body.get("error").is_some() {
+                refused = Some((n, reply));
+                break;
+            }
+        }
+        let (n, reply) = refused.expect("refused well before 1,024 uris of 4 KiB (4 MiB a session)");
+        assert!(n <= 16, "64 KiB of uris at most: refused at {n}");
+        reply.assert_error(200, -32602, &json!(n));
+        let short = legacy(100, "resources/subscribe", json!({"uri": "test://a"}));
+        assert_eq!(client.post(&short).await.result(), &json!({}), "a short one still fits");
+        let unsubscribe = legacy(101, "resources/unsubscribe", json!({"uri": long(0)}));
+        assert_eq!(client.post(&unsubscribe).await.result(), &json!({}));
+        let again = legacy(102, "resources/subscribe", json!({"uri": long(n)}));
+        assert_eq!(client.post(&again).await.result(), &json!({}), "room came back");
     })
     .await;
 }
