@@ -84,7 +84,7 @@ fn apply(
             if record.subscriptions.contains(uri) {
                 return Ok(false);
             }
-            if record.subscriptions.len() >= limits.subscriptions {
+            if !record.admits_subscription(uri, limits) {
                 return Err(SessionError::SubscriptionsFull);
             }
             Ok(record.subscriptions.insert(uri.clone()))
@@ -335,6 +335,14 @@ mod tests {
         assert_eq!(apply(&mut session, &SessionEdit::LogLevel("info".into()), &limits), Ok(true));
         assert_eq!(apply(&mut session, &SessionEdit::LogLevel("info".into()), &limits), Ok(false));
         assert_eq!(session.log_level.as_deref(), Some("info"));
+        limits.subscriptions = 16;
+        limits.subscription_bytes = 8;
+        assert_eq!(apply(&mut session, &subscribe("12345678"), &limits), Ok(true));
+        assert_eq!(
+            apply(&mut session, &subscribe("9"), &limits),
+            Err(SessionError::SubscriptionsFull),
+            "bytes"
+        );
     }
 
     #[test]

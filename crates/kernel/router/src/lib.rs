@@ -155,7 +155,8 @@ pub mod transport {
 pub mod sessions {
     pub use crate::session::memory::InProcessSessionStore;
     pub use crate::session::store::{
-        ReplyWait, SessionEdit, SessionError, SessionLimits, SessionRecord, SessionStore,
+        MAX_STORED_SUBSCRIPTION_BYTES, ReplyWait, SessionEdit, SessionError, SessionLimits, SessionRecord,
+        SessionStore,
     };
     pub use crate::session::stored::{StoredSession, new_session_id};
     pub use crate::session::stream::{SessionStream, StreamRefused};

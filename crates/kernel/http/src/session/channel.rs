@@ -30,8 +30,9 @@ use mcp_kernel_router::transport::{ClientChannel, ClientFault, SharedChannel};
 use mcp_kernel_wire::ErrorObject;
 
 /// The member of a delivered message saying the client's answer was refused as too large: the
-/// transport's own mark, never a client's (a POST carrying it is no JSON-RPC response, so never
-/// delivered).
+/// transport's own mark, never a client's. The mark carries neither `result` nor `error`, which every
+/// delivered client answer carries exactly one of, so a client's answer naming it is read as the answer
+/// it is ([`read_answer`] reads `result` and `error` first).
 pub(crate) const TOO_LARGE: &str = "mcp-kernel/answerTooLarge";
 
 /// One POST's channel to its session's client.
@@ -111,14 +112,17 @@ impl ClientChannel for SessionChannel {
 /// The `result` of a client's answer (a whole JSON-RPC response), or why there is none.
 pub(crate) fn read_answer(answer: Value) -> Result<Value, ClientFault> {
     let Value::Object(mut answer) = answer else { return Err(ClientFault::Closed) };
-    if answer.get(TOO_LARGE).is_some_and(|mark| mark == &Value::Bool(true)) {
-        return Err(ClientFault::TooLarge);
-    }
     if let Some(result) = answer.remove("result") {
         return Ok(result);
     }
-    let error = answer.remove("error").and_then(|error| serde_json::from_value::<ErrorObject>(error).ok());
-    Err(ClientFault::Refused(error.unwrap_or_else(ErrorObject::invalid_request)))
+    if let Some(error) = answer.remove("error") {
+        let error = serde_json::from_value::<ErrorObject>(error).ok();
+        return Err(ClientFault::Refused(error.unwrap_or_else(ErrorObject::invalid_request)));
+    }
+    if answer.get(TOO_LARGE).is_some_and(|mark| mark == &Value::Bool(true)) {
+        return Err(ClientFault::TooLarge);
+    }
+    Err(ClientFault::Refused(ErrorObject::invalid_request()))
 }
 
 /// The message delivered in place of an answer refused as too large.
@@ -197,5 +201,7 @@ mod tests {
         assert_eq!(read_answer(too_large("x")), Err(ClientFault::TooLarge));
         let garbled = read_answer(json!({"jsonrpc": "2.0", "id": "x", "error": 7}));
         assert_eq!(garbled, Err(ClientFault::Refused(ErrorObject::invalid_request())));
+        let forged = json!({"jsonrpc": "2.0", "id": "x", "result": {"roots": []}, TOO_LARGE: true});
+        assert_eq!(read_answer(forged), Ok(json!({"roots": []})), "a client's answer is what it says");
     }
 }

@@ -238,7 +238,8 @@ pub(crate) async fn resume(
 }
 
 /// `DELETE` with a session id: the session ends (204), and its GET stream on this instance with it;
-/// 404 when it is unknown or another principal's.
+/// 404 when it is unknown or another principal's; 400 for a version header naming no served legacy
+/// revision (MCP S-63: every request after `initialize`, a DELETE too), which ends nothing.
 pub(crate) async fn end(
     policy: &SessionPolicy,
     headers: &HeaderMap,
@@ -249,6 +250,9 @@ pub(crate) async fn end(
         Ok(session) => session,
         Err(refusal) => return refusal,
     };
+    if let Err(refusal) = crate::legacy::protocol_version(headers, &Value::Null) {
+        return refusal.into_response(version);
+    }
     match policy.store.end(session.id()).await {
         Ok(true) => {
             policy.streams.end(session.id());

@@ -4,7 +4,7 @@
 //!
 //! | message | answer |
 //! |---|---|
-//! | `initialize` | the core's answer, `keeps_session`; a result gets a fresh `Mcp-Session-Id` (429 past the principal's sessions, 503 past the store's, no session for an error) |
+//! | `initialize` | the core's answer, `keeps_session`; a result gets a fresh `Mcp-Session-Id` (429 past the principal's sessions, 503 past the store's, no session for an error); 400 (-32602) for capabilities past [`MAX_CAPABILITIES_BYTES`] |
 //! | any other, without `Mcp-Session-Id` | 400 |
 //! | any other, with an id unknown, expired, ended or another principal's | 404, one body for all |
 //! | a request or notification of the session | as on the stateless path (`legacy.rs`), served in the session (`Inbound::stored_session`); a request that may stream gets the session's client channel |
@@ -29,6 +29,11 @@ use crate::response::legacy_answer;
 use crate::response::refusal::{Refusal, accepted, jsonrpc_shape};
 use crate::session::channel::{SessionChannel, too_large};
 use crate::session::{SESSION_HEADER, SessionPolicy, resume, unavailable};
+
+/// The most bytes a session keeps of the capabilities its client declared (as compact JSON): a larger
+/// declaration is refused 400 (-32602) and opens no session. A client's usual capabilities take well
+/// under 1 KiB.
+pub(crate) const MAX_CAPABILITIES_BYTES: usize = 16 * 1024;
 
 /// One POST of a legacy client, as the session path needs it.
 pub(crate) struct Post<'a> {
@@ -110,6 +115,16 @@ async fn initialize(post: Post<'_>, server: &Server, message: Envelope) -> Respo
     }
     let capabilities =
         message.params().and_then(|p| p.get("capabilities")).filter(|c| c.is_object()).cloned();
+    // Kept as long as the session lives and read at each of its requests: bounded, or one initialize
+    // of a body's size would cost a thousand sessions' memory.
+    if capabilities
+        .as_ref()
+        .is_some_and(|c| serde_json::to_vec(c).map_or(true, |c| c.len() > MAX_CAPABILITIES_BYTES))
+    {
+        let detail = format!("client capabilities exceed {MAX_CAPABILITIES_BYTES} bytes");
+        let error = ErrorObject::invalid_params(&detail);
+        return Refusal::post_body(StatusCode::BAD_REQUEST, error, id).into_response(version);
+    }
     let inbound = Inbound::new()
         .admitted(&admitted)
         .extensions(extensions)

@@ -34,6 +34,7 @@ mod sealed_state_across_instances;
 mod serve;
 mod session_bounds;
 mod session_bridge;
+mod session_hostile;
 mod session_streams;
 mod sessions;
 mod tasks;

@@ -184,12 +184,10 @@ impl InProcessSessionStore {
         let record = &mut entry.record;
         match edit {
             SessionEdit::Subscribe(uri) => {
-                if !record.subscriptions.contains(&uri) {
-                    if record.subscriptions.len() >= limits.subscriptions {
-                        return Err(SessionError::SubscriptionsFull);
-                    }
-                    record.subscriptions.insert(uri);
+                if !record.admits_subscription(&uri, limits) {
+                    return Err(SessionError::SubscriptionsFull);
                 }
+                record.subscriptions.insert(uri);
             }
             SessionEdit::Unsubscribe(uri) => {
                 record.subscriptions.remove(&uri);
@@ -482,6 +480,32 @@ mod tests {
         assert!(record.subscriptions.contains("test://past") && !record.subscriptions.contains("test://0"));
         assert_eq!(record.log_level.as_deref(), Some("debug"));
         assert_eq!(edit(&store, "gone", SessionEdit::LogLevel("info".into()), &bounds), Ok(false));
+    }
+
+    #[test]
+    fn subscriptions_are_bounded_in_bytes_as_well_as_in_number() {
+        let store = InProcessSessionStore::new();
+        let mut bounds = limits(16, 100, 16);
+        bounds.subscription_bytes = 100;
+        create(&store, session("s", Some("alice")), &bounds).expect("stored");
+        let uri = |n: usize| format!("test://{n}{}", "x".repeat(40));
+        assert_eq!(edit(&store, "s", SessionEdit::Subscribe(uri(1)), &bounds), Ok(true));
+        assert_eq!(edit(&store, "s", SessionEdit::Subscribe(uri(2)), &bounds), Ok(true), "96 bytes held");
+        let third = SessionEdit::Subscribe(uri(3));
+        assert_eq!(edit(&store, "s", third.clone(), &bounds), Err(SessionError::SubscriptionsFull));
+        assert_eq!(
+            edit(&store, "s", SessionEdit::Subscribe("a://b".into()), &bounds),
+            Err(SessionError::SubscriptionsFull),
+            "past 100 bytes by one"
+        );
+        assert_eq!(
+            edit(&store, "s", SessionEdit::Subscribe("a://".into()), &bounds),
+            Ok(true),
+            "exactly 100"
+        );
+        assert_eq!(edit(&store, "s", SessionEdit::Subscribe(uri(2)), &bounds), Ok(true), "held already");
+        assert_eq!(edit(&store, "s", SessionEdit::Unsubscribe(uri(1)), &bounds), Ok(true));
+        assert_eq!(edit(&store, "s", third, &bounds), Ok(true), "room came back");
     }
 
     #[test]

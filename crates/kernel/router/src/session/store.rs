@@ -38,7 +38,22 @@ pub struct SessionRecord {
     pub expires_at_ms: u64,
 }
 
+/// The most bytes of uris one stored session may be subscribed to, in all, by default
+/// ([`SessionLimits::subscription_bytes`]).
+pub const MAX_STORED_SUBSCRIPTION_BYTES: usize = 64 * 1024;
+
 impl SessionRecord {
+    /// Whether subscribing to `uri` keeps the session within `limits`, in number and in bytes (a uri
+    /// held already always does). Every store checks an edit with it.
+    pub fn admits_subscription(&self, uri: &str, limits: &SessionLimits) -> bool {
+        if self.subscriptions.contains(uri) {
+            return true;
+        }
+        let held: usize = self.subscriptions.iter().map(String::len).sum();
+        self.subscriptions.len() < limits.subscriptions
+            && held.saturating_add(uri.len()) <= limits.subscription_bytes
+    }
+
     /// A new session, expiring `idle` after `now_ms` unless used again.
     pub fn new(
         id: impl Into<String>,
@@ -81,6 +96,9 @@ pub struct SessionLimits {
     pub pending_per_session: usize,
     /// The most uris one session may be subscribed to.
     pub subscriptions: usize,
+    /// The most bytes of uris one session may be subscribed to, in all: a session keeps them as long
+    /// as it lives, and each may be 4 KiB long (default [`MAX_STORED_SUBSCRIPTION_BYTES`], 64 KiB).
+    pub subscription_bytes: usize,
 }
 
 impl SessionLimits {
@@ -92,6 +110,7 @@ impl SessionLimits {
             idle,
             pending_per_session: if pending_per_session == 0 { 1 } else { pending_per_session },
             subscriptions: crate::notify::session::MAX_SESSION_SUBSCRIPTIONS,
+            subscription_bytes: MAX_STORED_SUBSCRIPTION_BYTES,
         }
     }
 }
@@ -116,7 +135,8 @@ pub enum SessionError {
     /// The session already has [`SessionLimits::pending_per_session`] requests waiting.
     #[error("the session has as many requests waiting as its bound allows")]
     PendingFull,
-    /// The session already holds [`SessionLimits::subscriptions`] uris.
+    /// The session already holds [`SessionLimits::subscriptions`] uris, or
+    /// [`SessionLimits::subscription_bytes`] of them.
     #[error("the session holds as many subscriptions as its bound allows")]
     SubscriptionsFull,
     /// The store itself failed or was unreachable.
@@ -128,7 +148,8 @@ pub enum SessionError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SessionEdit {
-    /// `resources/subscribe`: add the uri (within [`SessionLimits::subscriptions`]).
+    /// `resources/subscribe`: add the uri (within [`SessionLimits::subscriptions`] and
+    /// [`SessionLimits::subscription_bytes`]).
     Subscribe(String),
     /// `resources/unsubscribe`: remove the uri, subscribed or not.
     Unsubscribe(String),
