@@ -160,7 +160,7 @@ pub mod sessions {
     };
     pub use crate::session::stored::{StoredSession, new_session_id};
     pub use crate::session::stream::{SessionStream, StreamRefused};
-    pub use crate::tasks::owner::principal_digest;
+    pub use crate::tasks::owner::{network_digest, principal_digest};
 }
 
 /// This crate's README (its page on the registry), compiled as doctests so that its example stays true.

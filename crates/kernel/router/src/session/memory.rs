@@ -2,11 +2,13 @@
 //! with the server-to-client requests each one waits on.
 //!
 //! Threat: **session exhaustion**. A client that initializes again and again, and never ends what it
-//! opened, would grow the map without bound; so `create` refuses past the principal's bound and the
+//! opened, would grow the map without bound; so `create` refuses past the client's bound and the
 //! store's ([`SessionLimits`]), counting live sessions only: an expired session is swept before any
-//! count is taken, and nothing live is evicted to make room. Sessions of no principal (a host whose
-//! `authorize` names nobody) are held to the store's bound alone — their ids are all that tells them
-//! apart. A session's subscriptions and the requests waiting on it are bounded too
+//! count is taken, and nothing live is evicted to make room. A client is the session's
+//! [`SessionRecord::counted_key`] — over HTTP its principal, else its address — so one client past its
+//! bound leaves the rest of the total to the others; a session counted under no key (no principal, no
+//! address) is held to the store's bound alone. A session's subscriptions and the requests waiting on
+//! it are bounded too
 //! ([`SessionLimits::subscriptions`], [`SessionLimits::pending_per_session`]).
 //!
 //! Threat: **an answer the server did not ask for**. `deliver` hands an answer only to a wait
@@ -56,8 +58,9 @@ struct Entry {
 #[derive(Default)]
 struct Sessions {
     entries: HashMap<String, Entry>,
-    /// Live sessions per owner (sessions of no principal are not counted here).
-    per_owner: HashMap<String, usize>,
+    /// Live sessions per client, by [`SessionRecord::counted_key`] (sessions counted under no key are
+    /// not counted here).
+    per_client: HashMap<String, usize>,
     /// `(expiry, id)`, earliest first.
     expiries: BTreeSet<(u64, String)>,
     /// The token of the next registered wait.
@@ -92,16 +95,16 @@ impl Sessions {
         }
     }
 
-    /// Removes session `id` and its owner's count; its expiry entry must be gone already or removed by
-    /// the caller. `true` when it was stored.
+    /// Removes session `id` and its client's count; its expiry entry must be gone already or removed
+    /// by the caller. `true` when it was stored.
     fn forget(&mut self, id: &str) -> bool {
         let Some(entry) = self.entries.remove(id) else { return false };
-        if let Some(owner) = &entry.record.owner
-            && let Some(count) = self.per_owner.get_mut(owner)
+        if let Some(client) = entry.record.counted_key()
+            && let Some(count) = self.per_client.get_mut(client)
         {
             *count -= 1;
             if *count == 0 {
-                self.per_owner.remove(owner);
+                self.per_client.remove(client);
             }
         }
         true
@@ -150,12 +153,12 @@ impl InProcessSessionStore {
         if sessions.entries.len() >= limits.total {
             return Err(SessionError::Full);
         }
-        if let Some(owner) = &record.owner {
-            let held = sessions.per_owner.get(owner).copied().unwrap_or(0);
+        if let Some(client) = record.counted_key() {
+            let held = sessions.per_client.get(client).copied().unwrap_or(0);
             if held >= limits.per_owner {
                 return Err(SessionError::OwnerFull);
             }
-            *sessions.per_owner.entry(owner.clone()).or_insert(0) += 1;
+            *sessions.per_client.entry(client.to_owned()).or_insert(0) += 1;
         }
         sessions.expiries.insert((record.expires_at_ms, record.id.clone()));
         let id = record.id.clone();
@@ -430,6 +433,38 @@ mod tests {
         assert_eq!(create(&store, session("b0", Some("bob")), &bounds), Err(SessionError::Full));
         assert_eq!(create(&store, session("n4", None), &bounds), Err(SessionError::Full));
         assert_eq!(store.len(), 5, "nothing live was evicted");
+    }
+
+    #[test]
+    fn sessions_of_no_principal_are_counted_per_client_and_one_past_its_bound_starves_no_other() {
+        let store = InProcessSessionStore::new();
+        let bounds = SessionLimits::default();
+        let of = |id: &str, client: &str| session(id, None).counted_as(Some(client.to_owned()));
+        for n in 0..bounds.per_owner {
+            create(&store, of(&format!("a{n}"), "net-a"), &bounds).expect("within the client's bound");
+        }
+        assert_eq!(create(&store, of("a16", "net-a"), &bounds), Err(SessionError::OwnerFull), "the 17th");
+        create(&store, of("b0", "net-b"), &bounds).expect("a second client is still admitted");
+        create(&store, session("n0", None), &bounds).expect("a session counted under no key: the total");
+        assert!(store.end("a3").now_or_never().unwrap().unwrap(), "the first client ends one");
+        create(&store, of("a16", "net-a"), &bounds).expect("and gets its place back");
+        assert_eq!(store.len(), 18);
+    }
+
+    #[test]
+    fn a_session_is_counted_by_its_quota_and_by_its_owner_only_when_it_has_none() {
+        let store = InProcessSessionStore::new();
+        let bounds = limits(2, 100, 16);
+        let of = |id: &str, quota: &str| session(id, Some("alice")).counted_as(Some(quota.to_owned()));
+        create(&store, of("q0", "q"), &bounds).expect("stored");
+        create(&store, of("q1", "q"), &bounds).expect("stored");
+        assert_eq!(create(&store, of("q2", "q"), &bounds), Err(SessionError::OwnerFull));
+        create(&store, session("o0", Some("alice")), &bounds).expect("counted under alice, not q");
+        create(&store, session("o1", Some("alice")), &bounds).expect("stored");
+        assert_eq!(create(&store, session("o2", Some("alice")), &bounds), Err(SessionError::OwnerFull));
+        assert_eq!(of("x", "q").counted_key(), Some("q"));
+        assert_eq!(session("x", Some("alice")).counted_key(), Some("alice"));
+        assert_eq!(session("x", None).counted_key(), None);
     }
 
     #[test]

@@ -5,8 +5,15 @@
 //! back on every request, so the store keeps, beside what the legacy protocol needs (the client's
 //! revision and capabilities, its subscriptions, its log level), the digest of the principal that
 //! initialized it: a request whose principal differs is answered as for an unknown session. The store
-//! never holds the principal itself or any credential. Sessions are bounded per principal and in
-//! total, expire when idle, and bound how many server-to-client requests wait on each.
+//! never holds the principal itself or any credential. Sessions are bounded per client and in total,
+//! expire when idle, and bound how many server-to-client requests wait on each.
+//!
+//! Threat: **one client starving the others**. The per-client bound counts sessions by
+//! [`SessionRecord::quota`], the client that opened the session as the transport names it — the
+//! principal's digest when there is one, else a digest of the client's address — so a host whose
+//! `authorize` names nobody still holds each address to its bound, and no client can take the whole
+//! total. A session stays *bound* only to its owner (the principal): binding it to an address would
+//! refuse a client that changes networks (a laptop moving from Wi-Fi to a phone's connection).
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -36,6 +43,12 @@ pub struct SessionRecord {
     pub log_level: Option<String>,
     /// When the session ends unless used again (ms since the Unix epoch).
     pub expires_at_ms: u64,
+    /// The client the session is counted against for [`SessionLimits::per_owner`], as a digest the
+    /// transport computes (the principal's when there is one, else its address's); `None`: counted by
+    /// [`owner`](SessionRecord::owner), and with no owner either against [`SessionLimits::total`]
+    /// alone. Never compared to admit a request: only [`owner`](SessionRecord::owner) binds the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quota: Option<String>,
 }
 
 /// The most bytes of uris one stored session may be subscribed to, in all, by default
@@ -71,7 +84,21 @@ impl SessionRecord {
             subscriptions: BTreeSet::new(),
             log_level: None,
             expires_at_ms: now_ms.saturating_add(duration_ms(idle)),
+            quota: None,
         }
+    }
+
+    /// The session counted against the client `quota` ([`SessionRecord::quota`]).
+    pub fn counted_as(mut self, quota: Option<String>) -> Self {
+        self.quota = quota;
+        self
+    }
+
+    /// The key the session is counted under for [`SessionLimits::per_owner`]: its
+    /// [`quota`](SessionRecord::quota), else its [`owner`](SessionRecord::owner); `None`: the total
+    /// alone. Every store counts by it.
+    pub fn counted_key(&self) -> Option<&str> {
+        self.quota.as_deref().or(self.owner.as_deref())
     }
 }
 
@@ -84,9 +111,9 @@ pub(crate) fn duration_ms(duration: Duration) -> u64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionLimits {
-    /// The most live sessions one principal may hold. Sessions of no principal (`owner: None`) are held
-    /// to [`SessionLimits::total`] alone: a host whose `authorize` names nobody would otherwise be
-    /// limited to this many sessions in all.
+    /// The most live sessions one client may hold, counted by [`SessionRecord::counted_key`] (over
+    /// HTTP: one principal, else one address prefix). Sessions counted under no key are held to
+    /// [`SessionLimits::total`] alone.
     pub per_owner: usize,
     /// The most live sessions in the store.
     pub total: usize,
@@ -116,7 +143,7 @@ impl SessionLimits {
 }
 
 impl Default for SessionLimits {
-    /// 16 per principal, 10,000 in all, 30 minutes idle, 16 waiting requests per session.
+    /// 16 per client, 10,000 in all, 30 minutes idle, 16 waiting requests per session.
     fn default() -> Self {
         Self::new(16, 10_000, Duration::from_secs(30 * 60), 16)
     }
@@ -126,8 +153,9 @@ impl Default for SessionLimits {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SessionError {
-    /// The principal already holds [`SessionLimits::per_owner`] live sessions.
-    #[error("the principal holds as many sessions as its bound allows")]
+    /// The client (the session's [`SessionRecord::counted_key`]) already holds
+    /// [`SessionLimits::per_owner`] live sessions.
+    #[error("the client holds as many sessions as its bound allows")]
     OwnerFull,
     /// The store already holds [`SessionLimits::total`] live sessions.
     #[error("the server holds as many sessions as its bound allows")]
@@ -164,7 +192,8 @@ pub type ReplyWait = BoxFuture<'static, Option<Value>>;
 /// Where HTTP legacy sessions are kept, and through which a client's answers reach the instance that
 /// asked.
 pub trait SessionStore: Send + Sync + 'static {
-    /// Stores a new session, within `limits` (per owner and in total; expired sessions do not count).
+    /// Stores a new session, within `limits` (per client, by [`SessionRecord::counted_key`], and in
+    /// total; expired sessions do not count).
     fn create<'a>(
         &'a self,
         record: SessionRecord,
@@ -211,4 +240,24 @@ pub trait SessionStore: Send + Sync + 'static {
         request_id: &'a str,
         message: Value,
     ) -> BoxFuture<'a, Result<bool, StoreError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_without_a_quota_reads_and_writes_as_before_and_is_counted_by_its_owner() {
+        let record =
+            SessionRecord::new("s", Some("o".into()), "2025-11-25", serde_json::json!({}), 0, Duration::ZERO);
+        let bytes = serde_json::to_value(&record).expect("encodes");
+        assert!(bytes.get("quota").is_none(), "no quota, no field: {bytes}");
+        let read: SessionRecord = serde_json::from_value(bytes).expect("a record stored before quotas");
+        assert_eq!((read.counted_key(), &read), (Some("o"), &record));
+        let counted = record.counted_as(Some("q".into()));
+        let bytes = serde_json::to_value(&counted).expect("encodes");
+        assert_eq!(bytes["quota"], "q");
+        let read: SessionRecord = serde_json::from_value(bytes).expect("decodes");
+        assert_eq!((read.counted_key(), &read), (Some("q"), &counted));
+    }
 }
