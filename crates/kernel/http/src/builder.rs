@@ -352,8 +352,13 @@ impl<O, A> Builder<O, A> {
     /// A session is bound to the principal `authorize` admitted its `initialize` with (by a SHA-256
     /// digest of its type and `Hash`, equal on every instance of one build): hash what identifies the
     /// caller, not the token, or a fresh token loses its sessions. A hook that names nobody (`()`)
-    /// binds sessions to nobody: their ids alone guard them, and they count against the store's bound
-    /// only. What a session costs and where it lives: `docs/http.md`, "Legacy sessions".
+    /// binds sessions to nobody: their ids alone guard them. Sessions are counted per client, as the
+    /// body budget names clients: the principal, else the address prefix
+    /// ([`ServeOptions::client_prefixes`](crate::ServeOptions::client_prefixes)), so one address of a
+    /// host that names nobody holds at most [`SessionLimits::per_owner`] of them and no client takes
+    /// the whole total. What a session costs and where it lives: `docs/http.md`, "Legacy sessions".
+    ///
+    /// [`SessionLimits::per_owner`]: mcp_kernel_router::sessions::SessionLimits::per_owner
     pub fn legacy_sessions(mut self, sessions: LegacySessions) -> Self {
         self.legacy = LegacyClients::Sessions;
         self.sessions = Some(sessions);

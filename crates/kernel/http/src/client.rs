@@ -20,6 +20,9 @@
 //!    of its own; behind a proxy it trusts, that layer may take the address the proxy forwards.
 //! 3. otherwise **nobody in particular**: every such request shares one client's share.
 //!
+//! Legacy sessions are counted per client the same way (`session/post.rs`): the principal's digest,
+//! else a digest of the address prefix, else against the store's total alone.
+//!
 //! Connections are accepted before any request names a principal, and behind a proxy one connection
 //! carries many principals: connection slots are shared by address prefix alone.
 
@@ -142,6 +145,25 @@ impl Client {
     }
 }
 
+impl Client {
+    /// The key a legacy session this client opens is counted under (`SessionRecord::quota`): `owner`,
+    /// the principal's digest, when there is one; else a digest of the address prefix, equal on every
+    /// instance (`mcp_kernel_router::sessions::network_digest`); `None` for an unknown client, whose
+    /// sessions count against the store's total alone. It only counts: a session is bound to its
+    /// owner, never to an address, so a client that changes networks keeps its session.
+    pub(crate) fn session_quota(&self, owner: Option<&str>) -> Option<String> {
+        if let Some(owner) = owner {
+            return Some(owner.to_owned());
+        }
+        match self {
+            Client::Network(network) => {
+                Some(mcp_kernel_router::sessions::network_digest(&network.to_string()))
+            }
+            Client::Principal(_) | Client::Unknown => None,
+        }
+    }
+}
+
 /// Digests principals into client keys: keyed with a per-service random key, so a caller who can
 /// choose its principal's value cannot aim two principals at one digest. With legacy sessions on, it
 /// also names each principal's sessions ([`PrincipalDigest::owner`]), the same on every instance.
@@ -221,6 +243,25 @@ mod tests {
         assert_eq!((clamped.v4(), clamped.v6()), (32, 128));
         assert_eq!(network("192.0.2.7", AddressPrefixes::new(24, 48)), "192.0.2.0/24");
         assert_eq!(network("2001:db8:1:2::1", AddressPrefixes::new(24, 48)), "2001:db8:1::/48");
+    }
+
+    #[test]
+    fn a_session_is_counted_under_its_owner_else_its_address_prefix_else_the_total_alone() {
+        let prefixes = AddressPrefixes::default();
+        let here = Client::Network(prefixes.network([192, 0, 2, 7].into()));
+        let there = Client::Network(prefixes.network([192, 0, 2, 8].into()));
+        assert_eq!(here.session_quota(Some("owner")).as_deref(), Some("owner"), "the principal first");
+        assert_eq!(there.session_quota(Some("owner")).as_deref(), Some("owner"), "from any address");
+        let by_address = here.session_quota(None).expect("an address");
+        assert_eq!(by_address, mcp_kernel_router::sessions::network_digest("192.0.2.7/32"));
+        assert_ne!(Some(by_address), there.session_quota(None), "another address, another client");
+        let wide = AddressPrefixes::new(24, 64);
+        assert_eq!(
+            Client::Network(wide.network([192, 0, 2, 7].into())).session_quota(None),
+            Client::Network(wide.network([192, 0, 2, 8].into())).session_quota(None),
+            "one /24, one client"
+        );
+        assert_eq!(Client::Unknown.session_quota(None), None);
     }
 
     #[test]

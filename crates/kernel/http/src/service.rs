@@ -414,7 +414,7 @@ async fn answer(
     if let Some(policy) = &shared.sessions
         && legacy::claims_in(&parts.headers, &message, true)
     {
-        let post = Post { policy, headers: &parts.headers, version, extensions, owner };
+        let post = Post { policy, headers: &parts.headers, version, extensions, owner, client };
         return session::post::serve(post, server, message, bytes).await;
     }
     drop(bytes);

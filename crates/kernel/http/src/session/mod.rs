@@ -19,9 +19,12 @@
 //!   again: 404 answers only an unknown, expired, ended or foreign session, and its body echoes no id;
 //!   a request without the header is 400. Every JSON-RPC error of the core stays 200 (a host fault,
 //!   500), as on the stateless path.
-//! * **Exhaustion.** Sessions are bounded per principal (429) and in all (503, `retry-after`)
-//!   ([`SessionLimits`]), expire when idle (every request resumes its session and pushes the expiry),
-//!   and bound their subscriptions; a GET stream takes a listen slot (in all and per client, 503) and
+//! * **Exhaustion.** Sessions are bounded per client (429) and in all (503, `retry-after`)
+//!   ([`SessionLimits`]); a client is its principal, else its address prefix (`client.rs`), so on a
+//!   host whose `authorize` names nobody one address still cannot take the whole total and starve
+//!   every other client for the idle time. A session is bound to its principal only, never to an
+//!   address: a client that changes networks keeps it. Sessions expire when idle (every request
+//!   resumes its session and pushes the expiry), and bound their subscriptions; a GET stream takes a listen slot (in all and per client, 503) and
 //!   a bounded queue (a reader that falls behind has its stream ended); server-to-client requests are
 //!   bounded per session, in the time they wait and in the size of an answer (413).
 //! * **An answer the server did not ask for** (`post.rs`): a POSTed response is delivered only to a
@@ -78,7 +81,7 @@ pub const DEFAULT_MAX_ANSWER_BYTES: usize = 256 * 1024;
 /// | setting | default |
 /// |---|---|
 /// | store | [`InProcessSessionStore`] (this process only) |
-/// | [`SessionLimits`] | 16 sessions per principal, 10,000 in all, 30 min idle, 16 waiting requests per session, 1,024 subscriptions per session |
+/// | [`SessionLimits`] | 16 sessions per client (principal, else address prefix), 10,000 in all, 30 min idle, 16 waiting requests per session, 1,024 subscriptions per session |
 /// | [`answer_wait`](LegacySessions::answer_wait) | 60 s ([`DEFAULT_ANSWER_WAIT`]) |
 /// | [`max_answer_bytes`](LegacySessions::max_answer_bytes) | 256 KiB ([`DEFAULT_MAX_ANSWER_BYTES`]) |
 #[derive(Clone)]
@@ -122,7 +125,7 @@ impl LegacySessions {
         }
     }
 
-    /// The bounds sessions are kept within (sessions per principal and in all, idle expiry, waiting
+    /// The bounds sessions are kept within (sessions per client and in all, idle expiry, waiting
     /// requests and subscriptions per session).
     pub fn limits(mut self, limits: SessionLimits) -> Self {
         self.limits = limits;

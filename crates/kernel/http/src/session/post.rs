@@ -4,7 +4,7 @@
 //!
 //! | message | answer |
 //! |---|---|
-//! | `initialize` | the core's answer, `keeps_session`; a result gets a fresh `Mcp-Session-Id` (429 past the principal's sessions, 503 past the store's, no session for an error); 400 (-32602) for capabilities past [`MAX_CAPABILITIES_BYTES`] |
+//! | `initialize` | the core's answer, `keeps_session`; a result gets a fresh `Mcp-Session-Id` (429 past the client's sessions, 503 past the store's, no session for an error); 400 (-32602) for capabilities past [`MAX_CAPABILITIES_BYTES`] |
 //! | any other, without `Mcp-Session-Id` | 400 |
 //! | any other, with an id unknown, expired, ended or another principal's | 404, one body for all |
 //! | a request or notification of the session | as on the stateless path (`legacy.rs`), served in the session (`Inbound::stored_session`); a request that may stream gets the session's client channel |
@@ -20,6 +20,7 @@ use mcp_kernel_router::transport::{Inbound, Revisions};
 use mcp_kernel_router::{Extensions, Server};
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, Response as JsonRpcResponse, read_message};
 
+use crate::client::Client;
 use crate::dispatch::core::run_core;
 use crate::dispatch::{Attached, InSession, MakeChannel, Path, dispatch};
 use crate::legacy::protocol_version;
@@ -42,8 +43,10 @@ pub(crate) struct Post<'a> {
     pub(crate) version: http::Version,
     /// The caller's principal and whatever the hooks added.
     pub(crate) extensions: Extensions,
-    /// The digest of `authorize`'s principal (`None`: nobody).
+    /// The digest of `authorize`'s principal (`None`: nobody): the owner a session is bound to.
     pub(crate) owner: Option<String>,
+    /// The client the request is charged to: the one a session it opens is counted against.
+    pub(crate) client: Client,
 }
 
 /// Serves one message `legacy::claims_in` took, whose body was `bytes`.
@@ -107,7 +110,7 @@ fn checked(
 
 /// `initialize`: the core's answer (advertising what a session honours); a result opens the session.
 async fn initialize(post: Post<'_>, server: &Server, message: Envelope) -> Response<ResponseBody> {
-    let Post { policy, headers, version, extensions, owner } = post;
+    let Post { policy, headers, version, extensions, owner, client } = post;
     let id = message.echoable_id();
     let admitted = server.admit(&message, &extensions);
     if let Err(refusal) = checked(headers, &message, &admitted, &id) {
@@ -149,8 +152,11 @@ async fn initialize(post: Post<'_>, server: &Server, message: Envelope) -> Respo
         return refusal.into_response(version);
     };
     let capabilities = capabilities.unwrap_or_else(|| json!({}));
+    // Counted against its client (the principal, else the address), bound to its principal alone.
+    let quota = client.session_quota(owner.as_deref());
     let record =
-        SessionRecord::new(session.clone(), owner, agreed, capabilities, now_ms(), policy.limits.idle);
+        SessionRecord::new(session.clone(), owner, agreed, capabilities, now_ms(), policy.limits.idle)
+            .counted_as(quota);
     if let Err(error) = policy.store.create(record, &policy.limits).await {
         return refused(error, id, version);
     }
@@ -162,13 +168,13 @@ async fn initialize(post: Post<'_>, server: &Server, message: Envelope) -> Respo
     answer
 }
 
-/// A session the store would not open: 429 past the principal's bound (its own sessions hold it; no
-/// other principal is refused for it), 503 past the store's, 503 (`retry-after: 1`) when unreachable.
+/// A session the store would not open: 429 past the client's bound (its own sessions hold it; no other
+/// client is refused for it), 503 past the store's, 503 (`retry-after: 1`) when unreachable.
 fn refused(error: SessionError, id: Value, version: http::Version) -> Response<ResponseBody> {
     let refusal = match error {
         SessionError::OwnerFull => Refusal::post_body(
             StatusCode::TOO_MANY_REQUESTS,
-            ErrorObject::refused("Too many sessions for this principal: end one (DELETE) or let one expire"),
+            ErrorObject::refused("Too many sessions for this client: end one (DELETE) or let one expire"),
             id,
         ),
         SessionError::Full => {

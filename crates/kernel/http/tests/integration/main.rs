@@ -35,6 +35,7 @@ mod serve;
 mod session_bounds;
 mod session_bridge;
 mod session_hostile;
+mod session_quota;
 mod session_streams;
 mod sessions;
 mod tasks;
