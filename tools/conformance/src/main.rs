@@ -10,16 +10,24 @@ mod live;
 mod tasks;
 
 use mcp_kernel::http::{AllowedOrigins, LegacySessions, McpHttp};
+use mcp_kernel::router::sessions::SessionLimits;
 
-/// How the harness keeps `2025-11-25` clients: in sessions, in this process, at the default bounds.
+/// How the harness keeps `2025-11-25` clients: in sessions, in this process, at the default bounds but
+/// one (below).
 ///
 /// A session is what the suite's scenarios that ask the client (`tools-call-sampling`,
 /// `tools-call-elicitation`, `elicitation-sep1034-defaults`, `elicitation-sep1330-enums`) and that
 /// subscribe (`resources-subscribe`, `resources-unsubscribe`) need: the kernel asks a legacy client for
 /// the tools of `asking/mod.rs`, which are written once the `2026-07-28` way, and keeps the
 /// subscriptions; `server-sse-multiple-streams` needs the session id.
+///
+/// Sessions are counted per client, and here every client is the suite on 127.0.0.1 (no principal, one
+/// address), which opens a session for each of its scenarios, more than the default 16 in one run
+/// within the idle time: the per-client bound is raised to the store's.
 fn legacy_sessions() -> LegacySessions {
-    LegacySessions::in_process()
+    let mut limits = SessionLimits::default();
+    limits.per_owner = limits.total;
+    LegacySessions::in_process().limits(limits)
 }
 
 fn port_from_args() -> Result<u16, String> {

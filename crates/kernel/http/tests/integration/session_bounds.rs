@@ -1,7 +1,8 @@
 //! The bounds and refusals of legacy sessions through a real listener: sessions per principal (no
-//! principal starves another) and in all, GET streams per client, server-to-client requests waiting
-//! per session, the wait for an answer, the size of an answer, and answers the server did not ask for
-//! (another session's request, a guessed id, one answered already).
+//! principal starves another; per address on a host that names nobody, `session_quota.rs`) and in
+//! all, GET streams per client, server-to-client requests waiting per session, the wait for an answer,
+//! the size of an answer, and answers the server did not ask for (another session's request, a guessed
+//! id, one answered already).
 
 use std::time::Duration;
 
@@ -54,7 +55,7 @@ async fn one_principal_past_its_sessions_is_429_and_another_is_still_admitted() 
             let mut third = SessionClient::new(server.addr, proto, "alice");
             let refused = third.initialize().await;
             refused.assert_error(429, -32600, &json!(1));
-            assert!(refused.message().contains("Too many sessions for this principal"), "{refused:?}");
+            assert!(refused.message().contains("Too many sessions for this client"), "{refused:?}");
             assert!(third.id.is_none(), "no session minted");
             let bob = SessionClient::initialized(server.addr, proto, "bob").await;
             assert_eq!(bob.post(&legacy(2, "ping", json!({}))).await.status, 200);
