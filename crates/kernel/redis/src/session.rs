@@ -4,7 +4,7 @@
 //!
 //! | operation | Redis round trips | how |
 //! |---|---|---|
-//! | `create` | 1 | `session_create.lua`: sweep both sets by score (expired sessions count no more), both bounds, store the hash (`PEXPIREAT` at the idle expiry), index — atomically |
+//! | `create` | 1 | `session_create.lua`: sweep both sets by score (expired sessions count no more), both bounds (a session of no principal: the total alone, in no owner's set), store the hash (`PEXPIREAT` at the idle expiry), index — atomically |
 //! | `resume` | 1 | `session_resume.lua`: the record, its expiry pushed on its key and in both sets |
 //! | `edit` | 2 per attempt | `session_read.lua`, the edit in Rust, `session_swap.lua` (compare-and-swap on the record's SHA-1), at most [`MAX_SWAP_ATTEMPTS`] attempts; none when the edit changes nothing |
 //! | `end` | 1 | `session_end.lua`: the record, its waiting requests and both set entries, and, if it was live, `ended` published so that every instance ends the session's waits |
@@ -124,11 +124,16 @@ impl RedisSessionStore {
             .into());
         }
         let bytes = encode(&record)?;
+        let (session, every) = (keys.session(id), keys.sessions());
+        // A session of no principal has no owner's set: it counts against the total alone.
+        let owners = record.owner.as_deref().map(|owner| keys.owner_sessions(owner));
+        let mut names = vec![session.as_str(), every.as_str()];
+        names.extend(owners.as_deref());
         let answer = shared
             .link
             .script(
                 &SESSION_CREATE,
-                &[&keys.session(id), &keys.owner_sessions(record.owner.as_deref()), &keys.sessions()],
+                &names,
                 &[
                     id.as_bytes(),
                     &bytes,

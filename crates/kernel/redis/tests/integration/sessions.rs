@@ -145,6 +145,28 @@ async fn the_bounds_hold_across_two_instances_at_their_exact_numbers_and_a_secon
 
 #[tokio::test]
 #[ignore = "needs redis-server (cargo xtask edge redis)"]
+async fn sessions_of_no_principal_count_against_the_total_only() {
+    let redis = server();
+    let a = instance(config(&redis)).await.session_store();
+    let b = instance(config(&redis)).await.session_store();
+    let limits = session_limits(2, 5, MINUTE, 4);
+    for n in 0..4 {
+        let store = if n % 2 == 0 { &a } else { &b };
+        let created = store.create(session(&format!("n{n}"), None, MINUTE), &limits).await;
+        assert_eq!(created, Ok(()), "n{n}: past the per-owner bound of 2, within the total of 5");
+    }
+    assert_eq!(a.create(session("a1", Some("alice"), MINUTE), &limits).await, Ok(()), "the fifth");
+    let past = b.create(session("n4", None, MINUTE), &limits).await;
+    assert_eq!(past, Err(SessionError::Full), "the total holds for sessions of nobody too");
+    assert_eq!(a.create(session("b1", Some("bob"), MINUTE), &limits).await, Err(SessionError::Full));
+    let stored = keys(&redis).await;
+    assert!(stored.iter().all(|key| !key.contains("nobody")), "no set of nobody's sessions: {stored:?}");
+    assert_eq!(b.end("n0").await, Ok(true));
+    assert_eq!(a.create(session("n4", None, MINUTE), &limits).await, Ok(()), "an ended one frees its place");
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server (cargo xtask edge redis)"]
 async fn an_idle_session_expires_in_redis_itself_each_resume_pushes_it_and_an_expired_one_counts_no_more() {
     let redis = server();
     let a = instance(config(&redis)).await.session_store();
