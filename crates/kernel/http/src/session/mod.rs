@@ -216,7 +216,8 @@ pub(crate) fn unavailable(version: http::Version, error: &dyn std::fmt::Display)
         .into_response(version)
 }
 
-/// The session a request presented, resumed (its idle expiry pushed) and checked to be `owner`'s.
+/// The session a request presented, if it is `owner`'s, resumed (its idle expiry pushed); another
+/// owner's is answered as an unknown one, and its expiry is not pushed (the store compares the owners).
 pub(crate) async fn resume(
     policy: &SessionPolicy,
     headers: &HeaderMap,
@@ -228,7 +229,8 @@ pub(crate) async fn resume(
         Presented::Unusable => return Err(unknown(version)),
         Presented::Id(id) => id,
     };
-    match policy.store.resume(id, now_ms(), &policy.limits).await {
+    match policy.store.resume(id, owner, now_ms(), &policy.limits).await {
+        // The owners compared again: a store that returned another owner's session is not believed.
         Ok(Some(record)) if record.owner.as_deref() == owner => {
             Ok(StoredSession::new(record, Arc::clone(&policy.store), policy.limits))
         }

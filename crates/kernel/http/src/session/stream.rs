@@ -163,7 +163,8 @@ async fn pump(
 
 /// Whether `session` is still live in its store (reading it pushes its idle expiry).
 async fn is_live(session: &StoredSession) -> bool {
-    match session.store().resume(session.id(), now_ms(), session.limits()).await {
+    let owner = session.record().owner.as_deref();
+    match session.store().resume(session.id(), owner, now_ms(), session.limits()).await {
         Ok(found) => found.is_some(),
         Err(error) => {
             tracing::warn!(%error, "a session stream's store is unreachable; the stream ends");

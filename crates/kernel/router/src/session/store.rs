@@ -4,7 +4,8 @@
 //! Threat: **a session id as a bearer token**. A session id reaches the client in a header and comes
 //! back on every request, so the store keeps, beside what the legacy protocol needs (the client's
 //! revision and capabilities, its subscriptions, its log level), the digest of the principal that
-//! initialized it: a request whose principal differs is answered as for an unknown session. The store
+//! initialized it: a request whose principal differs is answered as for an unknown session, and keeps
+//! nothing alive ([`SessionStore::resume`] compares the owners before it pushes an expiry). The store
 //! never holds the principal itself or any credential. Sessions are bounded per principal and in
 //! total, expire when idle, and bound how many server-to-client requests wait on each.
 
@@ -150,11 +151,15 @@ pub trait SessionStore: Send + Sync + 'static {
         limits: &'a SessionLimits,
     ) -> BoxFuture<'a, Result<(), SessionError>>;
 
-    /// The live session `id`, its idle expiry pushed to `now_ms + limits.idle`; `None` when unknown or
-    /// expired.
+    /// The live session `id` of `owner` (the digest of the requesting principal; `None`: no
+    /// principal), its idle expiry pushed to `now_ms + limits.idle`; `None` when unknown, expired or
+    /// another owner's. Another owner's session is left as it was, its expiry untouched: a request of
+    /// another principal is no use of a session, and its answer must not tell the session apart from
+    /// an unknown one.
     fn resume<'a>(
         &'a self,
         id: &'a str,
+        owner: Option<&'a str>,
         now_ms: u64,
         limits: &'a SessionLimits,
     ) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>>;

@@ -116,7 +116,8 @@ impl SessionStream {
 /// Whether `session` is subscribed to `uri` now (`None`: the session ended, or its store is
 /// unreachable — the stream ends). Reading the session is using it: its idle expiry moves.
 async fn is_subscribed(session: &StoredSession, uri: &str) -> Option<bool> {
-    match session.store().resume(session.id(), now_ms(), session.limits()).await {
+    let owner = session.record().owner.as_deref();
+    match session.store().resume(session.id(), owner, now_ms(), session.limits()).await {
         Ok(Some(record)) => Some(record.subscriptions.contains(uri)),
         Ok(None) => None,
         Err(error) => {

@@ -59,7 +59,7 @@ impl Fixture {
 
     /// The session `id` as the transport resumes it for one request.
     async fn resumed(&self, id: &str) -> StoredSession {
-        let record = self.store.resume(id, now_ms(), &LIMITS).await.expect("reachable").expect("live");
+        let record = self.store.resume(id, None, now_ms(), &LIMITS).await.expect("reachable").expect("live");
         let store: Arc<dyn SessionStore> = self.store.clone();
         StoredSession::new(record, store, LIMITS)
     }
