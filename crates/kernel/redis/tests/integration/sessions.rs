@@ -220,6 +220,41 @@ async fn an_idle_session_expires_in_redis_itself_each_resume_pushes_it_and_an_ex
 
 #[tokio::test]
 #[ignore = "needs redis-server (cargo xtask edge redis)"]
+async fn another_principals_resume_is_none_and_leaves_the_expiry_as_it_was() {
+    let redis = server();
+    let a = instance(config(&redis)).await.session_store();
+    let b = instance(config(&redis)).await.session_store();
+    let limits = session_limits(4, 10, MINUTE, 4);
+    a.create(session("s", Some("alice"), MINUTE), &limits).await.unwrap();
+    a.create(session("n", None, MINUTE), &limits).await.unwrap();
+    // Every expiry and score a resume pushes.
+    let expiries = || async {
+        let mut found: Vec<u64> = Vec::new();
+        for id in ["s", "n"] {
+            found
+                .push(query(&redis, redis::cmd("PEXPIRETIME").arg(format!("mcp-kernel:session:{id}"))).await);
+            found.push(query(&redis, redis::cmd("ZSCORE").arg("mcp-kernel:sessions").arg(id)).await);
+        }
+        found.push(query(&redis, redis::cmd("ZSCORE").arg("mcp-kernel:sessions:owner:alice").arg("s")).await);
+        found.push(query(&redis, redis::cmd("PEXPIRETIME").arg("mcp-kernel:sessions:owner:alice")).await);
+        found
+    };
+    let before = expiries().await;
+    // Half a minute on: a resume of the owner's would push every one of them.
+    let later = now_ms() + 30_000;
+    for (id, owner) in [("s", Some("bob")), ("s", None), ("n", Some("alice")), ("s", Some("not valid"))] {
+        assert_eq!(b.resume(id, owner, later, &limits).await, Ok(None), "{id} as {owner:?}: unknown");
+    }
+    assert_eq!(expiries().await, before, "PEXPIRETIME and every score as they were");
+    let resumed = a.resume("s", Some("alice"), later, &limits).await.unwrap().expect("alice's own");
+    assert_eq!(resumed.expires_at_ms, later + 60_000);
+    let at: u64 = query(&redis, redis::cmd("PEXPIRETIME").arg("mcp-kernel:session:s")).await;
+    assert_eq!(at, later + 60_000, "the owner's resume pushes it");
+    assert!(b.resume("n", None, later, &limits).await.unwrap().is_some(), "nobody's, by nobody");
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server (cargo xtask edge redis)"]
 async fn a_resume_is_one_round_trip_and_an_invalid_id_none() {
     let redis = server();
     // A long lease: no heartbeat during the measures.
