@@ -97,6 +97,13 @@ fn apply(
             record.log_level = Some(level.clone());
             Ok(true)
         }
+        SessionEdit::Stream(token) => {
+            if record.stream.as_deref() == Some(token.as_str()) {
+                return Ok(false);
+            }
+            record.stream = Some(token.clone());
+            Ok(true)
+        }
         _ => Err(StoreError::Failed("an edit of a session this store does not know".into()).into()),
     }
 }
@@ -349,6 +356,10 @@ mod tests {
         assert_eq!(apply(&mut session, &SessionEdit::LogLevel("info".into()), &limits), Ok(true));
         assert_eq!(apply(&mut session, &SessionEdit::LogLevel("info".into()), &limits), Ok(false));
         assert_eq!(session.log_level.as_deref(), Some("info"));
+        assert_eq!(apply(&mut session, &SessionEdit::Stream("t1".into()), &limits), Ok(true));
+        assert_eq!(apply(&mut session, &SessionEdit::Stream("t1".into()), &limits), Ok(false));
+        assert_eq!(apply(&mut session, &SessionEdit::Stream("t2".into()), &limits), Ok(true));
+        assert_eq!(session.stream.as_deref(), Some("t2"), "the newer stream's");
     }
 
     #[test]

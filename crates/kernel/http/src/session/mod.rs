@@ -29,7 +29,8 @@
 //!   400 with one fixed body.
 //! * **One message on two streams.** List changes and resource updates go on the session's GET stream
 //!   only, a request's own notifications and server-to-client requests on its POST stream only; a
-//!   newer GET stream of a session replaces the older one on this instance (`registry.rs`).
+//!   newer GET stream of a session, on any instance sharing its store, takes the session over and the
+//!   older falls silent (`stream.rs`; on this instance it ends at once, `registry.rs`).
 //!
 //! Left out: resumable streams (`Last-Event-ID` is ignored; no event ids are sent), and requests the
 //! server sends outside a request's stream.

@@ -205,6 +205,7 @@ impl InProcessSessionStore {
                 record.subscriptions.remove(&uri);
             }
             SessionEdit::LogLevel(level) => record.log_level = Some(level),
+            SessionEdit::Stream(token) => record.stream = Some(token),
         }
         Ok(true)
     }

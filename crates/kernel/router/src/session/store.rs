@@ -37,6 +37,11 @@ pub struct SessionRecord {
     pub log_level: Option<String>,
     /// When the session ends unless used again (ms since the Unix epoch).
     pub expires_at_ms: u64,
+    /// The token of the session's stream of notifications (its GET stream over HTTP), set by
+    /// [`SessionEdit::Stream`] as one opens: the one stream, on whichever instance, that may carry the
+    /// session's notifications (`None`: none opened yet). Absent from a record stored without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<String>,
 }
 
 impl SessionRecord {
@@ -57,6 +62,7 @@ impl SessionRecord {
             subscriptions: BTreeSet::new(),
             log_level: None,
             expires_at_ms: now_ms.saturating_add(duration_ms(idle)),
+            stream: None,
         }
     }
 }
@@ -135,6 +141,9 @@ pub enum SessionEdit {
     Unsubscribe(String),
     /// `logging/setLevel`.
     LogLevel(String),
+    /// A stream of the session's notifications opened with this token (fresh random bits): it becomes
+    /// the session's one stream, and the older one, on whichever instance, delivers nothing more.
+    Stream(String),
 }
 
 /// The wait for one client answer: resolves with the answer's JSON-RPC message (the whole response
@@ -195,4 +204,23 @@ pub trait SessionStore: Send + Sync + 'static {
         request_id: &'a str,
         message: Value,
     ) -> BoxFuture<'a, Result<bool, StoreError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_without_a_stream_token_reads_and_writes_as_before_one_existed() {
+        let record = SessionRecord::new("s", None, "2025-11-25", serde_json::json!({}), 0, Duration::ZERO);
+        let bytes = serde_json::to_value(&record).expect("encodes");
+        assert!(bytes.get("stream").is_none(), "no token, no field: {bytes}");
+        let read: SessionRecord = serde_json::from_value(bytes).expect("a record stored before tokens");
+        assert_eq!(read, record);
+        let mut streamed = record;
+        streamed.stream = Some("t".into());
+        let bytes = serde_json::to_value(&streamed).expect("encodes");
+        assert_eq!(bytes["stream"], "t");
+        assert_eq!(serde_json::from_value::<SessionRecord>(bytes).expect("decodes"), streamed);
+    }
 }
