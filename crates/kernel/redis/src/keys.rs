@@ -7,10 +7,10 @@
 //! | `<prefix>:lease:<id>` | string | the running instance's name | `lease` after its last renewal (`PX`) |
 //! | `<prefix>:tasks` | sorted set | every stored task id, scored by its removal deadline | swept by score at each create |
 //! | `<prefix>:running:owner:<digest>` / `<prefix>:running:nobody` | sorted set | the owner's running task ids, same scores | a task leaves it when it ends, or when a create finds the owner at its bound and the task's lease lapsed; swept by score |
-//! | `<prefix>:session:<id>` | hash | a legacy session: `record` (JSON) and `owners` (the name of its owner's set) | at its idle expiry (`PEXPIREAT`), pushed by each `resume`; at `end` |
+//! | `<prefix>:session:<id>` | hash | a legacy session: `record` (JSON) and, for a session of a principal, `owners` (the name of its owner's set) | at its idle expiry (`PEXPIREAT`), pushed by each `resume`; at `end` |
 //! | `<prefix>:pending:<id>` | sorted set | the session's server-to-client request ids waiting for an answer, scored by when each is forgotten | when its last entry is forgotten (`PEXPIREAT`); at `end` |
 //! | `<prefix>:sessions` | sorted set | every session id, scored by its idle expiry (the store's bound) | swept by score at each create; at `end` |
-//! | `<prefix>:sessions:owner:<digest>` / `<prefix>:sessions:nobody` | sorted set | the owner's session ids, same scores (the owner's bound) | swept by score at each create; at `end`; when its last session expires (`PEXPIREAT`) |
+//! | `<prefix>:sessions:owner:<digest>` | sorted set | the owner's session ids, same scores (the owner's bound; sessions of no principal have no such set: they count against the store's bound alone) | swept by score at each create; at `end`; when its last session expires (`PEXPIREAT`) |
 //!
 //! A session id and a request id are key parts and set members only once checked ([`valid_id`]):
 //! visible ASCII, at most [`MAX_ID_LEN`] bytes. Each kind of key has its own word after the prefix
@@ -84,12 +84,10 @@ impl Keys {
         format!("{}:sessions", self.prefix)
     }
 
-    /// One owner's live sessions (the owner's bound); `None`: sessions of no principal.
-    pub(crate) fn owner_sessions(&self, owner: Option<&str>) -> String {
-        match owner {
-            Some(owner) => format!("{}:sessions:owner:{owner}", self.prefix),
-            None => format!("{}:sessions:nobody", self.prefix),
-        }
+    /// One owner's live sessions (the owner's bound). Sessions of no principal have no such set:
+    /// they count against the store's bound alone.
+    pub(crate) fn owner_sessions(&self, owner: &str) -> String {
+        format!("{}:sessions:owner:{owner}", self.prefix)
     }
 
     /// The channel of changes.
@@ -125,19 +123,17 @@ mod tests {
             keys.session("s"),
             keys.pending("s"),
             keys.sessions(),
-            keys.owner_sessions(Some("o")),
-            keys.owner_sessions(None),
+            keys.owner_sessions("o"),
         ] {
             assert!(name.starts_with("p:"), "{name}");
         }
         assert_ne!(keys.running(Some("nobody")), keys.running(None));
-        assert_ne!(keys.owner_sessions(Some("nobody")), keys.owner_sessions(None));
     }
 
     #[test]
     fn no_valid_session_id_names_another_kinds_key() {
         let keys = Keys::new("p");
-        let others = [keys.sessions(), keys.owner_sessions(None), keys.owner_sessions(Some("o"))];
+        let others = [keys.sessions(), keys.owner_sessions("o")];
         for id in ["x:pending", "s", ":", "sessions", "x:session:y", "owner:o"] {
             assert!(valid_id(id));
             for other in &others {

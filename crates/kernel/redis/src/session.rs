@@ -4,8 +4,8 @@
 //!
 //! | operation | Redis round trips | how |
 //! |---|---|---|
-//! | `create` | 1 | `session_create.lua`: sweep both sets by score (expired sessions count no more), both bounds, store the hash (`PEXPIREAT` at the idle expiry), index — atomically |
-//! | `resume` | 1 | `session_resume.lua`: the record, its expiry pushed on its key and in both sets |
+//! | `create` | 1 | `session_create.lua`: sweep both sets by score (expired sessions count no more), both bounds (a session of no principal: the total alone, in no owner's set), store the hash (`PEXPIREAT` at the idle expiry), index — atomically |
+//! | `resume` | 1 | `session_resume.lua`: the record, its expiry pushed on its key and in both sets — if it is the requesting owner's; another owner's is nil and untouched |
 //! | `edit` | 2 per attempt | `session_read.lua`, the edit in Rust, `session_swap.lua` (compare-and-swap on the record's SHA-1), at most [`MAX_SWAP_ATTEMPTS`] attempts; none when the edit changes nothing |
 //! | `end` | 1 | `session_end.lua`: the record, its waiting requests and both set entries, and, if it was live, `ended` published so that every instance ends the session's waits |
 //! | `expect` | 1 | `session_expect.lua` (`replies.rs`) |
@@ -97,6 +97,13 @@ fn apply(
             record.log_level = Some(level.clone());
             Ok(true)
         }
+        SessionEdit::Stream(token) => {
+            if record.stream.as_deref() == Some(token.as_str()) {
+                return Ok(false);
+            }
+            record.stream = Some(token.clone());
+            Ok(true)
+        }
         _ => Err(StoreError::Failed("an edit of a session this store does not know".into()).into()),
     }
 }
@@ -124,11 +131,16 @@ impl RedisSessionStore {
             .into());
         }
         let bytes = encode(&record)?;
+        let (session, every) = (keys.session(id), keys.sessions());
+        // A session of no principal has no owner's set: it counts against the total alone.
+        let owners = record.owner.as_deref().map(|owner| keys.owner_sessions(owner));
+        let mut names = vec![session.as_str(), every.as_str()];
+        names.extend(owners.as_deref());
         let answer = shared
             .link
             .script(
                 &SESSION_CREATE,
-                &[&keys.session(id), &keys.owner_sessions(record.owner.as_deref()), &keys.sessions()],
+                &names,
                 &[
                     id.as_bytes(),
                     &bytes,
@@ -153,27 +165,35 @@ impl RedisSessionStore {
     async fn resume_session(
         &self,
         id: &str,
+        owner: Option<&str>,
         now_ms: u64,
         limits: &SessionLimits,
     ) -> Result<Option<SessionRecord>, StoreError> {
-        if !valid_id(id) {
+        // An owner digest that no create admits owns no session.
+        if !valid_id(id) || !owner.is_none_or(valid_id) {
             return Ok(None);
         }
         let keys = &self.shared.keys;
         let expiry = now_ms.saturating_add(millis(limits.idle));
+        // The script compares owners by the name of the owner's set, which the hash keeps.
+        let owners = owner.map(|owner| keys.owner_sessions(owner)).unwrap_or_default();
         let answer = self
             .shared
             .link
             .script(
                 &SESSION_RESUME,
                 &[&keys.session(id), &keys.sessions()],
-                &[id.as_bytes(), expiry.to_string().as_bytes()],
+                &[id.as_bytes(), expiry.to_string().as_bytes(), owners.as_bytes()],
             )
             .await?;
         match answer {
             Value::Nil => Ok(None),
             Value::BulkString(bytes) => {
                 let mut record = decode(id, &bytes)?;
+                if record.owner.as_deref() != owner {
+                    // The hash names one owner's set and the record another: written by someone else.
+                    return Err(StoreError::Failed("a stored session record names another owner".into()));
+                }
                 record.expires_at_ms = expiry;
                 Ok(Some(record))
             }
@@ -274,10 +294,11 @@ impl SessionStore for RedisSessionStore {
     fn resume<'a>(
         &'a self,
         id: &'a str,
+        owner: Option<&'a str>,
         now_ms: u64,
         limits: &'a SessionLimits,
     ) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>> {
-        Box::pin(self.resume_session(id, now_ms, limits))
+        Box::pin(self.resume_session(id, owner, now_ms, limits))
     }
 
     fn edit<'a>(
@@ -343,6 +364,10 @@ mod tests {
             Err(SessionError::SubscriptionsFull),
             "bytes"
         );
+        assert_eq!(apply(&mut session, &SessionEdit::Stream("t1".into()), &limits), Ok(true));
+        assert_eq!(apply(&mut session, &SessionEdit::Stream("t1".into()), &limits), Ok(false));
+        assert_eq!(apply(&mut session, &SessionEdit::Stream("t2".into()), &limits), Ok(true));
+        assert_eq!(session.stream.as_deref(), Some("t2"), "the newer stream's");
     }
 
     #[test]

@@ -159,7 +159,7 @@ pub mod sessions {
         SessionStore,
     };
     pub use crate::session::stored::{StoredSession, new_session_id};
-    pub use crate::session::stream::{SessionStream, StreamRefused};
+    pub use crate::session::stream::{SessionStream, StreamCheck, StreamRefused};
     pub use crate::tasks::owner::{network_digest, principal_digest};
 }
 

@@ -146,7 +146,7 @@ mod tests {
         let record =
             SessionRecord::new(id, None, "2025-11-25", json!({"elicitation": {}}), now_ms(), LIMITS.idle);
         store.create(record, &LIMITS).await.expect("stored");
-        let record = store.resume(id, now_ms(), &LIMITS).await.expect("reachable").expect("live");
+        let record = store.resume(id, None, now_ms(), &LIMITS).await.expect("reachable").expect("live");
         StoredSession::new(record, Arc::clone(store) as Arc<dyn SessionStore>, LIMITS)
     }
 

@@ -32,7 +32,8 @@
 //!   400 with one fixed body.
 //! * **One message on two streams.** List changes and resource updates go on the session's GET stream
 //!   only, a request's own notifications and server-to-client requests on its POST stream only; a
-//!   newer GET stream of a session replaces the older one on this instance (`registry.rs`).
+//!   newer GET stream of a session, on any instance sharing its store, takes the session over and the
+//!   older falls silent (`stream.rs`; on this instance it ends at once, `registry.rs`).
 //!
 //! Left out: resumable streams (`Last-Event-ID` is ignored; no event ids are sent), and requests the
 //! server sends outside a request's stream.
@@ -219,7 +220,8 @@ pub(crate) fn unavailable(version: http::Version, error: &dyn std::fmt::Display)
         .into_response(version)
 }
 
-/// The session a request presented, resumed (its idle expiry pushed) and checked to be `owner`'s.
+/// The session a request presented, if it is `owner`'s, resumed (its idle expiry pushed); another
+/// owner's is answered as an unknown one, and its expiry is not pushed (the store compares the owners).
 pub(crate) async fn resume(
     policy: &SessionPolicy,
     headers: &HeaderMap,
@@ -231,7 +233,8 @@ pub(crate) async fn resume(
         Presented::Unusable => return Err(unknown(version)),
         Presented::Id(id) => id,
     };
-    match policy.store.resume(id, now_ms(), &policy.limits).await {
+    match policy.store.resume(id, owner, now_ms(), &policy.limits).await {
+        // The owners compared again: a store that returned another owner's session is not believed.
         Ok(Some(record)) if record.owner.as_deref() == owner => {
             Ok(StoredSession::new(record, Arc::clone(&policy.store), policy.limits))
         }

@@ -1,6 +1,8 @@
-//! The GET streams of legacy sessions open on this instance: at most one per session, so that no
-//! message of a session goes on two of its streams. A newer stream of a session ends the older; a
-//! session ended here (DELETE) ends its stream; a stream that ends gives its place back.
+//! The GET streams of legacy sessions open on this instance: at most one per session. A newer stream
+//! of a session ends the older here at once; a session ended here (DELETE) ends its stream; a stream
+//! that ends gives its place back. Across instances the session's record decides which stream is its
+//! one (`SessionStream::take_over`): an older stream elsewhere falls silent at once and ends at its
+//! next notification or check.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

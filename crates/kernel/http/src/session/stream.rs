@@ -11,10 +11,13 @@
 //! Threats, each closed here:
 //!
 //! * **One message on two streams** (MCP: each message goes on one stream only). A session has one
-//!   GET stream on this instance (`registry.rs`): a newer one replaces the older, which ends.
+//!   GET stream across every instance sharing its store: a newer one takes the session over
+//!   (`SessionStream::take_over`, a fresh token in the session's record), and the older, wherever it
+//!   is, delivers nothing more — every notification reads the session first — and ends at its next
+//!   notification or check; on this instance it ends at once (`registry.rs`).
 //! * **A stream that outlives its session.** The stream reads its session again at each keep-alive
-//!   interval (and at each resource update): once the session ended (a DELETE on any instance) or
-//!   expired, the stream ends. An open stream is the client's use of its session: it keeps the
+//!   interval (and before each notification): once the session ended (a DELETE on any instance),
+//!   expired or was taken over by a newer stream, the stream ends. An open stream is the client's use of its session: it keeps the
 //!   session from expiring while it is open.
 //!
 //! Refusals before the stream: 406 without `Accept: text/event-stream`, then the session (400, 404),
@@ -29,8 +32,7 @@ use http::{HeaderMap, Response, StatusCode};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-use mcp_kernel_router::sessions::{SessionStream, StoredSession, StreamRefused};
-use mcp_kernel_router::tasks::now_ms;
+use mcp_kernel_router::sessions::{SessionStream, StreamRefused};
 use mcp_kernel_router::{Extensions, Server};
 use mcp_kernel_wire::ErrorObject;
 
@@ -42,7 +44,7 @@ use crate::response::event_stream::{event, event_stream_response};
 use crate::response::listen_stream::ListenStream;
 use crate::response::refusal::Refusal;
 use crate::session::registry::Registration;
-use crate::session::{SessionPolicy, resume, unavailable};
+use crate::session::{SessionPolicy, resume, unavailable, unknown};
 
 /// One GET of a legacy client, as its stream needs it.
 pub(crate) struct Get<'a> {
@@ -84,7 +86,8 @@ pub(crate) async fn open(get: Get<'_>, server: &Server) -> Response<ResponseBody
     if let Err(refusal) = protocol_version(headers, &Value::Null) {
         return refusal.into_response(version);
     }
-    let stream = match server.session_stream(session.clone(), extensions) {
+    let id = session.id().to_owned();
+    let mut stream = match server.session_stream(session, extensions) {
         Ok(stream) => stream,
         Err(StreamRefused::NoNotifications) => {
             let error = ErrorObject::refused("Method not allowed: this server announces no changes");
@@ -104,10 +107,16 @@ pub(crate) async fn open(get: Get<'_>, server: &Server) -> Response<ResponseBody
         let refusal = Refusal::post_body(StatusCode::SERVICE_UNAVAILABLE, error, Value::Null);
         return refusal.retry_after(1).into_response(version);
     }
-    let (ended, registration) = policy.streams.open(session.id());
+    // Last, once nothing else can refuse the stream: the older stream, on any instance, falls silent.
+    match stream.take_over().await {
+        Ok(true) => {}
+        Ok(false) => return unknown(version),
+        Err(error) => return unavailable(version, &error),
+    }
+    let (ended, registration) = policy.streams.open(&id);
     let (sender, queue) = mpsc::channel(listen.queue);
     let signals = Signals { ending, ended, recheck: listen.keep_alive };
-    tokio::spawn(pump(stream, session, sender, signals, registration));
+    tokio::spawn(pump(stream, sender, signals, registration));
     event_stream_response(ResponseBody::listen(ListenStream::open(None, queue, listen.keep_alive, slot)))
 }
 
@@ -118,7 +127,7 @@ struct Signals {
     ending: Ending,
     /// A newer stream of the session replaced this one, or the session was ended here.
     ended: oneshot::Receiver<()>,
-    /// How often the session is read again.
+    /// How often the session is read again (between notifications).
     recheck: Duration,
 }
 
@@ -126,12 +135,12 @@ struct Signals {
 /// (the queue closes when this returns).
 async fn pump(
     mut stream: SessionStream,
-    session: StoredSession,
     queue: mpsc::Sender<Bytes>,
     signals: Signals,
     _registration: Registration,
 ) {
     let Signals { mut ending, mut ended, recheck } = signals;
+    let check = stream.check();
     let mut rechecks = tokio::time::interval_at(tokio::time::Instant::now() + recheck, recheck);
     loop {
         // One `next` across rechecks: a resource update being read is never dropped half-way.
@@ -144,7 +153,8 @@ async fn pump(
                 () = ending.begun() => return,
                 _ = &mut ended => return,
                 _ = rechecks.tick() => {
-                    if !is_live(&session).await {
+                    // Ended, expired, taken over by a newer stream (on any instance), or unreachable.
+                    if !check.holds().await {
                         return;
                     }
                 }
@@ -157,17 +167,6 @@ async fn pump(
         if queue.try_send(event(&bytes)).is_err() {
             tracing::debug!("a session stream whose reader fell behind was ended");
             return;
-        }
-    }
-}
-
-/// Whether `session` is still live in its store (reading it pushes its idle expiry).
-async fn is_live(session: &StoredSession) -> bool {
-    match session.store().resume(session.id(), now_ms(), session.limits()).await {
-        Ok(found) => found.is_some(),
-        Err(error) => {
-            tracing::warn!(%error, "a session stream's store is unreachable; the stream ends");
-            false
         }
     }
 }

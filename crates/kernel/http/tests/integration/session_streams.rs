@@ -8,7 +8,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support::*;
-use mcp_kernel_http::LegacySessions;
+use mcp_kernel_http::{AllowedOrigins, Authorize, LegacySessions};
+use mcp_kernel_router::notify::Notifications;
+
+/// The session fixture's builder, as a test tweaks it.
+type Builder = mcp_kernel_http::Builder<AllowedOrigins, Authorize>;
 
 /// The next message of `stream` (comments skipped), which must come within a second or two.
 async fn next(stream: &mut Listening) -> Value {
@@ -95,6 +99,58 @@ async fn a_newer_get_stream_of_a_session_replaces_the_older_so_no_message_goes_o
             assert!(messages.is_empty(), "the older stream ended: {messages:?}");
             notifications.notifier().tools_list_changed();
             assert_eq!(next(&mut newer).await["method"], "notifications/tools/list_changed");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_newer_get_stream_on_another_instance_silences_the_older_so_a_change_is_delivered_once() {
+    bounded(async {
+        // Two instances sharing one store and one hub, as two processes share Redis.
+        let (sessions, notifications) = (LegacySessions::in_process(), Notifications::in_process());
+        let a = start_instance(sessions.clone(), &notifications, |b| b).await;
+        let b = start_instance(sessions, &notifications, |b| b).await;
+        for proto in BOTH {
+            let on_a = SessionClient::initialized(a.addr, proto, "alice").await;
+            let mut older = on_a.get().await;
+            older.assert_stream();
+            let mut newer = on_a.at(b.addr).get().await;
+            newer.assert_stream();
+            notifications.notifier().tools_list_changed();
+            assert_eq!(next(&mut newer).await["method"], "notifications/tools/list_changed");
+            let (messages, _) = older.messages_until_cut(Duration::from_secs(2)).await;
+            assert!(messages.is_empty(), "the older stream delivered nothing, and ended: {messages:?}");
+            assert!(quiet(&mut newer).await, "delivered once");
+            // And back: a GET on the first instance again takes the session's stream over.
+            let mut newest = on_a.get().await;
+            newest.assert_stream();
+            notifications.notifier().prompts_list_changed();
+            assert_eq!(next(&mut newest).await["method"], "notifications/prompts/list_changed");
+            let (messages, _) = newer.messages_until_cut(Duration::from_secs(2)).await;
+            assert!(messages.is_empty(), "{messages:?}");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_get_stream_superseded_on_another_instance_ends_by_itself_at_its_next_check() {
+    bounded(async {
+        let (sessions, notifications) = (LegacySessions::in_process(), Notifications::in_process());
+        let keep_alive = |b: Builder| b.listen_keep_alive(Duration::from_millis(100));
+        let a = start_instance(sessions.clone(), &notifications, keep_alive).await;
+        let b = start_instance(sessions, &notifications, keep_alive).await;
+        for proto in BOTH {
+            let on_a = SessionClient::initialized(a.addr, proto, "alice").await;
+            let mut older = on_a.get().await;
+            older.assert_stream();
+            let mut newer = on_a.at(b.addr).get().await;
+            newer.assert_stream();
+            let (messages, _) = older.messages_until_cut(Duration::from_secs(2)).await;
+            assert!(messages.is_empty(), "no change needed: the older ended at a keep-alive: {messages:?}");
+            let event = newer.next_event_within(Duration::from_secs(2)).await;
+            assert_eq!(event, Some(Event::Comment("keep-alive".into())), "the newer stays open");
         }
     })
     .await;

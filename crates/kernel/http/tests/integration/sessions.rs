@@ -152,6 +152,30 @@ async fn an_idle_session_expires_and_each_request_pushes_its_expiry() {
 }
 
 #[tokio::test]
+async fn another_principals_requests_do_not_keep_a_session_alive() {
+    bounded(async {
+        let idle = Duration::from_millis(1_000);
+        let limits = SessionLimits::new(16, 100, idle, 16);
+        let (server, _notifications) = start_sessions(LegacySessions::in_process().limits(limits)).await;
+        let alice = SessionClient::initialized(server.addr, Proto::H1, "alice").await;
+        let id = alice.id.clone().expect("alice's session");
+        let bob = SessionClient::new(server.addr, Proto::H1, "bob").presenting(&id);
+        let ping = legacy(2, "ping", json!({}));
+        // 1.6 s of bob's requests, past one idle period, the last about 0.2 s before alice's: none of
+        // them is use of alice's session, so it expires one idle period after its initialize.
+        for _ in 0..8 {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            assert_unknown(&bob.post(&ping).await);
+            let mut get = bob.get().await;
+            assert_eq!(get.status, 404, "a GET of another principal is refused too");
+            let _ = get.json().await;
+        }
+        assert_unknown(&alice.post(&ping).await);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn get_and_delete_pass_the_same_admission_and_authorize_as_a_post() {
     bounded(async {
         let (server, _notifications) = start_sessions(LegacySessions::in_process()).await;

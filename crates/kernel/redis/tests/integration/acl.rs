@@ -77,7 +77,7 @@ async fn the_documented_acl_user_runs_a_whole_lifecycle_with_nothing_denied_and_
     let (sessions_a, sessions_b) = (first.session_store(), second.session_store());
     let limits = SessionLimits::default();
     sessions_a.create(crate::support::session("s1", Some("digest"), limits.idle), &limits).await.unwrap();
-    assert!(sessions_b.resume("s1", now_ms(), &limits).await.unwrap().is_some());
+    assert!(sessions_b.resume("s1", Some("digest"), now_ms(), &limits).await.unwrap().is_some());
     let subscribe = SessionEdit::Subscribe("notes://1".into());
     assert_eq!(sessions_b.edit("s1", subscribe, &limits).await, Ok(true));
     let wait = sessions_a.expect("s1", "r1", &limits).await.unwrap();

@@ -226,7 +226,7 @@ async fn a_stopped_redis_ends_every_wait_and_refuses_every_operation_as_unavaila
     assert_eq!(resolved(wait).await, None, "the subscription dropped: the wait ends");
     let asked = Instant::now();
     assert!(unavailable(&a.create(session("t", None, MINUTE), &limits).await));
-    assert!(matches!(a.resume("s", now_ms(), &limits).await, Err(StoreError::Unavailable(_))));
+    assert!(matches!(a.resume("s", Some("alice"), now_ms(), &limits).await, Err(StoreError::Unavailable(_))));
     assert!(unavailable(
         &a.edit("s", mcp_kernel_router::sessions::SessionEdit::LogLevel("x".into()), &limits).await
     ));
@@ -240,7 +240,11 @@ async fn a_stopped_redis_ends_every_wait_and_refuses_every_operation_as_unavaila
     })
     .await;
     assert!(back, "served again once Redis is back");
-    assert_eq!(a.resume("s", now_ms(), &limits).await, Ok(None), "a Redis restarted empty lost its sessions");
+    assert_eq!(
+        a.resume("s", Some("alice"), now_ms(), &limits).await,
+        Ok(None),
+        "a Redis restarted empty lost its sessions"
+    );
     let served =
         eventually(Duration::from_secs(5), || async { a.expect("t", "r", &limits).await.is_ok() }).await;
     assert!(served, "waits are served once the subscription is back");
@@ -258,7 +262,7 @@ async fn a_paused_redis_refuses_every_operation_within_the_response_timeout_and_
     // The response timeout is 300 ms; the margin covers a loaded machine.
     let bound = Duration::from_millis(700);
     let asked = Instant::now();
-    assert!(matches!(a.resume("s", now_ms(), &limits).await, Err(StoreError::Unavailable(_))));
+    assert!(matches!(a.resume("s", Some("alice"), now_ms(), &limits).await, Err(StoreError::Unavailable(_))));
     assert!(asked.elapsed() <= bound, "{:?}", asked.elapsed());
     let asked = Instant::now();
     assert!(matches!(a.deliver("s", "r", answer("r")).await, Err(StoreError::Unavailable(_))));
@@ -268,7 +272,7 @@ async fn a_paused_redis_refuses_every_operation_within_the_response_timeout_and_
     assert_eq!(resolved(wait).await, None);
     redis.resume().unwrap();
     let served = eventually(Duration::from_secs(5), || async {
-        a.resume("s", now_ms(), &limits).await.is_ok_and(|live| live.is_some())
+        a.resume("s", Some("alice"), now_ms(), &limits).await.is_ok_and(|live| live.is_some())
     })
     .await;
     assert!(served, "served again once resumed, the session kept");

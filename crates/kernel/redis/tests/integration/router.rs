@@ -1,11 +1,14 @@
 //! Through the router: two servers, one Redis. A task created through server A is read, and
 //! cancelled, through server B; A's run learns of the cancellation without polling; a `tasks/get` is
-//! one Redis round trip; with Redis paused a task request is refused retry-later, not hung.
+//! one Redis round trip; with Redis paused a task request is refused retry-later, not hung; a legacy
+//! session's stream taken over through server B silences the one open through server A.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_kernel_redis::Redis;
-use mcp_kernel_router::notify::Notifications;
+use mcp_kernel_redis::{Redis, RedisSessionStore};
+use mcp_kernel_router::notify::{Change, ChangeHub, ChangeKind, Notifications};
+use mcp_kernel_router::sessions::{SessionLimits, SessionStore, StoredSession};
 use mcp_kernel_router::tasks::{TaskMode, TaskStore, Tasks};
 use mcp_kernel_router::{Listing, Mode, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
 use serde_json::{Value, json};
@@ -241,4 +244,42 @@ async fn the_running_instance_takes_back_a_lapsed_lease_of_its_live_task_rather_
     let lease: i64 =
         redis::cmd("PTTL").arg(format!("mcp-kernel:lease:{id}")).query_async(&mut look).await.unwrap();
     assert!(lease > 0, "the lease is a's again: {lease}");
+}
+
+/// The session `id` of `owner` as `store` resumes it for one request.
+async fn stored(store: &RedisSessionStore, id: &str, owner: &str) -> StoredSession {
+    let limits = SessionLimits::default();
+    let now = mcp_kernel_router::tasks::now_ms();
+    let record = store.resume(id, Some(owner), now, &limits).await.expect("reachable").expect("live");
+    StoredSession::new(record, Arc::new(store.clone()), limits)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server (cargo xtask edge redis)"]
+async fn a_newer_session_stream_through_server_b_silences_server_as_so_a_change_is_delivered_once() {
+    let redis = server();
+    let (a, b) = (instance(config(&redis)).await, instance(config(&redis)).await);
+    let (server_a, server_b) = (server_over(&a), server_over(&b));
+    let limits = SessionLimits::default();
+    let record = crate::support::session("s", Some("alice"), limits.idle);
+    a.session_store().create(record, &limits).await.expect("created");
+    let extensions = mcp_kernel_router::Extensions::new;
+    let stream = |server: &Server, session| server.session_stream(session, extensions()).expect("a stream");
+    let mut on_a = stream(&server_a, stored(&a.session_store(), "s", "alice").await);
+    assert_eq!(on_a.take_over().await, Ok(true));
+    let list_changed = || Change::to_everyone(ChangeKind::ToolsListChanged);
+    a.change_hub().publish(list_changed());
+    let first = tokio::time::timeout(Duration::from_secs(2), on_a.next()).await.expect("in time");
+    assert_eq!(first.expect("delivered")["method"], "notifications/tools/list_changed", "A's, alone");
+    let check_a = on_a.check();
+    let mut on_b = stream(&server_b, stored(&b.session_store(), "s", "alice").await);
+    assert_eq!(on_b.take_over().await, Ok(true), "B takes the session over");
+    assert!(!check_a.holds().await, "A's stream is told so at its next check");
+    b.change_hub().publish(list_changed());
+    let delivered = tokio::time::timeout(Duration::from_secs(2), on_b.next()).await.expect("in time");
+    assert_eq!(delivered.expect("delivered")["method"], "notifications/tools/list_changed");
+    let silenced = tokio::time::timeout(Duration::from_secs(2), on_a.next()).await.expect("in time");
+    assert_eq!(silenced, None, "A's stream delivers nothing and ends: the change went out once");
+    let again = tokio::time::timeout(Duration::from_millis(300), on_b.next()).await;
+    assert!(again.is_err(), "and once on B: {again:?}");
 }

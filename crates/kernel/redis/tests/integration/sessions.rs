@@ -47,7 +47,8 @@ async fn a_session_created_through_one_instance_is_resumed_edited_and_ended_thro
     let record = session("s1", Some("alice"), limits.idle);
     assert_eq!(a.create(record.clone(), &limits).await, Ok(()));
     let now = now_ms();
-    let resumed = b.resume("s1", now, &limits).await.unwrap().expect("live through the other instance");
+    let resumed =
+        b.resume("s1", Some("alice"), now, &limits).await.unwrap().expect("live through the other instance");
     let mut expected = record.clone();
     expected.expires_at_ms = now + limits.idle.as_millis() as u64;
     assert_eq!(resumed, expected, "the record as created, its expiry pushed");
@@ -55,13 +56,13 @@ async fn a_session_created_through_one_instance_is_resumed_edited_and_ended_thro
     assert_eq!(a.edit("s1", subscribe("file:///b"), &limits).await, Ok(true));
     assert_eq!(a.edit("s1", SessionEdit::LogLevel("debug".into()), &limits).await, Ok(true));
     assert_eq!(b.edit("s1", SessionEdit::Unsubscribe("file:///a".into()), &limits).await, Ok(true));
-    let read = a.resume("s1", now_ms(), &limits).await.unwrap().unwrap();
+    let read = a.resume("s1", Some("alice"), now_ms(), &limits).await.unwrap().unwrap();
     assert_eq!(read.subscriptions, ["file:///b".to_owned()].into());
     assert_eq!(read.log_level.as_deref(), Some("debug"));
     assert_eq!(read.client_capabilities, record.client_capabilities);
     assert!(failed(&a.create(record.clone(), &limits).await), "an id stored already is refused");
     assert_eq!(b.end("s1").await, Ok(true));
-    assert_eq!(a.resume("s1", now_ms(), &limits).await, Ok(None));
+    assert_eq!(a.resume("s1", Some("alice"), now_ms(), &limits).await, Ok(None));
     assert_eq!(a.edit("s1", SessionEdit::LogLevel("info".into()), &limits).await, Ok(false));
     assert_eq!(a.end("s1").await, Ok(false));
     assert_eq!(keys(&redis).await, Vec::<String>::new(), "an ended session leaves nothing behind");
@@ -86,7 +87,7 @@ async fn concurrent_edits_from_two_instances_lose_nothing_and_subscriptions_stay
     for handle in handles {
         assert_eq!(handle.await.unwrap(), Ok(true), "every edit applied");
     }
-    let read = b.resume("s", now_ms(), &limits).await.unwrap().unwrap();
+    let read = b.resume("s", None, now_ms(), &limits).await.unwrap().unwrap();
     assert_eq!(read.subscriptions.len(), 20, "the compare-and-swap lost no concurrent edit");
     let refused = a.edit("s", subscribe("file:///one-more"), &limits).await;
     assert_eq!(refused, Err(SessionError::SubscriptionsFull));
@@ -114,8 +115,9 @@ async fn the_bounds_hold_across_two_instances_at_their_exact_numbers_and_a_secon
     assert_eq!(b.end("a1").await, Ok(true));
     assert_eq!(create(&a, "b2", Some("bob")).await, Ok(()), "an ended session frees its place");
     assert_eq!(create(&b, "a3", Some("alice")).await, Err(SessionError::Full));
-    for id in ["a1", "a3", "b3"] {
-        assert_eq!(a.resume(id, now_ms(), &limits).await, Ok(None), "{id}: refused, nothing stored");
+    for (id, owner) in [("a1", "alice"), ("a3", "alice"), ("b3", "bob")] {
+        let resumed = a.resume(id, Some(owner), now_ms(), &limits).await;
+        assert_eq!(resumed, Ok(None), "{id}: refused, nothing stored");
     }
 
     // Raced: twelve creations at once, half through each instance.
@@ -145,6 +147,28 @@ async fn the_bounds_hold_across_two_instances_at_their_exact_numbers_and_a_secon
 
 #[tokio::test]
 #[ignore = "needs redis-server (cargo xtask edge redis)"]
+async fn sessions_of_no_principal_count_against_the_total_only() {
+    let redis = server();
+    let a = instance(config(&redis)).await.session_store();
+    let b = instance(config(&redis)).await.session_store();
+    let limits = session_limits(2, 5, MINUTE, 4);
+    for n in 0..4 {
+        let store = if n % 2 == 0 { &a } else { &b };
+        let created = store.create(session(&format!("n{n}"), None, MINUTE), &limits).await;
+        assert_eq!(created, Ok(()), "n{n}: past the per-owner bound of 2, within the total of 5");
+    }
+    assert_eq!(a.create(session("a1", Some("alice"), MINUTE), &limits).await, Ok(()), "the fifth");
+    let past = b.create(session("n4", None, MINUTE), &limits).await;
+    assert_eq!(past, Err(SessionError::Full), "the total holds for sessions of nobody too");
+    assert_eq!(a.create(session("b1", Some("bob"), MINUTE), &limits).await, Err(SessionError::Full));
+    let stored = keys(&redis).await;
+    assert!(stored.iter().all(|key| !key.contains("nobody")), "no set of nobody's sessions: {stored:?}");
+    assert_eq!(b.end("n0").await, Ok(true));
+    assert_eq!(a.create(session("n4", None, MINUTE), &limits).await, Ok(()), "an ended one frees its place");
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server (cargo xtask edge redis)"]
 async fn an_idle_session_expires_in_redis_itself_each_resume_pushes_it_and_an_expired_one_counts_no_more() {
     let redis = server();
     let a = instance(config(&redis)).await.session_store();
@@ -158,7 +182,7 @@ async fn an_idle_session_expires_in_redis_itself_each_resume_pushes_it_and_an_ex
     assert_eq!(at, record.expires_at_ms, "PEXPIREAT at the idle expiry");
     tokio::time::sleep(Duration::from_millis(500)).await;
     let now = now_ms();
-    let resumed = b.resume("e1", now, &limits).await.unwrap().expect("live");
+    let resumed = b.resume("e1", Some("alice"), now, &limits).await.unwrap().expect("live");
     assert_eq!(resumed.expires_at_ms, now + 800);
     let at: u64 = query(&redis, &mut expiry_of("mcp-kernel:session:e1")).await;
     assert_eq!(at, now + 800, "pushed in Redis");
@@ -168,7 +192,10 @@ async fn an_idle_session_expires_in_redis_itself_each_resume_pushes_it_and_an_ex
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(now_ms() > record.expires_at_ms, "past the first expiry");
-    assert!(a.resume("e1", now_ms(), &limits).await.unwrap().is_some(), "alive: it was resumed");
+    assert!(
+        a.resume("e1", Some("alice"), now_ms(), &limits).await.unwrap().is_some(),
+        "alive: it was resumed"
+    );
     let refused = b.create(session("e2", Some("alice"), idle), &limits).await;
     assert_eq!(refused, Err(SessionError::OwnerFull), "a live session counts");
     let gone = eventually(Duration::from_secs(3), || async {
@@ -176,7 +203,7 @@ async fn an_idle_session_expires_in_redis_itself_each_resume_pushes_it_and_an_ex
     })
     .await;
     assert!(gone, "Redis expired the key itself");
-    assert_eq!(a.resume("e1", now_ms(), &limits).await, Ok(None), "expired");
+    assert_eq!(a.resume("e1", Some("alice"), now_ms(), &limits).await, Ok(None), "expired");
     assert_eq!(a.edit("e1", subscribe("file:///x"), &limits).await, Ok(false));
     assert_eq!(
         b.create(session("e2", Some("alice"), idle), &limits).await,
@@ -193,6 +220,41 @@ async fn an_idle_session_expires_in_redis_itself_each_resume_pushes_it_and_an_ex
 
 #[tokio::test]
 #[ignore = "needs redis-server (cargo xtask edge redis)"]
+async fn another_principals_resume_is_none_and_leaves_the_expiry_as_it_was() {
+    let redis = server();
+    let a = instance(config(&redis)).await.session_store();
+    let b = instance(config(&redis)).await.session_store();
+    let limits = session_limits(4, 10, MINUTE, 4);
+    a.create(session("s", Some("alice"), MINUTE), &limits).await.unwrap();
+    a.create(session("n", None, MINUTE), &limits).await.unwrap();
+    // Every expiry and score a resume pushes.
+    let expiries = || async {
+        let mut found: Vec<u64> = Vec::new();
+        for id in ["s", "n"] {
+            found
+                .push(query(&redis, redis::cmd("PEXPIRETIME").arg(format!("mcp-kernel:session:{id}"))).await);
+            found.push(query(&redis, redis::cmd("ZSCORE").arg("mcp-kernel:sessions").arg(id)).await);
+        }
+        found.push(query(&redis, redis::cmd("ZSCORE").arg("mcp-kernel:sessions:owner:alice").arg("s")).await);
+        found.push(query(&redis, redis::cmd("PEXPIRETIME").arg("mcp-kernel:sessions:owner:alice")).await);
+        found
+    };
+    let before = expiries().await;
+    // Half a minute on: a resume of the owner's would push every one of them.
+    let later = now_ms() + 30_000;
+    for (id, owner) in [("s", Some("bob")), ("s", None), ("n", Some("alice")), ("s", Some("not valid"))] {
+        assert_eq!(b.resume(id, owner, later, &limits).await, Ok(None), "{id} as {owner:?}: unknown");
+    }
+    assert_eq!(expiries().await, before, "PEXPIRETIME and every score as they were");
+    let resumed = a.resume("s", Some("alice"), later, &limits).await.unwrap().expect("alice's own");
+    assert_eq!(resumed.expires_at_ms, later + 60_000);
+    let at: u64 = query(&redis, redis::cmd("PEXPIRETIME").arg("mcp-kernel:session:s")).await;
+    assert_eq!(at, later + 60_000, "the owner's resume pushes it");
+    assert!(b.resume("n", None, later, &limits).await.unwrap().is_some(), "nobody's, by nobody");
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server (cargo xtask edge redis)"]
 async fn a_resume_is_one_round_trip_and_an_invalid_id_none() {
     let redis = server();
     // A long lease: no heartbeat during the measures.
@@ -203,15 +265,15 @@ async fn a_resume_is_one_round_trip_and_an_invalid_id_none() {
     let step = |trips: &mut Vec<u64>| trips.push(a.round_trips());
     store.create(session("s", Some("alice"), limits.idle), &limits).await.unwrap();
     step(&mut trips);
-    store.resume("s", now_ms(), &limits).await.unwrap().unwrap();
+    store.resume("s", Some("alice"), now_ms(), &limits).await.unwrap().unwrap();
     step(&mut trips);
-    assert_eq!(store.resume("unknown", now_ms(), &limits).await, Ok(None));
-    step(&mut trips);
-    assert_eq!(store.edit("s", subscribe("file:///a"), &limits).await, Ok(true));
+    assert_eq!(store.resume("unknown", Some("alice"), now_ms(), &limits).await, Ok(None));
     step(&mut trips);
     assert_eq!(store.edit("s", subscribe("file:///a"), &limits).await, Ok(true));
     step(&mut trips);
-    assert_eq!(store.resume("not valid", now_ms(), &limits).await, Ok(None));
+    assert_eq!(store.edit("s", subscribe("file:///a"), &limits).await, Ok(true));
+    step(&mut trips);
+    assert_eq!(store.resume("not valid", Some("alice"), now_ms(), &limits).await, Ok(None));
     step(&mut trips);
     assert_eq!(store.end("s").await, Ok(true));
     step(&mut trips);
@@ -266,34 +328,48 @@ async fn hostile_session_ids_reach_their_own_keys_and_invalid_ones_reach_redis_n
     let (ps, qs) = (p.session_store(), q.session_store());
     let limits = session_limits(64, 1024, MINUTE, 4);
     qs.create(session("t", Some("alice"), MINUTE), &limits).await.unwrap();
-    let q_before = qs.resume("t", now_ms(), &limits).await.unwrap().unwrap();
+    let q_before = qs.resume("t", Some("alice"), now_ms(), &limits).await.unwrap().unwrap();
     let ids = tricky_ids();
     for id in &ids {
-        assert_eq!(ps.resume(id, now_ms(), &limits).await, Ok(None), "{id:?}: nothing stored under it yet");
+        assert_eq!(
+            ps.resume(id, Some("alice"), now_ms(), &limits).await,
+            Ok(None),
+            "{id:?}: nothing stored under it yet"
+        );
         assert_eq!(ps.create(session(id, Some("alice"), MINUTE), &limits).await, Ok(()), "{id:?}");
     }
     for (n, id) in ids.iter().enumerate() {
-        assert_eq!(ps.resume(id, now_ms(), &limits).await.unwrap().map(|r| r.id), Some(id.clone()));
+        assert_eq!(
+            ps.resume(id, Some("alice"), now_ms(), &limits).await.unwrap().map(|r| r.id),
+            Some(id.clone())
+        );
         assert_eq!(ps.edit(id, SessionEdit::LogLevel(format!("l{n}")), &limits).await, Ok(true), "{id:?}");
     }
     for (n, id) in ids.iter().enumerate() {
-        let read = ps.resume(id, now_ms(), &limits).await.unwrap().unwrap();
+        let read = ps.resume(id, Some("alice"), now_ms(), &limits).await.unwrap().unwrap();
         assert_eq!(read.log_level, Some(format!("l{n}")), "{id:?}: its own edit, no other's");
     }
     let session_keys = keys(&redis).await.into_iter().filter(|key| key.starts_with("p:session:")).count();
     assert_eq!(session_keys, ids.len(), "one key per id: {:?}", keys(&redis).await);
-    assert_eq!(qs.resume("t", now_ms(), &limits).await.unwrap().unwrap().log_level, q_before.log_level);
+    assert_eq!(
+        qs.resume("t", Some("alice"), now_ms(), &limits).await.unwrap().unwrap().log_level,
+        q_before.log_level
+    );
     for id in &ids {
         assert_eq!(ps.end(id).await, Ok(true), "{id:?}");
     }
-    assert_eq!(qs.resume("t", now_ms(), &limits).await.unwrap().unwrap().id, "t", "q's session is untouched");
+    assert_eq!(
+        qs.resume("t", Some("alice"), now_ms(), &limits).await.unwrap().unwrap().id,
+        "t",
+        "q's session is untouched"
+    );
     assert!(keys(&redis).await.iter().all(|key| key.starts_with("q:")), "{:?}", keys(&redis).await);
 
     // Not visible ASCII, or too long: never a key part, never a round trip.
     let invalid = ["", " ", "a b", "new\nline", "cr\r\n", "nul\0", "é✓", "tab\t", "\x7f"].map(str::to_owned);
     let before = p.round_trips();
     for id in invalid.iter().chain(std::iter::once(&"z".repeat(129))) {
-        assert_eq!(ps.resume(id, now_ms(), &limits).await, Ok(None), "{id:?}");
+        assert_eq!(ps.resume(id, Some("alice"), now_ms(), &limits).await, Ok(None), "{id:?}");
         assert_eq!(ps.edit(id, subscribe("file:///x"), &limits).await, Ok(false), "{id:?}");
         assert_eq!(ps.end(id).await, Ok(false), "{id:?}");
         assert_eq!(ps.deliver("s", id, json!({})).await, Ok(false), "{id:?} as a request id");
@@ -322,13 +398,13 @@ async fn a_session_record_corrupted_by_someone_else_is_answered_failed_and_the_c
     let () =
         query(&redis, redis::cmd("HSET").arg("mcp-kernel:session:json").arg("record").arg("{secret")).await;
     for id in ["text", "copy", "shape", "json"] {
-        let resumed = store.resume(id, now_ms(), &limits).await;
+        let resumed = store.resume(id, None, now_ms(), &limits).await;
         assert!(matches!(resumed, Err(StoreError::Failed(_))), "{id}: {resumed:?}");
         if let Err(StoreError::Failed(text)) = resumed {
             assert!(!text.contains("secret"), "the error quotes nothing of the record: {text}");
         }
         assert!(failed(&store.edit(id, subscribe("file:///x"), &limits).await), "{id}: edit");
-        assert!(store.resume("good", now_ms(), &limits).await.unwrap().is_some(), "after {id}");
+        assert!(store.resume("good", Some("bob"), now_ms(), &limits).await.unwrap().is_some(), "after {id}");
     }
     let good: Vec<u8> = query(&redis, redis::cmd("HGET").arg("mcp-kernel:session:good").arg("record")).await;
     assert_eq!(good, bytes, "bob's session was not written through the copy");

@@ -166,10 +166,20 @@ impl InProcessSessionStore {
         Ok(())
     }
 
-    fn resume_now(&self, id: &str, now: u64, limits: &SessionLimits) -> Option<SessionRecord> {
+    fn resume_now(
+        &self,
+        id: &str,
+        owner: Option<&str>,
+        now: u64,
+        limits: &SessionLimits,
+    ) -> Option<SessionRecord> {
         let mut sessions = self.lock();
         sessions.sweep(now);
         let entry = sessions.live(id, now)?;
+        if entry.record.owner.as_deref() != owner {
+            // Another principal's request: no use of the session, whose expiry stays.
+            return None;
+        }
         let before = entry.record.expires_at_ms;
         let after = now.saturating_add(crate::session::store::duration_ms(limits.idle)).max(before);
         entry.record.expires_at_ms = after;
@@ -196,6 +206,7 @@ impl InProcessSessionStore {
                 record.subscriptions.remove(&uri);
             }
             SessionEdit::LogLevel(level) => record.log_level = Some(level),
+            SessionEdit::Stream(token) => record.stream = Some(token),
         }
         Ok(true)
     }
@@ -292,10 +303,11 @@ impl SessionStore for InProcessSessionStore {
     fn resume<'a>(
         &'a self,
         id: &'a str,
+        owner: Option<&'a str>,
         now_ms: u64,
         limits: &'a SessionLimits,
     ) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>> {
-        Box::pin(std::future::ready(Ok(self.resume_now(id, now_ms, limits))))
+        Box::pin(std::future::ready(Ok(self.resume_now(id, owner, now_ms, limits))))
     }
 
     fn edit<'a>(
@@ -377,13 +389,25 @@ mod tests {
         store.create(record, limits).now_or_never().expect("ready")
     }
 
+    /// Session `id` resumed by `owner`.
+    fn resume_as(
+        store: &InProcessSessionStore,
+        id: &str,
+        owner: Option<&str>,
+        now: u64,
+        limits: &SessionLimits,
+    ) -> Option<SessionRecord> {
+        store.resume(id, owner, now, limits).now_or_never().expect("ready").expect("in process")
+    }
+
+    /// Session `id` resumed by alice.
     fn resume(
         store: &InProcessSessionStore,
         id: &str,
         now: u64,
         limits: &SessionLimits,
     ) -> Option<SessionRecord> {
-        store.resume(id, now, limits).now_or_never().expect("ready").expect("in process")
+        resume_as(store, id, Some("alice"), now, limits)
     }
 
     fn edit(
@@ -493,6 +517,24 @@ mod tests {
         assert!(resume(&store, "s", start + 2_800, &bounds).is_none(), "a full idle period unused: gone");
         assert!(store.is_empty(), "and removed");
         assert!(resume(&store, "never", start, &bounds).is_none());
+    }
+
+    #[test]
+    fn another_principals_resume_is_none_and_keeps_nothing_alive() {
+        let store = InProcessSessionStore::new();
+        let idle = Duration::from_millis(1_000);
+        let bounds = SessionLimits::new(16, 100, idle, 16);
+        let start = now_ms();
+        for (id, owner) in [("s", Some("alice".to_owned())), ("n", None)] {
+            let record = SessionRecord::new(id, owner, "2025-11-25", json!({}), start, idle);
+            create(&store, record, &bounds).expect("stored");
+        }
+        for (id, owner) in [("s", Some("bob")), ("s", None), ("n", Some("alice"))] {
+            assert_eq!(resume_as(&store, id, owner, start + 900, &bounds), None, "{id} as {owner:?}");
+        }
+        assert!(resume(&store, "s", start + 1_100, &bounds).is_none(), "expired on time: nothing pushed it");
+        assert!(resume_as(&store, "n", None, start + 1_100, &bounds).is_none(), "nobody's alike");
+        assert!(store.is_empty());
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! Threat: **a session id as a bearer token**. A session id reaches the client in a header and comes
 //! back on every request, so the store keeps, beside what the legacy protocol needs (the client's
 //! revision and capabilities, its subscriptions, its log level), the digest of the principal that
-//! initialized it: a request whose principal differs is answered as for an unknown session. The store
+//! initialized it: a request whose principal differs is answered as for an unknown session, and keeps
+//! nothing alive ([`SessionStore::resume`] compares the owners before it pushes an expiry). The store
 //! never holds the principal itself or any credential. Sessions are bounded per client and in total,
 //! expire when idle, and bound how many server-to-client requests wait on each.
 //!
@@ -43,6 +44,11 @@ pub struct SessionRecord {
     pub log_level: Option<String>,
     /// When the session ends unless used again (ms since the Unix epoch).
     pub expires_at_ms: u64,
+    /// The token of the session's stream of notifications (its GET stream over HTTP), set by
+    /// [`SessionEdit::Stream`] as one opens: the one stream, on whichever instance, that may carry the
+    /// session's notifications (`None`: none opened yet). Absent from a record stored without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<String>,
     /// The client the session is counted against for [`SessionLimits::per_owner`], as a digest the
     /// transport computes (the principal's when there is one, else its address's); `None`: counted by
     /// [`owner`](SessionRecord::owner), and with no owner either against [`SessionLimits::total`]
@@ -84,6 +90,7 @@ impl SessionRecord {
             subscriptions: BTreeSet::new(),
             log_level: None,
             expires_at_ms: now_ms.saturating_add(duration_ms(idle)),
+            stream: None,
             quota: None,
         }
     }
@@ -183,6 +190,9 @@ pub enum SessionEdit {
     Unsubscribe(String),
     /// `logging/setLevel`.
     LogLevel(String),
+    /// A stream of the session's notifications opened with this token (fresh random bits): it becomes
+    /// the session's one stream, and the older one, on whichever instance, delivers nothing more.
+    Stream(String),
 }
 
 /// The wait for one client answer: resolves with the answer's JSON-RPC message (the whole response
@@ -200,11 +210,15 @@ pub trait SessionStore: Send + Sync + 'static {
         limits: &'a SessionLimits,
     ) -> BoxFuture<'a, Result<(), SessionError>>;
 
-    /// The live session `id`, its idle expiry pushed to `now_ms + limits.idle`; `None` when unknown or
-    /// expired.
+    /// The live session `id` of `owner` (the digest of the requesting principal; `None`: no
+    /// principal), its idle expiry pushed to `now_ms + limits.idle`; `None` when unknown, expired or
+    /// another owner's. Another owner's session is left as it was, its expiry untouched: a request of
+    /// another principal is no use of a session, and its answer must not tell the session apart from
+    /// an unknown one.
     fn resume<'a>(
         &'a self,
         id: &'a str,
+        owner: Option<&'a str>,
         now_ms: u64,
         limits: &'a SessionLimits,
     ) -> BoxFuture<'a, Result<Option<SessionRecord>, StoreError>>;
@@ -245,6 +259,20 @@ pub trait SessionStore: Send + Sync + 'static {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_without_a_stream_token_reads_and_writes_as_before_one_existed() {
+        let record = SessionRecord::new("s", None, "2025-11-25", serde_json::json!({}), 0, Duration::ZERO);
+        let bytes = serde_json::to_value(&record).expect("encodes");
+        assert!(bytes.get("stream").is_none(), "no token, no field: {bytes}");
+        let read: SessionRecord = serde_json::from_value(bytes).expect("a record stored before tokens");
+        assert_eq!(read, record);
+        let mut streamed = record;
+        streamed.stream = Some("t".into());
+        let bytes = serde_json::to_value(&streamed).expect("encodes");
+        assert_eq!(bytes["stream"], "t");
+        assert_eq!(serde_json::from_value::<SessionRecord>(bytes).expect("decodes"), streamed);
+    }
 
     #[test]
     fn a_record_without_a_quota_reads_and_writes_as_before_and_is_counted_by_its_owner() {

@@ -59,7 +59,7 @@ impl Fixture {
 
     /// The session `id` as the transport resumes it for one request.
     async fn resumed(&self, id: &str) -> StoredSession {
-        let record = self.store.resume(id, now_ms(), &LIMITS).await.expect("reachable").expect("live");
+        let record = self.store.resume(id, None, now_ms(), &LIMITS).await.expect("reachable").expect("live");
         let store: Arc<dyn SessionStore> = self.store.clone();
         StoredSession::new(record, store, LIMITS)
     }
@@ -86,10 +86,18 @@ impl Fixture {
         self.send_as(id, "alice", message, None).await
     }
 
-    async fn stream_as(&self, id: &str, principal: &str) -> SessionStream {
+    /// A stream of session `id` for `principal`, not yet the session's own.
+    async fn opened_as(&self, id: &str, principal: &str) -> SessionStream {
         let mut extensions = Extensions::new();
         extensions.insert(principal.to_owned());
         self.server.session_stream(self.resumed(id).await, extensions).expect("a stream")
+    }
+
+    /// A stream of session `id` for `principal`, which took the session over.
+    async fn stream_as(&self, id: &str, principal: &str) -> SessionStream {
+        let mut stream = self.opened_as(id, principal).await;
+        assert_eq!(stream.take_over().await, Ok(true), "the session is live");
+        stream
     }
 }
 
@@ -270,6 +278,28 @@ async fn the_session_stream_hears_only_its_callers_changes_and_ends_with_its_ses
     notifier.resource_updated("test://a");
     let ended = tokio::time::timeout(Duration::from_secs(1), alices.next()).await.expect("within a second");
     assert_eq!(ended, None, "an update finds the session ended: the stream ends");
+}
+
+#[tokio::test]
+async fn a_session_stream_speaks_only_while_it_is_its_sessions_own() {
+    let fixture = Fixture::new();
+    fixture.open("s", json!({})).await;
+    let notifier = fixture.notifications.notifier();
+    let mut never_taken = fixture.opened_as("s", "alice").await;
+    let mut older = fixture.stream_as("s", "alice").await;
+    let check = older.check();
+    assert!(check.holds().await, "its own");
+    let mut newer = fixture.stream_as("s", "alice").await;
+    assert!(!check.holds().await, "taken over");
+    notifier.tools_list_changed();
+    assert_eq!(next(&mut newer).await["method"], "notifications/tools/list_changed");
+    for stream in [&mut older, &mut never_taken] {
+        let ended = tokio::time::timeout(Duration::from_secs(1), stream.next()).await.expect("at once");
+        assert_eq!(ended, None, "a stream not its session's delivers nothing, and ends");
+    }
+    let mut late = fixture.opened_as("s", "alice").await;
+    assert!(fixture.store.end("s").await.expect("in process"));
+    assert_eq!(late.take_over().await, Ok(false), "an ended session is taken over by no stream");
 }
 
 #[tokio::test]

@@ -114,11 +114,23 @@ pub async fn start_sessions_with(
     ) -> mcp_kernel_http::Builder<AllowedOrigins, mcp_kernel_http::Authorize>,
 ) -> (Running, Notifications) {
     let notifications = Notifications::in_process();
-    let builder = McpHttp::builder(session_server(&notifications))
+    (start_instance(sessions, &notifications, tweak).await, notifications)
+}
+
+/// One instance of the session fixture: `sessions` (a store other instances may share) and
+/// `notifications` (a hub other instances may share), `tweak` applied to the builder.
+pub async fn start_instance(
+    sessions: LegacySessions,
+    notifications: &Notifications,
+    tweak: impl FnOnce(
+        mcp_kernel_http::Builder<AllowedOrigins, mcp_kernel_http::Authorize>,
+    ) -> mcp_kernel_http::Builder<AllowedOrigins, mcp_kernel_http::Authorize>,
+) -> Running {
+    let builder = McpHttp::builder(session_server(notifications))
         .allowed_origins(AllowedOrigins::list([ALLOWED_ORIGIN]))
         .authorize(bearer)
         .legacy_sessions(sessions);
-    (serve(tweak(builder).build()).await, notifications)
+    serve(tweak(builder).build()).await
 }
 
 /// The session fixture served with `sessions`; its notifications.
@@ -159,6 +171,11 @@ impl SessionClient {
     /// A client of `principal` with no session yet.
     pub fn new(addr: SocketAddr, proto: Proto, principal: &'static str) -> Self {
         Self { addr, proto, principal, id: None }
+    }
+
+    /// The same client, its session and all, talking to the instance at `addr`.
+    pub fn at(&self, addr: SocketAddr) -> Self {
+        Self { addr, ..self.clone() }
     }
 
     /// The same client presenting `id` as its session.
