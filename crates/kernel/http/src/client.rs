@@ -146,14 +146,15 @@ impl Client {
 }
 
 impl Client {
-    /// The key a legacy session this client opens is counted under (`SessionRecord::quota`): `owner`,
-    /// the principal's digest, when there is one; else a digest of the address prefix, equal on every
-    /// instance (`mcp_kernel_router::sessions::network_digest`); `None` for an unknown client, whose
+    /// The quota of a legacy session this client opens (`SessionRecord::quota`), beside its `owner`:
+    /// none when there is an owner (the principal's digest, which the session is then counted under);
+    /// else a digest of the address prefix, equal on every instance
+    /// (`mcp_kernel_router::sessions::network_digest`); none for an unknown client either, whose
     /// sessions count against the store's total alone. It only counts: a session is bound to its
     /// owner, never to an address, so a client that changes networks keeps its session.
     pub(crate) fn session_quota(&self, owner: Option<&str>) -> Option<String> {
-        if let Some(owner) = owner {
-            return Some(owner.to_owned());
+        if owner.is_some() {
+            return None;
         }
         match self {
             Client::Network(network) => {
@@ -246,12 +247,12 @@ mod tests {
     }
 
     #[test]
-    fn a_session_is_counted_under_its_owner_else_its_address_prefix_else_the_total_alone() {
+    fn a_session_of_no_owner_is_counted_under_its_address_prefix_else_the_total_alone() {
         let prefixes = AddressPrefixes::default();
         let here = Client::Network(prefixes.network([192, 0, 2, 7].into()));
         let there = Client::Network(prefixes.network([192, 0, 2, 8].into()));
-        assert_eq!(here.session_quota(Some("owner")).as_deref(), Some("owner"), "the principal first");
-        assert_eq!(there.session_quota(Some("owner")).as_deref(), Some("owner"), "from any address");
+        assert_eq!(here.session_quota(Some("owner")), None, "counted under its owner, from any address");
+        assert_eq!(there.session_quota(Some("owner")), None);
         let by_address = here.session_quota(None).expect("an address");
         assert_eq!(by_address, mcp_kernel_router::sessions::network_digest("192.0.2.7/32"));
         assert_ne!(Some(by_address), there.session_quota(None), "another address, another client");

@@ -7,10 +7,10 @@
 //! | `<prefix>:lease:<id>` | string | the running instance's name | `lease` after its last renewal (`PX`) |
 //! | `<prefix>:tasks` | sorted set | every stored task id, scored by its removal deadline | swept by score at each create |
 //! | `<prefix>:running:owner:<digest>` / `<prefix>:running:nobody` | sorted set | the owner's running task ids, same scores | a task leaves it when it ends, or when a create finds the owner at its bound and the task's lease lapsed; swept by score |
-//! | `<prefix>:session:<id>` | hash | a legacy session: `record` (JSON) and, for a session of a principal, `owners` (the name of its owner's set) | at its idle expiry (`PEXPIREAT`), pushed by each `resume`; at `end` |
+//! | `<prefix>:session:<id>` | hash | a legacy session: `record` (JSON), for a session of a principal `owner` (its digest, which binds the session), and for a session counted against a client `clients` (the name of its client's set) | at its idle expiry (`PEXPIREAT`), pushed by each `resume`; at `end` |
 //! | `<prefix>:pending:<id>` | sorted set | the session's server-to-client request ids waiting for an answer, scored by when each is forgotten | when its last entry is forgotten (`PEXPIREAT`); at `end` |
 //! | `<prefix>:sessions` | sorted set | every session id, scored by its idle expiry (the store's bound) | swept by score at each create; at `end` |
-//! | `<prefix>:sessions:owner:<digest>` | sorted set | the owner's session ids, same scores (the owner's bound; sessions of no principal have no such set: they count against the store's bound alone) | swept by score at each create; at `end`; when its last session expires (`PEXPIREAT`) |
+//! | `<prefix>:sessions:client:<digest>` | sorted set | one client's session ids, same scores (the per-client bound): the client is the session's quota, its principal's digest, else its address prefix's (`SessionRecord::counted_key`); a session counted under no key has no such set and counts against the store's bound alone | swept by score at each create; at `end`; when its last session expires (`PEXPIREAT`) |
 //!
 //! A session id and a request id are key parts and set members only once checked ([`valid_id`]):
 //! visible ASCII, at most [`MAX_ID_LEN`] bytes. Each kind of key has its own word after the prefix
@@ -84,10 +84,10 @@ impl Keys {
         format!("{}:sessions", self.prefix)
     }
 
-    /// One owner's live sessions (the owner's bound). Sessions of no principal have no such set:
-    /// they count against the store's bound alone.
-    pub(crate) fn owner_sessions(&self, owner: &str) -> String {
-        format!("{}:sessions:owner:{owner}", self.prefix)
+    /// One client's live sessions (the per-client bound), by the sessions' counted key. Sessions
+    /// counted under no key have no such set: they count against the store's bound alone.
+    pub(crate) fn client_sessions(&self, client: &str) -> String {
+        format!("{}:sessions:client:{client}", self.prefix)
     }
 
     /// The channel of changes.
@@ -123,7 +123,7 @@ mod tests {
             keys.session("s"),
             keys.pending("s"),
             keys.sessions(),
-            keys.owner_sessions("o"),
+            keys.client_sessions("o"),
         ] {
             assert!(name.starts_with("p:"), "{name}");
         }
@@ -133,8 +133,8 @@ mod tests {
     #[test]
     fn no_valid_session_id_names_another_kinds_key() {
         let keys = Keys::new("p");
-        let others = [keys.sessions(), keys.owner_sessions("o")];
-        for id in ["x:pending", "s", ":", "sessions", "x:session:y", "owner:o"] {
+        let others = [keys.sessions(), keys.client_sessions("o")];
+        for id in ["x:pending", "s", ":", "sessions", "x:session:y", "client:o"] {
             assert!(valid_id(id));
             for other in &others {
                 assert_ne!(&keys.session(id), other, "{id}");

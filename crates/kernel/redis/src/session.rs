@@ -4,8 +4,8 @@
 //!
 //! | operation | Redis round trips | how |
 //! |---|---|---|
-//! | `create` | 1 | `session_create.lua`: sweep both sets by score (expired sessions count no more), both bounds (a session of no principal: the total alone, in no owner's set), store the hash (`PEXPIREAT` at the idle expiry), index — atomically |
-//! | `resume` | 1 | `session_resume.lua`: the record, its expiry pushed on its key and in both sets — if it is the requesting owner's; another owner's is nil and untouched |
+//! | `create` | 1 | `session_create.lua`: sweep both sets by score (expired sessions count no more), both bounds (per client, by the record's counted key — its principal's digest, else its address's; a session counted under no key: the total alone, in no client's set), store the hash (`PEXPIREAT` at the idle expiry) with the owner's digest, index — atomically |
+//! | `resume` | 1 | `session_resume.lua`: the record, its expiry pushed on its key and in both sets — if it is the requesting owner's (compared with the hash's owner digest, never with the client it is counted against); another owner's is nil and untouched |
 //! | `edit` | 2 per attempt | `session_read.lua`, the edit in Rust, `session_swap.lua` (compare-and-swap on the record's SHA-1), at most [`MAX_SWAP_ATTEMPTS`] attempts; none when the edit changes nothing |
 //! | `end` | 1 | `session_end.lua`: the record, its waiting requests and both set entries, and, if it was live, `ended` published so that every instance ends the session's waits |
 //! | `expect` | 1 | `session_expect.lua` (`replies.rs`) |
@@ -124,18 +124,19 @@ impl RedisSessionStore {
         let shared = &self.shared;
         let keys = &shared.keys;
         let id = record.id.as_str();
-        if !valid_id(id) || !record.owner.as_deref().is_none_or(valid_id) {
+        let (owner, counted) = (record.owner.as_deref(), record.counted_key());
+        if !valid_id(id) || !owner.is_none_or(valid_id) || !counted.is_none_or(valid_id) {
             return Err(StoreError::Failed(
-                "a session id or owner digest that is not 1 to 128 visible ASCII characters".into(),
+                "a session id, owner or client digest that is not 1 to 128 visible ASCII characters".into(),
             )
             .into());
         }
         let bytes = encode(&record)?;
         let (session, every) = (keys.session(id), keys.sessions());
-        // A session of no principal has no owner's set: it counts against the total alone.
-        let owners = record.owner.as_deref().map(|owner| keys.owner_sessions(owner));
+        // Counted against its client's set; a session counted under no key has none: the total alone.
+        let clients = counted.map(|client| keys.client_sessions(client));
         let mut names = vec![session.as_str(), every.as_str()];
-        names.extend(owners.as_deref());
+        names.extend(clients.as_deref());
         let answer = shared
             .link
             .script(
@@ -148,12 +149,13 @@ impl RedisSessionStore {
                     record.expires_at_ms.to_string().as_bytes(),
                     limits.per_owner.to_string().as_bytes(),
                     limits.total.to_string().as_bytes(),
+                    owner.unwrap_or_default().as_bytes(),
                 ],
             )
             .await?;
         match word(&answer) {
             Some("ok") => Ok(()),
-            Some("owner") => Err(SessionError::OwnerFull),
+            Some("client") => Err(SessionError::OwnerFull),
             Some("total") => Err(SessionError::Full),
             Some("exists") => {
                 Err(StoreError::Failed("a session with this id is stored already".into()).into())
@@ -175,15 +177,14 @@ impl RedisSessionStore {
         }
         let keys = &self.shared.keys;
         let expiry = now_ms.saturating_add(millis(limits.idle));
-        // The script compares owners by the name of the owner's set, which the hash keeps.
-        let owners = owner.map(|owner| keys.owner_sessions(owner)).unwrap_or_default();
+        // The script compares the owner's digest the hash keeps ('' for no principal).
         let answer = self
             .shared
             .link
             .script(
                 &SESSION_RESUME,
                 &[&keys.session(id), &keys.sessions()],
-                &[id.as_bytes(), expiry.to_string().as_bytes(), owners.as_bytes()],
+                &[id.as_bytes(), expiry.to_string().as_bytes(), owner.unwrap_or_default().as_bytes()],
             )
             .await?;
         match answer {
@@ -191,7 +192,7 @@ impl RedisSessionStore {
             Value::BulkString(bytes) => {
                 let mut record = decode(id, &bytes)?;
                 if record.owner.as_deref() != owner {
-                    // The hash names one owner's set and the record another: written by someone else.
+                    // The hash names one owner and the record another: written by someone else.
                     return Err(StoreError::Failed("a stored session record names another owner".into()));
                 }
                 record.expires_at_ms = expiry;

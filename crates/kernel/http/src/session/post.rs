@@ -152,7 +152,7 @@ async fn initialize(post: Post<'_>, server: &Server, message: Envelope) -> Respo
         return refusal.into_response(version);
     };
     let capabilities = capabilities.unwrap_or_else(|| json!({}));
-    // Counted against its client (the principal, else the address), bound to its principal alone.
+    // Counted against its client (the owner, else the address prefix), bound to its owner alone.
     let quota = client.session_quota(owner.as_deref());
     let record =
         SessionRecord::new(session.clone(), owner, agreed, capabilities, now_ms(), policy.limits.idle)

@@ -194,7 +194,7 @@ async fn a_legacy_session_costs_redis_under_one_and_a_half_kilobytes() {
         ("Qm9vdHN0cmFwcGVkLXNlc3Npb24taWQtMDAwMDAwMDE", "Qm9vdHN0cmFwcGVkLXNlc3Npb24taWQtMDAwMDAwMDI");
     store.create(crate::support::session(first, Some(owner), limits.idle), &limits).await.unwrap();
     let sets =
-        ["m:sessions".to_owned(), format!("m:sessions:owner:{owner}"), format!("m:sessions:owner:{other}")];
+        ["m:sessions".to_owned(), format!("m:sessions:client:{owner}"), format!("m:sessions:client:{other}")];
     let before = usage(&mut admin, &sets[..2]).await;
     // The sets' growth from one more session, of another owner: its entry in all, its owner's set.
     store.create(crate::support::session(second, Some(other), limits.idle), &limits).await.unwrap();

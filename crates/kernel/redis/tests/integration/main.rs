@@ -13,6 +13,7 @@ mod races;
 mod replies;
 mod router;
 mod security;
+mod session_clients;
 mod sessions;
 mod store;
 mod support;

@@ -145,9 +145,10 @@ async fn the_bounds_hold_across_two_instances_at_their_exact_numbers_and_a_secon
     assert!(raced.iter().all(|outcome| matches!(outcome, Ok(()) | Err(SessionError::Full))));
 }
 
+/// A session with neither an owner nor a quota (a transport that names no client): the total alone.
 #[tokio::test]
 #[ignore = "needs redis-server (cargo xtask edge redis)"]
-async fn sessions_of_no_principal_count_against_the_total_only() {
+async fn sessions_of_no_principal_and_no_client_count_against_the_total_only() {
     let redis = server();
     let a = instance(config(&redis)).await.session_store();
     let b = instance(config(&redis)).await.session_store();
@@ -186,7 +187,7 @@ async fn an_idle_session_expires_in_redis_itself_each_resume_pushes_it_and_an_ex
     assert_eq!(resumed.expires_at_ms, now + 800);
     let at: u64 = query(&redis, &mut expiry_of("mcp-kernel:session:e1")).await;
     assert_eq!(at, now + 800, "pushed in Redis");
-    for set in ["mcp-kernel:sessions", "mcp-kernel:sessions:owner:alice"] {
+    for set in ["mcp-kernel:sessions", "mcp-kernel:sessions:client:alice"] {
         let score: u64 = query(&redis, redis::cmd("ZSCORE").arg(set).arg("e1")).await;
         assert_eq!(score, now + 800, "{set}: the bound's entry is pushed too");
     }
@@ -211,7 +212,7 @@ async fn an_idle_session_expires_in_redis_itself_each_resume_pushes_it_and_an_ex
         "an expired one counts no more"
     );
     let owners: Vec<String> =
-        query(&redis, redis::cmd("ZRANGE").arg("mcp-kernel:sessions:owner:alice").arg(0).arg(-1)).await;
+        query(&redis, redis::cmd("ZRANGE").arg("mcp-kernel:sessions:client:alice").arg(0).arg(-1)).await;
     assert_eq!(owners, ["e2"], "swept from the owner's set");
     let gone =
         eventually(Duration::from_secs(3), || async { keys(&redis).await == ["mcp-kernel:sessions"] }).await;
@@ -235,8 +236,9 @@ async fn another_principals_resume_is_none_and_leaves_the_expiry_as_it_was() {
                 .push(query(&redis, redis::cmd("PEXPIRETIME").arg(format!("mcp-kernel:session:{id}"))).await);
             found.push(query(&redis, redis::cmd("ZSCORE").arg("mcp-kernel:sessions").arg(id)).await);
         }
-        found.push(query(&redis, redis::cmd("ZSCORE").arg("mcp-kernel:sessions:owner:alice").arg("s")).await);
-        found.push(query(&redis, redis::cmd("PEXPIRETIME").arg("mcp-kernel:sessions:owner:alice")).await);
+        found
+            .push(query(&redis, redis::cmd("ZSCORE").arg("mcp-kernel:sessions:client:alice").arg("s")).await);
+        found.push(query(&redis, redis::cmd("PEXPIRETIME").arg("mcp-kernel:sessions:client:alice")).await);
         found
     };
     let before = expiries().await;
@@ -297,7 +299,7 @@ fn tricky_ids() -> Vec<String> {
     let ids = [
         "x:pending",
         "sessions",
-        "sessions:owner:alice",
+        "sessions:client:alice",
         "*",
         "?",
         "[a-z]",
@@ -379,6 +381,8 @@ async fn hostile_session_ids_reach_their_own_keys_and_invalid_ones_reach_redis_n
     }
     let bad_owner = ps.create(session("fine", Some("an owner with spaces"), MINUTE), &limits).await;
     assert!(failed(&bad_owner));
+    let bad_client = session("fine", None, MINUTE).counted_as(Some("a client with spaces".into()));
+    assert!(failed(&ps.create(bad_client, &limits).await));
     assert_eq!(p.round_trips(), before, "nothing was sent");
 }
 

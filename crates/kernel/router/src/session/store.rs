@@ -10,10 +10,10 @@
 //! expire when idle, and bound how many server-to-client requests wait on each.
 //!
 //! Threat: **one client starving the others**. The per-client bound counts sessions by
-//! [`SessionRecord::quota`], the client that opened the session as the transport names it — the
-//! principal's digest when there is one, else a digest of the client's address — so a host whose
-//! `authorize` names nobody still holds each address to its bound, and no client can take the whole
-//! total. A session stays *bound* only to its owner (the principal): binding it to an address would
+//! [`SessionRecord::counted_key`], the client that opened the session as the transport names it — the
+//! principal's digest when there is one, else its [`quota`](SessionRecord::quota), over HTTP a digest
+//! of the client's address prefix — so a host whose `authorize` names nobody still holds each address
+//! to its bound, and no client can take the whole total. A session stays *bound* only to its owner (the principal): binding it to an address would
 //! refuse a client that changes networks (a laptop moving from Wi-Fi to a phone's connection).
 
 use std::collections::BTreeSet;
@@ -49,10 +49,11 @@ pub struct SessionRecord {
     /// session's notifications (`None`: none opened yet). Absent from a record stored without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<String>,
-    /// The client the session is counted against for [`SessionLimits::per_owner`], as a digest the
-    /// transport computes (the principal's when there is one, else its address's); `None`: counted by
-    /// [`owner`](SessionRecord::owner), and with no owner either against [`SessionLimits::total`]
-    /// alone. Never compared to admit a request: only [`owner`](SessionRecord::owner) binds the session.
+    /// The client the session is counted against for [`SessionLimits::per_owner`] when that is not
+    /// its owner, as a digest the transport computes (over HTTP: its address prefix's, for a session
+    /// of no principal); `None`: counted by [`owner`](SessionRecord::owner), and with no owner either
+    /// against [`SessionLimits::total`] alone. Never compared to admit a request: only
+    /// [`owner`](SessionRecord::owner) binds the session. Absent from a record stored without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quota: Option<String>,
 }
