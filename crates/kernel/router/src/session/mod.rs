@@ -13,7 +13,7 @@
 //! * [`SessionStore`] (`store.rs`): where an HTTP transport keeps its legacy sessions — in process by
 //!   default, in a shared engine (Redis) when many instances serve one endpoint — and through which a
 //!   client's answer POSTed to one instance reaches the instance waiting for it;
-//!   [`InProcessSessionStore`](memory::InProcessSessionStore) (`memory.rs`) is the default.
+//!   [`InProcessSessionStore`](memory::InProcessSessionStore) (`memory/`) is the default.
 //!
 //! A transport attaches the session a request is served in with
 //! [`Inbound::stored_session`](crate::transport::Inbound::stored_session) (`stored.rs`), and opens the
