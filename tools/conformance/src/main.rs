@@ -10,24 +10,18 @@ mod live;
 mod tasks;
 
 use mcp_kernel::http::{AllowedOrigins, LegacySessions, McpHttp};
-use mcp_kernel::router::sessions::SessionLimits;
 
-/// How the harness keeps `2025-11-25` clients: in sessions, in this process, at the default bounds but
-/// one (below).
+/// How the harness keeps `2025-11-25` clients: in sessions, in this process, at the default bounds.
 ///
 /// A session is what the suite's scenarios that ask the client (`tools-call-sampling`,
 /// `tools-call-elicitation`, `elicitation-sep1034-defaults`, `elicitation-sep1330-enums`) and that
 /// subscribe (`resources-subscribe`, `resources-unsubscribe`) need: the kernel asks a legacy client for
 /// the tools of `asking/mod.rs`, which are written once the `2026-07-28` way, and keeps the
-/// subscriptions; `server-sse-multiple-streams` needs the session id.
-///
-/// Sessions are counted per client, and here every client is the suite on 127.0.0.1 (no principal, one
-/// address), which opens a session for each of its scenarios, more than the default 16 in one run
-/// within the idle time: the per-client bound is raised to the store's.
+/// subscriptions; `server-sse-multiple-streams` needs the session id. The suite names no principal, so
+/// its sessions count against its address, 127.0.0.1, at the default 16 per client: a whole run stays
+/// within it.
 fn legacy_sessions() -> LegacySessions {
-    let mut limits = SessionLimits::default();
-    limits.per_owner = limits.total;
-    LegacySessions::in_process().limits(limits)
+    LegacySessions::in_process()
 }
 
 fn port_from_args() -> Result<u16, String> {
