@@ -207,3 +207,21 @@ fn an_answer_is_read_while_every_in_flight_place_waits_on_the_client() {
     assert_eq!(text(&server.answer(&json!(3))), "Hello, Cy!");
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
 }
+
+#[test]
+fn no_question_is_sent_before_the_client_sends_initialized() {
+    let mut server = Server::start_example("asking", &[]);
+    let params = json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+                        "clientInfo": {"name": "legacy", "version": "1"}});
+    server.send(&bare(100, "initialize", params));
+    server.answer(&json!(100));
+    server.send(&call(1, "greet"));
+    let response = server.expect();
+    assert_eq!(response["id"], 1, "no elicitation/create before notifications/initialized: {response}");
+    assert_eq!(response["error"]["code"], -32021, "{response}");
+    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    server.send(&call(2, "greet"));
+    let (id, _) = question(&mut server);
+    server.send(&answer(&id, json!({"name": "Ada"})));
+    assert_eq!(text(&server.answer(&json!(2))), "Hello, Ada!");
+}
