@@ -203,16 +203,17 @@ impl ClientChannel for Client {
         let line =
             Line::notification(&json!({"jsonrpc": "2.0", "id": &id, "method": method, "params": params}));
         let wait = shared.wait;
-        let pending =
-            Pending { shared, id, reason: "the request that needed the answer was cancelled", lent: false };
+        // Nothing to tell the client until the request is written (a cancellation names only a request
+        // the client was sent).
+        let pending = Pending { shared, id, reason: "", lent: false };
         Box::pin(async move {
             // The whole guard moves into the future: it goes when the future does.
             let mut pending = pending;
             if lines.send(line).await.is_err() {
-                pending.reason = "";
                 return Err(ClientFault::Closed);
             }
             drop(lines);
+            pending.reason = "the request that needed the answer was cancelled";
             // Its place is lent back while it waits: the answer may be read after another request.
             pending.shared.lend();
             pending.lent = true;
@@ -235,7 +236,7 @@ impl ClientChannel for Client {
 struct Pending {
     shared: Arc<Shared>,
     id: String,
-    /// Why it is cancelled, when it is (empty: the output is gone, tell nobody).
+    /// Why it is cancelled, when it is (empty: never queued for the client, tell nobody).
     reason: &'static str,
     /// Whether the request's place was lent while it waited.
     lent: bool,
@@ -374,5 +375,19 @@ mod tests {
         let _ = waiting.await;
         assert_eq!(places.available_permits(), 1, "the bound again: one place");
         assert_eq!(client.waiting(), 0);
+    }
+    #[tokio::test]
+    async fn a_question_never_written_is_never_cancelled_to_the_client() {
+        // The writer's queue is full: the question waits to be queued, and its request is cancelled.
+        let (lines, mut queue) = mpsc::channel(1);
+        lines.try_send(Line::notification(&json!({"first": true}))).expect("room for one line");
+        let client = client(lines, 4, Duration::from_secs(30));
+        let asking = tokio::spawn(client.request("roots/list", json!({})));
+        tokio::task::yield_now().await;
+        assert_eq!(sent(queue.recv().await), json!({"first": true}));
+        asking.abort();
+        assert!(asking.await.is_err(), "aborted");
+        assert_eq!(client.waiting(), 0);
+        assert!(queue.try_recv().is_err(), "no notifications/cancelled names a request never sent");
     }
 }
