@@ -13,7 +13,8 @@
 //!   `<name> likes <colour>`.
 //!
 //! Options: `--client-wait-ms N` (`StdioOptions::client_wait`), `--max-client-requests N`
-//! (`StdioOptions::max_client_requests`). Logs go to stderr (`RUST_LOG=debug`).
+//! (`StdioOptions::max_client_requests`), `--max-in-flight N` (`StdioOptions::max_in_flight`). Logs go
+//! to stderr (`RUST_LOG=debug`).
 
 use std::time::Duration;
 
@@ -33,7 +34,14 @@ fn options() -> Result<StdioOptions, String> {
             ("--max-client-requests", Some(n)) => {
                 options.max_client_requests(usize::try_from(n).map_err(|e| e.to_string())?)
             }
-            _ => return Err("usage: asking [--client-wait-ms N] [--max-client-requests N]".into()),
+            ("--max-in-flight", Some(n)) => {
+                options.max_in_flight(usize::try_from(n).map_err(|e| e.to_string())?)
+            }
+            _ => {
+                return Err(
+                    "usage: asking [--client-wait-ms N] [--max-client-requests N] [--max-in-flight N]".into(),
+                );
+            }
         };
     }
     Ok(options)

@@ -15,6 +15,12 @@
 //! * **Bounds.** At most [`StdioOptions::max_client_requests`](crate::StdioOptions::max_client_requests)
 //!   wait at once (past it: [`ClientFault::Busy`]), each for at most
 //!   [`StdioOptions::client_wait`](crate::StdioOptions::client_wait) (then [`ClientFault::TimedOut`]).
+//! * **Places.** The answer is read in order, so a request waiting for it must not hold one of the
+//!   session's [`max_in_flight`](crate::StdioOptions::max_in_flight) places: with every place held by a
+//!   request waiting for the client, the next request read would wait for a place, and the answers
+//!   behind it would never be read. While it waits, a request lends its place back; when the wait
+//!   ends it takes one again (when none is free at once, the next free one is forgotten instead), so
+//!   at most `max_in_flight + max_client_requests` requests are ever served.
 //! * **Giving up.** A request whose waiter is dropped (the client cancelled the request that needed
 //!   it) or whose wait ran out is forgotten and the client told with `notifications/cancelled` naming
 //!   its id and why. When the connection ends (end of input, `shutdown`, a failed output) every waiting
@@ -29,7 +35,7 @@ use mcp_kernel_router::BoxFuture;
 use mcp_kernel_router::transport::{ClientChannel, ClientFault, LegacySession};
 use mcp_kernel_wire::ErrorObject;
 use serde_json::{Map, Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use crate::writer::Line;
 
@@ -54,6 +60,29 @@ struct Shared {
     wait: Duration,
     /// Where `initialize` left the client's capabilities.
     session: LegacySession,
+    /// The session's `max_in_flight` places: a request waiting for its answer lends one back.
+    places: Arc<Semaphore>,
+    /// Places lent and due back that were not free when they were due: the next free ones are forgotten.
+    owed: Mutex<usize>,
+}
+
+impl Shared {
+    /// A request waits for its answer: its place is lent back (first against a place still owed).
+    fn lend(&self) {
+        let mut owed = lock(&self.owed);
+        if *owed > 0 {
+            *owed -= 1;
+        } else {
+            self.places.add_permits(1);
+        }
+    }
+
+    /// The wait is over: a free place is taken back, or owed until one is.
+    fn take_back(&self) {
+        let mut owed = lock(&self.owed);
+        *owed += 1;
+        *owed -= self.places.forget_permits(*owed);
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -85,10 +114,12 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
-    /// The channel of a connection writing to `lines`, within its bounds.
+    /// The channel of a connection writing to `lines`, within its bounds; `places` are the session's
+    /// `max_in_flight` places.
     pub(crate) fn new(
         lines: mpsc::Sender<Line>,
         session: LegacySession,
+        places: Arc<Semaphore>,
         max_waiting: usize,
         wait: Duration,
     ) -> Self {
@@ -100,6 +131,8 @@ impl Client {
             max_waiting,
             wait,
             session,
+            places,
+            owed: Mutex::new(0),
         };
         Self { shared: Arc::new(shared) }
     }
@@ -170,15 +203,20 @@ impl ClientChannel for Client {
         let line =
             Line::notification(&json!({"jsonrpc": "2.0", "id": &id, "method": method, "params": params}));
         let wait = shared.wait;
-        let pending = Pending { shared, id, reason: "the request that needed the answer was cancelled" };
+        // Nothing to tell the client until the request is written (a cancellation names only a request
+        // the client was sent).
+        let pending = Pending { shared, id, reason: "", lent: false };
         Box::pin(async move {
             // The whole guard moves into the future: it goes when the future does.
             let mut pending = pending;
             if lines.send(line).await.is_err() {
-                pending.reason = "";
                 return Err(ClientFault::Closed);
             }
             drop(lines);
+            pending.reason = "the request that needed the answer was cancelled";
+            // Its place is lent back while it waits: the answer may be read after another request.
+            pending.shared.lend();
+            pending.lent = true;
             match tokio::time::timeout(wait, answered).await {
                 Ok(Ok(answer)) => answer,
                 // The connection ended (`close`).
@@ -194,16 +232,21 @@ impl ClientChannel for Client {
 }
 
 /// A request sent and not yet settled: when it goes (answered, given up or dropped) its id is
-/// forgotten, and if it was still waiting the client is told it was cancelled.
+/// forgotten, its place taken back, and if it was still waiting the client is told it was cancelled.
 struct Pending {
     shared: Arc<Shared>,
     id: String,
-    /// Why it is cancelled, when it is (empty: the output is gone, tell nobody).
+    /// Why it is cancelled, when it is (empty: never queued for the client, tell nobody).
     reason: &'static str,
+    /// Whether the request's place was lent while it waited.
+    lent: bool,
 }
 
 impl Drop for Pending {
     fn drop(&mut self) {
+        if self.lent {
+            self.shared.take_back();
+        }
         if lock(&self.shared.waiting).remove(&self.id).is_none() || self.reason.is_empty() {
             return;
         }
@@ -221,7 +264,7 @@ mod tests {
     use super::*;
 
     fn client(lines: mpsc::Sender<Line>, max: usize, wait: Duration) -> Client {
-        Client::new(lines, LegacySession::new().0, max, wait)
+        Client::new(lines, LegacySession::new().0, Arc::new(Semaphore::new(1)), max, wait)
     }
 
     fn object(value: Value) -> Map<String, Value> {
@@ -307,5 +350,44 @@ mod tests {
             None,
             "the queue is released, nothing cancelled"
         );
+    }
+    #[tokio::test(start_paused = true)]
+    async fn a_request_lends_its_place_while_it_waits_and_takes_one_back() {
+        let (lines, mut queue) = mpsc::channel(8);
+        let places = Arc::new(Semaphore::new(1));
+        let client =
+            Client::new(lines, LegacySession::new().0, Arc::clone(&places), 4, Duration::from_secs(5));
+        let held = Arc::clone(&places).try_acquire_owned().expect("the request's own place");
+        let asking = tokio::spawn(client.request("roots/list", json!({})));
+        let id = sent(queue.recv().await)["id"].clone();
+        assert_eq!(places.available_permits(), 1, "lent while it waits");
+        let other = Arc::clone(&places).try_acquire_owned().expect("another request takes the lent place");
+        client.deliver(object(json!({"jsonrpc": "2.0", "id": id, "result": {"roots": []}})));
+        assert_eq!(asking.await.unwrap(), Ok(json!({"roots": []})));
+        assert_eq!(places.available_permits(), 0, "nothing was free: the place is owed");
+        drop(other);
+        drop(held);
+        // The next place due back settles the debt first: one request waits, no place is added.
+        let waiting = tokio::spawn(client.request("roots/list", json!({})));
+        sent(queue.recv().await);
+        assert_eq!(places.available_permits(), 2, "two freed, the lend paid the one owed");
+        waiting.abort();
+        let _ = waiting.await;
+        assert_eq!(places.available_permits(), 1, "the bound again: one place");
+        assert_eq!(client.waiting(), 0);
+    }
+    #[tokio::test]
+    async fn a_question_never_written_is_never_cancelled_to_the_client() {
+        // The writer's queue is full: the question waits to be queued, and its request is cancelled.
+        let (lines, mut queue) = mpsc::channel(1);
+        lines.try_send(Line::notification(&json!({"first": true}))).expect("room for one line");
+        let client = client(lines, 4, Duration::from_secs(30));
+        let asking = tokio::spawn(client.request("roots/list", json!({})));
+        tokio::task::yield_now().await;
+        assert_eq!(sent(queue.recv().await), json!({"first": true}));
+        asking.abort();
+        assert!(asking.await.is_err(), "aborted");
+        assert_eq!(client.waiting(), 0);
+        assert!(queue.try_recv().is_err(), "no notifications/cancelled names a request never sent");
     }
 }

@@ -185,8 +185,10 @@ impl StdioOptions {
     /// reaches a host that asks for input (`elicitation/create`, `sampling/createMessage`,
     /// `roots/list`), the core sends those requests to the client over this connection; one past the
     /// bound is not sent, and the request that needed it is answered -32000 with `data`
-    /// `{"fault": "busy"}`. A request waiting for an answer keeps its
-    /// [`max_in_flight`](Self::max_in_flight) place, and the client's answer needs none.
+    /// `{"fault": "busy"}`. A request waiting for an answer lends its
+    /// [`max_in_flight`](Self::max_in_flight) place back while it waits, and the client's answer needs
+    /// none: answers are read in order, and one behind a request waiting for a place would never be
+    /// read. So at most `max_in_flight` plus this many requests are served at once.
     pub fn max_client_requests(mut self, requests: usize) -> Self {
         self.max_client_requests = requests.max(1);
         self

@@ -143,15 +143,21 @@ impl Session {
         lines: mpsc::Sender<Line>,
     ) -> (Self, LegacyNotifications) {
         let (legacy, notifications) = LegacySession::new();
-        let client =
-            Client::new(lines.clone(), legacy.clone(), bounds.max_client_requests, bounds.client_wait);
+        let permits = Arc::new(Semaphore::new(bounds.max_in_flight));
+        let client = Client::new(
+            lines.clone(),
+            legacy.clone(),
+            Arc::clone(&permits),
+            bounds.max_client_requests,
+            bounds.client_wait,
+        );
         let session = Self {
             live,
             extensions: bounds.extensions,
             lines,
             tasks: JoinSet::new(),
             in_flight: Arc::default(),
-            permits: Arc::new(Semaphore::new(bounds.max_in_flight)),
+            permits,
             listens: Arc::new(Listens::new(bounds.max_listens)),
             draining: watch::Sender::new(false),
             legacy,
@@ -164,7 +170,9 @@ impl Session {
     ///
     /// A message to be served waits for a permit before anything more is read, so at most `max_in_flight`
     /// requests are served and one more is held; cancellations, refusals, listens (which hold places of
-    /// their own) and `shutdown`/`exit` need none.
+    /// their own), `shutdown`/`exit` and the client's answers need none. A request waiting for the
+    /// client's answer lends its permit back meanwhile ([`crate::client`]), so that the answer is never
+    /// stuck behind a request waiting for a permit.
     pub(crate) async fn read<R: AsyncBufRead + Unpin>(&mut self, frames: &mut FrameReader<R>) -> Ended {
         loop {
             self.reap();

@@ -17,6 +17,7 @@
 //! that silently stopped delivering would break the client's cache.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_channel::oneshot;
@@ -48,6 +49,9 @@ struct Shared {
     pending: Mutex<Option<Opened>>,
     /// The capabilities the client declared in its first `initialize` (an object), if any.
     capabilities: Mutex<Option<Arc<Value>>>,
+    /// The client sent `notifications/initialized`: the server may send it requests (2025-11-25
+    /// lifecycle: none but pings and logging before).
+    ready: AtomicBool,
 }
 
 /// What the core hands the reading half when the session opens.
@@ -72,6 +76,7 @@ impl LegacySession {
             opening,
             pending: Mutex::default(),
             capabilities: Mutex::default(),
+            ready: AtomicBool::new(false),
         });
         (
             LegacySession { shared: Arc::clone(&shared) },
@@ -91,6 +96,7 @@ impl LegacySession {
 
     /// The client sent `notifications/initialized`: the session's notifications flow from now on.
     pub(crate) fn initialized(&self) {
+        self.shared.ready.store(true, Ordering::Release);
         let opened = self.shared.pending.lock().unwrap_or_else(PoisonError::into_inner).take();
         let sender = match opened {
             Some(_) => self.shared.opening.lock().unwrap_or_else(PoisonError::into_inner).take(),
@@ -113,9 +119,15 @@ impl LegacySession {
         }
     }
 
-    /// The capabilities the client declared in its `initialize` (`None` before one, or when it declared
-    /// none): what a transport's [`ClientChannel`](crate::transport::ClientChannel) reports.
+    /// The capabilities the client declared in its `initialize`, once it has sent
+    /// `notifications/initialized` (`None` before, or when it declared none): what a transport's
+    /// [`ClientChannel`](crate::transport::ClientChannel) reports. The server sends a client no request
+    /// but pings and logging before that notification (2025-11-25 lifecycle), so until then nothing is
+    /// asked of it.
     pub fn client_capabilities(&self) -> Option<Arc<Value>> {
+        if !self.shared.ready.load(Ordering::Acquire) {
+            return None;
+        }
         self.shared.capabilities.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 

@@ -44,8 +44,9 @@ pub enum ClientFault {
 /// Attached to a message with [`Inbound::client`](crate::transport::Inbound::client). Only the core's
 /// bridge uses it, and only for a `2025-11-25` request whose host asked for input.
 pub trait ClientChannel: Send + Sync + 'static {
-    /// The capabilities the client declared in its `initialize` (`None`: none known, so nothing is
-    /// asked of it).
+    /// The capabilities the client declared in its `initialize`, once it has sent
+    /// `notifications/initialized` (`None`: none known, or not yet initialized, so nothing is asked of
+    /// it: the 2025-11-25 lifecycle allows the server no other request than pings before that).
     fn capabilities(&self) -> Option<Arc<Value>>;
 
     /// Sends `method` with `params` to the client as a JSON-RPC request (the channel mints its id) and

@@ -11,6 +11,8 @@
 //!   minor change 11): the bridge mints one, 128 random bits, unique to the request.
 //! * A tool offered to sampling needs an object `inputSchema` in both, and an object `outputSchema`
 //!   (when present) in `2025-11-25` only.
+//! * A sampling message's `tool_result` block carries an object `structuredContent` (when present) in
+//!   `2025-11-25`; `2026-07-28` takes any value.
 //!
 //! Threat: a host's request the client's revision cannot express would reach the client malformed, and
 //! the client would answer with an error of its own or, worse, misread it. Anything outside the shared
@@ -20,7 +22,9 @@
 
 use serde_json::{Map, Value, json};
 
-use mcp_kernel_wire::types::{ElicitRequestParams, InputRequest};
+use mcp_kernel_wire::types::{
+    ElicitRequestParams, InputRequest, SamplingContent, SamplingContentBlock, SamplingMessage,
+};
 
 /// Why a host's request cannot be sent to a `2025-11-25` client: a fixed description, for the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +58,11 @@ pub(crate) fn legacy_params(request: &InputRequest) -> Result<Value, Inexpressib
                     "a sampling tool's inputSchema or outputSchema is not an object schema, as 2025-11-25 requires",
                 ));
             }
+            if !params.messages.iter().all(object_tool_results) {
+                return Err(Inexpressible(
+                    "a sampling tool_result's structuredContent is not an object, as 2025-11-25 requires",
+                ));
+            }
             encode(serde_json::to_value(params))
         }
         InputRequest::ListRoots(Some(params)) => encode(serde_json::to_value(params)),
@@ -67,6 +76,20 @@ fn elicitation_id() -> Option<String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).ok()?;
     Some(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+/// True when every `tool_result` block of `message` has no `structuredContent` or an object one.
+fn object_tool_results(message: &SamplingMessage) -> bool {
+    let blocks = match &message.content {
+        SamplingContent::Single(block) => std::slice::from_ref(block),
+        SamplingContent::Multiple(blocks) => blocks.as_slice(),
+    };
+    blocks.iter().all(|block| match block {
+        SamplingContentBlock::ToolResult(result) => {
+            result.structured_content.as_ref().is_none_or(Value::is_object)
+        }
+        _ => true,
+    })
 }
 
 /// A 2025-11-25 tool schema: `{"type": "object", "properties"?: {name: object}, "required"?: [string]}`.

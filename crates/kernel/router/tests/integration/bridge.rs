@@ -375,6 +375,8 @@ async fn a_legacy_initialize_remembers_the_clients_capabilities_in_its_session()
     };
     let inbound = || Inbound::new().session(&session);
     server.handle_inbound(initialize(json!("not an object")), inbound()).await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    server.handle_inbound(initialized, inbound()).await;
     assert_eq!(session.client_capabilities(), None, "only an object is remembered");
     server.handle_inbound(initialize(json!({"elicitation": {}})), inbound()).await;
     assert_eq!(session.client_capabilities().as_deref(), Some(&json!({"elicitation": {}})));
@@ -384,4 +386,19 @@ async fn a_legacy_initialize_remembers_the_clients_capabilities_in_its_session()
         Some(&json!({"elicitation": {}})),
         "the first stays"
     );
+}
+
+#[tokio::test]
+async fn a_legacy_session_reports_no_capabilities_before_notifications_initialized() {
+    let server = server();
+    let (session, _notifications) = LegacySession::new();
+    let inbound = || Inbound::new().session(&session);
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": LEGACY, "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "c", "version": "1"}}});
+    server.handle_inbound(initialize, inbound()).await;
+    assert_eq!(session.client_capabilities(), None, "nothing may be asked before initialized");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    server.handle_inbound(initialized, inbound()).await;
+    assert_eq!(session.client_capabilities().as_deref(), Some(&json!({"elicitation": {}})));
 }

@@ -49,6 +49,20 @@ async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
             ))),
         ),
         "sample" => ask("s", sampling(Some(json!({"type": "object"})))),
+        "sample_result" => {
+            // A conversation that already used the tool: its result's structuredContent as given.
+            let structured = call.arguments.get("structured").cloned().unwrap_or(Value::Null);
+            let messages = json!([
+                {"role": "user", "content": {"type": "text", "text": "q"}},
+                {"role": "assistant", "content": {"type": "tool_use", "id": "u1", "name": "lookup", "input": {}}},
+                {"role": "user", "content": [{"type": "tool_result", "toolUseId": "u1", "content": [],
+                                              "structuredContent": structured}]}
+            ]);
+            let messages = serde_json::from_value(messages).map_err(|_| ToolError::new("not in fixture"))?;
+            let InputRequest::Sampling(mut params) = sampling(None) else { unreachable!() };
+            params.messages = messages;
+            ask("s", InputRequest::Sampling(params))
+        }
         "sample_output" => ask("s", sampling(Some(json!({"type": "string"})))),
         "roots" => Ok(ToolOutput::input_required(InputRequired::new().list_roots("r"))),
         _ => Err(ToolError::new("not in fixture")),
@@ -58,7 +72,9 @@ async fn dispatch(call: ToolCall) -> Result<ToolOutput, ToolError> {
 fn server() -> Server {
     let form = ToolSpec::new("form", Mode::ReadOnly)
         .input_schema(json!({"type": "object", "properties": {"schema": {}}}));
-    let mut tools = vec![form];
+    let sample_result = ToolSpec::new("sample_result", Mode::ReadOnly)
+        .input_schema(json!({"type": "object", "properties": {"structured": {}}}));
+    let mut tools = vec![form, sample_result];
     tools.extend(["url", "sample", "sample_output", "roots"].map(|name| ToolSpec::new(name, Mode::ReadOnly)));
     Server::builder(Listing { tools, ..Listing::default() }).dispatch(dispatch).build().unwrap()
 }
@@ -184,6 +200,25 @@ async fn sampling_and_roots_keep_their_fields_and_results_come_back_typed() {
     let response = send(&channel, "roots", json!({})).await;
     assert_eq!(response["result"]["structuredContent"]["r"], roots, "{response}");
     assert_valid(LEGACY, "ListRootsRequest", &request(&channel));
+}
+
+#[tokio::test]
+async fn a_sampling_tool_result_whose_structured_content_2025_11_25_cannot_carry_is_refused() {
+    // 2025-11-25's ToolResultContent.structuredContent is an object; 2026-07-28 takes any value.
+    let answer = json!({"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"});
+    let channel = Scripted::always(Reply::Result(answer.clone()));
+    let response = send(&channel, "sample_result", json!({"structured": {"city": "Paris"}})).await;
+    assert_eq!(response["result"]["structuredContent"]["s"], answer, "{response}");
+    assert_valid(LEGACY, "CreateMessageRequest", &request(&channel));
+    for structured in [json!("Paris"), json!(["Paris"]), json!(7)] {
+        let channel = Scripted::always(Reply::Result(answer.clone()));
+        let response = send(&channel, "sample_result", json!({"structured": structured})).await;
+        assert_eq!(code(&response), -32603, "{structured}: {response}");
+        assert!(channel.methods().is_empty(), "nothing is sent: {structured}");
+        let block =
+            json!({"type": "tool_result", "toolUseId": "u1", "content": [], "structuredContent": structured});
+        assert!(!is_valid(LEGACY, "ToolResultContent", &block), "2025-11-25 refuses it too: {structured}");
+    }
 }
 
 #[tokio::test]

@@ -182,3 +182,46 @@ fn one_connections_questions_are_its_own() {
     first.send(&answer(&first_id, json!({"name": "Ada"})));
     assert_eq!(text(&first.answer(&json!(1))), "Hello, Ada!");
 }
+
+#[test]
+fn an_answer_is_read_while_every_in_flight_place_waits_on_the_client() {
+    // One place, taken by a request waiting for the client; the client sends another request before
+    // its answer. The answer must still be read (not held behind the second request until the bound).
+    let mut server =
+        start(&["--max-in-flight", "1", "--client-wait-ms", "120000"], json!({"elicitation": {}}));
+    let started = std::time::Instant::now();
+    server.send(&call(1, "greet"));
+    let (id, _) = question(&mut server);
+    server.send(&bare(2, "ping", json!({})));
+    assert_eq!(server.answer(&json!(2))["result"], json!({}), "served on the place the waiting one lent");
+    server.send(&answer(&id, json!({"name": "Ada"})));
+    assert_eq!(text(&server.answer(&json!(1))), "Hello, Ada!");
+    // Two tools waiting at once on one place, each answered in turn.
+    server.send(&call(3, "greet"));
+    let (first, _) = question(&mut server);
+    server.send(&call(4, "greet"));
+    let (second, _) = question(&mut server);
+    server.send(&answer(&second, json!({"name": "Bo"})));
+    assert_eq!(text(&server.answer(&json!(4))), "Hello, Bo!");
+    server.send(&answer(&first, json!({"name": "Cy"})));
+    assert_eq!(text(&server.answer(&json!(3))), "Hello, Cy!");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+}
+
+#[test]
+fn no_question_is_sent_before_the_client_sends_initialized() {
+    let mut server = Server::start_example("asking", &[]);
+    let params = json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+                        "clientInfo": {"name": "legacy", "version": "1"}});
+    server.send(&bare(100, "initialize", params));
+    server.answer(&json!(100));
+    server.send(&call(1, "greet"));
+    let response = server.expect();
+    assert_eq!(response["id"], 1, "no elicitation/create before notifications/initialized: {response}");
+    assert_eq!(response["error"]["code"], -32021, "{response}");
+    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    server.send(&call(2, "greet"));
+    let (id, _) = question(&mut server);
+    server.send(&answer(&id, json!({"name": "Ada"})));
+    assert_eq!(text(&server.answer(&json!(2))), "Hello, Ada!");
+}
