@@ -69,7 +69,7 @@ impl Keys {
         }
     }
 
-    /// A legacy session (a hash: its record and the name of its owner's set).
+    /// A legacy session (a hash: its record, its owner's digest and the name of its client's set).
     pub(crate) fn session(&self, id: &str) -> String {
         format!("{}:session:{id}", self.prefix)
     }
