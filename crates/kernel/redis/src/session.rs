@@ -73,41 +73,6 @@ fn decode(id: &str, bytes: &[u8]) -> Result<SessionRecord, StoreError> {
     Ok(record)
 }
 
-/// Applies `edit` to `record` within `limits`: whether it changed it.
-fn apply(
-    record: &mut SessionRecord,
-    edit: &SessionEdit,
-    limits: &SessionLimits,
-) -> Result<bool, SessionError> {
-    match edit {
-        SessionEdit::Subscribe(uri) => {
-            if record.subscriptions.contains(uri) {
-                return Ok(false);
-            }
-            if !record.admits_subscription(uri, limits) {
-                return Err(SessionError::SubscriptionsFull);
-            }
-            Ok(record.subscriptions.insert(uri.clone()))
-        }
-        SessionEdit::Unsubscribe(uri) => Ok(record.subscriptions.remove(uri)),
-        SessionEdit::LogLevel(level) => {
-            if record.log_level.as_deref() == Some(level.as_str()) {
-                return Ok(false);
-            }
-            record.log_level = Some(level.clone());
-            Ok(true)
-        }
-        SessionEdit::Stream(token) => {
-            if record.stream.as_deref() == Some(token.as_str()) {
-                return Ok(false);
-            }
-            record.stream = Some(token.clone());
-            Ok(true)
-        }
-        _ => Err(StoreError::Failed("an edit of a session this store does not know".into()).into()),
-    }
-}
-
 /// What a compare-and-swap of a record did.
 enum Swap {
     Done,
@@ -242,7 +207,7 @@ impl RedisSessionStore {
                 tokio::time::sleep(backoff(attempt)).await;
             }
             let Some((mut record, digest)) = self.read(id).await? else { return Ok(false) };
-            if !apply(&mut record, &edit, limits)? {
+            if !record.apply(&edit, limits)? {
                 return Ok(true);
             }
             match self.swap(&record, &digest).await? {
@@ -338,6 +303,14 @@ impl SessionStore for RedisSessionStore {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    fn apply(
+        record: &mut SessionRecord,
+        edit: &SessionEdit,
+        limits: &SessionLimits,
+    ) -> Result<bool, SessionError> {
+        record.apply(edit, limits)
+    }
 
     fn record() -> SessionRecord {
         SessionRecord::new("s", Some("d".into()), "2025-11-25", serde_json::json!({}), 0, Duration::ZERO)

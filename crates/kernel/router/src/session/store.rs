@@ -74,6 +74,25 @@ impl SessionRecord {
             && held.saturating_add(uri.len()) <= limits.subscription_bytes
     }
 
+    /// Applies `edit` within `limits`: whether it changed the record. Every store edits through it, so
+    /// a session follows the same rules in process and in a shared store.
+    pub fn apply(&mut self, edit: &SessionEdit, limits: &SessionLimits) -> Result<bool, SessionError> {
+        match edit {
+            SessionEdit::Subscribe(uri) => {
+                if self.subscriptions.contains(uri) {
+                    return Ok(false);
+                }
+                if !self.admits_subscription(uri, limits) {
+                    return Err(SessionError::SubscriptionsFull);
+                }
+                Ok(self.subscriptions.insert(uri.clone()))
+            }
+            SessionEdit::Unsubscribe(uri) => Ok(self.subscriptions.remove(uri)),
+            SessionEdit::LogLevel(level) => Ok(replace(&mut self.log_level, level)),
+            SessionEdit::Stream(token) => Ok(replace(&mut self.stream, token)),
+        }
+    }
+
     /// A new session, expiring `idle` after `now_ms` unless used again.
     pub fn new(
         id: impl Into<String>,
@@ -108,6 +127,15 @@ impl SessionRecord {
     pub fn counted_key(&self) -> Option<&str> {
         self.quota.as_deref().or(self.owner.as_deref())
     }
+}
+
+/// Sets `slot` to `value`: whether it held another value.
+fn replace(slot: &mut Option<String>, value: &str) -> bool {
+    if slot.as_deref() == Some(value) {
+        return false;
+    }
+    *slot = Some(value.to_owned());
+    true
 }
 
 /// A duration in whole milliseconds, saturating.

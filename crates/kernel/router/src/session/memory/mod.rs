@@ -194,20 +194,7 @@ impl InProcessSessionStore {
     fn edit_now(&self, id: &str, edit: SessionEdit, limits: &SessionLimits) -> Result<bool, SessionError> {
         let mut sessions = self.lock();
         let Some(entry) = sessions.live(id, now_ms()) else { return Ok(false) };
-        let record = &mut entry.record;
-        match edit {
-            SessionEdit::Subscribe(uri) => {
-                if !record.admits_subscription(&uri, limits) {
-                    return Err(SessionError::SubscriptionsFull);
-                }
-                record.subscriptions.insert(uri);
-            }
-            SessionEdit::Unsubscribe(uri) => {
-                record.subscriptions.remove(&uri);
-            }
-            SessionEdit::LogLevel(level) => record.log_level = Some(level),
-            SessionEdit::Stream(token) => record.stream = Some(token),
-        }
+        entry.record.apply(&edit, limits)?;
         Ok(true)
     }
 
