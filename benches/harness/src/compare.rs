@@ -1,5 +1,7 @@
-//! The comparison, the default scenario: HTTP throughput and latency, stdio pipelined throughput
-//! and peak RSS, stdio ping-pong latency, per server and round; its metrics, report and table.
+//! The comparison, the default scenario: the server's own CPU per request over HTTP, stdio
+//! pipelined and stdio ping-pong (the headline, with the large payloads' CPU per call), HTTP
+//! throughput and latency, stdio pipelined throughput and peak RSS, stdio ping-pong latency, per
+//! server and round; its metrics, report, table and headline.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -7,6 +9,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
+use super::headline::{PAYLOAD_TARGET, REQUEST_TARGET, headline};
 use super::options::Options;
 use super::report::{SATURATED_PCT, Tally, finish, git_commit, machine, median, number, spread};
 use super::servers::{Pinning, run_load, start_http, stdio_argv, stdio_needs_handshake};
@@ -25,12 +28,58 @@ const HANDSHAKE: &str = concat!(
     "\n"
 );
 
+/// One large payload of the comparison: an `echo` of a message this large, over stdio one call at
+/// a time and over HTTP/1.1 on one connection (the sizes of the `payload` curve).
+struct Payload {
+    /// The message's size in bytes.
+    bytes: usize,
+    /// The metric of its server CPU per stdio call.
+    stdio_key: &'static str,
+    /// The metric of its server CPU per HTTP call.
+    http_key: &'static str,
+    /// Measured and warm-up calls over stdio (halved with `--quick`).
+    stdio_calls: (u32, u32),
+}
+
+/// The large payloads: 64 KiB, and 1 MiB − 1 KiB (the most the kernel's default 1 MiB caps on a
+/// stdio line and an HTTP body take, with the rest of the request).
+const PAYLOADS: [Payload; 2] = [
+    Payload {
+        bytes: 64 << 10,
+        stdio_key: "stdio_64kib_cpu_us",
+        http_key: "http_64kib_cpu_us",
+        stdio_calls: (200, 20),
+    },
+    Payload {
+        bytes: (1 << 20) - (1 << 10),
+        stdio_key: "stdio_1mib_cpu_us",
+        http_key: "http_1mib_cpu_us",
+        stdio_calls: (24, 4),
+    },
+];
+
+/// The large payloads' HTTP warm-up and measured window, in seconds, and the same with `--quick`:
+/// short, so that the payload rows add about a third to the run.
+const PAYLOAD_HTTP_WINDOW: (f64, f64) = (0.25, 0.75);
+const PAYLOAD_HTTP_WINDOW_QUICK: (f64, f64) = (0.1, 0.3);
+
+/// The large payloads' HTTP warm-up and window, in seconds.
+fn payload_window(quick: bool) -> (f64, f64) {
+    if quick { PAYLOAD_HTTP_WINDOW_QUICK } else { PAYLOAD_HTTP_WINDOW }
+}
+
+/// Measured and warm-up stdio calls of `payload`.
+fn payload_calls(payload: &Payload, quick: bool) -> (u32, u32) {
+    let (n, warmup) = payload.stdio_calls;
+    if quick { (n / 2, warmup / 2) } else { (n, warmup) }
+}
+
 /// One measured quantity.
 struct Metric {
     key: &'static str,
     label: &'static str,
     unit: &'static str,
-    /// True when more is better (throughput); false for latency and memory.
+    /// True when more is better (throughput); false for latency, memory and CPU.
     higher_is_better: bool,
     /// False for the generator's own numbers: shown, but not compared.
     compared: bool,
@@ -40,11 +89,24 @@ const fn compared(key: &'static str, label: &'static str, unit: &'static str, hi
     Metric { key, label, unit, higher_is_better: higher, compared: true }
 }
 
+/// The server's own CPU time per request, in µs: lower is better.
+const fn cpu(key: &'static str, label: &'static str) -> Metric {
+    compared(key, label, "µs", false)
+}
+
 const fn generator(key: &'static str, label: &'static str) -> Metric {
     Metric { key, label, unit: "%", higher_is_better: false, compared: false }
 }
 
-const METRICS: [Metric; 10] = [
+/// The metrics in the order of the table: the server's CPU per request first.
+const METRICS: [Metric; 17] = [
+    cpu("http_cpu_us", "server CPU/req, HTTP 32 conn"),
+    cpu("stdio_cpu_us", "server CPU/req, stdio pipelined"),
+    cpu("latency_cpu_us", "server CPU/req, stdio ping-pong"),
+    cpu("stdio_64kib_cpu_us", "server CPU/call, 64 KiB, stdio"),
+    cpu("http_64kib_cpu_us", "server CPU/call, 64 KiB, HTTP"),
+    cpu("stdio_1mib_cpu_us", "server CPU/call, 1 MiB, stdio"),
+    cpu("http_1mib_cpu_us", "server CPU/call, 1 MiB, HTTP"),
     compared("http_rps", "HTTP throughput, 32 conn", "req/s", true),
     compared("http_p50_us", "HTTP latency p50", "µs", false),
     compared("http_p99_us", "HTTP latency p99", "µs", false),
@@ -57,8 +119,43 @@ const METRICS: [Metric; 10] = [
     generator("stdio_load_cpu_pct", "generator CPU, stdio pipelined"),
 ];
 
-/// The comparison proper: per round and server (interleaved), HTTP throughput and latency, stdio
-/// pipelined throughput and peak RSS, stdio ping-pong latency; the table, and [`OUTPUT`].
+/// What every run of a comparison needs.
+struct Bench<'a> {
+    pinning: &'a Pinning,
+    release: &'a Path,
+    load: &'a Path,
+    handshake: &'a Path,
+}
+
+impl Bench<'_> {
+    /// `bench-load http ARGS… --url URL --pid PID` against a fresh HTTP server of `binary`.
+    fn http(&self, binary: &str, args: &[&str]) -> Result<Value, String> {
+        start_http(self.pinning, &self.release.join(binary), &[]).and_then(|server| {
+            let pid = server.child.id().to_string();
+            let mut all = vec!["http", "--url", &server.url, "--pid", &pid];
+            all.extend_from_slice(args);
+            let result = run_load(&self.pinning.command(1, self.load, &all));
+            drop(server);
+            result
+        })
+    }
+
+    /// `bench-load ARGS… -- <binary> stdio` (with the handshake first when the server needs it).
+    fn stdio(&self, binary: &str, handshake: bool, args: &[&str]) -> Result<Value, String> {
+        run_load(&stdio_argv(
+            self.pinning,
+            self.load,
+            args,
+            handshake,
+            self.handshake,
+            &self.release.join(binary),
+        ))
+    }
+}
+
+/// The comparison proper: per round and server (interleaved), HTTP throughput, latency and server
+/// CPU, stdio pipelined throughput, peak RSS and server CPU, stdio ping-pong latency and server
+/// CPU, and the large payloads' server CPU per call; the table, the headline, and [`OUTPUT`].
 pub(super) fn run_compare(
     options: &Options,
     servers: &[(&'static str, &'static str)],
@@ -70,6 +167,7 @@ pub(super) fn run_compare(
 ) -> Result<(), String> {
     let handshake = out_dir.join("stdio-handshake.jsonl");
     std::fs::write(&handshake, HANDSHAKE).map_err(|e| format!("{}: {e}", handshake.display()))?;
+    let bench = Bench { pinning, release, load, handshake: &handshake };
 
     let mut tally = Tally { runs: BTreeMap::new(), errors: BTreeMap::new(), failures: Vec::new() };
     let mut needs_handshake = BTreeMap::new();
@@ -86,13 +184,25 @@ pub(super) fn run_compare(
             }
         }
     }
+    let (payload_warmup_s, payload_duration_s) = payload_window(options.quick);
     eprintln!(
         "xtask: bench: {} rounds of {} (interleaved); HTTP {HTTP_CONNECTIONS} connections, {} s warm-up + {} s; \
-         stdio {STDIO_REQUESTS} pipelined, {LATENCY_REQUESTS} ping-pong; {}",
+         stdio {STDIO_REQUESTS} pipelined, {LATENCY_REQUESTS} ping-pong; {}; {}",
         options.rounds,
         active.iter().map(|s| s.0).collect::<Vec<_>>().join(" "),
         options.warmup_s,
         options.duration_s,
+        if options.payload {
+            format!(
+                "large payloads (64 KiB: {} calls over stdio; 1 MiB − 1 KiB: {}; HTTP 1 connection, {} s + {} s)",
+                payload_calls(&PAYLOADS[0], options.quick).0,
+                payload_calls(&PAYLOADS[1], options.quick).0,
+                payload_warmup_s,
+                payload_duration_s
+            )
+        } else {
+            "no large payloads".to_owned()
+        },
         if pinning.enabled {
             "servers on CPU 0, load on CPU 1"
         } else {
@@ -101,79 +211,111 @@ pub(super) fn run_compare(
     );
     let started = Instant::now();
     let (warmup, duration) = (options.warmup_s.to_string(), options.duration_s.to_string());
+    let (payload_warmup, payload_duration) = (payload_warmup_s.to_string(), payload_duration_s.to_string());
     let (connections, stdio_requests, latency_requests) =
         (HTTP_CONNECTIONS.to_string(), STDIO_REQUESTS.to_string(), LATENCY_REQUESTS.to_string());
     for round in 1..=options.rounds {
         eprintln!("xtask: bench: round {round}/{}", options.rounds);
-        // HTTP throughput.
+        // HTTP throughput, latency and the server's CPU over the window.
         for &(name, binary) in &active {
-            let result = start_http(pinning, &release.join(binary), &[]).and_then(|server| {
-                let argv = pinning.command(
-                    1,
-                    load,
-                    &[
-                        "http",
-                        "--url",
-                        &server.url,
-                        "--connections",
-                        &connections,
-                        "--warmup",
-                        &warmup,
-                        "--duration",
-                        &duration,
-                    ],
-                );
-                let result = run_load(&argv);
-                drop(server);
-                result
-            });
-            if let Some(v) = tally.check(name, "http", result) {
+            let args = [
+                "--connections",
+                connections.as_str(),
+                "--warmup",
+                warmup.as_str(),
+                "--duration",
+                duration.as_str(),
+            ];
+            if let Some(v) = tally.check(name, "http", bench.http(binary, &args)) {
                 tally.record(name, "http_rps", v["rps"].as_f64());
                 tally.record(name, "http_p50_us", v["p50_us"].as_f64());
                 tally.record(name, "http_p99_us", v["p99_us"].as_f64());
                 tally.record(name, "http_load_cpu_pct", v["load_cpu_pct"].as_f64());
+                tally.record(name, "http_cpu_us", v["server_cpu_us_per_request"].as_f64());
             }
         }
-        // stdio pipelined throughput and peak RSS.
+        // stdio pipelined throughput, peak RSS and the server's CPU from the first write to the last answer.
         for &(name, binary) in &active {
-            let argv = stdio_argv(
-                pinning,
-                load,
-                "stdio-throughput",
-                &stdio_requests,
-                needs_handshake[name],
-                &handshake,
-                &release.join(binary),
-            );
-            if let Some(v) = tally.check(name, "stdio-throughput", run_load(&argv)) {
+            let args = ["stdio-throughput", "--requests", stdio_requests.as_str()];
+            if let Some(v) =
+                tally.check(name, "stdio-throughput", bench.stdio(binary, needs_handshake[name], &args))
+            {
                 tally.record(name, "stdio_rps", v["rps"].as_f64());
                 tally.record(name, "stdio_peak_rss_kib", v["peak_rss_kib"].as_f64().filter(|&k| k > 0.0));
                 tally.record(name, "stdio_load_cpu_pct", v["load_cpu_pct"].as_f64());
+                tally.record(name, "stdio_cpu_us", v["server_cpu_us_per_request"].as_f64());
             }
         }
-        // stdio ping-pong latency.
+        // stdio ping-pong latency and the server's CPU over the measured calls.
         for &(name, binary) in &active {
-            let argv = stdio_argv(
-                pinning,
-                load,
-                "stdio-latency",
-                &latency_requests,
-                needs_handshake[name],
-                &handshake,
-                &release.join(binary),
-            );
-            if let Some(v) = tally.check(name, "stdio-latency", run_load(&argv)) {
+            let args = ["stdio-latency", "--requests", latency_requests.as_str()];
+            if let Some(v) =
+                tally.check(name, "stdio-latency", bench.stdio(binary, needs_handshake[name], &args))
+            {
                 tally.record(name, "latency_p50_us", v["p50_us"].as_f64());
                 tally.record(name, "latency_p99_us", v["p99_us"].as_f64());
                 tally.record(name, "latency_mean_us", v["mean_us"].as_f64());
+                tally.record(name, "latency_cpu_us", v["server_cpu_us_per_unit"].as_f64());
+            }
+        }
+        // The large payloads: the server's CPU per call, over stdio one at a time and over HTTP/1.1.
+        for payload in PAYLOADS.iter().filter(|_| options.payload) {
+            let bytes = payload.bytes.to_string();
+            let (n, w) = payload_calls(payload, options.quick);
+            let (n, w) = (n.to_string(), w.to_string());
+            for &(name, binary) in &active {
+                let args = [
+                    "stdio-latency",
+                    "--requests",
+                    n.as_str(),
+                    "--warmup",
+                    w.as_str(),
+                    "--method",
+                    "call",
+                    "--message-bytes",
+                    bytes.as_str(),
+                    "--timeout",
+                    "120",
+                ];
+                let what = format!("stdio-latency, {bytes}-byte messages");
+                if let Some(v) = tally.check(name, &what, bench.stdio(binary, needs_handshake[name], &args)) {
+                    tally.record(name, payload.stdio_key, v["server_cpu_us_per_unit"].as_f64());
+                }
+            }
+            for &(name, binary) in &active {
+                let args = [
+                    "--connections",
+                    "1",
+                    "--message-bytes",
+                    bytes.as_str(),
+                    "--warmup",
+                    payload_warmup.as_str(),
+                    "--duration",
+                    payload_duration.as_str(),
+                ];
+                let what = format!("http, {bytes}-byte messages");
+                if let Some(v) = tally.check(name, &what, bench.http(binary, &args)) {
+                    tally.record(name, payload.http_key, v["server_cpu_us_per_request"].as_f64());
+                }
             }
         }
     }
     let elapsed = started.elapsed().as_secs_f64();
 
     let names: Vec<&'static str> = active.iter().map(|s| s.0).collect();
-    let report = report(options, &names, &tally, pinning, &needs_handshake, elapsed, root);
+    let mut report = report(options, &names, &tally, pinning, &needs_handshake, elapsed, root);
     print_table(&names, &report);
+    let (lines, json) = headline(&report["metrics"]);
+    if !lines.is_empty() {
+        println!(
+            "\nThe server's own CPU per request (user + system, every thread, over the measured window), \
+             kernel against floor; target kernel/floor ≤ {REQUEST_TARGET}, ≤ {PAYLOAD_TARGET} for the large payloads:"
+        );
+        for line in &lines {
+            println!("  {line}");
+        }
+    }
+    report["headline"] = json;
     for (key, what) in [("http_load_cpu_pct", "HTTP"), ("stdio_load_cpu_pct", "stdio pipelined")] {
         for name in &names {
             if let Some(pct) = report["metrics"][key]["median"][*name].as_f64().filter(|&p| p > SATURATED_PCT)
@@ -246,6 +388,17 @@ fn report(
             "http_duration_s": options.duration_s,
             "stdio_requests": STDIO_REQUESTS,
             "latency_requests": LATENCY_REQUESTS,
+            "payload": options.payload.then(|| json!({
+                "message_bytes": PAYLOADS.iter().map(|p| p.bytes).collect::<Vec<_>>(),
+                "stdio_calls": PAYLOADS
+                    .iter()
+                    .map(|p| payload_calls(p, options.quick))
+                    .map(|(n, warmup)| json!({"measured": n, "warmup": warmup}))
+                    .collect::<Vec<_>>(),
+                "http_connections": 1,
+                "http_warmup_s": payload_window(options.quick).0,
+                "http_duration_s": payload_window(options.quick).1,
+            })),
         },
         "servers": names,
         "stdio_handshake": needs_handshake,
@@ -257,7 +410,7 @@ fn report(
 }
 
 fn print_table(names: &[&'static str], report: &Value) {
-    let mut header = format!("{:<30} {:>6}", "median of the rounds", "unit");
+    let mut header = format!("{:<32} {:>6}", "median of the rounds", "unit");
     for name in names {
         header.push_str(&format!(" {:>15}", name));
     }
@@ -273,7 +426,11 @@ fn print_table(names: &[&'static str], report: &Value) {
     println!("{}", "-".repeat(header.chars().count()));
     for metric in &METRICS {
         let m = &report["metrics"][metric.key];
-        let mut line = format!("{:<30} {:>6}", metric.label, metric.unit);
+        // A row no server has a value for (the large payloads with `--no-payload`) is left out.
+        if names.iter().all(|name| m["median"][*name].is_null()) {
+            continue;
+        }
+        let mut line = format!("{:<32} {:>6}", metric.label, metric.unit);
         for name in names {
             let cell = match (m["median"][*name].as_f64(), m["spread_pct"][*name].as_f64()) {
                 (Some(v), Some(s)) => format!("{} ±{s:.0}%", number(v)),
@@ -289,6 +446,39 @@ fn print_table(names: &[&'static str], report: &Value) {
         println!("{line}");
     }
     println!(
-        "(throughput ratio > 1: kernel faster; latency and RSS ratio < 1: kernel lower; ±: half the range of the rounds)"
+        "(server CPU/req: the server's own user + system time per answered request, lower is better; 1 MiB: a \
+         1 MiB − 1 KiB message; throughput ratio > 1: kernel faster; CPU, latency and RSS ratio < 1: kernel lower; \
+         ±: half the range of the rounds)"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::headline::HEADLINES;
+    use super::*;
+
+    #[test]
+    fn the_servers_cpu_per_request_comes_first_and_every_headline_is_a_metric() {
+        let cpu = METRICS.iter().take_while(|m| m.key.ends_with("_cpu_us")).count();
+        assert_eq!(cpu, HEADLINES.len());
+        assert!(METRICS[..cpu].iter().all(|m| m.unit == "µs" && !m.higher_is_better && m.compared));
+        for h in &HEADLINES {
+            assert!(METRICS[..cpu].iter().any(|m| m.key == h.key), "{} is no CPU metric", h.key);
+        }
+        for p in &PAYLOADS {
+            assert!(
+                HEADLINES.iter().any(|h| h.key == p.stdio_key)
+                    && HEADLINES.iter().any(|h| h.key == p.http_key)
+            );
+        }
+        assert!(METRICS.iter().all(|m| m.label.chars().count() <= 32), "labels fit their column");
+    }
+
+    #[test]
+    fn quick_halves_the_payload_calls_and_shortens_their_window() {
+        assert_eq!(payload_calls(&PAYLOADS[0], false), (200, 20));
+        assert_eq!(payload_calls(&PAYLOADS[1], true), (12, 2));
+        let (full, quick) = (payload_window(false), payload_window(true));
+        assert!(quick.0 < full.0 && quick.1 < full.1);
+    }
 }

@@ -2,10 +2,11 @@
 //! (`benches/compare/`). `cargo xtask bench …` runs its program (`src/main.rs`) with the same
 //! arguments, from the workspace root.
 //!
-//! `cargo xtask bench compare [--quick] [--rounds N] [--only kernel,floor] [--no-build]`: the same
-//! echo tool served by mcp-kernel (`bench-kernel`), by rmcp (`bench-rmcp`) and by the bare minimum of
-//! JSON work (`bench-floor`), measured by `bench-load`, all from the separate workspace
-//! `benches/compare/` (so that ordinary builds never compile rmcp).
+//! `cargo xtask bench compare [--quick] [--rounds N] [--only kernel,floor] [--no-build] [--no-payload]`:
+//! the same echo tool served by mcp-kernel (`bench-kernel`), by rmcp (`bench-rmcp`) and by the bare
+//! minimum of JSON work (`bench-floor`), measured by `bench-load`, all from the separate workspace
+//! `benches/compare/` (so that ordinary builds never compile rmcp). Its headline is each server's own
+//! CPU time per request over each transport, and per call with large payloads (module `headline`).
 //!
 //! The servers run interleaved, round by round (kernel, rmcp, floor, kernel, rmcp, floor, …), so that
 //! a slow spell of the machine falls on all of them alike. With `taskset` and two CPUs, each server
@@ -60,8 +61,8 @@
 //!
 //! By phase: `options` reads the command line, `build` builds the compare workspace and finds its
 //! binaries, `servers` starts the servers and runs `bench-load` against them (pinned), `compare`,
-//! `hold`, `drip`, `listen`, `tasks` and `shared` run the rounds of each scenario, and `report` tallies the rounds into medians
-//! and ratios, prints them and writes the JSON.
+//! `hold`, `drip`, `listen`, `tasks` and `shared` run the rounds of each scenario, `report` tallies the rounds into medians
+//! and ratios, prints them and writes the JSON, and `headline` sums up the comparison's CPU per request.
 #![forbid(unsafe_code)]
 
 mod build;
@@ -69,6 +70,7 @@ mod compare;
 mod curves;
 mod drip;
 mod features;
+mod headline;
 mod hold;
 mod listen;
 mod options;
@@ -168,6 +170,12 @@ mod tests {
         assert!(parse(&args(&["other"])).is_err());
         assert!(!full.hold);
         assert!(parse(&args(&["compare", "--hold"])).unwrap().hold);
+    }
+
+    #[test]
+    fn the_large_payloads_run_unless_no_payload_is_given() {
+        assert!(parse(&args(&["compare", "--quick"])).unwrap().payload);
+        assert!(!parse(&args(&["compare", "--quick", "--no-payload"])).unwrap().payload);
     }
 
     #[test]

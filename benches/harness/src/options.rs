@@ -12,6 +12,8 @@ pub(super) struct Options {
     pub(super) duration_s: f64,
     pub(super) only: Vec<&'static str>,
     pub(super) build: bool,
+    /// The comparison's large-payload rows (off with `--no-payload`).
+    pub(super) payload: bool,
     pub(super) hold: bool,
     /// `--drip N`: the number of drip connections.
     pub(super) drip: Option<u32>,
@@ -33,7 +35,7 @@ const MAX_LISTEN_COUNTS: usize = 4;
 const MAX_TASKS: u32 = 16_000;
 
 const USAGE: &str = "usage: cargo xtask bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] \
-                     [--hold | --drip N | --listen N[,N...] | --tasks N[,N...] | --redis]";
+                     [--no-payload] [--hold | --drip N | --listen N[,N...] | --tasks N[,N...] | --redis]";
 
 /// Reads `compare …` (the subcommand first).
 pub(super) fn parse(args: &[String]) -> Result<Options, String> {
@@ -45,6 +47,7 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
     let mut rounds = None;
     let mut only: Vec<&'static str> = SERVERS.iter().map(|(name, _)| *name).collect();
     let mut build = true;
+    let mut payload = true;
     let mut hold = false;
     let mut drip = None;
     let mut listen = None;
@@ -56,6 +59,7 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
         match arg.as_str() {
             "--quick" => quick = true,
             "--no-build" => build = false,
+            "--no-payload" => payload = false,
             "--hold" => hold = true,
             "--redis" => redis = true,
             "--drip" => {
@@ -94,6 +98,7 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
         duration_s: duration_s.unwrap_or(if quick { 2.0 } else { 5.0 }),
         only,
         build,
+        payload,
         hold,
         drip,
         listen,

@@ -203,18 +203,18 @@ pub(super) fn stdio_needs_handshake(
     Err(format!("{} answers no stdio tools/call, with or without a handshake", binary.display()))
 }
 
-/// `bench-load MODE --requests N [--preamble FILE] -- <binary> stdio`, each on its CPU.
+/// `bench-load MODE OPTIONS… [--preamble FILE] -- <binary> stdio` (`mode_args` is `MODE OPTIONS…`),
+/// each on its CPU.
 pub(super) fn stdio_argv(
     pinning: &Pinning,
     load: &Path,
-    mode: &str,
-    requests: &str,
+    mode_args: &[&str],
     handshake: bool,
     handshake_file: &Path,
     binary: &Path,
 ) -> Vec<String> {
     let file = handshake_file.display().to_string();
-    let mut args = vec![mode, "--requests", requests];
+    let mut args = mode_args.to_vec();
     if handshake {
         args.extend(["--preamble", file.as_str()]);
     }

@@ -20,7 +20,7 @@ use tokio::time::{Instant, timeout_at};
 
 use crate::args::{Args, seconds};
 use crate::drip::raise_fd_limit;
-use crate::report::{Errors, Report, cpu_percent, error_suffix, own_cpu_seconds, summarize, threads_cpu_ns};
+use crate::report::{Errors, Report, ThreadTimes, cpu_percent, error_suffix, own_cpu_seconds, summarize};
 use crate::work::Work;
 use crate::{ECHO, MAX_CONNECTIONS, PROTOCOL, check_answer, request_body};
 
@@ -105,6 +105,10 @@ struct ConnectionStats {
     warmup_ok: u64,
     /// Answered correctly but finished after the window closed: neither counted nor an error.
     late: u64,
+    /// Answered correctly within the measured window, whenever sent: what the server's CPU over the
+    /// window is divided by (a request in flight at either end is half in the window, and the two
+    /// ends even out).
+    done_in_window: u64,
     connects: u64,
     errors: Errors,
 }
@@ -114,6 +118,7 @@ impl ConnectionStats {
         self.micros.extend(other.micros);
         self.warmup_ok += other.warmup_ok;
         self.late += other.late;
+        self.done_in_window += other.done_in_window;
         self.connects += other.connects;
         self.errors.merge(other.errors);
     }
@@ -207,13 +212,14 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
     let tasks: Vec<_> =
         (0..connections).map(|index| tokio::spawn(connection_loop(index as u64, target.clone()))).collect();
     let window = target.window;
+    // Every thread's schedstat at both ends of the window, thread by thread (`ThreadTimes`).
     let cpu_over_window = |pid: Option<u32>| {
         tokio::spawn(async move {
             let pid = pid?.to_string();
             tokio::time::sleep_until(window.0).await;
-            let before = threads_cpu_ns(&pid)?;
+            let before = ThreadTimes::read(&pid)?;
             tokio::time::sleep_until(window.1).await;
-            Some(threads_cpu_ns(&pid)?.saturating_sub(before))
+            Some(ThreadTimes::read(&pid)?.since(&before))
         })
     };
     let (server_cpu, store_cpu) = (cpu_over_window(pid), cpu_over_window(store_pid));
@@ -223,10 +229,11 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
     }
     let load_cpu = cpu_percent(cpu0, start.elapsed().as_secs_f64());
     let measured = all.micros.len();
-    let server_cpu_ns = server_cpu.await.ok().flatten();
-    let server_cpu_us = server_cpu_ns.filter(|_| measured > 0).map(|ns| ns as f64 / 1e3 / measured as f64);
-    let store_cpu_ns = store_cpu.await.ok().flatten();
-    let store_cpu_us = store_cpu_ns.filter(|_| measured > 0).map(|ns| ns as f64 / 1e3 / measured as f64);
+    let per_request = |ns: Option<u64>| {
+        ns.filter(|_| all.done_in_window > 0).map(|ns| ns as f64 / 1e3 / all.done_in_window as f64)
+    };
+    let server_cpu_us = per_request(server_cpu.await.ok().flatten());
+    let store_cpu_us = per_request(store_cpu.await.ok().flatten());
     let rps = measured as f64 / duration.as_secs_f64();
     let mib_s = rps * message_bytes as f64 / f64::from(1u32 << 20);
     let s = summarize(all.micros);
@@ -266,6 +273,7 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
             "requests": measured,
             "warmup_requests": all.warmup_ok,
             "late_requests": all.late,
+            "done_in_window": all.done_in_window,
             "connects": all.connects,
             "errors": all.errors.count,
             "first_errors": first_errors,
@@ -412,6 +420,9 @@ async fn stream_loop(
                 }
             }
             Ok(Ok(())) => {
+                if done >= measure_from && done <= end {
+                    stats.done_in_window += 1;
+                }
                 if sent < measure_from {
                     stats.warmup_ok += 1;
                 } else if done <= end {

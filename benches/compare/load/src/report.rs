@@ -1,6 +1,8 @@
 //! What a run reports: its errors (a count and the first few distinct messages), latency summaries,
 //! the generator's own CPU use, and the outcome of a mode (`Report`).
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -80,9 +82,61 @@ pub(crate) fn threads_cpu_ns(pid: &str) -> Option<u64> {
     let mut total = 0u64;
     for task in tasks.flatten() {
         let stat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
-        total += stat.split_whitespace().next().and_then(|ns| ns.parse::<u64>().ok()).unwrap_or(0);
+        total += schedstat_ns(&stat).unwrap_or(0);
     }
     Some(total)
+}
+
+/// Every thread's time on a CPU at one moment, by thread id (ns, the first field of
+/// `/proc/PID/task/TID/schedstat`): user and system time alike, at nanosecond precision. The CPU a
+/// process spent over a window is [`ThreadTimes::since`] of two readings, thread by thread, so that
+/// a thread that exits within the window takes only its own time with it (a plain sum would lose
+/// its whole life's time and could even go down).
+pub(crate) struct ThreadTimes(BTreeMap<u64, u64>);
+
+impl ThreadTimes {
+    /// Reads process `pid`'s threads (`"self"` for this one); `None` when the process is gone.
+    pub(crate) fn read(pid: &str) -> Option<ThreadTimes> {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+        let mut times = BTreeMap::new();
+        for task in tasks.flatten() {
+            let Some(tid) = task.file_name().to_str().and_then(|t| t.parse::<u64>().ok()) else { continue };
+            let stat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+            if let Some(ns) = schedstat_ns(&stat) {
+                times.insert(tid, ns);
+            }
+        }
+        Some(ThreadTimes(times))
+    }
+
+    /// The CPU time (ns) the threads alive now spent since `before`: each thread's growth, all of a
+    /// thread's time when it was not there before (or its count went down: a new thread under a
+    /// reused id).
+    pub(crate) fn since(&self, before: &ThreadTimes) -> u64 {
+        self.0
+            .iter()
+            .map(|(tid, &now)| match before.0.get(tid) {
+                Some(&then) if then <= now => now - then,
+                _ => now,
+            })
+            .sum()
+    }
+}
+
+/// The time on a CPU (ns) of the text of a `schedstat` file: its first field.
+pub(crate) fn schedstat_ns(text: &str) -> Option<u64> {
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// The server CPU (ns) between two readings of [`ThreadTimes`], in µs per request of `requests`;
+/// `None` without both readings or without a request.
+pub(crate) fn cpu_us_per(
+    before: Option<&ThreadTimes>,
+    after: Option<&ThreadTimes>,
+    requests: u64,
+) -> Option<f64> {
+    let ns = after?.since(before?);
+    (requests > 0).then(|| ns as f64 / 1e3 / requests as f64)
 }
 
 /// utime + stime of the text of a `/proc/PID/stat`, in seconds.
@@ -112,4 +166,39 @@ pub(crate) struct Report {
 
 pub(crate) fn error_suffix(kept: &[String]) -> String {
     if kept.is_empty() { String::new() } else { format!("; first errors: {}", kept.join(" | ")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn times(pairs: &[(u64, u64)]) -> ThreadTimes {
+        ThreadTimes(pairs.iter().copied().collect())
+    }
+
+    #[test]
+    fn the_first_field_of_schedstat_is_the_time_on_a_cpu() {
+        assert_eq!(schedstat_ns("123456789 2000 17\n"), Some(123_456_789));
+        assert_eq!(schedstat_ns(""), None);
+        assert_eq!(schedstat_ns("x 1 2"), None);
+    }
+
+    #[test]
+    fn cpu_over_a_window_is_summed_thread_by_thread() {
+        let before = times(&[(1, 1_000), (2, 50_000), (3, 7_000)]);
+        // Thread 2 exited (its time is gone, not subtracted), thread 4 is new (all of its time is
+        // the window's), thread 3 is a new thread under a reused id (its count went down).
+        let after = times(&[(1, 4_000), (3, 500), (4, 2_500)]);
+        assert_eq!(after.since(&before), 3_000 + 500 + 2_500);
+        assert_eq!(cpu_us_per(Some(&before), Some(&after), 3), Some(2.0));
+        assert_eq!(cpu_us_per(Some(&before), Some(&after), 0), None);
+        assert_eq!(cpu_us_per(None, Some(&after), 3), None);
+        assert_eq!(cpu_us_per(Some(&before), None, 3), None);
+    }
+
+    #[test]
+    fn this_process_has_threads_with_time() {
+        assert!(!ThreadTimes::read("self").expect("our own threads").0.is_empty());
+        assert!(ThreadTimes::read("0").is_none(), "there is no process 0 in /proc");
+    }
 }

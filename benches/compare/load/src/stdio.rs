@@ -15,7 +15,8 @@ use tokio::time::{Instant, timeout_at};
 
 use crate::args::{Args, requests, seconds};
 use crate::report::{
-    Errors, Report, cpu_percent, error_suffix, micros_since, own_cpu_seconds, summarize, threads_cpu_ns,
+    Errors, Report, ThreadTimes, cpu_percent, cpu_us_per, error_suffix, micros_since, own_cpu_seconds,
+    summarize,
 };
 use crate::work::{MAX_PAGES, Step, Work};
 use crate::{MAX_REQUESTS, check_answer, check_response, request_body, short};
@@ -183,6 +184,9 @@ pub(crate) async fn stdio_throughput(mut args: Args) -> Result<Report, String> {
     let sampler = sample_rss(pid, peak.clone());
 
     let Server { child, stdin, mut stdout, mut line, .. } = server;
+    // The server's CPU over the window, from the first write to the last answer.
+    let server_pid = pid.to_string();
+    let server_cpu0 = ThreadTimes::read(&server_pid);
     let cpu0 = own_cpu_seconds();
     let started = Instant::now();
     // The writer: all requests, pipelined, through one buffer. It hands stdin back, still open.
@@ -252,7 +256,10 @@ pub(crate) async fn stdio_throughput(mut args: Args) -> Result<Report, String> {
     });
     let (ok, errors) = reader.await.map_err(|e| format!("reader task: {e}"))?;
     let wall = started.elapsed();
+    let server_cpu = ThreadTimes::read(&server_pid);
     let load_cpu = cpu_percent(cpu0, wall.as_secs_f64());
+    let server_cpu_s = server_cpu0.as_ref().zip(server_cpu.as_ref()).map(|(a, b)| b.since(a) as f64 / 1e9);
+    let server_cpu_us = cpu_us_per(server_cpu0.as_ref(), server_cpu.as_ref(), ok);
     // The peak just before stdin is closed.
     if let Some(kib) = vm_hwm_kib(pid) {
         peak.fetch_max(kib, Ordering::Relaxed);
@@ -278,10 +285,12 @@ pub(crate) async fn stdio_throughput(mut args: Args) -> Result<Report, String> {
     let first_errors = errors.kept.clone();
     Ok(Report {
         human: format!(
-            "stdio-throughput: {ok}/{n} ok, {} errors, {:.3} s, {rps:.0} req/s, peak RSS {:.1} MiB, generator CPU {load_cpu:.0}%{}",
+            "stdio-throughput: {ok}/{n} ok, {} errors, {:.3} s, {rps:.0} req/s, peak RSS {:.1} MiB, server CPU {} µs per request, \
+             generator CPU {load_cpu:.0}%{}",
             errors.count,
             wall.as_secs_f64(),
             peak_kib as f64 / 1024.0,
+            server_cpu_us.map_or("?".to_owned(), |us| format!("{us:.1}")),
             error_suffix(&first_errors)
         ),
         json: json!({
@@ -295,6 +304,8 @@ pub(crate) async fn stdio_throughput(mut args: Args) -> Result<Report, String> {
             "rps": rps,
             "peak_rss_kib": peak_kib,
             "load_cpu_pct": load_cpu,
+            "server_cpu_s": server_cpu_s,
+            "server_cpu_us_per_request": server_cpu_us,
         }),
         errors: errors.count,
     })
@@ -424,7 +435,7 @@ pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
     let mut server_cpu0 = None;
     for unit in 1..=warmup + n {
         if unit == warmup + 1 {
-            server_cpu0 = threads_cpu_ns(&server.pid.to_string());
+            server_cpu0 = ThreadTimes::read(&server.pid.to_string());
         }
         next_id += 1;
         let mut first = work.request(next_id, None);
@@ -448,16 +459,15 @@ pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
     let wall = started.elapsed();
     let load_cpu = cpu_percent(cpu0, wall.as_secs_f64());
     // Every thread's time on a CPU (ns), finer than the 10 ms ticks of `/proc/PID/stat`.
-    let server_cpu_s = server_cpu0
-        .zip(threads_cpu_ns(&server.pid.to_string()))
-        .map(|(a, b)| b.saturating_sub(a) as f64 / 1e9);
+    let server_cpu = ThreadTimes::read(&server.pid.to_string());
+    let server_cpu_s = server_cpu0.as_ref().zip(server_cpu.as_ref()).map(|(a, b)| b.since(a) as f64 / 1e9);
     if let Some(kib) = vm_hwm_kib(server.pid) {
         peak.fetch_max(kib, Ordering::Relaxed);
     }
     sampler.abort();
     server.shut_down().await;
     let measured = micros.len();
-    let server_cpu_us = server_cpu_s.filter(|_| measured > 0).map(|s| s * 1e6 / measured as f64);
+    let server_cpu_us = cpu_us_per(server_cpu0.as_ref(), server_cpu.as_ref(), measured as u64);
     let s = summarize(micros);
     let peak_kib = peak.load(Ordering::Relaxed);
     let first_errors = errors.kept.clone();

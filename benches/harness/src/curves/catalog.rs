@@ -5,7 +5,7 @@
 
 use super::run::{arg, load_stdio, measured};
 use super::table::cell;
-use super::{Curve, Env, Measured, Outcome, Run, Server, Spec, kept, shown};
+use super::{Curve, Env, Measured, Outcome, Run, Server, Spec, kept, listed, shown};
 
 /// The catalog sizes.
 const SIZES: [usize; 3] = [10, 1_000, 10_000];
@@ -39,6 +39,18 @@ impl Op {
             Op::Read => "read_us",
             Op::ReadFirst => "read_first_us",
             Op::WalkTemplates => "templates_walk_us",
+        }
+    }
+
+    /// The key of the server's CPU per unit of `op`.
+    fn cpu_key(self) -> &'static str {
+        match self {
+            Op::List => "list_cpu_us",
+            Op::Walk => "walk_cpu_us",
+            Op::Call => "call_cpu_us",
+            Op::Read => "read_cpu_us",
+            Op::ReadFirst => "read_first_cpu_us",
+            Op::WalkTemplates => "templates_walk_cpu_us",
         }
     }
 
@@ -122,8 +134,8 @@ fn one(env: &Env, server: Server, point: usize, op: Op, size: usize) -> Result<M
     if let (Op::List, Some(cpu)) = (op, v["load_cpu_pct"].as_f64()) {
         m.values.push((point, "list_load_cpu_pct", cpu));
     }
-    if let (Op::List, Some(us)) = (op, v["server_cpu_us_per_unit"].as_f64()) {
-        m.values.push((point, "list_server_cpu_us", us));
+    if let Some(us) = v["server_cpu_us_per_unit"].as_f64() {
+        m.values.push((point, op.cpu_key(), us));
     }
     Ok(m)
 }
@@ -151,7 +163,7 @@ fn pages_summary(spec: &Spec, outcome: &Outcome, names: &[&'static str]) -> Vec<
                 .median(last, "list_load_cpu_pct", n)
                 .map_or(String::new(), |c| format!(", the generator busy {c:.0} % of the round trip"));
             let server = outcome
-                .median(last, "list_server_cpu_us", n)
+                .median(last, "list_cpu_us", n)
                 .map_or(String::new(), |us| format!(", the server's own CPU {} µs per list", cell(us)));
             Some(format!("{n} {:.2} MB{cpu}{server}", bytes / 1e6))
         })
@@ -184,8 +196,13 @@ pub(super) fn catalog(env: &Env) -> Curve {
             kept("walk_pages", "tools/list pages per walk"),
             kept("templates_walk_pages", "resources/templates/list pages per walk"),
             kept("list_bytes", "tools/list answer (bytes)"),
+            listed("list_cpu_us", "tools/list, first page: server CPU (µs)"),
+            listed("walk_cpu_us", "tools/list, every page: server CPU (µs per walk)"),
+            listed("call_cpu_us", "tools/call of echo: server CPU (µs)"),
+            listed("read_cpu_us", "resources/read, last template: server CPU (µs)"),
+            listed("read_first_cpu_us", "resources/read, first template: server CPU (µs)"),
+            listed("templates_walk_cpu_us", "resources/templates/list, every page: server CPU (µs per walk)"),
             kept("list_load_cpu_pct", "generator CPU over the tools/list runs (%)"),
-            kept("list_server_cpu_us", "server CPU per tools/list (µs)"),
         ],
         notes: vec![
             format!(
@@ -208,6 +225,10 @@ pub(super) fn catalog(env: &Env) -> Curve {
                  the server starts, builds its catalog and is warmed up before the measured requests.",
                 if env.quick { ", halved with --quick" } else { "" }
             ),
+            "Server CPU: the server's own user + system time (the sum over its threads of \
+             `/proc/PID/task/*/schedstat`, ns) over the measured units, per unit (a request, or a whole walk); lower \
+             is better."
+                .to_owned(),
         ],
     };
     let mut runs = Vec::new();

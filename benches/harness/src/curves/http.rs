@@ -3,9 +3,9 @@
 //! against 32 h2c connections of one stream each, and 32 HTTP/1.1 connections for reference).
 
 use super::run::{
-    KERNEL_MAX_CONNECTIONS, KERNEL_PER_PEER_DEFAULT, SPARE_FDS, arg, load_http, measured, start,
+    KERNEL_MAX_CONNECTIONS, KERNEL_PER_PEER_DEFAULT, SPARE_FDS, arg, load_http, measured, pid, start,
 };
-use super::{Curve, Env, Measured, Run, Spec, closed_loop_metrics, no_summary};
+use super::{Curve, Env, Measured, Run, SERVER_CPU_NOTE, Spec, closed_loop_metrics, no_summary};
 
 /// The connection counts of `http-connections`.
 const CONNECTIONS: [u32; 6] = [1, 8, 32, 128, 512, 2048];
@@ -31,13 +31,15 @@ fn closed_loop(
         Vec::new()
     };
     let started = start(env, server, &vars, connections_total + SPARE_FDS)?;
-    let url = started.url.clone();
+    let (url, pid) = (started.url.clone(), pid(&started));
     let (warmup, duration) = (arg(env.warmup_s), arg(env.duration_s));
     let (connections, streams) = (arg(connections), arg(streams));
     let args = [
         "http",
         "--url",
         &url,
+        "--pid",
+        &pid,
         "--connections",
         &connections,
         "--streams",
@@ -54,7 +56,13 @@ fn closed_loop(
     m.copy(
         &v,
         point,
-        &[("rps", "rps"), ("p50_us", "p50_us"), ("p99_us", "p99_us"), ("load_cpu_pct", "load_cpu_pct")],
+        &[
+            ("rps", "rps"),
+            ("p50_us", "p50_us"),
+            ("p99_us", "p99_us"),
+            ("load_cpu_pct", "load_cpu_pct"),
+            ("server_cpu_us", "server_cpu_us_per_request"),
+        ],
     );
     Ok(m)
 }
@@ -86,6 +94,7 @@ pub(super) fn connections(env: &Env) -> Curve {
             "The generator has one core: where it used over 80 % of it (the last note), the server may be faster \
              than measured."
                 .to_owned(),
+            SERVER_CPU_NOTE.to_owned(),
         ],
     };
     let runs = CONNECTIONS
@@ -131,6 +140,7 @@ pub(super) fn h2c(env: &Env) -> Curve {
              then), so that its streams keep to the server's limit; the floor serves HTTP/1.1 and h2c through \
              `hyper_util`'s `auto::Builder`, rmcp through `axum::serve` with axum's `http2` feature."
                 .to_owned(),
+            SERVER_CPU_NOTE.to_owned(),
         ],
     };
     let runs = configs

@@ -120,15 +120,25 @@ impl Measured {
     }
 }
 
-/// The four metrics of a closed HTTP loop: throughput and p99 plotted, p50 and the generator's CPU kept.
+/// The metrics of a closed HTTP loop: throughput and p99 plotted, the server's CPU per request in the
+/// table, p50 and the generator's CPU kept.
 pub(super) fn closed_loop_metrics() -> Vec<Metric> {
     vec![
         shown("rps", "throughput (req/s)"),
         shown("p99_us", "p99 latency (µs)"),
+        listed("server_cpu_us", SERVER_CPU_LABEL),
         kept("p50_us", "p50 latency (µs)"),
         kept("load_cpu_pct", "generator CPU (%)"),
     ]
 }
+
+/// The column of the server's own CPU per request.
+pub(super) const SERVER_CPU_LABEL: &str = "server CPU per request (µs)";
+
+/// The note under a table with the server's CPU per request: how it is read.
+pub(super) const SERVER_CPU_NOTE: &str = "Server CPU per request: the server's own user + system time (the sum over \
+     its threads of `/proc/PID/task/*/schedstat`, ns) over the measured window, divided by the requests answered \
+     in it; lower is better.";
 
 /// A measurement of a server: its name and binary.
 pub(super) type Server = (&'static str, &'static str);

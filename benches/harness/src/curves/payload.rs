@@ -2,9 +2,8 @@
 //! (the echoed result is as large), in MiB/s of request payload, over stdio ping-pong and over
 //! HTTP/1.1 on 1 and on 32 connections.
 
-use super::run::{SPARE_FDS, arg, load_http, load_stdio, measured, start};
-use super::table::cell;
-use super::{Curve, Env, Measured, Outcome, Run, Server, Spec, kept, shown};
+use super::run::{SPARE_FDS, arg, load_http, load_stdio, measured, pid, start};
+use super::{Curve, Env, Measured, Outcome, Run, SERVER_CPU_NOTE, Server, Spec, kept, listed, shown};
 
 /// The message sizes. The largest leaves 1 KiB of the kernel's 1 MiB caps on a stdio line
 /// (`MAX_LINE_BYTES`) and an HTTP body (`MAX_BODY_BYTES`) to the rest of the request (about 230
@@ -59,12 +58,14 @@ fn stdio(env: &Env, server: Server, point: usize, size: usize) -> Result<Measure
 /// A closed loop over `connections` HTTP/1.1 connections: MiB/s is the answered requests' messages.
 fn http(env: &Env, server: Server, point: usize, size: usize, connections: u32) -> Result<Measured, String> {
     let started = start(env, server, &[], u64::from(connections) + SPARE_FDS)?;
-    let url = started.url.clone();
+    let (url, pid) = (started.url.clone(), pid(&started));
     let (warmup, duration, c, bytes) = (arg(env.warmup_s), arg(env.duration_s), arg(connections), arg(size));
     let args = [
         "http",
         "--url",
         &url,
+        "--pid",
+        &pid,
         "--connections",
         &c,
         "--message-bytes",
@@ -76,36 +77,52 @@ fn http(env: &Env, server: Server, point: usize, size: usize, connections: u32) 
     ];
     let (v, warnings) = load_http(env, started, &args)?;
     let mut m = measured(&v, warnings);
-    let (mib_key, cpu_key) = if connections == 1 {
-        ("http1_mib_s", "http1_load_cpu_pct")
+    let (mib_key, cpu_key, server_key) = if connections == 1 {
+        ("http1_mib_s", "http1_load_cpu_pct", "http1_server_cpu_us")
     } else {
-        ("http32_mib_s", "http32_load_cpu_pct")
+        ("http32_mib_s", "http32_load_cpu_pct", "http32_server_cpu_us")
     };
-    m.copy(&v, point, &[(mib_key, "mib_s"), (cpu_key, "load_cpu_pct")]);
+    m.copy(
+        &v,
+        point,
+        &[(mib_key, "mib_s"), (cpu_key, "load_cpu_pct"), (server_key, "server_cpu_us_per_request")],
+    );
     Ok(m)
 }
 
-/// The servers' own CPU time per stdio call, by size.
+/// The server CPU columns, by transport: (key, what).
+const CPU_COLUMNS: [(&str, &str); 3] = [
+    ("stdio_server_cpu_us", "stdio"),
+    ("http1_server_cpu_us", "HTTP 1 conn."),
+    ("http32_server_cpu_us", "HTTP 32 conn."),
+];
+
+/// The kernel's CPU per call against the floor's, by size and transport (the target at the large
+/// sizes is 1.1).
 fn cpu_summary(spec: &Spec, outcome: &Outcome, names: &[&'static str]) -> Vec<String> {
+    if !names.contains(&"kernel") || !names.contains(&"floor") {
+        return Vec::new();
+    }
     let per_size: Vec<String> = spec
         .points
         .iter()
         .enumerate()
         .filter_map(|(p, (_, label))| {
-            let servers: Vec<String> = names
+            let ratios: Vec<String> = CPU_COLUMNS
                 .iter()
-                .filter_map(|n| {
-                    outcome.median(p, "stdio_server_cpu_us", n).map(|us| format!("{n} {}", cell(us)))
+                .filter_map(|(key, what)| {
+                    let (k, f) = (outcome.median(p, key, "kernel")?, outcome.median(p, key, "floor")?);
+                    (f > 0.0).then(|| format!("{what} {:.2}", k / f))
                 })
                 .collect();
-            (!servers.is_empty()).then(|| format!("{label}: {}", servers.join(", ")))
+            (!ratios.is_empty()).then(|| format!("{label}: {}", ratios.join(", ")))
         })
         .collect();
     if per_size.is_empty() {
         return Vec::new();
     }
     vec![format!(
-        "The server's own CPU time per stdio call (µs, every thread's time on a CPU from `/proc/PID/task/*/schedstat` over the measured calls): {}.",
+        "Server CPU per call, kernel/floor (the target at 64 KiB and 1 MiB − 1 KiB is at most 1.1): {}.",
         per_size.join("; ")
     )]
 }
@@ -124,7 +141,9 @@ pub(super) fn payload(env: &Env) -> Curve {
             shown("http32_mib_s", "HTTP/1.1, 32 connections (MiB/s)"),
             kept("stdio_p50_us", "stdio ping-pong p50 (µs)"),
             kept("stdio_mean_us", "stdio ping-pong mean (µs)"),
-            kept("stdio_server_cpu_us", "server CPU per stdio call (µs)"),
+            listed("stdio_server_cpu_us", "stdio: server CPU per call (µs)"),
+            listed("http1_server_cpu_us", "HTTP/1.1, 1 connection: server CPU per call (µs)"),
+            listed("http32_server_cpu_us", "HTTP/1.1, 32 connections: server CPU per call (µs)"),
             kept("http1_load_cpu_pct", "generator CPU, 1 connection (%)"),
             kept("http32_load_cpu_pct", "generator CPU, 32 connections (%)"),
         ],
@@ -150,6 +169,7 @@ pub(super) fn payload(env: &Env) -> Curve {
             "The generator parses and checks each answer as a client must: at 1 MiB its own JSON work is of the \
              server's order, so its CPU (the last note) bounds the HTTP figures."
                 .to_owned(),
+            SERVER_CPU_NOTE.to_owned(),
         ],
     };
     let mut runs = Vec::new();
@@ -168,4 +188,38 @@ pub(super) fn payload(env: &Env) -> Curve {
         }
     }
     Curve { spec, runs, summary: cpu_summary }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cpu_note_gives_kernel_over_floor_by_size_and_transport() {
+        let spec = Spec {
+            name: "payload",
+            title: "",
+            x_label: "",
+            points: vec![(1.0, "1 KiB".into()), (64.0, "64 KiB".into())],
+            categorical: false,
+            metrics: Vec::new(),
+            notes: Vec::new(),
+        };
+        let mut outcome = Outcome::default();
+        for (p, key, server, v) in [
+            (0, "stdio_server_cpu_us", "kernel", 12.0),
+            (0, "stdio_server_cpu_us", "floor", 10.0),
+            (1, "stdio_server_cpu_us", "kernel", 110.0),
+            (1, "stdio_server_cpu_us", "floor", 100.0),
+            (1, "http1_server_cpu_us", "kernel", 150.0),
+            (1, "http1_server_cpu_us", "floor", 100.0),
+            (1, "http32_server_cpu_us", "kernel", 150.0),
+        ] {
+            outcome.values.entry((p, key, server)).or_default().push(v);
+        }
+        let notes = cpu_summary(&spec, &outcome, &["kernel", "rmcp", "floor"]);
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].ends_with("1 KiB: stdio 1.20; 64 KiB: stdio 1.10, HTTP 1 conn. 1.50."), "{notes:?}");
+        assert!(cpu_summary(&spec, &outcome, &["kernel", "rmcp"]).is_empty());
+    }
 }
