@@ -361,3 +361,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_sessions_raises_the_per_client_and_total_bounds_only() {
+        let (raised, defaults) = (session_limits(10_064), SessionLimits::default());
+        assert_eq!((raised.per_owner, raised.total), (10_064, 10_064));
+        assert_eq!((raised.idle, raised.pending_per_session), (defaults.idle, defaults.pending_per_session));
+        assert_eq!(
+            (raised.subscriptions, raised.subscription_bytes),
+            (defaults.subscriptions, defaults.subscription_bytes)
+        );
+    }
+}
