@@ -50,9 +50,16 @@
 //! Redis round trips per `tasks/get` and per task lifecycle, by the server's count and by Redis's;
 //! medians go to `target/bench/compare-redis.json`.
 //!
+//! `--sessions` runs only the legacy-session scenario instead (module `sessions`), on the kernel alone:
+//! the `2025-11-25` `tools/call` of `echo` at 32 connections without a session, in a session kept in
+//! process and in one kept in Redis (a `redis-server` the run starts), and the `2026-07-28` call for
+//! reference, interleaved in every round: throughput, latency and the server's (and Redis's) CPU per
+//! request, with each one's ratio to the stateless legacy request; medians go to
+//! `target/bench/compare-sessions.json`.
+//!
 //! `cargo xtask bench curves [--quick] [--rounds N] [--only …] [--curve NAME[,NAME]] [--no-build]`
 //! measures how cost grows instead (module `curves`): with HTTP connections, idle and drip
-//! connections, catalog size, payload size and h2c streams; it writes `target/bench/curves.json`,
+//! connections, catalog size, payload size, h2c streams, listen streams, live tasks and open sessions; it writes `target/bench/curves.json`,
 //! prints a Markdown table per curve and draws an SVG plot per curve into `docs/performance/curves/`.
 //!
 //! `cargo xtask bench features [--rounds N]` measures what each feature of the facade costs a host
@@ -61,7 +68,7 @@
 //!
 //! By phase: `options` reads the command line, `build` builds the compare workspace and finds its
 //! binaries, `servers` starts the servers and runs `bench-load` against them (pinned), `compare`,
-//! `hold`, `drip`, `listen`, `tasks` and `shared` run the rounds of each scenario, `report` tallies the rounds into medians
+//! `hold`, `drip`, `listen`, `tasks`, `shared` and `sessions` run the rounds of each scenario, `report` tallies the rounds into medians
 //! and ratios, prints them and writes the JSON, and `headline` sums up the comparison's CPU per request.
 #![forbid(unsafe_code)]
 
@@ -76,6 +83,7 @@ mod listen;
 mod options;
 mod report;
 mod servers;
+mod sessions;
 mod shared;
 mod tasks;
 
@@ -86,6 +94,7 @@ use listen::run_listen;
 use mcp_kernel_workspace::root;
 use options::parse;
 use servers::Pinning;
+use sessions::run_sessions;
 use shared::run_shared;
 use tasks::run_tasks;
 
@@ -108,8 +117,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if !manifest.exists() {
         return Err(format!("{} is missing", manifest.display()));
     }
-    // `--listen`, `--tasks` and `--redis` measure the kernel alone: the others are not built.
-    let alone = options.listen.is_some() || options.tasks.is_some() || options.redis;
+    // `--listen`, `--tasks`, `--redis` and `--sessions` measure the kernel alone: the others are not built.
+    let alone = options.listen.is_some() || options.tasks.is_some() || options.redis || options.sessions;
     let servers: Vec<(&'static str, &'static str)> = SERVERS
         .iter()
         .copied()
@@ -137,6 +146,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     if options.redis {
         return run_shared(&options, &servers, &pinning, &release, &load, &root);
+    }
+    if options.sessions {
+        return run_sessions(&options, &servers, &pinning, &release, &load, &root);
     }
     run_compare(&options, &servers, &pinning, &release, &load, &root, &out_dir)
 }
@@ -234,6 +246,16 @@ mod tests {
         assert_eq!((redis.redis, redis.rounds, redis.tasks, redis.listen), (true, 3, None, None));
         assert_eq!(parse(&args(&["compare", "--redis", "--rounds", "2"])).unwrap().rounds, 2);
         for bad in [&["compare", "--redis", "--tasks", "10"][..], &["compare", "--redis", "--hold"]] {
+            assert!(parse(&args(bad)).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn sessions_are_a_run_of_their_own() {
+        assert!(!parse(&args(&["compare"])).unwrap().sessions);
+        let sessions = parse(&args(&["compare", "--sessions", "--quick"])).unwrap();
+        assert_eq!((sessions.sessions, sessions.rounds, sessions.redis), (true, 3, false));
+        for bad in [&["compare", "--sessions", "--redis"][..], &["compare", "--sessions", "--tasks", "10"]] {
             assert!(parse(&args(bad)).is_err(), "{bad:?}");
         }
     }

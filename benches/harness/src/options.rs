@@ -1,5 +1,5 @@
 //! The command line of `cargo xtask bench compare`: the scenario (the comparison, `--hold`,
-//! `--drip N`, `--listen N[,N…]`, `--tasks N[,N…]` or `--redis`), the rounds, their lengths and the
+//! `--drip N`, `--listen N[,N…]`, `--tasks N[,N…]`, `--redis` or `--sessions`), the rounds, their lengths and the
 //! servers.
 
 use super::SERVERS;
@@ -23,6 +23,8 @@ pub(super) struct Options {
     pub(super) tasks: Option<Vec<u32>>,
     /// `--redis`: tasks and listens shared through Redis, beside in process.
     pub(super) redis: bool,
+    /// `--sessions`: a legacy session's request against a stateless legacy request.
+    pub(super) sessions: bool,
 }
 
 /// Upper bound on `--drip` (bench-load's own).
@@ -35,7 +37,7 @@ const MAX_LISTEN_COUNTS: usize = 4;
 const MAX_TASKS: u32 = 16_000;
 
 const USAGE: &str = "usage: cargo xtask bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] \
-                     [--no-payload] [--hold | --drip N | --listen N[,N...] | --tasks N[,N...] | --redis]";
+                     [--no-payload] [--hold | --drip N | --listen N[,N...] | --tasks N[,N...] | --redis | --sessions]";
 
 /// Reads `compare …` (the subcommand first).
 pub(super) fn parse(args: &[String]) -> Result<Options, String> {
@@ -53,6 +55,7 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
     let mut listen = None;
     let mut tasks = None;
     let mut redis = false;
+    let mut sessions = false;
     let (mut warmup_s, mut duration_s) = (None, None);
     while let Some(arg) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{arg} needs a value"));
@@ -62,6 +65,7 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
             "--no-payload" => payload = false,
             "--hold" => hold = true,
             "--redis" => redis = true,
+            "--sessions" => sessions = true,
             "--drip" => {
                 let v = value()?;
                 drip = Some(
@@ -84,11 +88,11 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
             other => return Err(format!("unknown option {other}\n{USAGE}")),
         }
     }
-    if [hold, drip.is_some(), listen.is_some(), tasks.is_some(), redis].iter().filter(|&&given| given).count()
-        > 1
-    {
+    let runs = [hold, drip.is_some(), listen.is_some(), tasks.is_some(), redis, sessions];
+    if runs.iter().filter(|&&given| given).count() > 1 {
         return Err(
-            "--hold, --drip, --listen, --tasks and --redis are separate runs: give one of them".into()
+            "--hold, --drip, --listen, --tasks, --redis and --sessions are separate runs: give one of them"
+                .into(),
         );
     }
     Ok(Options {
@@ -104,6 +108,7 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
         listen,
         tasks,
         redis,
+        sessions,
     })
 }
 

@@ -45,15 +45,25 @@
 //! servers sharing one Redis serve as one, for `cargo xtask bench compare --redis`. Over HTTP the server
 //! then also answers `GET /stats` beside `/mcp` with `{"redis_round_trips": N}`, the round trips it has
 //! made to Redis so far. Unset, the server is exactly the one every other benchmark measures.
+//!
+//! `BENCH_KERNEL_LEGACY_SESSIONS=on` serves `2025-11-25` clients with sessions
+//! (`Builder::legacy_sessions`) instead of statelessly (the default, `LegacyClients::Stateless`), for
+//! `cargo xtask bench compare --sessions` and the `sessions` curve: in process
+//! (`LegacySessions::in_process()`), or in the Redis of `BENCH_KERNEL_REDIS` when it is set
+//! (`Redis::session_store()`). The session bounds keep their defaults (16 per client, 10,000 in all)
+//! unless `BENCH_KERNEL_MAX_SESSIONS=N` is set: then both are N, because a benchmark's sessions all
+//! come from 127.0.0.1, one client.
 
 #![forbid(unsafe_code)]
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use mcp_kernel::http::{AllowedOrigins, Builder, McpHttp, ServeOptions};
+use mcp_kernel::http::{AllowedOrigins, Builder, LegacySessions, McpHttp, ServeOptions};
 use mcp_kernel::notify::{Notifications, Notifier};
 use mcp_kernel::redis::{Redis, RedisConfig};
 use mcp_kernel::resources::{ReadResource, ResourceTemplateSpec};
+use mcp_kernel::router::sessions::SessionLimits;
 use mcp_kernel::tasks::{TaskMode, Tasks, TokioRuntime};
 use mcp_kernel::wire::types::ResourceContents;
 use mcp_kernel::{Listing, Mode, ReaderError, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
@@ -171,7 +181,10 @@ async fn serve_http(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
-    let builder = McpHttp::builder(server).allowed_origins(AllowedOrigins::any()).authorize(|_| Ok(()));
+    let mut builder = McpHttp::builder(server).allowed_origins(AllowedOrigins::any()).authorize(|_| Ok(()));
+    if let Some(sessions) = legacy_sessions(redis.as_ref())? {
+        builder = builder.legacy_sessions(sessions);
+    }
     let service = listen_settings(builder)?.build();
     let mut app = axum::Router::new().route_service("/mcp", service);
     if let Some(redis) = redis {
@@ -218,6 +231,34 @@ fn number(var: &str) -> Result<Option<usize>, String> {
             _ => Err(format!("{var}={v:?} is not a positive number")),
         },
     }
+}
+
+/// `2025-11-25` sessions when `BENCH_KERNEL_LEGACY_SESSIONS` is `on` (in `redis` when given, else in
+/// process), within the bounds of `BENCH_KERNEL_MAX_SESSIONS`; `None` (stateless legacy clients, the
+/// default) when it is unset or `off`.
+fn legacy_sessions(redis: Option<&Redis>) -> Result<Option<LegacySessions>, String> {
+    const VAR: &str = "BENCH_KERNEL_LEGACY_SESSIONS";
+    match std::env::var(VAR).as_deref() {
+        Err(_) | Ok("off") => return Ok(None),
+        Ok("on") => {}
+        Ok(other) => return Err(format!("{VAR}={other:?}: on or off")),
+    }
+    let sessions = match redis {
+        Some(redis) => LegacySessions::with_store(Arc::new(redis.session_store())),
+        None => LegacySessions::in_process(),
+    };
+    Ok(Some(match number("BENCH_KERNEL_MAX_SESSIONS")? {
+        Some(n) => sessions.limits(session_limits(n)),
+        None => sessions,
+    }))
+}
+
+/// The default session bounds with sessions per client and in all both raised to `n`.
+fn session_limits(n: usize) -> SessionLimits {
+    let mut limits = SessionLimits::default();
+    limits.per_owner = n;
+    limits.total = n;
+    limits
 }
 
 /// The defaults, or both connection limits raised to `BENCH_KERNEL_MAX_CONNECTIONS`.
@@ -319,4 +360,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ => return Err("usage: bench-kernel stdio | bench-kernel http 127.0.0.1:PORT".into()),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_sessions_raises_the_per_client_and_total_bounds_only() {
+        let (raised, defaults) = (session_limits(10_064), SessionLimits::default());
+        assert_eq!((raised.per_owner, raised.total), (10_064, 10_064));
+        assert_eq!((raised.idle, raised.pending_per_session), (defaults.idle, defaults.pending_per_session));
+        assert_eq!(
+            (raised.subscriptions, raised.subscription_bytes),
+            (defaults.subscriptions, defaults.subscription_bytes)
+        );
+    }
 }

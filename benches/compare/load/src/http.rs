@@ -21,7 +21,7 @@ use tokio::time::{Instant, timeout_at};
 use crate::args::{Args, seconds};
 use crate::drip::raise_fd_limit;
 use crate::report::{Errors, Report, ThreadTimes, cpu_percent, error_suffix, own_cpu_seconds, summarize};
-use crate::work::Work;
+use crate::work::{LEGACY_PROTOCOL, Work};
 use crate::{ECHO, MAX_CONNECTIONS, PROTOCOL, check_answer, request_body};
 
 /// `http://HOST:PORT/PATH` with a loopback host: (authority, path).
@@ -134,17 +134,19 @@ struct Target {
     /// The measured window: (from, to).
     window: (Instant, Instant),
     connecting: Semaphore,
-    /// For `--method task-get`: the tasks created before the run, one per connection.
-    task_ids: Vec<String>,
+    /// For `--method task-get` and `legacy-session`: the tasks created, or the sessions opened,
+    /// before the run; connection `i` reads the `i`-th.
+    own_ids: Vec<String>,
 }
 
 impl Target {
-    /// What connection `index` sends: the run's work, with its own task for `tasks/get`.
+    /// What connection `index` sends: the run's work, with its own task for `tasks/get` and its own
+    /// session for a session's call.
     fn work_for(&self, index: u64) -> Work {
-        match (&self.work, self.task_ids.is_empty()) {
-            (Work::TaskGet { .. }, false) => {
-                Work::TaskGet { id: self.task_ids[index as usize % self.task_ids.len()].clone() }
-            }
+        let own = || self.own_ids[index as usize % self.own_ids.len()].clone();
+        match (&self.work, self.own_ids.is_empty()) {
+            (Work::TaskGet { .. }, false) => Work::TaskGet { id: own() },
+            (Work::LegacySession { .. }, false) => Work::LegacySession { id: own() },
             (work, _) => work.clone(),
         }
     }
@@ -171,6 +173,11 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
         .take("store-pid")
         .map(|v| v.parse::<u32>().map_err(|_| format!("--store-pid: not a number: {v:?}")))
         .transpose()?;
+    // Live tasks and open sessions held on the server over the run (`held`).
+    let live_tasks: Option<usize> =
+        args.take("live-tasks").map(|v| v.parse()).transpose().map_err(|_| "--live-tasks: a number")?;
+    let open_sessions: Option<usize> =
+        args.take("open-sessions").map(|v| v.parse()).transpose().map_err(|_| "--open-sessions: a number")?;
     let work = Work::parse(&mut args)?;
     args.finish(false)?;
     if connections == 0 || connections > MAX_CONNECTIONS {
@@ -179,8 +186,13 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
     if streams == 0 || streams > MAX_STREAMS || (protocol == Protocol::Http1 && streams != 1) {
         return Err(format!("--streams must be 1 over HTTP/1.1 and between 1 and {MAX_STREAMS} over h2c"));
     }
-    if !matches!(work, Work::Call { .. } | Work::TaskGet { .. }) {
-        return Err("http sends tools/call or tasks/get only (--method call|task-get)".into());
+    if !matches!(work, Work::Call { .. } | Work::TaskGet { .. } | Work::Legacy | Work::LegacySession { .. }) {
+        return Err(
+            "http sends tools/call or tasks/get only (--method call|task-get|legacy|legacy-session)".into()
+        );
+    }
+    if open_sessions.is_some() && !matches!(work, Work::LegacySession { .. }) {
+        return Err("--open-sessions goes with --method legacy-session".into());
     }
     if duration.is_zero() {
         return Err("--duration must be positive".into());
@@ -191,10 +203,19 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
         Work::Call { message, .. } => message.len(),
         _ => 0,
     };
-    // `tasks/get` reads a working task of its connection's own, created before the clock starts.
-    let task_ids = match &work {
-        Work::TaskGet { .. } => crate::tasks::create_tasks(&authority, &path, connections).await?,
-        _ => Vec::new(),
+    // `tasks/get` reads a working task of its connection's own, created before the clock starts, and
+    // a session's call is made in a session of its connection's own, opened then; more of either may
+    // be held beside them (`--live-tasks`, `--open-sessions`: how many in all).
+    let own = |mine: bool| if mine { connections } else { 0 };
+    let live_tasks = live_tasks.unwrap_or(0).max(own(matches!(work, Work::TaskGet { .. })));
+    let open_sessions = open_sessions.unwrap_or(0).max(own(matches!(work, Work::LegacySession { .. })));
+    let preparing = Instant::now();
+    let tasks = crate::held::tasks(&authority, &path, live_tasks).await?;
+    let sessions = crate::held::sessions(&authority, &path, open_sessions).await?;
+    let prepare_s = preparing.elapsed().as_secs_f64();
+    let own_ids = match &work {
+        Work::TaskGet { .. } => tasks,
+        _ => sessions,
     };
     let method = work.method();
     let cpu0 = own_cpu_seconds();
@@ -207,7 +228,7 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
         work,
         window: (start + warmup, start + warmup + duration),
         connecting: Semaphore::new(CONNECTING_AT_ONCE),
-        task_ids,
+        own_ids,
     });
     let tasks: Vec<_> =
         (0..connections).map(|index| tokio::spawn(connection_loop(index as u64, target.clone()))).collect();
@@ -286,6 +307,9 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
             "load_cpu_pct": load_cpu,
             "server_cpu_us_per_request": server_cpu_us,
             "store_cpu_us_per_request": store_cpu_us,
+            "live_tasks": live_tasks,
+            "open_sessions": open_sessions,
+            "prepare_s": prepare_s,
         }),
         errors: all.errors.count,
     })
@@ -452,11 +476,18 @@ pub(crate) fn call_request(
     };
     builder = builder
         .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", PROTOCOL)
-        .header("mcp-method", work.method());
-    if let Some(name) = work.name_header() {
-        builder = builder.header("mcp-name", name);
+        .header("accept", "application/json, text/event-stream");
+    if work.legacy() {
+        // As a `2025-11-25` client sends it: its version, its session if it has one, nothing else.
+        builder = builder.header("mcp-protocol-version", LEGACY_PROTOCOL);
+        if let Some(session) = work.session() {
+            builder = builder.header("mcp-session-id", session);
+        }
+    } else {
+        builder = builder.header("mcp-protocol-version", PROTOCOL).header("mcp-method", work.method());
+        if let Some(name) = work.name_header() {
+            builder = builder.header("mcp-name", name);
+        }
     }
     builder.body(Full::new(Bytes::from(work.request(id, None)))).expect("a valid request")
 }

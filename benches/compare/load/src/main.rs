@@ -5,7 +5,7 @@
 //! bench-load stdio-throughput --requests N [--preamble FILE] [--timeout SECS] -- CMD ARGS...
 //! bench-load stdio-latency    --requests N [--warmup N] [WORK] [--preamble FILE] [--timeout SECS] -- CMD ARGS...
 //! bench-load http --url URL --connections C --warmup SECS --duration SECS [--protocol http1|h2c] [--streams S]
-//!                 [--message-bytes B] [--pid PID] [--store-pid PID] [WORK]
+//!                 [--message-bytes B] [--pid PID] [--store-pid PID] [--live-tasks N] [--open-sessions N] [WORK]
 //! bench-load hold --url URL --pid PID [--clients N] [--body-bytes B] [--hold-secs SECS]
 //! bench-load drip --url URL --drips N [--requests R] [--interval-ms MS] [--wait-secs SECS] [--open-rate R] [--pid PID]
 //! bench-load idle --url URL --pid PID --steps N[,N…] [--settle-secs S] [--hold-secs S] [--open-rate R]
@@ -19,7 +19,7 @@
 //!                        [--idle-ms MS]
 //!
 //! WORK: --method call [--tool NAME] [--message-bytes B] | --method list|walk [--list tools|templates]
-//!       [--expect-items N] | --method read --uri URI | --method task-get
+//!       [--expect-items N] | --method read --uri URI | --method task-get | --method legacy|legacy-session
 //! ```
 //!
 //! `work` says what one measured unit is for `stdio-latency` (a call with a message of any size, the
@@ -33,7 +33,11 @@
 //! over HTTP); `tasks-memory` and `tasks-notify` (module `tasks`) measure the server's memory per live
 //! task and how long a task's completion takes to reach a listener, each beside a baseline;
 //! `tasks-trips` counts the trips to a shared store (Redis) per `tasks/get` and per task, by the
-//! server's count and by the store's own (module `resp` reads its `INFO`).
+//! server's count and by the store's own (module `resp` reads its `INFO`). `--method legacy` (`http`
+//! only) sends the `2025-11-25` `tools/call` of `echo` without a session, `--method legacy-session`
+//! the same in a session of each connection's own, opened (`initialize`, `notifications/initialized`)
+//! before the clock starts; `--live-tasks N` and `--open-sessions N` hold that many live tasks or open
+//! sessions on the server over the run (module `held` makes them).
 //!
 //! `hold` (module `hold`) measures the server's memory per in-flight request whose body is half
 //! sent. `drip` (module `drip`) measures legitimate requests' latency while N connections each send
@@ -52,6 +56,7 @@
 
 mod args;
 mod drip;
+mod held;
 mod hold;
 mod http;
 mod idle;
@@ -85,7 +90,8 @@ const USAGE: &str = "usage:
   bench-load stdio-throughput --requests N [--preamble FILE] [--timeout SECS] -- CMD ARGS...
   bench-load stdio-latency    --requests N [--warmup N] [WORK] [--preamble FILE] [--timeout SECS] -- CMD ARGS...
   bench-load http --url http://127.0.0.1:PORT/mcp --connections C --warmup SECS --duration SECS
-                  [--protocol http1|h2c] [--streams S] [--message-bytes B] [--pid PID] [--store-pid PID] [--method call|task-get]
+                  [--protocol http1|h2c] [--streams S] [--message-bytes B] [--pid PID] [--store-pid PID]
+                  [--method call|task-get|legacy|legacy-session] [--live-tasks N] [--open-sessions N]
   bench-load hold --url http://127.0.0.1:PORT/mcp --pid PID [--clients N] [--body-bytes B] [--hold-secs SECS]
   bench-load drip --url http://127.0.0.1:PORT/mcp --drips N [--requests R] [--interval-ms MS] [--wait-secs SECS] [--open-rate R] [--pid PID]
   bench-load idle --url http://127.0.0.1:PORT/mcp --pid PID --steps N[,N...] [--settle-secs S] [--hold-secs S] [--open-rate R]
@@ -100,7 +106,7 @@ const USAGE: &str = "usage:
   bench-load tasks-trips --url http://127.0.0.1:PORT/mcp [--stats-url http://127.0.0.1:PORT/stats] [--redis 127.0.0.1:PORT]
                          [--gets N] [--lifecycles L] [--wait-ms MS] [--idle-ms MS]
 WORK: --method call [--tool NAME] [--message-bytes B] | --method list|walk [--list tools|templates] [--expect-items N]
-      | --method read --uri URI | --method task-get";
+      | --method read --uri URI | --method task-get | --method legacy|legacy-session (http only)";
 
 /// The JSON-RPC request with id `id`, as one line without its newline.
 fn request_body(id: u64) -> String {

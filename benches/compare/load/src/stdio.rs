@@ -416,6 +416,9 @@ pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
     let preamble = args.take("preamble").map(PathBuf::from);
     let limit = seconds("timeout", args.number("timeout", Some(300.0))?)?;
     let command = args.finish(true)?;
+    if work.legacy() {
+        return Err("--method legacy and legacy-session are over HTTP only (bench-load http)".into());
+    }
 
     let mut server = Server::spawn(&command)?;
     let deadline = Instant::now() + limit;

@@ -30,7 +30,17 @@ pub(crate) enum Work {
     /// `tasks/get` of the task `id` (declaring the tasks extension); the answer must be that task,
     /// still `working`. `--method task-get` leaves `id` empty: the run creates the task and sets it.
     TaskGet { id: String },
+    /// A `2025-11-25` `tools/call` of `echo` with `hello` (no `_meta`, the legacy version header, no
+    /// `Mcp-Method` or `Mcp-Name`, as a `2025-11-25` client sends it), without a session; the answer is
+    /// checked as the echo's.
+    Legacy,
+    /// The same call in the session `id` (its `Mcp-Session-Id`). `--method legacy-session` leaves `id`
+    /// empty: the run opens the session (`initialize`, `notifications/initialized`) and sets it.
+    LegacySession { id: String },
 }
+
+/// The legacy revision a `2025-11-25` client speaks.
+pub(crate) const LEGACY_PROTOCOL: &str = "2025-11-25";
 
 /// A paginated list.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -156,7 +166,13 @@ impl Work {
             }
             "read" => Work::Read { uri: args.take("uri").ok_or("--method read needs --uri")? },
             "task-get" => Work::TaskGet { id: String::new() },
-            other => return Err(format!("--method: call, list, walk, read or task-get, not {other:?}")),
+            "legacy" => Work::Legacy,
+            "legacy-session" => Work::LegacySession { id: String::new() },
+            other => {
+                return Err(format!(
+                    "--method: call, list, walk, read, task-get, legacy or legacy-session, not {other:?}"
+                ));
+            }
         };
         Ok(work)
     }
@@ -164,7 +180,7 @@ impl Work {
     /// The JSON-RPC method of the requests.
     pub(crate) fn method(&self) -> &'static str {
         match self {
-            Work::Call { .. } => "tools/call",
+            Work::Call { .. } | Work::Legacy | Work::LegacySession { .. } => "tools/call",
             Work::List { list } | Work::Walk { list, .. } => list.method(),
             Work::Read { .. } => "resources/read",
             Work::TaskGet { .. } => "tasks/get",
@@ -177,6 +193,20 @@ impl Work {
             Work::Call { tool, .. } => Some(tool),
             Work::Read { uri } => Some(uri),
             Work::TaskGet { id } => Some(id),
+            _ => None,
+        }
+    }
+
+    /// Whether the requests are `2025-11-25` ones: the legacy version header, no `Mcp-Method`, no
+    /// `Mcp-Name`.
+    pub(crate) fn legacy(&self) -> bool {
+        matches!(self, Work::Legacy | Work::LegacySession { .. })
+    }
+
+    /// The `Mcp-Session-Id` the requests carry, if any.
+    pub(crate) fn session(&self) -> Option<&str> {
+        match self {
+            Work::LegacySession { id } => Some(id),
             _ => None,
         }
     }
@@ -195,6 +225,9 @@ impl Work {
             },
             Work::Read { uri } => format!(r#"{{{meta},"uri":{}}}"#, Value::from(uri.as_str())),
             Work::TaskGet { id } => format!(r#"{{{},"taskId":{}}}"#, tasks_meta(), Value::from(id.as_str())),
+            Work::Legacy | Work::LegacySession { .. } => {
+                format!(r#"{{"name":"echo","arguments":{{"message":"{MESSAGE}"}}}}"#)
+            }
         };
         format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#)
     }
@@ -202,6 +235,7 @@ impl Work {
     /// Checks the `result` of an answer that is no error.
     pub(crate) fn check(&self, result: &Value) -> Result<Step, String> {
         match self {
+            Work::Legacy | Work::LegacySession { .. } => Work::default().check(result),
             Work::Call { message, .. } => {
                 if result.get("isError") == Some(&Value::Bool(true)) {
                     return Err(format!("tool error: {}", short(result)));
@@ -323,6 +357,11 @@ mod tests {
             Work::Read { uri: "a://b".into() }
         );
         assert_eq!(parse(&["--method", "task-get"]).unwrap(), Work::TaskGet { id: String::new() });
+        assert_eq!(parse(&["--method", "legacy"]).unwrap(), Work::Legacy);
+        assert_eq!(
+            parse(&["--method", "legacy-session"]).unwrap(),
+            Work::LegacySession { id: String::new() }
+        );
         for bad in [
             &["--method", "other"][..],
             &["--method", "read"],
@@ -404,6 +443,24 @@ mod tests {
         assert!(get.check(&json!({"taskId":"t1","status":"working"})).is_ok());
         assert!(get.check(&json!({"taskId":"t2","status":"working"})).is_err());
         assert!(get.check(&json!({"taskId":"t1","status":"completed"})).is_err());
+
+        for legacy in [Work::Legacy, Work::LegacySession { id: "s1".into() }] {
+            let v: Value = serde_json::from_str(&legacy.request(5, None)).unwrap();
+            assert_eq!(
+                (v["method"].as_str(), v["params"]["name"].as_str()),
+                (Some("tools/call"), Some("echo"))
+            );
+            assert_eq!(v["params"]["arguments"]["message"], MESSAGE);
+            assert!(v["params"].get("_meta").is_none(), "a 2025-11-25 request carries no _meta");
+            assert!(legacy.legacy() && legacy.name_header().is_none());
+            assert!(legacy.check(&json!({"content":[{"type":"text","text":"hello"}]})).is_ok());
+            assert!(legacy.check(&json!({"content":[{"type":"text","text":"bye"}]})).is_err());
+            assert!(
+                legacy.check(&json!({"content":[{"type":"text","text":"hello"}],"isError":true})).is_err()
+            );
+        }
+        assert_eq!(Work::LegacySession { id: "s1".into() }.session(), Some("s1"));
+        assert_eq!((Work::Legacy.session(), Work::default().legacy()), (None, false));
 
         let ok = json!({"jsonrpc":"2.0","id":4,"result":{}});
         let (id, result) = envelope(&ok);

@@ -1,6 +1,6 @@
 //! `cargo xtask bench curves [--quick] [--rounds N] [--only kernel,rmcp,floor] [--curve NAME[,NAME]]
 //! [--no-build]`: how cost grows — with connections, idle connections, drip connections, catalog
-//! size, payload size, and HTTP/2 streams — for each server that can serve the curve, side by side.
+//! size, payload size, HTTP/2 streams, listen streams, live tasks and open sessions — for each server that can serve the curve, side by side.
 //!
 //! A curve is a [`Spec`] (its points, its metrics, its notes) and a list of [`Run`]s, each measuring
 //! one or more of its points for one server. The runs are interleaved: for each round, each run, each
@@ -11,16 +11,19 @@
 //! run never replaces the committed plots of a full one).
 //!
 //! The curve families live in modules of their own: `http` (`http-connections`, `h2c`), `memory`
-//! (`idle-memory`, `drip-10k`), `catalog`, `payload`; `options` reads the command line and `run`
+//! (`idle-memory`, `drip-10k`), `catalog`, `payload`, `fanout` (`listen-fanout`), `stateful`
+//! (`live-tasks`, `sessions`: the kernel alone); `options` reads the command line and `run`
 //! holds what the families share (starting servers with enough open files, running `bench-load`).
 
 mod catalog;
+mod fanout;
 mod http;
 mod memory;
 mod options;
 mod payload;
 mod plot;
 mod run;
+mod stateful;
 mod table;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -35,13 +38,16 @@ use super::{LOAD, SERVERS, build};
 use options::parse;
 
 /// The curves, in the order they run: (name, what it measures).
-const CURVES: [(&str, &str); 6] = [
+const CURVES: [(&str, &str); 9] = [
     ("http-connections", "HTTP/1.1 throughput and p99 by keep-alive connections"),
     ("h2c", "h2c: 32 streams on one connection against 32 connections"),
     ("payload", "tools/call throughput by argument size, stdio and HTTP"),
     ("catalog", "list, walk, call and read latency by catalog size"),
     ("idle-memory", "server memory per idle keep-alive connection"),
     ("drip-10k", "legitimate latency with 10,000 drip connections open"),
+    ("listen-fanout", "one change to 100 to 10,000 listen streams: time to the last, CPU per notification"),
+    ("live-tasks", "tasks/get CPU and p99 by live tasks held, beside tools/call"),
+    ("sessions", "a legacy session's call: CPU and p99 by open sessions, beside stateless legacy"),
 ];
 
 const OUTPUT: &str = "target/bench/curves.json";
@@ -323,6 +329,9 @@ fn build_curve(name: &str, env: &Env) -> Curve {
         "payload" => payload::payload(env),
         "catalog" => catalog::catalog(env),
         "idle-memory" => memory::idle(env),
+        "listen-fanout" => fanout::listen_fanout(env),
+        "live-tasks" => stateful::live_tasks(env),
+        "sessions" => stateful::sessions(env),
         _ => memory::drip(env),
     }
 }

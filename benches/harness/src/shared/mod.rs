@@ -19,8 +19,8 @@
 //! Medians of the rounds, every round's values and the Redis commands per operation go to
 //! `target/bench/compare-redis.json`.
 
-mod server;
-mod table;
+pub(crate) mod server;
+pub(crate) mod table;
 
 use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use crate::servers::Pinning;
 
 /// The variable naming the `redis-server` binary.
-pub(super) const REDIS_SERVER_ENV: &str = "MCP_KERNEL_REDIS_SERVER";
+pub(crate) const REDIS_SERVER_ENV: &str = "MCP_KERNEL_REDIS_SERVER";
 /// The binary used when [`REDIS_SERVER_ENV`] is not set.
 const DEFAULT_REDIS_SERVER: &str = "/usr/bin/redis-server";
 /// How long a start waits for `PING` to be answered.
@@ -22,7 +22,7 @@ const READY_WITHIN: Duration = Duration::from_secs(10);
 const START_ATTEMPTS: usize = 3;
 
 /// The `redis-server` binary this run uses, if it exists.
-pub(super) fn redis_binary() -> Result<PathBuf, String> {
+pub(crate) fn redis_binary() -> Result<PathBuf, String> {
     let binary =
         std::env::var_os(REDIS_SERVER_ENV).map_or_else(|| PathBuf::from(DEFAULT_REDIS_SERVER), PathBuf::from);
     if binary.exists() {
@@ -36,7 +36,7 @@ pub(super) fn redis_binary() -> Result<PathBuf, String> {
 }
 
 /// One `redis-server`, killed when dropped.
-pub(super) struct RedisServer {
+pub(crate) struct RedisServer {
     child: Child,
     port: u16,
     dir: PathBuf,
@@ -44,7 +44,7 @@ pub(super) struct RedisServer {
 
 impl RedisServer {
     /// Starts `binary` on CPU 0 (when pinning) in a fresh directory under `parent`, ready.
-    pub(super) fn start(pinning: &Pinning, binary: &Path, parent: &Path) -> Result<RedisServer, String> {
+    pub(crate) fn start(pinning: &Pinning, binary: &Path, parent: &Path) -> Result<RedisServer, String> {
         let mut last = String::new();
         for attempt in 0..START_ATTEMPTS {
             let dir = parent.join(format!("redis-{}-{attempt}", std::process::id()));
@@ -89,17 +89,17 @@ impl RedisServer {
     }
 
     /// `redis://127.0.0.1:PORT`.
-    pub(super) fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
     }
 
     /// `127.0.0.1:PORT`.
-    pub(super) fn address(&self) -> String {
+    pub(crate) fn address(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
 
     /// The process id (`taskset` execs the server, so the child's is the server's).
-    pub(super) fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 

@@ -7,12 +7,12 @@ use crate::listen::Values;
 use crate::report::{median, number, spread};
 
 /// The ratio over Redis / in process of two medians, when both are there and the second is positive.
-pub(super) fn ratio(in_process: Option<f64>, over_redis: Option<f64>) -> Option<f64> {
+pub(crate) fn ratio(in_process: Option<f64>, over_redis: Option<f64>) -> Option<f64> {
     over_redis.zip(in_process).filter(|(_, p)| *p > 0.0).map(|(r, p)| r / p)
 }
 
 /// A table cell: the median, with the spread of the rounds when there are several.
-pub(super) fn cell(values: &[f64]) -> String {
+pub(crate) fn cell(values: &[f64]) -> String {
     match (median(values), spread(values)) {
         (Some(m), Some(s)) if values.len() > 1 && m.abs() < 10.0 => format!("{m:.2} ±{s:.0}%"),
         (Some(m), Some(s)) if values.len() > 1 => format!("{} ±{s:.0}%", number(m)),
@@ -24,7 +24,7 @@ pub(super) fn cell(values: &[f64]) -> String {
 
 /// Prints one section — a column per `columns` (id, heading), numbered, then each later column's
 /// ratio to the first — and returns its medians and runs.
-pub(super) fn section(
+pub(crate) fn section(
     title: &str,
     columns: &[(u32, &str)],
     rows: &[(&'static str, &str, bool)],
@@ -67,7 +67,7 @@ pub(super) fn section(
 }
 
 /// `name n, name n` of a map of counts per command, largest first.
-pub(super) fn by_command(counts: &Value) -> String {
+pub(crate) fn by_command(counts: &Value) -> String {
     let mut v: Vec<(&String, f64)> =
         counts.as_object().into_iter().flatten().filter_map(|(k, n)| Some((k, n.as_f64()?))).collect();
     v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));

@@ -1,5 +1,5 @@
-//! The tasks extension: what `http --method task-get` and `stdio-latency --method task-get` create
-//! before their clock starts, and the two modes of their own, `tasks-memory` (module `memory`: the
+//! The tasks extension: what `stdio-latency --method task-get` creates before its clock starts (`http`'s
+//! tasks are made by module `held`), and the two modes of their own, `tasks-memory` (module `memory`: the
 //! server's memory per live task, or per held call of the same tool) and `tasks-notify` (module
 //! `notify`: the time from a task's completion until a listener reads its `notifications/tasks`), and
 //! `tasks-trips` (module `trips`: the trips to a shared store per `tasks/get` and per task).
@@ -20,7 +20,6 @@ use http_body_util::Full;
 use hyper::Request;
 use serde_json::Value;
 
-use crate::http::http_message;
 use crate::work::tasks_meta;
 use crate::{PROTOCOL, short};
 
@@ -101,25 +100,6 @@ pub(crate) fn unix_micros() -> u64 {
 /// The microseconds from `stamp` to `read`, on the shared clock (0 if the clock stepped back).
 pub(crate) fn micros_between(stamp: u64, read: u64) -> u32 {
     u32::try_from(read.saturating_sub(stamp)).unwrap_or(u32::MAX)
-}
-
-/// Creates `count` tasks that wait `LONG_WAIT_MS`, one after another on one keep-alive connection;
-/// their ids, in order.
-pub(crate) async fn create_tasks(authority: &str, path: &str, count: usize) -> Result<Vec<String>, String> {
-    if count > MAX_TASKS {
-        return Err(format!("at most {MAX_TASKS} tasks"));
-    }
-    let (mut sender, driver) = crate::http::http1_connection(authority).await?;
-    let mut ids = Vec::with_capacity(count);
-    for n in 0..count {
-        let id = n as u64 + 1;
-        sender.ready().await.map_err(|e| format!("connection closed: {e}"))?;
-        let request = wait_request(authority, path, id, LONG_WAIT_MS, true);
-        let message = http_message(sender.send_request(request).await, id).await.map_err(|(e, _)| e)?;
-        ids.push(created_task(&message, id).map_err(|e| format!("creating a task: {e}"))?);
-    }
-    driver.abort();
-    Ok(ids)
 }
 
 #[cfg(test)]
