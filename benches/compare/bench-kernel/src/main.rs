@@ -211,13 +211,18 @@ fn redis_config() -> Result<Option<RedisConfig>, String> {
 }
 
 /// The listen limits and keep-alive interval of `BENCH_KERNEL_MAX_LISTENS` and
-/// `BENCH_KERNEL_LISTEN_KEEP_ALIVE_MS` (the defaults where unset).
+/// `BENCH_KERNEL_LISTEN_KEEP_ALIVE_MS`, and the client's share of the body budget of
+/// `BENCH_KERNEL_MAX_BODY_BYTES_PER_CLIENT` (the defaults where unset).
 fn listen_settings<O, A>(mut builder: Builder<O, A>) -> Result<Builder<O, A>, String> {
     if let Some(n) = number("BENCH_KERNEL_MAX_LISTENS")? {
         builder = builder.max_listens(n).max_listens_per_client(n);
     }
     if let Some(ms) = number("BENCH_KERNEL_LISTEN_KEEP_ALIVE_MS")? {
         builder = builder.listen_keep_alive(Duration::from_millis(ms as u64));
+    }
+    // All of a benchmark's connections come from 127.0.0.1, one client to the body budget.
+    if let Some(bytes) = number("BENCH_KERNEL_MAX_BODY_BYTES_PER_CLIENT")? {
+        builder = builder.max_body_bytes_per_client(bytes);
     }
     Ok(builder)
 }
