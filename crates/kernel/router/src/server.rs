@@ -13,7 +13,6 @@ use serde_json::{Map, Value, json};
 
 use mcp_kernel_wire::trace::TraceCarrier;
 use mcp_kernel_wire::types::CacheScope;
-use mcp_kernel_wire::version::META_CLIENT_CAPABILITIES;
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, Payload, ProtocolVersion, RequestMeta, Response};
 
 use crate::catalog::snapshot::Snapshot;
@@ -318,7 +317,7 @@ impl Server {
         let closer = (CloseOnDrop(progress), CloseOnDrop(context.log.clone()));
         if method == Method::SubscriptionsListen && era.is_modern() {
             drop(closer);
-            return self.listen_at_once(id, params.as_ref(), context, sink.as_ref()).await;
+            return Box::pin(self.listen_at_once(id, params.as_ref(), context, sink.as_ref())).await;
         }
         let trace = RequestTrace { carrier, id: &id, network };
         let request = Request {
@@ -381,11 +380,13 @@ impl Server {
         method: &Method,
         meta: &RequestMeta,
     ) -> Result<(Era, Option<Arc<Value>>), ErrorObject> {
-        let Some(object) = meta.object()? else { return Self::undeclared(served) };
+        if meta.object()?.is_none() {
+            return Self::undeclared(served);
+        }
         let Some(requested) = meta.protocol_version() else {
             // A 2025-11-25 request may carry a `_meta` of its own (a progress token): it is undeclared,
             // unless it carries client capabilities, which only 2026-07-28 sends there.
-            if !object.contains_key(META_CLIENT_CAPABILITIES) && served.serves(false) {
+            if meta.client_capabilities().is_none() && served.serves(false) {
                 return Ok((Era::Bare, None));
             }
             return Err(ErrorObject::invalid_params(
@@ -437,7 +438,7 @@ impl Server {
         };
         let site = SpanSite { server: self.inner.options.server_name(), era: request.context.era };
         let span = request.trace.request_span(site, request.method, prompt);
-        let answer = tracing::Instrument::instrument(self.answer(request), span.clone()).await;
+        let answer = tracing::Instrument::instrument(Box::pin(self.answer(request)), span.clone()).await;
         if let Err(error) = &answer {
             record_error(&span, error);
         }

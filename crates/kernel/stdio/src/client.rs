@@ -101,10 +101,19 @@ fn nonce() -> String {
 
 /// Whether a message read from the client is a JSON-RPC response (to one of the server's requests).
 pub(crate) fn is_answer(message: &Map<String, Value>) -> bool {
-    message.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
-        && !message.contains_key("method")
-        && message.contains_key("id")
-        && message.contains_key("result") != message.contains_key("error")
+    // One pass over the members, each key compared once: every message read is asked this.
+    let (mut jsonrpc, mut method, mut id, mut result, mut error) = (false, false, false, false, false);
+    for (key, value) in message {
+        match key.as_str() {
+            "jsonrpc" => jsonrpc = value.as_str() == Some("2.0"),
+            "method" => method = true,
+            "id" => id = true,
+            "result" => result = true,
+            "error" => error = true,
+            _ => {}
+        }
+    }
+    jsonrpc && !method && id && result != error
 }
 
 impl std::fmt::Debug for Client {

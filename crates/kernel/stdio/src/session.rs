@@ -16,7 +16,7 @@ use std::task::Poll;
 
 use futures_util::FutureExt;
 use mcp_kernel_router::transport::{
-    Control, Handled, Inbound, LegacyNotifications, LegacySession, LiveServer, Network,
+    Control, Handled, Inbound, LegacyNotifications, LegacySession, LiveServer, Network, SharedChannel,
 };
 use mcp_kernel_router::{Extensions, Server};
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, Response, read_message};
@@ -119,6 +119,8 @@ pub(crate) struct Session {
     /// The connection's channel to its client, attached to every message (the core uses it for a
     /// legacy request whose host asks for input): its requests out, the client's answers in.
     client: Client,
+    /// The same channel as the core holds it, made once: each message clones the handle, not the channel.
+    channel: SharedChannel,
 }
 
 /// What a session is made of: its bounds and what it attaches to every message.
@@ -161,6 +163,7 @@ impl Session {
             listens: Arc::new(Listens::new(bounds.max_listens)),
             draining: watch::Sender::new(false),
             legacy,
+            channel: Arc::new(client.clone()),
             client,
         };
         (session, notifications)
@@ -299,7 +302,7 @@ impl Session {
         Inbound::new()
             .extensions(self.extensions.clone())
             .session(&self.legacy)
-            .client(Arc::new(self.client.clone()))
+            .client(Arc::clone(&self.channel))
             .network(Network::stdio())
     }
 

@@ -143,7 +143,7 @@ impl Envelope {
 
     /// The string member `field` of `params` (the tool name, a resource URI), if there is one.
     pub fn param_str(&self, field: &str) -> Option<&str> {
-        self.params_object()?.get(field)?.as_str()
+        member(self.params_object()?, field)?.as_str()
     }
 
     /// The request's `params._meta`.
@@ -178,6 +178,21 @@ impl Envelope {
     }
 }
 
+/// Objects with at most this many members are searched member by member rather than hashed: comparing
+/// a few short keys costs less than one SipHash of the key (the `preserve_order` map's hasher), and a
+/// request's own objects (the envelope's `params`, its `_meta`) hold a handful of members.
+const SCANNED_MEMBERS: usize = 8;
+
+/// The member `key` of `map`: compared member by member in a small object, looked up by hash in a
+/// larger one (so that a caller's object of thousands of members still costs one look-up).
+pub fn member<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if map.len() <= SCANNED_MEMBERS {
+        map.iter().find_map(|(name, value)| (name == key).then_some(value))
+    } else {
+        map.get(key)
+    }
+}
+
 /// A request id is a string or an integer (never null: MCP [S-1]).
 ///
 /// [S-1]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
@@ -208,7 +223,7 @@ impl RequestMeta {
 
     /// The member `key`, when `_meta` is an object holding it.
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.0.as_ref()?.as_object()?.get(key)
+        member(self.0.as_ref()?.as_object()?, key)
     }
 
     /// `protocol.md` [B-3.8]: `params._meta`, when present, is an object (`-32602` otherwise); `Ok(None)`

@@ -96,7 +96,7 @@ impl Server {
     pub(crate) async fn call_tool(&self, request: Request<'_>) -> Routed {
         let Request { params, context, tool_shown, trace, client, .. } = request;
         let mut params = owned_params(params);
-        let Some(Value::String(name)) = params.get("name") else {
+        let Some(Value::String(name)) = mcp_kernel_wire::message::member(&params, "name") else {
             return Err(ErrorObject::invalid_params("tools/call requires a string name"));
         };
         let tool = self.inner.snapshot.tool(name);
@@ -167,7 +167,7 @@ impl Server {
         if let Some(engine) = task_engine {
             let dispatch = std::sync::Arc::clone(dispatch);
             let started = Started { call, round, span, pending };
-            return self.call_maybe_task(engine, tool, dispatch, started).await;
+            return Box::pin(self.call_maybe_task(engine, tool, dispatch, started)).await;
         }
         let outcome = match bridge(&context, client.as_ref()) {
             None => guarded(|| dispatch.call(call)).instrument(span.clone()).await,
@@ -178,7 +178,7 @@ impl Server {
                     call.context.retry = retry;
                     guarded(move || dispatch.call(call)).instrument(span.clone())
                 };
-                match bridge.run(attempt).await {
+                match Box::pin(bridge.run(attempt)).await {
                     Ok(outcome) => outcome,
                     Err(stopped) => {
                         // The last call asked for input, as a modern one may: a result, unless the

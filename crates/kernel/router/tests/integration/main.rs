@@ -30,6 +30,7 @@ mod notifications;
 mod official_schema;
 mod output_schema;
 mod progress;
+mod request_futures;
 mod resource_source;
 mod resources_prompts;
 mod stored_sessions;
