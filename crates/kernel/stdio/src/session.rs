@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::task::Poll;
 
 use futures_util::FutureExt;
+use futures_util::future::CatchUnwind;
 use mcp_kernel_router::transport::{
     Control, Handled, Inbound, LegacyNotifications, LegacySession, LiveServer, Network, SharedChannel,
 };
@@ -81,12 +82,19 @@ fn reply_id(message: &Envelope) -> Option<Value> {
     message.has_id().then(|| message.echoable_id())
 }
 
-/// Awaits the core, catching a panic (defence in depth: the core already guards the host's code).
+/// The core's future behind the panic guard (defence in depth: the core already guards the host's code).
 ///
-/// A panic is logged by names only (never its payload; the process's panic hook runs first) and answered
-/// -32603 with the request's id; a notification gets no answer.
-async fn answer<F: Future<Output = Handled>>(handling: F, id: Option<Value>) -> Handled {
-    match AssertUnwindSafe(handling).catch_unwind().await {
+/// Awaited where the core's future is made (`server.handle_envelope(..)` as the argument), so that it is
+/// built in place in the awaiting future: a future handed through an `async fn` of its own is moved, whole,
+/// once more per request.
+fn guard<F: Future<Output = Handled>>(core: F) -> CatchUnwind<AssertUnwindSafe<F>> {
+    AssertUnwindSafe(core).catch_unwind()
+}
+
+/// What the guarded core came to. A panic is logged by names only (never its payload; the process's panic
+/// hook runs first) and answered -32603 with the request's id; a notification gets no answer.
+fn settle(handled: std::thread::Result<Handled>, id: Option<Value>) -> Handled {
+    match handled {
         Ok(handled) => handled,
         Err(_) => {
             tracing::error!("the core panicked while serving a message; answered -32603");
@@ -218,8 +226,7 @@ impl Session {
                 Kind::Inline => {
                     let id = reply_id(&message);
                     let server = self.live.current();
-                    let handling = server.handle_envelope(message, self.inbound());
-                    let handled = answer(handling, id).await;
+                    let handled = settle(guard(server.handle_envelope(message, self.inbound())).await, id);
                     if let Some(response) = handled.response
                         && !self.send(response).await
                     {
@@ -247,7 +254,9 @@ impl Session {
                     let key = message.id().map(id_key);
                     let id = reply_id(&message);
                     let mut handling: Handling =
-                        Box::pin(async move { answer(server.handle_envelope(message, inbound), id).await });
+                        Box::pin(
+                            async move { settle(guard(server.handle_envelope(message, inbound)).await, id) },
+                        );
                     // Polled once here: most requests (a listing, a quick tool) finish at once and are
                     // answered without a task of their own. One that waits gets its own task, so that it
                     // holds up nothing read after it.
@@ -446,11 +455,15 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
         runtime.block_on(async {
             let panicking = async { panic!("the core panicked") };
-            let handled = answer(panicking, Some(json!(9))).await;
+            let handled = settle(guard(panicking).await, Some(json!(9)));
             assert_eq!(handled.control, Control::Continue);
             assert_eq!(handled.response, Some(Response::error(json!(9), ErrorObject::internal())));
             let panicking = async { panic!("the core panicked") };
-            assert_eq!(answer(panicking, None).await.response, None, "a notification is never answered");
+            assert_eq!(
+                settle(guard(panicking).await, None).response,
+                None,
+                "a notification is never answered"
+            );
         });
     }
 }
