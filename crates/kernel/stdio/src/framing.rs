@@ -17,6 +17,8 @@ use std::io;
 use mcp_kernel_wire::{ErrorObject, code};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
+use crate::options::MAX_LINE_BYTES;
+
 /// The read-buffer size and the largest step an oversized frame body is skipped in.
 pub(crate) const CHUNK: usize = 64 * 1024;
 
@@ -122,7 +124,12 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
     /// Reads one line into `buf` (cleared by the caller), keeping at most `cap` bytes.
     ///
     /// The bytes before the `\n` count toward the cap, a trailing `\r` included; the `\r` is then trimmed.
-    /// A longer line is consumed to its newline and never kept.
+    /// A longer line is consumed to its newline and never kept. A line the read buffer does not hold whole
+    /// is given room for the cap (at most [`MAX_LINE_BYTES`]) when its first part is kept: up to that size
+    /// one allocation and no copy of the kept bytes however many reads the line takes, where growing by
+    /// doubling copies about its length once more. The room is not trimmed: a message's bytes are
+    /// dropped as soon as they are decoded, and trimming would hand the allocator a block of another size
+    /// each time (a fresh mapping, and its page faults, per long line with glibc).
     async fn read_line(&mut self, buf: &mut Vec<u8>) -> io::Result<Line> {
         loop {
             let available = self.input.fill_buf().await?;
@@ -134,7 +141,7 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
                 trim_cr(buf);
                 return Ok(Line::Read { terminated: false });
             }
-            match available.iter().position(|&b| b == b'\n') {
+            match memchr::memchr(b'\n', available) {
                 Some(at) => {
                     let fits = buf.len() + at <= self.cap;
                     if fits {
@@ -152,6 +159,9 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
                     let len = available.len();
                     let fits = buf.len() + len <= self.cap;
                     if fits {
+                        if buf.is_empty() {
+                            buf.reserve(self.cap.min(MAX_LINE_BYTES));
+                        }
                         buf.extend_from_slice(available);
                     }
                     self.input.consume(len);
@@ -173,7 +183,7 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
                 self.ended = true;
                 return Ok(false);
             }
-            match available.iter().position(|&b| b == b'\n') {
+            match memchr::memchr(b'\n', available) {
                 Some(at) => {
                     self.input.consume(at + 1);
                     return Ok(true);
@@ -242,6 +252,9 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
     }
 
     /// Reads exactly `length` bytes; `None` when the input ends first.
+    ///
+    /// Room for at most one read is taken up front; a body that needs more gets its whole declared length
+    /// (at most the cap) at once, so its bytes are never copied to a larger buffer.
     async fn read_body(&mut self, length: usize) -> io::Result<Option<Vec<u8>>> {
         let mut body = Vec::with_capacity(length.min(CHUNK));
         while body.len() < length {
@@ -251,6 +264,9 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
                 return Ok(None);
             }
             let take = available.len().min(length - body.len());
+            if body.len() + take > body.capacity() {
+                body.reserve_exact(length - body.len());
+            }
             body.extend_from_slice(&available[..take]);
             self.input.consume(take);
         }
@@ -423,6 +439,20 @@ mod tests {
             assert_eq!(reader.next().await.unwrap(), refused("Request line exceeds 8 bytes"));
             assert_eq!(reader.next().await.unwrap(), message(b"ok"));
             assert_eq!(reader.next().await.unwrap(), Frame::Eof);
+        });
+    }
+
+    #[test]
+    fn a_line_spanning_many_reads_is_kept_in_one_buffer_of_the_cap() {
+        run(async {
+            let mut input = vec![b'x'; 5 * CHUNK + 7];
+            input.extend_from_slice(b"\r\nok\n");
+            let reader = tokio::io::BufReader::with_capacity(CHUNK, &input[..]);
+            let mut reader = FrameReader::new(reader, 6 * CHUNK);
+            let Frame::Message(line) = reader.next().await.unwrap() else { panic!("a message") };
+            assert_eq!(line.len(), 5 * CHUNK + 7);
+            assert!(line.capacity() <= 6 * CHUNK, "room for the cap, given once: never grown past it");
+            assert_eq!(reader.next().await.unwrap(), message(b"ok"));
         });
     }
 
