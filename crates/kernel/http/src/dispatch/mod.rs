@@ -17,6 +17,9 @@ pub(crate) mod core;
 pub(crate) mod listen;
 pub(crate) mod sse;
 
+use std::future::Future;
+
+use futures_util::FutureExt;
 use http::{Response, StatusCode};
 
 use mcp_kernel_router::sessions::StoredSession;
@@ -65,13 +68,16 @@ pub(crate) struct InSession {
 }
 
 /// Runs the core on a checked message and answers it as `path` answers.
-pub(crate) async fn dispatch(
-    server: &Server,
+///
+/// The request's surroundings are assembled here, at once; the future returned is the core's (or the
+/// stream's) and the mapping of its answer to HTTP, and keeps nothing else (see `core.rs`).
+pub(crate) fn dispatch<'s>(
+    server: &'s Server,
     message: Envelope,
     version: http::Version,
     attached: Attached<'_>,
     path: Path,
-) -> Response<ResponseBody> {
+) -> impl Future<Output = Response<ResponseBody>> + Send + use<'s> {
     let Attached { extensions, carrier, admitted, session } = attached;
     let (revisions, finish): (Revisions, fn(&mut JsonRpcResponse)) = match path {
         Path::Modern => (Revisions::Stateless, |_| {}),
@@ -95,22 +101,26 @@ pub(crate) async fn dispatch(
         None => None,
     };
     let streams = sse::Streams { may_notify: admitted.may_notify(), channel };
-    let outcome = match sse::run(server, message, version, inbound, streams, finish).await {
-        Outcome::Streaming(stream) => return stream,
-        Outcome::Done(outcome) => outcome,
-    };
-    match (outcome, path) {
-        (Err(fault), _) => fault,
-        (Ok(None), _) => match silent_request {
-            Some(id) => legacy_answer::answer(&JsonRpcResponse::error(id, ErrorObject::method_not_found())),
-            None => accepted(),
-        },
-        (Ok(Some(mut response)), Path::Legacy) => {
-            finish(&mut response);
-            legacy_answer::answer(&response)
+    sse::run(server, message, version, inbound, streams, finish).map(move |outcome| {
+        let outcome = match outcome {
+            Outcome::Streaming(stream) => return stream,
+            Outcome::Done(outcome) => outcome,
+        };
+        match (outcome, path) {
+            (Err(fault), _) => fault,
+            (Ok(None), _) => match silent_request {
+                Some(id) => {
+                    legacy_answer::answer(&JsonRpcResponse::error(id, ErrorObject::method_not_found()))
+                }
+                None => accepted(),
+            },
+            (Ok(Some(mut response)), Path::Legacy) => {
+                finish(&mut response);
+                legacy_answer::answer(&response)
+            }
+            (Ok(Some(response)), Path::Modern) => modern_answer(&response),
         }
-        (Ok(Some(response)), Path::Modern) => modern_answer(&response),
-    }
+    })
 }
 
 /// A 2026-07-28 answer as JSON, its status following its error (`response/status.rs`).

@@ -26,8 +26,12 @@
 //! [S-52]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 //! [S-61]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 
+use std::future::Future;
 use std::sync::Arc;
 use std::task::Poll;
+
+use futures_util::FutureExt;
+use futures_util::future::Either;
 
 use http::Response;
 use serde_json::Value;
@@ -76,17 +80,32 @@ fn wants_stream(message: &Envelope, streams: &Streams) -> bool {
 /// it may be sent notifications, opens an SSE stream at the first one. The extensions travel inside
 /// the dispatch future the stream owns, so the host sees them however the stream is polled. `finish`
 /// adjusts the final response (the legacy path strips cache hints).
-pub(crate) async fn run(
-    server: &Server,
+///
+/// Which of the two it is is decided here, before anything is awaited: a message that is not streamed
+/// (most are) is the core's future alone, with nothing of this layer kept beside it.
+pub(crate) fn run<'s>(
+    server: &'s Server,
     message: Envelope,
     version: http::Version,
+    inbound: Inbound,
+    streams: Streams,
+    finish: fn(&mut JsonRpcResponse),
+) -> impl Future<Output = Outcome> + Send + use<'s> {
+    if !wants_stream(&message, &streams) {
+        return Either::Left(run_core(server, message, version, inbound).map(Outcome::Done));
+    }
+    Either::Right(stream(server, message, inbound, streams, finish))
+}
+
+/// [`run`] for a message that may be streamed: the core runs in a future of its own, which the stream
+/// owns once it opens.
+async fn stream(
+    server: &Server,
+    message: Envelope,
     mut inbound: Inbound,
     streams: Streams,
     finish: fn(&mut JsonRpcResponse),
 ) -> Outcome {
-    if !wants_stream(&message, &streams) {
-        return Outcome::Done(run_core(server, message, version, inbound).await);
-    }
     let (sender, mut notifications) = mpsc::channel(QUEUED_NOTIFICATIONS);
     if let Some(make) = streams.channel {
         inbound = inbound.client(make(sender.clone()));
