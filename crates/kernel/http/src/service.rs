@@ -313,7 +313,8 @@ where
         if parts.method == Method::DELETE {
             return session::end(policy, &parts.headers, owner.as_deref(), version).await;
         }
-        let caller = Caller { client, draining: parts.extensions.get::<Draining>().cloned() };
+        let draining = parts.extensions.get::<Arc<Draining>>().map(|draining| Draining::clone(draining));
+        let caller = Caller { client, draining };
         let (headers, listen) = (&parts.headers, &shared.listen);
         let get = Get { policy, listen, headers, version, extensions, owner, caller };
         return session::stream::open(get, server).await;
@@ -330,10 +331,10 @@ where
     }
     // Before any of the body is read, its first bytes must fit (checked: a head alone holds nothing);
     // then its buffer is charged as its bytes arrive.
-    if let Err(full) = shared.budget.check(client, most_bytes(&body, cap).min(FIRST_BYTES)) {
+    let mut reserved = shared.budget.open(client);
+    if let Err(full) = reserved.check(most_bytes(&body, cap).min(FIRST_BYTES)) {
         return refuse(over_budget(full, client));
     }
-    let mut reserved = shared.budget.open(client);
     let bytes = match read_bounded(body, cap, deadline, &mut reserved).await {
         Ok(bytes) => {
             reserved.shrink_to(bytes.len());
@@ -435,7 +436,7 @@ async fn answer(
         return refuse(refusal);
     }
     let carrier = crate::trace::carrier(&parts.headers);
-    let draining = parts.extensions.get::<Draining>().cloned();
+    let draining = parts.extensions.get::<Arc<Draining>>().cloned();
     // Nothing reads the head any more: its headers are not held while the core runs.
     drop(std::mem::take(&mut parts.headers));
     drop(std::mem::take(&mut parts.extensions));
@@ -459,7 +460,7 @@ async fn answer(
     let listens = admitted.listens();
     let attached = Attached { extensions, carrier, admitted, session: None };
     if listens {
-        let caller = Caller { client, draining };
+        let caller = Caller { client, draining: draining.map(|draining| Draining::clone(&draining)) };
         return Box::pin(listen::open(server, message, version, attached, &shared.listen, caller)).await;
     }
     dispatch(server, message, version, attached, Path::Modern).await
