@@ -41,9 +41,6 @@
     reason = "a refusal is built at most once per request and returned straight to the caller"
 )]
 
-use std::future::{Future, ready};
-
-use futures_util::future::Either;
 use http::{HeaderMap, HeaderName, StatusCode};
 use serde_json::Value;
 
@@ -52,7 +49,7 @@ use mcp_kernel_wire::error::UnsupportedVersionData;
 use mcp_kernel_wire::version::MODERN;
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, ProtocolVersion};
 
-use crate::dispatch::{Attached, Path, dispatch};
+use crate::dispatch::Attached;
 use crate::mirror;
 use crate::mirror::header_value::values;
 use crate::response::body::ResponseBody;
@@ -127,39 +124,36 @@ pub(crate) fn claims_in(headers: &HeaderMap, message: &Envelope, sessions: bool)
     true
 }
 
-/// Serves one message [`claims`] took: the header rules of 2025-11-25, then the core, serving the
-/// legacy revisions alone, with the request's `extensions` (the caller's principal).
-///
-/// The rules are checked here, at once; the future returned is an answer already made, or the core's
-/// (`dispatch/`), with nothing of this layer kept beside it.
-pub(crate) fn serve<'s>(
+/// The header rules of 2025-11-25 for one message [`claims`] took: what the core is to be handed with
+/// it (`service.rs` then serves it on the legacy path, the legacy revisions alone, with the request's
+/// `extensions`: the caller's principal), or (`Err`) the answer already made — a refusal, or the
+/// `202` of a response POSTed back.
+#[allow(
+    clippy::result_large_err,
+    reason = "an answer made here is made once per request and returned straight to the caller"
+)]
+pub(crate) fn check<'s>(
     server: &'s Server,
     headers: &HeaderMap,
-    message: Envelope,
+    message: &Envelope,
     version: http::Version,
     extensions: Extensions,
-) -> impl Future<Output = http::Response<ResponseBody>> + Send + use<'s> {
-    let refuse = |refusal: Refusal| Either::Left(ready(refusal.into_response(version)));
+) -> Result<Attached<'s>, http::Response<ResponseBody>> {
+    let refuse = |refusal: Refusal| refusal.into_response(version);
     let id = message.echoable_id();
     // A response POSTed back (the server never asks, so it answers nothing): accepted (S-64 item 2).
     if message.is_response() {
-        return protocol_version(headers, &id).map_or_else(refuse, |()| Either::Left(ready(accepted())));
+        return Err(protocol_version(headers, &id).map_or_else(refuse, |()| accepted()));
     }
-    let admitted = server.admit(&message, &extensions);
-    let checked = jsonrpc_shape(&message)
+    let admitted = server.admit(message, &extensions);
+    let checked = jsonrpc_shape(message)
         .and_then(|()| protocol_version(headers, &id))
-        .and_then(|()| mirror::check_sent(headers, &message, &admitted));
+        .and_then(|()| mirror::check_sent(headers, message, &admitted));
     if let Err(refusal) = checked {
-        return refuse(refusal);
+        return Err(refuse(refusal));
     }
     let carrier = crate::trace::carrier(headers);
-    Either::Right(dispatch(
-        server,
-        message,
-        version,
-        Attached { extensions, carrier, admitted, session: None },
-        Path::Legacy,
-    ))
+    Ok(Attached { extensions, carrier, admitted, session: None })
 }
 
 /// MCP [S-63]: every value of `MCP-Protocol-Version`, when sent, names a served legacy revision (400:

@@ -425,7 +425,10 @@ async fn answer(
     }
     drop(bytes);
     if shared.legacy == LegacyClients::Stateless && legacy::claims(&parts.headers, &message) {
-        return legacy::serve(server, &parts.headers, message, version, extensions).await;
+        return match legacy::check(server, &parts.headers, &message, version, extensions) {
+            Ok(attached) => dispatch(server, message, version, attached, Path::Legacy).await,
+            Err(answered) => answered,
+        };
     }
     // Only requests and notifications are POSTed (clients MUST NOT POST responses).
     if let Err(refusal) = jsonrpc_shape(&message) {

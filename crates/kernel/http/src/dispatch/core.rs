@@ -6,11 +6,12 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
 use futures_util::FutureExt;
+use futures_util::future::CatchUnwind;
 use http::{Response, StatusCode};
 use serde_json::Value;
 
 use mcp_kernel_router::Server;
-use mcp_kernel_router::transport::Inbound;
+use mcp_kernel_router::transport::{Handled, Inbound};
 use mcp_kernel_wire::{Envelope, ErrorObject, Response as JsonRpcResponse};
 
 use crate::response::body::ResponseBody;
@@ -25,46 +26,52 @@ pub(crate) struct Panicked {
     pub(crate) id: Value,
 }
 
-/// The one panic guard: the core's response to one message, if any, or (`Err`) the message's id when
-/// the core panicked on it (logged here).
-///
-/// A plain function returning the core's future wrapped, not an `async fn`: the message and its
-/// surroundings move straight into the core's future, instead of being kept a second time in a state
-/// machine of this layer (the request's future is copied whole into its allocation, so every byte of it
-/// costs on every request).
-pub(crate) fn guarded<'s>(
-    server: &'s Server,
+/// The one panic guard, around the core's future for one message: what it resolves to goes to
+/// [`settle`]. Awaited where the core's future is made (`server.handle_envelope(..)` as the argument),
+/// so that the future is built in place in the request's own: a future handed back from a function
+/// that does any work is moved, whole, into the one awaiting it.
+pub(crate) fn guard<F: Future>(core: F) -> CatchUnwind<AssertUnwindSafe<F>> {
+    AssertUnwindSafe(core).catch_unwind()
+}
+
+/// What the guarded core came to: its response, if any, or (`Err`) the message's id (`id`, taken
+/// before the message went to the core) when the core panicked on it (logged here).
+pub(crate) fn settle(
+    handled: std::thread::Result<Handled>,
+    id: Value,
+) -> Result<Option<JsonRpcResponse>, Panicked> {
+    match handled {
+        Ok(handled) => Ok(handled.response),
+        Err(_) => {
+            tracing::error!("the core panicked; answered -32603");
+            Err(Panicked { id })
+        }
+    }
+}
+
+/// The 500 answering a panic in the core, on a connection of `version`.
+pub(crate) fn fault(Panicked { id }: Panicked, version: http::Version) -> Response<ResponseBody> {
+    Refusal::post_body(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal(), id).into_response(version)
+}
+
+/// The core's response to one message, if any, or (`Err`) the message's id when the core panicked on
+/// it: [`guard`] and [`settle`] in one, for a core that runs in a future of its own (an SSE stream's).
+pub(crate) async fn guarded(
+    server: &Server,
     message: Envelope,
     inbound: Inbound,
-) -> impl Future<Output = Result<Option<JsonRpcResponse>, Panicked>> + Send + use<'s> {
+) -> Result<Option<JsonRpcResponse>, Panicked> {
     let id = message.echoable_id();
-    AssertUnwindSafe(server.handle_envelope(message, inbound)).catch_unwind().map(
-        move |handled| match handled {
-            Ok(handled) => Ok(handled.response),
-            Err(_) => {
-                tracing::error!("the core panicked; answered -32603");
-                Err(Panicked { id })
-            }
-        },
-    )
+    settle(guard(server.handle_envelope(message, inbound)).await, id)
 }
 
 /// Runs the core on one message with what the transport attached: its response, if any, or (`Err`)
 /// the 500 answering a panic in it.
-#[allow(
-    clippy::result_large_err,
-    reason = "the outcome is built once per request and handed straight to the caller (`CoreOutcome`)"
-)]
-pub(crate) fn run_core<'s>(
-    server: &'s Server,
+pub(crate) async fn run_core(
+    server: &Server,
     message: Envelope,
     version: http::Version,
     inbound: Inbound,
-) -> impl Future<Output = CoreOutcome> + Send + use<'s> {
-    guarded(server, message, inbound).map(move |outcome| {
-        outcome.map_err(|Panicked { id }| {
-            Refusal::post_body(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal(), id)
-                .into_response(version)
-        })
-    })
+) -> CoreOutcome {
+    guarded(server, message, inbound).await.map_err(|panicked| fault(panicked, version))
 }

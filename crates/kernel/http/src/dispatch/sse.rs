@@ -26,12 +26,8 @@
 //! [S-52]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 //! [S-61]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 
-use std::future::Future;
 use std::sync::Arc;
 use std::task::Poll;
-
-use futures_util::FutureExt;
-use futures_util::future::Either;
 
 use http::Response;
 use serde_json::Value;
@@ -41,7 +37,7 @@ use mcp_kernel_router::Server;
 use mcp_kernel_router::transport::{Inbound, NotificationSink, SharedChannel};
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, Response as JsonRpcResponse};
 
-use crate::dispatch::core::{CoreOutcome, Panicked, guarded, run_core};
+use crate::dispatch::core::{CoreOutcome, Panicked, guarded};
 use crate::response::body::ResponseBody;
 use crate::response::event_stream::{CoreFuture, SseStream, event_stream_response};
 
@@ -69,37 +65,18 @@ pub(crate) struct Streams {
 }
 
 /// Whether a message may be streamed: a request to a streamable method that may be sent notifications
-/// or requests.
-fn wants_stream(message: &Envelope, streams: &Streams) -> bool {
+/// or requests. One that may not (most) is answered by the core alone, as JSON (`dispatch/mod.rs`).
+pub(crate) fn wants_stream(message: &Envelope, streams: &Streams) -> bool {
     message.has_id()
         && message.method().is_some_and(Method::may_stream)
         && (streams.may_notify || streams.channel.is_some())
 }
 
-/// Runs the core on one message with `inbound` (the request's extensions and served revisions); when
-/// it may be sent notifications, opens an SSE stream at the first one. The extensions travel inside
-/// the dispatch future the stream owns, so the host sees them however the stream is polled. `finish`
+/// Runs the core on one message [`wants_stream`] took, with `inbound` (the request's extensions and
+/// served revisions); opens an SSE stream at the first notification. The extensions travel inside the
+/// dispatch future the stream owns, so the host sees them however the stream is polled. `finish`
 /// adjusts the final response (the legacy path strips cache hints).
-///
-/// Which of the two it is is decided here, before anything is awaited: a message that is not streamed
-/// (most are) is the core's future alone, with nothing of this layer kept beside it.
-pub(crate) fn run<'s>(
-    server: &'s Server,
-    message: Envelope,
-    version: http::Version,
-    inbound: Inbound,
-    streams: Streams,
-    finish: fn(&mut JsonRpcResponse),
-) -> impl Future<Output = Outcome> + Send + use<'s> {
-    if !wants_stream(&message, &streams) {
-        return Either::Left(run_core(server, message, version, inbound).map(Outcome::Done));
-    }
-    Either::Right(stream(server, message, inbound, streams, finish))
-}
-
-/// [`run`] for a message that may be streamed: the core runs in a future of its own, which the stream
-/// owns once it opens.
-async fn stream(
+pub(crate) async fn stream(
     server: &Server,
     message: Envelope,
     mut inbound: Inbound,
