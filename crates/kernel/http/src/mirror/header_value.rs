@@ -19,7 +19,7 @@ use std::borrow::Cow;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use http::header::{AsHeaderName, GetAll};
+use http::header::AsHeaderName;
 use http::{HeaderMap, HeaderValue};
 use serde_json::Number;
 
@@ -34,31 +34,54 @@ const MAX_EXACT_F64: f64 = 9_007_199_254_740_992.0;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct NotUtf8;
 
-/// Every value of one header, each known to be UTF-8 (what [`values`] returns): read in place, nothing
-/// collected.
-#[derive(Debug)]
-pub(crate) struct Values<'a>(GetAll<'a, HeaderValue>);
+/// Every value of one header, each known to be UTF-8 (what [`values`] returns). A header sent once —
+/// nearly every one — is held as it is, nothing collected.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Values<'a> {
+    /// Absent (`None`) or sent once.
+    One(Option<&'a str>),
+    /// Sent more than once: every value, in order.
+    Many(Vec<&'a str>),
+}
 
 impl<'a> Values<'a> {
     /// Whether the header is absent.
     pub(crate) fn is_empty(&self) -> bool {
-        self.0.iter().next().is_none()
+        self.as_slice().is_empty()
     }
 
     /// The values, in order, as text.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &'a str> + use<'a> {
-        // Every value was checked to be UTF-8 when these were read: none is skipped.
-        self.0.iter().filter_map(|value| std::str::from_utf8(value.as_bytes()).ok())
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.as_slice().iter().copied()
+    }
+
+    fn as_slice(&self) -> &[&'a str] {
+        match self {
+            Values::One(one) => one.as_slice(),
+            Values::Many(many) => many,
+        }
     }
 }
 
 /// Every value of header `name`, in order, each checked to be UTF-8 (none when it is absent).
 pub(crate) fn values<K: AsHeaderName>(headers: &HeaderMap, name: K) -> Result<Values<'_>, NotUtf8> {
-    let all = headers.get_all(name);
-    if all.iter().any(|value| std::str::from_utf8(value.as_bytes()).is_err()) {
-        return Err(NotUtf8);
+    let mut all = headers.get_all(name).into_iter();
+    let Some(first) = all.next() else { return Ok(Values::One(None)) };
+    let first = text(first)?;
+    let Some(second) = all.next() else { return Ok(Values::One(Some(first))) };
+    let mut many = vec![first, text(second)?];
+    for value in all {
+        many.push(text(value)?);
     }
-    Ok(Values(all))
+    Ok(Values::Many(many))
+}
+
+/// A header value as text: visible ASCII (checked the cheap way first), else any UTF-8.
+fn text(value: &HeaderValue) -> Result<&str, NotUtf8> {
+    match value.to_str() {
+        Ok(text) => Ok(text),
+        Err(_) => std::str::from_utf8(value.as_bytes()).map_err(|_| NotUtf8),
+    }
 }
 
 /// The text a `mcp-name` or `mcp-param-*` value stands for: decoded when it is canonical base64.
@@ -166,6 +189,8 @@ mod tests {
         headers.append("mcp-method", HeaderValue::from_static("a"));
         headers.append("mcp-method", HeaderValue::from_static("b"));
         assert_eq!(all(&headers, "mcp-method"), Ok(vec!["a", "b"]));
+        headers.append("mcp-method", HeaderValue::from_static("c\td"));
+        assert_eq!(all(&headers, "mcp-method"), Ok(vec!["a", "b", "c\td"]));
         assert_eq!(all(&headers, "mcp-name"), Ok(vec![]));
         assert!(values(&headers, "mcp-name").is_ok_and(|values| values.is_empty()));
         assert!(values(&headers, "mcp-method").is_ok_and(|values| !values.is_empty()));

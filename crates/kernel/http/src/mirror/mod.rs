@@ -118,9 +118,9 @@ pub(crate) fn check(headers: &HeaderMap, message: &Envelope, admitted: &Admitted
         meta_fields(message.meta(), body_version, &id)?;
     }
     mcp_method(headers, method, is_request, &id)?;
-    mcp_name(headers, method, params, Mirror::Required, &id)?;
+    let name = mcp_name(headers, method, params, Mirror::Required, &id)?;
     if method == Some(&Method::ToolsCall) {
-        param_headers(headers, params, admitted, Mirror::Required, &id)?;
+        param_headers(headers, name, params, admitted, Mirror::Required, &id)?;
     }
     Ok(())
 }
@@ -148,9 +148,9 @@ pub(crate) fn check_sent(
     let params = message.params_object();
     let method = message.method();
     mcp_method(headers, method, false, &id)?;
-    mcp_name(headers, method, params, Mirror::IfSent, &id)?;
+    let name = mcp_name(headers, method, params, Mirror::IfSent, &id)?;
     if method == Some(&Method::ToolsCall) {
-        param_headers(headers, params, admitted, Mirror::IfSent, &id)?;
+        param_headers(headers, name, params, admitted, Mirror::IfSent, &id)?;
     }
     Ok(())
 }
@@ -275,17 +275,18 @@ fn mcp_method(
 /// [D-17]: `Mcp-Name` mirrors `params.name` (`tools/call`, `prompts/get`), `params.uri`
 /// (`resources/read`) or `params.taskId` (`tasks/get`, `tasks/update`, `tasks/cancel`, the tasks
 /// extension): the field is the one [`Method::name_param`] names, so this folder keeps no method table.
+/// Returns the body's value of that field when it is a string (for `tools/call`, the tool's name).
 ///
 /// [D-17]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
-fn mcp_name(
+fn mcp_name<'m>(
     headers: &HeaderMap,
     method: Option<&Method>,
-    params: Option<&Map<String, Value>>,
+    params: Option<&'m Map<String, Value>>,
     mirror: Mirror,
     id: &Value,
-) -> Result<(), Refusal> {
+) -> Result<Option<&'m str>, Refusal> {
     let Some(field) = method.and_then(Method::name_param) else {
-        return Ok(());
+        return Ok(None);
     };
     let sent = read_mirrored(headers, &NAME_HEADER, NAME, id)?;
     let body = params.and_then(|p| p.get(field)).and_then(Value::as_str);
@@ -294,15 +295,16 @@ fn mcp_name(
             Err(mismatch(&format!("Missing {NAME} {REQUIRED}"), id))
         }
         // Absent or not a string: the core refuses the request itself; a header mirrors nothing.
-        _ if sent.is_empty() => Ok(()),
+        _ if sent.is_empty() => Ok(body),
         _ if sent.iter().any(|value| body != Some(&*decoded(value))) => {
             Err(mismatch(&format!("{NAME} {DIFFERS}"), id))
         }
-        _ => Ok(()),
+        _ => Ok(body),
     }
 }
 
-/// [D-19] (`tools/call`): every parameter the tool's schema annotates is mirrored exactly.
+/// [D-19] (`tools/call`): every parameter the tool's schema annotates is mirrored exactly. `tool` is
+/// the body's `params.name` when it is a string ([`mcp_name`] read it).
 ///
 /// The annotations are the tool's as this caller may see it: a tool the host's `Visibility` filter
 /// hides from them is an unknown tool here too, so nothing about its headers (or a fault in its
@@ -311,12 +313,13 @@ fn mcp_name(
 /// [D-19]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 fn param_headers(
     headers: &HeaderMap,
+    tool: Option<&str>,
     params: Option<&Map<String, Value>>,
     admitted: &Admitted<'_>,
     mirror: Mirror,
     id: &Value,
 ) -> Result<(), Refusal> {
-    let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+    let Some(tool) = tool else {
         return Ok(());
     };
     // Hidden from this caller (the core asked the filter once, in `admit`): nothing to mirror, exactly
@@ -337,6 +340,9 @@ fn param_headers(
             ));
         }
     };
+    if mirrored.is_empty() {
+        return Ok(());
+    }
     let arguments = params.and_then(|p| p.get("arguments"));
     for param in mirrored {
         one_param(headers, param, arguments, mirror, id)?;
