@@ -41,7 +41,7 @@
     reason = "a refusal is built at most once per request and returned straight to the caller"
 )]
 
-use http::{HeaderMap, StatusCode};
+use http::{HeaderMap, HeaderName, StatusCode};
 use serde_json::Value;
 
 use mcp_kernel_router::{Extensions, Server};
@@ -49,7 +49,7 @@ use mcp_kernel_wire::error::UnsupportedVersionData;
 use mcp_kernel_wire::version::MODERN;
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, ProtocolVersion};
 
-use crate::dispatch::{Attached, Path, dispatch};
+use crate::dispatch::Attached;
 use crate::mirror;
 use crate::mirror::header_value::values;
 use crate::response::body::ResponseBody;
@@ -86,6 +86,8 @@ pub enum LegacyClients {
 
 /// The version header (never base64-decoded).
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+/// The same, parsed once.
+static PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static(PROTOCOL_VERSION);
 
 /// The session header (`session/`, with [`LegacyClients::Sessions`]).
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
@@ -106,48 +108,52 @@ pub(crate) fn claims(headers: &HeaderMap, message: &Envelope) -> bool {
 /// [`claims`], on a service with sessions (`sessions`): there a header-less message that carries an
 /// `Mcp-Session-Id` is legacy too (its session knows its revision: MCP S-63).
 pub(crate) fn claims_in(headers: &HeaderMap, message: &Envelope, sessions: bool) -> bool {
+    let sent = headers.get_all(&PROTOCOL_VERSION_HEADER);
+    // A `2026-07-28` header settles it whatever the body declares (a body that declares a revision is
+    // never legacy either): looked at first, since it is cheaper than the body's `_meta`.
+    if sent.iter().any(|value| value.as_bytes() == MODERN.as_bytes()) {
+        return false;
+    }
     if message.meta().protocol_version().is_some() {
         return false;
     }
-    let mut sent = headers.get_all(PROTOCOL_VERSION).iter().peekable();
-    if sent.peek().is_none() {
+    if sent.iter().next().is_none() {
         return message.method() == Some(&Method::Initialize)
             || (sessions && headers.contains_key(SESSION_HEADER));
     }
-    sent.all(|value| value.as_bytes() != MODERN.as_bytes())
+    true
 }
 
-/// Serves one message [`claims`] took: the header rules of 2025-11-25, then the core, serving the
-/// legacy revisions alone, with the request's `extensions` (the caller's principal).
-pub(crate) async fn serve(
-    server: &Server,
+/// The header rules of 2025-11-25 for one message [`claims`] took: what the core is to be handed with
+/// it (`service.rs` then serves it on the legacy path, the legacy revisions alone, with the request's
+/// `extensions`: the caller's principal), or (`Err`) the answer already made — a refusal, or the
+/// `202` of a response POSTed back.
+#[allow(
+    clippy::result_large_err,
+    reason = "an answer made here is made once per request and returned straight to the caller"
+)]
+pub(crate) fn check<'s>(
+    server: &'s Server,
     headers: &HeaderMap,
-    message: Envelope,
+    message: &Envelope,
     version: http::Version,
     extensions: Extensions,
-) -> http::Response<ResponseBody> {
+) -> Result<Attached<'s>, http::Response<ResponseBody>> {
     let refuse = |refusal: Refusal| refusal.into_response(version);
     let id = message.echoable_id();
     // A response POSTed back (the server never asks, so it answers nothing): accepted (S-64 item 2).
     if message.is_response() {
-        return protocol_version(headers, &id).map_or_else(refuse, |()| accepted());
+        return Err(protocol_version(headers, &id).map_or_else(refuse, |()| accepted()));
     }
-    let admitted = server.admit(&message, &extensions);
-    let checked = jsonrpc_shape(&message)
+    let admitted = server.admit(message, &extensions);
+    let checked = jsonrpc_shape(message)
         .and_then(|()| protocol_version(headers, &id))
-        .and_then(|()| mirror::check_sent(headers, &message, &admitted));
+        .and_then(|()| mirror::check_sent(headers, message, &admitted));
     if let Err(refusal) = checked {
-        return refuse(refusal);
+        return Err(refuse(refusal));
     }
     let carrier = crate::trace::carrier(headers);
-    dispatch(
-        server,
-        message,
-        version,
-        Attached { extensions, carrier, admitted, session: None },
-        Path::Legacy,
-    )
-    .await
+    Ok(Attached { extensions, carrier, admitted, session: None })
 }
 
 /// MCP [S-63]: every value of `MCP-Protocol-Version`, when sent, names a served legacy revision (400:
@@ -155,14 +161,14 @@ pub(crate) async fn serve(
 ///
 /// [S-63]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 pub(crate) fn protocol_version(headers: &HeaderMap, id: &Value) -> Result<(), Refusal> {
-    let sent = values(headers, PROTOCOL_VERSION).map_err(|_| {
+    let sent = values(headers, &PROTOCOL_VERSION_HEADER).map_err(|_| {
         Refusal::header_mismatch(&format!("{PROTOCOL_VERSION} header value is not valid UTF-8"), id.clone())
     })?;
     match sent.iter().find(|value| !is_legacy_revision(value)) {
         None => Ok(()),
         Some(other) => {
             let supported = ProtocolVersion::ALL.iter().map(|v| v.as_str().to_owned()).collect();
-            let data = UnsupportedVersionData { supported, requested: Value::from(*other) };
+            let data = UnsupportedVersionData { supported, requested: Value::from(other) };
             let error = ErrorObject::unsupported_version(data);
             Err(Refusal::post_body(StatusCode::BAD_REQUEST, error, id.clone()))
         }

@@ -51,6 +51,7 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use http::header::TRANSFER_ENCODING;
+use http::request::Parts;
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use serde_json::Value;
@@ -185,17 +186,19 @@ where
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let shared = Arc::clone(&self.shared);
+        // The head is held here, once, for the whole request: every step borrows it (a step that took
+        // it by value would keep another copy of it in the request's future, which is copied whole into
+        // its allocation).
+        let (mut parts, body) = request.into_parts();
         Box::pin(async move {
-            let version = request.version();
-            let head = request.method() == Method::HEAD;
             // A fault in the transport itself is answered 500, never a dropped connection.
-            let answer = AssertUnwindSafe(serve(shared, request)).catch_unwind().await;
+            let answer = AssertUnwindSafe(serve(&shared, &mut parts, body)).catch_unwind().await;
             let mut response = answer.unwrap_or_else(|_| {
                 tracing::error!("the HTTP transport panicked; answered 500");
                 Refusal::pre_body(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal())
-                    .into_response(version)
+                    .into_response(parts.version)
             });
-            if head {
+            if parts.method == Method::HEAD {
                 ResponseBody::answer_head(&mut response);
             }
             Ok(response)
@@ -204,7 +207,7 @@ where
 }
 
 /// Steps 0 to 1b, then the rest with the CORS grant added for a listed origin.
-async fn serve<B>(shared: Arc<Shared>, request: Request<B>) -> Response<ResponseBody>
+async fn serve<B>(shared: &Shared, parts: &mut Parts, body: B) -> Response<ResponseBody>
 where
     B: Body + Send + 'static,
     B::Data: Send,
@@ -212,8 +215,8 @@ where
     let deadline = deadline_after(tokio::time::Instant::now(), shared.read_timeout);
     // Read once: a replacement while this request runs never splits it between two servers.
     let server = shared.live.current();
-    let (parts, body) = request.into_parts();
-    let refuse = |refusal: Refusal| refusal.into_response(parts.version);
+    let version = parts.version;
+    let refuse = |refusal: Refusal| refusal.into_response(version);
 
     // The name and the origin first: header checks, before anything else reads the request. An
     // invalid Origin is 403 whatever the name (MCP S-14), so a rebound name with a foreign page's
@@ -223,7 +226,7 @@ where
         Refusal::pre_body(StatusCode::FORBIDDEN, error)
     };
     let origin_ok = origin::check(&shared.origins, &parts.headers).is_ok();
-    match host_header::check(&shared.hosts, &parts) {
+    match host_header::check(&shared.hosts, parts) {
         Ok(()) => {}
         Err(_) if !origin_ok => return refuse(origin_refused()),
         Err(HostRefusal::Malformed) => {
@@ -241,7 +244,7 @@ where
     }
     let listed = matches!(shared.origins, AllowedOrigins::List(_));
     let Some(origin) = cors::granted_origin(&shared.origins, &parts.headers) else {
-        let mut response = admit(&shared, &server, parts, body, deadline).await;
+        let mut response = admit(shared, &server, parts, body, deadline).await;
         if listed {
             // The answer depends on the Origin (a listed one would have been granted): caches must
             // not serve it to another.
@@ -249,10 +252,10 @@ where
         }
         return response;
     };
-    if cors::is_preflight(&parts) {
-        return cors::preflight(origin, &parts, shared.sessions.is_some());
+    if cors::is_preflight(parts) {
+        return cors::preflight(origin, parts, shared.sessions.is_some());
     }
-    let mut response = admit(&shared, &server, parts, body, deadline).await;
+    let mut response = admit(shared, &server, parts, body, deadline).await;
     cors::grant(&mut response, origin, shared.sessions.is_some());
     response
 }
@@ -261,7 +264,7 @@ where
 async fn admit<B>(
     shared: &Shared,
     server: &Server,
-    parts: http::request::Parts,
+    parts: &mut Parts,
     body: B,
     deadline: tokio::time::Instant,
 ) -> Response<ResponseBody>
@@ -288,7 +291,7 @@ where
         let error = ErrorObject::new(mcp_kernel_wire::code::INTERNAL_ERROR, "Server busy; retry later");
         Refusal::pre_body(StatusCode::SERVICE_UNAVAILABLE, error).retry_after(1)
     };
-    let (extensions, client, owner) = match run_authorize(&shared.authorize, &parts, deadline).await {
+    let (extensions, client, owner) = match run_authorize(&shared.authorize, parts, deadline).await {
         HookOutcome::Admitted(admission) => {
             let client = Client::of(admission.principal, &parts.extensions);
             (admission.extensions, client, admission.owner)
@@ -310,7 +313,8 @@ where
         if parts.method == Method::DELETE {
             return session::end(policy, &parts.headers, owner.as_deref(), version).await;
         }
-        let caller = Caller { client, draining: parts.extensions.get::<Draining>().cloned() };
+        let draining = parts.extensions.get::<Arc<Draining>>().map(|draining| Draining::clone(draining));
+        let caller = Caller { client, draining };
         let (headers, listen) = (&parts.headers, &shared.listen);
         let get = Get { policy, listen, headers, version, extensions, owner, caller };
         return session::stream::open(get, server).await;
@@ -327,10 +331,10 @@ where
     }
     // Before any of the body is read, its first bytes must fit (checked: a head alone holds nothing);
     // then its buffer is charged as its bytes arrive.
-    if let Err(full) = shared.budget.check(client, most_bytes(&body, cap).min(FIRST_BYTES)) {
+    let mut reserved = shared.budget.open(client);
+    if let Err(full) = reserved.check(most_bytes(&body, cap).min(FIRST_BYTES)) {
         return refuse(over_budget(full, client));
     }
-    let mut reserved = shared.budget.open(client);
     let bytes = match read_bounded(body, cap, deadline, &mut reserved).await {
         Ok(bytes) => {
             reserved.shrink_to(bytes.len());
@@ -384,7 +388,7 @@ struct Authorized {
 async fn answer(
     shared: &Shared,
     server: &Server,
-    parts: http::request::Parts,
+    parts: &mut Parts,
     bytes: bytes::Bytes,
     caller: Authorized,
 ) -> Response<ResponseBody> {
@@ -393,7 +397,7 @@ async fn answer(
     let refuse = |refusal: Refusal| refusal.into_response(version);
     if let Some(hook) = &shared.authorize_body {
         let post = |status, error| refuse(Refusal::post_body(status, error, Value::Null));
-        match run_hook("authorize_body", || hook(&parts, &bytes)) {
+        match run_hook("authorize_body", || hook(parts, &bytes)) {
             HookOutcome::Admitted(more) => extensions.extend(more),
             HookOutcome::Refused(denial) => {
                 return refuse(Refusal::denied(&denial, shared.metadata_url.as_deref(), Stage::PostBody));
@@ -415,11 +419,16 @@ async fn answer(
         && legacy::claims_in(&parts.headers, &message, true)
     {
         let post = Post { policy, headers: &parts.headers, version, extensions, owner, client };
-        return session::post::serve(post, server, message, bytes).await;
+        // In a future of its own, as every path but the hot one: the request's future is as large as
+        // its largest path.
+        return Box::pin(session::post::serve(post, server, message, bytes)).await;
     }
     drop(bytes);
     if shared.legacy == LegacyClients::Stateless && legacy::claims(&parts.headers, &message) {
-        return legacy::serve(server, &parts.headers, message, version, extensions).await;
+        return match legacy::check(server, &parts.headers, &message, version, extensions) {
+            Ok(attached) => dispatch(server, message, version, attached, Path::Legacy).await,
+            Err(answered) => answered,
+        };
     }
     // Only requests and notifications are POSTed (clients MUST NOT POST responses).
     if let Err(refusal) = jsonrpc_shape(&message) {
@@ -430,8 +439,10 @@ async fn answer(
         return refuse(refusal);
     }
     let carrier = crate::trace::carrier(&parts.headers);
-    let draining = parts.extensions.get::<Draining>().cloned();
-    drop(parts);
+    let draining = parts.extensions.get::<Arc<Draining>>().cloned();
+    // Nothing reads the head any more: its headers are not held while the core runs.
+    drop(std::mem::take(&mut parts.headers));
+    drop(std::mem::take(&mut parts.extensions));
     // A call may become a task, which outlives this request: `serve`'s drain ends its service's tasks.
     if let Some(draining) = &draining
         && message.method() == Some(&McpMethod::ToolsCall)
@@ -452,8 +463,8 @@ async fn answer(
     let listens = admitted.listens();
     let attached = Attached { extensions, carrier, admitted, session: None };
     if listens {
-        let caller = Caller { client, draining };
-        return listen::open(server, message, version, attached, &shared.listen, caller).await;
+        let caller = Caller { client, draining: draining.map(|draining| Draining::clone(&draining)) };
+        return Box::pin(listen::open(server, message, version, attached, &shared.listen, caller)).await;
     }
     dispatch(server, message, version, attached, Path::Modern).await
 }

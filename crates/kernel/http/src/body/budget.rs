@@ -46,6 +46,7 @@
 //! (every anonymous request then comes from the proxy's one address).
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher, RandomState};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::client::Client;
@@ -81,6 +82,8 @@ pub(crate) struct BodyBudget {
 struct Ledger {
     total: usize,
     per_client: usize,
+    /// The keys clients are hashed with, once per request ([`Key`]).
+    keys: RandomState,
     state: Mutex<State>,
 }
 
@@ -89,7 +92,44 @@ struct State {
     /// Bytes charged in all.
     held: usize,
     /// Bytes charged per client; a client holding nothing has no entry.
-    by_client: HashMap<Client, usize>,
+    by_client: HashMap<Key, usize, BuildHasherDefault<KeyHasher>>,
+}
+
+/// A client as the ledger files it: hashed once, with the ledger's random keys, when its request opens
+/// its charge, so that the look-ups of one request (a check, a charge, giving it back) hash nothing
+/// again. Two keys are equal when their clients are; the hash only picks the bucket, and a client
+/// cannot choose it without the keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Key {
+    hash: u64,
+    client: Client,
+}
+
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+/// The hasher of the ledger's map: a [`Key`]'s hash, as it was made.
+#[derive(Debug, Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is ever called (`Key::hash`); anything else is folded in all the same.
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 impl Ledger {
@@ -97,15 +137,20 @@ impl Ledger {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether `more` bytes for `client` fit now.
-    fn room(&self, state: &State, client: Client, more: usize) -> Result<(), Full> {
+    /// `client`'s key in this ledger.
+    fn key(&self, client: Client) -> Key {
+        Key { hash: self.keys.hash_one(client), client }
+    }
+
+    /// Whether `more` bytes for the client of `key` fit now.
+    fn room(&self, state: &State, key: &Key, more: usize) -> Result<(), Full> {
         if state.held.saturating_add(more) > self.total {
             return Err(Full::Budget);
         }
-        if client == Client::Unknown {
+        if key.client == Client::Unknown {
             return Ok(());
         }
-        let mine = state.by_client.get(&client).copied().unwrap_or(0);
+        let mine = state.by_client.get(key).copied().unwrap_or(0);
         if mine.saturating_add(more) > self.per_client {
             return Err(Full::ClientShare);
         }
@@ -117,7 +162,7 @@ impl Ledger {
 #[derive(Debug)]
 pub(crate) struct Reserved {
     ledger: Arc<Ledger>,
-    client: Client,
+    key: Key,
     len: usize,
 }
 
@@ -128,14 +173,20 @@ impl Reserved {
         self.len
     }
 
+    /// Whether `bytes` more would fit now, beside what this charge holds (nothing is charged).
+    pub(crate) fn check(&self, bytes: usize) -> Result<(), Full> {
+        let state = self.ledger.lock();
+        self.ledger.room(&state, &self.key, bytes)
+    }
+
     /// Charges more, so that `bytes` are held in all; refused (and nothing more held) when they do not
     /// fit the budget or the client's share.
     pub(crate) fn grow_to(&mut self, bytes: usize) -> Result<(), Full> {
         let Some(more) = bytes.checked_sub(self.len).filter(|&more| more > 0) else { return Ok(()) };
         let mut state = self.ledger.lock();
-        self.ledger.room(&state, self.client, more)?;
+        self.ledger.room(&state, &self.key, more)?;
         state.held += more;
-        *state.by_client.entry(self.client).or_insert(0) += more;
+        *state.by_client.entry(self.key).or_insert(0) += more;
         self.len = bytes;
         Ok(())
     }
@@ -143,7 +194,7 @@ impl Reserved {
     /// Gives back all but `bytes` of the charge (the body turned out smaller than its buffer).
     pub(crate) fn shrink_to(&mut self, bytes: usize) {
         if let Some(surplus) = self.len.checked_sub(bytes).filter(|&n| n > 0) {
-            give_back(&self.ledger, self.client, surplus);
+            give_back(&self.ledger, &self.key, surplus);
             self.len = bytes;
         }
     }
@@ -152,18 +203,18 @@ impl Reserved {
 impl Drop for Reserved {
     fn drop(&mut self) {
         if self.len > 0 {
-            give_back(&self.ledger, self.client, self.len);
+            give_back(&self.ledger, &self.key, self.len);
         }
     }
 }
 
-fn give_back(ledger: &Ledger, client: Client, bytes: usize) {
+fn give_back(ledger: &Ledger, key: &Key, bytes: usize) {
     let mut state = ledger.lock();
     state.held = state.held.saturating_sub(bytes);
-    if let Some(mine) = state.by_client.get_mut(&client) {
+    if let Some(mine) = state.by_client.get_mut(key) {
         *mine = mine.saturating_sub(bytes);
         if *mine == 0 {
-            state.by_client.remove(&client);
+            state.by_client.remove(key);
         }
     }
 }
@@ -171,7 +222,12 @@ fn give_back(ledger: &Ledger, client: Client, bytes: usize) {
 impl BodyBudget {
     /// A budget of `total` bytes, of which one client may hold `per_client` (clamped to the total).
     pub(crate) fn new(total: usize, per_client: usize) -> Self {
-        let ledger = Ledger { total, per_client: per_client.min(total), state: Mutex::default() };
+        let ledger = Ledger {
+            total,
+            per_client: per_client.min(total),
+            keys: RandomState::new(),
+            state: Mutex::default(),
+        };
         Self { ledger: Arc::new(ledger) }
     }
 
@@ -186,14 +242,14 @@ impl BodyBudget {
     }
 
     /// Whether `bytes` more for `client` would fit now (nothing is charged).
+    #[cfg(test)]
     pub(crate) fn check(&self, client: Client, bytes: usize) -> Result<(), Full> {
-        let state = self.ledger.lock();
-        self.ledger.room(&state, client, bytes)
+        self.open(client).check(bytes)
     }
 
     /// An empty charge for one of `client`'s bodies, to grow as its bytes arrive.
     pub(crate) fn open(&self, client: Client) -> Reserved {
-        Reserved { ledger: Arc::clone(&self.ledger), client, len: 0 }
+        Reserved { ledger: Arc::clone(&self.ledger), key: self.ledger.key(client), len: 0 }
     }
 
     /// How many units are held in all.
@@ -292,6 +348,23 @@ mod tests {
         let unknown = charged(&budget, Client::Unknown, 90).expect("no share to hold it to");
         assert_eq!(charged(&budget, Client::Unknown, 11).err(), Some(Full::Budget));
         drop(unknown);
+    }
+
+    #[test]
+    fn clients_whose_hashes_collide_are_still_two_clients() {
+        // The ledger files a client by a hash made once per request; equal hashes never merge two
+        // clients' shares.
+        let budget = BodyBudget::new(100, 30);
+        let mut a = budget.open(client(1));
+        let mut b = budget.open(client(2));
+        b.key.hash = a.key.hash;
+        assert_eq!(a.grow_to(30), Ok(()));
+        assert_eq!(b.grow_to(30), Ok(()), "the other client's share is its own");
+        assert_eq!(a.grow_to(31), Err(Full::ClientShare));
+        drop(a);
+        assert_eq!(budget.held(), 30);
+        drop(b);
+        assert!(budget.no_client_holds_any());
     }
 
     #[test]

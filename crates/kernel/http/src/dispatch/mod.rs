@@ -17,6 +17,8 @@ pub(crate) mod core;
 pub(crate) mod listen;
 pub(crate) mod sse;
 
+use std::future::Future;
+
 use http::{Response, StatusCode};
 
 use mcp_kernel_router::sessions::StoredSession;
@@ -65,51 +67,72 @@ pub(crate) struct InSession {
 }
 
 /// Runs the core on a checked message and answers it as `path` answers.
-pub(crate) async fn dispatch(
-    server: &Server,
+///
+/// The request's future is copied whole into its allocation, so this layer keeps little beside the
+/// core's future: the message and what is attached are its own (moved from, not copied into locals),
+/// and the core is awaited right here, behind the panic guard (`core.rs`), so that its future is built
+/// in place.
+#[inline]
+#[allow(
+    clippy::manual_async_fn,
+    reason = "an `async fn` would keep a second copy of the message (see above)"
+)]
+pub(crate) fn dispatch<'s, 'a>(
+    server: &'s Server,
     message: Envelope,
     version: http::Version,
-    attached: Attached<'_>,
+    attached: Attached<'a>,
     path: Path,
-) -> Response<ResponseBody> {
-    let Attached { extensions, carrier, admitted, session } = attached;
-    let (revisions, finish): (Revisions, fn(&mut JsonRpcResponse)) = match path {
-        Path::Modern => (Revisions::Stateless, |_| {}),
-        Path::Legacy => (Revisions::Legacy, legacy_answer::strip_cache_hints),
-    };
-    // The core stays silent for `notifications/initialized` and `exit` even when they carry an id
-    // (protocol.md B-3); over 2025-11-25 HTTP a request always gets an answer (S-61).
-    let silent_request = (path == Path::Legacy && message.has_id()).then(|| message.echoable_id());
-    let mut inbound = Inbound::new()
-        .admitted(&admitted)
-        .extensions(extensions)
-        .revisions(revisions)
-        .sessionless()
-        .trace_carrier(carrier)
-        .network(crate::trace::network(version));
-    let channel = match session {
-        Some(InSession { stored, channel }) => {
-            inbound = inbound.stored_session(stored);
-            channel
+) -> impl Future<Output = Response<ResponseBody>> + Send + use<'s, 'a> {
+    // A block, not an `async fn`: its arguments are used where they are, not moved into locals first
+    // (an `async fn` would keep both the argument and the local of every one borrowed before it moves).
+    async move {
+        let (revisions, finish): (Revisions, fn(&mut JsonRpcResponse)) = match path {
+            Path::Modern => (Revisions::Stateless, |_| {}),
+            Path::Legacy => (Revisions::Legacy, legacy_answer::strip_cache_hints),
+        };
+        // The core stays silent for `notifications/initialized` and `exit` even when they carry an id
+        // (protocol.md B-3); over 2025-11-25 HTTP a request always gets an answer (S-61).
+        let silent_request = (path == Path::Legacy && message.has_id()).then(|| message.echoable_id());
+        let mut inbound = Inbound::new()
+            .admitted(&attached.admitted)
+            .extensions(attached.extensions)
+            .revisions(revisions)
+            .sessionless()
+            .trace_carrier(attached.carrier)
+            .network(crate::trace::network(version));
+        let channel = match attached.session {
+            Some(InSession { stored, channel }) => {
+                inbound = inbound.stored_session(stored);
+                channel
+            }
+            None => None,
+        };
+        let streams = sse::Streams { may_notify: attached.admitted.may_notify(), channel };
+        let outcome = if sse::wants_stream(&message, &streams) {
+            match sse::stream(server, message, inbound, streams, finish).await {
+                Outcome::Streaming(stream) => return stream,
+                Outcome::Done(outcome) => outcome,
+            }
+        } else {
+            let id = message.echoable_id();
+            let handled = core::guard(server.handle_envelope(message, inbound)).await;
+            core::settle(handled, id).map_err(|panicked| core::fault(panicked, version))
+        };
+        match (outcome, path) {
+            (Err(fault), _) => fault,
+            (Ok(None), _) => match silent_request {
+                Some(id) => {
+                    legacy_answer::answer(&JsonRpcResponse::error(id, ErrorObject::method_not_found()))
+                }
+                None => accepted(),
+            },
+            (Ok(Some(mut response)), Path::Legacy) => {
+                finish(&mut response);
+                legacy_answer::answer(&response)
+            }
+            (Ok(Some(response)), Path::Modern) => modern_answer(&response),
         }
-        None => None,
-    };
-    let streams = sse::Streams { may_notify: admitted.may_notify(), channel };
-    let outcome = match sse::run(server, message, version, inbound, streams, finish).await {
-        Outcome::Streaming(stream) => return stream,
-        Outcome::Done(outcome) => outcome,
-    };
-    match (outcome, path) {
-        (Err(fault), _) => fault,
-        (Ok(None), _) => match silent_request {
-            Some(id) => legacy_answer::answer(&JsonRpcResponse::error(id, ErrorObject::method_not_found())),
-            None => accepted(),
-        },
-        (Ok(Some(mut response)), Path::Legacy) => {
-            finish(&mut response);
-            legacy_answer::answer(&response)
-        }
-        (Ok(Some(response)), Path::Modern) => modern_answer(&response),
     }
 }
 

@@ -37,7 +37,7 @@ use mcp_kernel_router::Server;
 use mcp_kernel_router::transport::{Inbound, NotificationSink, SharedChannel};
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, Response as JsonRpcResponse};
 
-use crate::dispatch::core::{CoreOutcome, Panicked, guarded, run_core};
+use crate::dispatch::core::{CoreOutcome, Panicked, guarded};
 use crate::response::body::ResponseBody;
 use crate::response::event_stream::{CoreFuture, SseStream, event_stream_response};
 
@@ -65,28 +65,24 @@ pub(crate) struct Streams {
 }
 
 /// Whether a message may be streamed: a request to a streamable method that may be sent notifications
-/// or requests.
-fn wants_stream(message: &Envelope, streams: &Streams) -> bool {
+/// or requests. One that may not (most) is answered by the core alone, as JSON (`dispatch/mod.rs`).
+pub(crate) fn wants_stream(message: &Envelope, streams: &Streams) -> bool {
     message.has_id()
         && message.method().is_some_and(Method::may_stream)
         && (streams.may_notify || streams.channel.is_some())
 }
 
-/// Runs the core on one message with `inbound` (the request's extensions and served revisions); when
-/// it may be sent notifications, opens an SSE stream at the first one. The extensions travel inside
-/// the dispatch future the stream owns, so the host sees them however the stream is polled. `finish`
+/// Runs the core on one message [`wants_stream`] took, with `inbound` (the request's extensions and
+/// served revisions); opens an SSE stream at the first notification. The extensions travel inside the
+/// dispatch future the stream owns, so the host sees them however the stream is polled. `finish`
 /// adjusts the final response (the legacy path strips cache hints).
-pub(crate) async fn run(
+pub(crate) async fn stream(
     server: &Server,
     message: Envelope,
-    version: http::Version,
     mut inbound: Inbound,
     streams: Streams,
     finish: fn(&mut JsonRpcResponse),
 ) -> Outcome {
-    if !wants_stream(&message, &streams) {
-        return Outcome::Done(run_core(server, message, version, inbound).await);
-    }
     let (sender, mut notifications) = mpsc::channel(QUEUED_NOTIFICATIONS);
     if let Some(make) = streams.channel {
         inbound = inbound.client(make(sender.clone()));

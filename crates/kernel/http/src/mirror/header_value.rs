@@ -19,7 +19,8 @@ use std::borrow::Cow;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use http::HeaderMap;
+use http::header::AsHeaderName;
+use http::{HeaderMap, HeaderValue};
 use serde_json::Number;
 
 /// Opening marker of a base64-encoded header value (case-sensitive).
@@ -33,13 +34,54 @@ const MAX_EXACT_F64: f64 = 9_007_199_254_740_992.0;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct NotUtf8;
 
+/// Every value of one header, each known to be UTF-8 (what [`values`] returns). A header sent once —
+/// nearly every one — is held as it is, nothing collected.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Values<'a> {
+    /// Absent (`None`) or sent once.
+    One(Option<&'a str>),
+    /// Sent more than once: every value, in order.
+    Many(Vec<&'a str>),
+}
+
+impl<'a> Values<'a> {
+    /// Whether the header is absent.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.as_slice().is_empty()
+    }
+
+    /// The values, in order, as text.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.as_slice().iter().copied()
+    }
+
+    fn as_slice(&self) -> &[&'a str] {
+        match self {
+            Values::One(one) => one.as_slice(),
+            Values::Many(many) => many,
+        }
+    }
+}
+
 /// Every value of header `name`, in order, each checked to be UTF-8 (none when it is absent).
-pub(crate) fn values<'a>(headers: &'a HeaderMap, name: &str) -> Result<Vec<&'a str>, NotUtf8> {
-    headers
-        .get_all(name)
-        .iter()
-        .map(|value| std::str::from_utf8(value.as_bytes()).map_err(|_| NotUtf8))
-        .collect()
+pub(crate) fn values<K: AsHeaderName>(headers: &HeaderMap, name: K) -> Result<Values<'_>, NotUtf8> {
+    let mut all = headers.get_all(name).into_iter();
+    let Some(first) = all.next() else { return Ok(Values::One(None)) };
+    let first = text(first)?;
+    let Some(second) = all.next() else { return Ok(Values::One(Some(first))) };
+    let mut many = vec![first, text(second)?];
+    for value in all {
+        many.push(text(value)?);
+    }
+    Ok(Values::Many(many))
+}
+
+/// A header value as text: visible ASCII (checked the cheap way first), else any UTF-8.
+fn text(value: &HeaderValue) -> Result<&str, NotUtf8> {
+    match value.to_str() {
+        Ok(text) => Ok(text),
+        Err(_) => std::str::from_utf8(value.as_bytes()).map_err(|_| NotUtf8),
+    }
 }
 
 /// The text a `mcp-name` or `mcp-param-*` value stands for: decoded when it is canonical base64.
@@ -131,10 +173,14 @@ fn body_integer(number: &Number) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http::HeaderValue;
 
     fn number(text: &str) -> Number {
         serde_json::from_str(text).expect("a JSON number")
+    }
+
+    /// Every value of `name`, collected, or the refusal.
+    fn all<'a>(headers: &'a HeaderMap, name: &str) -> Result<Vec<&'a str>, NotUtf8> {
+        values(headers, name).map(|values| values.iter().collect())
     }
 
     #[test]
@@ -142,17 +188,23 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.append("mcp-method", HeaderValue::from_static("a"));
         headers.append("mcp-method", HeaderValue::from_static("b"));
-        assert_eq!(values(&headers, "mcp-method"), Ok(vec!["a", "b"]));
-        assert_eq!(values(&headers, "mcp-name"), Ok(vec![]));
+        assert_eq!(all(&headers, "mcp-method"), Ok(vec!["a", "b"]));
+        headers.append("mcp-method", HeaderValue::from_static("c\td"));
+        assert_eq!(all(&headers, "mcp-method"), Ok(vec!["a", "b", "c\td"]));
+        assert_eq!(all(&headers, "mcp-name"), Ok(vec![]));
+        assert!(values(&headers, "mcp-name").is_ok_and(|values| values.is_empty()));
+        assert!(values(&headers, "mcp-method").is_ok_and(|values| !values.is_empty()));
     }
 
     #[test]
     fn values_accepts_utf8_and_refuses_other_bytes_in_any_position() {
         let mut headers = HeaderMap::new();
         headers.append("mcp-name", HeaderValue::from_bytes("caf\u{e9}".as_bytes()).unwrap());
-        assert_eq!(values(&headers, "mcp-name"), Ok(vec!["caf\u{e9}"]));
+        assert_eq!(all(&headers, "mcp-name"), Ok(vec!["caf\u{e9}"]));
         headers.append("mcp-name", HeaderValue::from_bytes(b"\xff\xfe").unwrap());
-        assert_eq!(values(&headers, "mcp-name"), Err(NotUtf8));
+        assert_eq!(all(&headers, "mcp-name"), Err(NotUtf8));
+        headers.append("mcp-name", HeaderValue::from_static("b"));
+        assert_eq!(all(&headers, "mcp-name"), Err(NotUtf8), "a bad value before a good one");
     }
 
     #[test]

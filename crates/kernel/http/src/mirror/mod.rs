@@ -25,7 +25,8 @@
 
 pub(crate) mod header_value;
 
-use http::{HeaderMap, StatusCode};
+use http::header::AsHeaderName;
+use http::{HeaderMap, HeaderName, StatusCode};
 use serde_json::{Map, Value};
 
 use mcp_kernel_router::schema::{HeaderParam, HeaderParamKind};
@@ -34,7 +35,7 @@ use mcp_kernel_wire::error::UnsupportedVersionData;
 use mcp_kernel_wire::version::MODERN;
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, RequestMeta};
 
-use crate::mirror::header_value::{decoded, integer_matches, is_malformed_sentinel, values};
+use crate::mirror::header_value::{Values, decoded, integer_matches, is_malformed_sentinel, values};
 use crate::response::refusal::Refusal;
 
 /// The protocol-version header (never base64-decoded).
@@ -43,6 +44,10 @@ const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 const METHOD: &str = "mcp-method";
 /// The name header (base64 sentinel honoured).
 const NAME: &str = "mcp-name";
+/// The three as header names, parsed once (a look-up by text parses the name every time).
+static PROTOCOL_VERSION_HEADER: HeaderName = HeaderName::from_static(PROTOCOL_VERSION);
+static METHOD_HEADER: HeaderName = HeaderName::from_static(METHOD);
+static NAME_HEADER: HeaderName = HeaderName::from_static(NAME);
 
 /// [D-15]: a request without a declared protocol version.
 ///
@@ -106,14 +111,16 @@ pub(crate) fn check(headers: &HeaderMap, message: &Envelope, admitted: &Admitted
     // A legacy opener names a revision other than the one served; anything else gets the plain rule.
     // An `initialize` is a 2025-11-25 opener: its refusal names what is served (S-7, S-25).
     let legacy_opener = (method == Some(&Method::Initialize)).then(|| message.param_str("protocolVersion"));
-    protocol_version(headers, message.meta(), legacy_opener, &id)?;
+    // The body's revision, looked up once for the two rules that read it.
+    let body_version = message.meta().protocol_version();
+    protocol_version(headers, message.meta(), body_version, legacy_opener, &id)?;
     if is_request {
-        meta_fields(message.meta(), &id)?;
+        meta_fields(message.meta(), body_version, &id)?;
     }
     mcp_method(headers, method, is_request, &id)?;
-    mcp_name(headers, method, params, Mirror::Required, &id)?;
+    let name = mcp_name(headers, method, params, Mirror::Required, &id)?;
     if method == Some(&Method::ToolsCall) {
-        param_headers(headers, params, admitted, Mirror::Required, &id)?;
+        param_headers(headers, name, params, admitted, Mirror::Required, &id)?;
     }
     Ok(())
 }
@@ -141,9 +148,9 @@ pub(crate) fn check_sent(
     let params = message.params_object();
     let method = message.method();
     mcp_method(headers, method, false, &id)?;
-    mcp_name(headers, method, params, Mirror::IfSent, &id)?;
+    let name = mcp_name(headers, method, params, Mirror::IfSent, &id)?;
     if method == Some(&Method::ToolsCall) {
-        param_headers(headers, params, admitted, Mirror::IfSent, &id)?;
+        param_headers(headers, name, params, admitted, Mirror::IfSent, &id)?;
     }
     Ok(())
 }
@@ -151,7 +158,12 @@ pub(crate) fn check_sent(
 /// [D-12]: every value of header `name`, or a -32020 refusal naming `label` if one is not UTF-8.
 ///
 /// [D-12]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
-fn read<'h>(headers: &'h HeaderMap, name: &str, label: &str, id: &Value) -> Result<Vec<&'h str>, Refusal> {
+fn read<'h, K: AsHeaderName>(
+    headers: &'h HeaderMap,
+    name: K,
+    label: &str,
+    id: &Value,
+) -> Result<Values<'h>, Refusal> {
     values(headers, name).map_err(|_| mismatch(&format!("{label} {NOT_UTF8}"), id))
 }
 
@@ -160,12 +172,12 @@ fn read<'h>(headers: &'h HeaderMap, name: &str, label: &str, id: &Value) -> Resu
 ///
 /// [S-22]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 /// [S-23]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
-fn read_mirrored<'h>(
+fn read_mirrored<'h, K: AsHeaderName>(
     headers: &'h HeaderMap,
-    name: &str,
+    name: K,
     label: &str,
     id: &Value,
-) -> Result<Vec<&'h str>, Refusal> {
+) -> Result<Values<'h>, Refusal> {
     let sent = read(headers, name, label, id)?;
     // Visible ASCII inside, no surrounding whitespace (HTTP strips it, so a peer would read another
     // value), and no sentinel that fails to decode canonically: such text must travel encoded.
@@ -174,11 +186,7 @@ fn read_mirrored<'h>(
             && value.trim_matches([' ', '\t']).len() == value.len()
             && !is_malformed_sentinel(value)
     };
-    if sent.iter().all(|value| plain(value)) {
-        Ok(sent)
-    } else {
-        Err(mismatch(&format!("{label} {NOT_PLAIN}"), id))
-    }
+    if sent.iter().all(plain) { Ok(sent) } else { Err(mismatch(&format!("{label} {NOT_PLAIN}"), id)) }
 }
 
 /// [D-14]: the version header is present, agrees with the body and names the one served revision.
@@ -190,10 +198,11 @@ fn read_mirrored<'h>(
 fn protocol_version(
     headers: &HeaderMap,
     meta: &RequestMeta,
+    body_version: Option<&Value>,
     legacy_opener: Option<Option<&str>>,
     id: &Value,
 ) -> Result<(), Refusal> {
-    let sent = read(headers, PROTOCOL_VERSION, PROTOCOL_VERSION, id)?;
+    let sent = read(headers, &PROTOCOL_VERSION_HEADER, PROTOCOL_VERSION, id)?;
     meta.object().map_err(|error| refused(error, id.clone()))?;
     if sent.is_empty() {
         // A 2025-11-25 client opens with `initialize` and no header: name what is served (S-7, S-25),
@@ -217,16 +226,16 @@ fn protocol_version(
         }
         return Err(mismatch(VERSION_MISSING, id));
     }
-    if let Some(body) = meta.protocol_version()
-        && sent.iter().any(|value| body.as_str() != Some(*value))
+    if let Some(body) = body_version
+        && sent.iter().any(|value| body.as_str() != Some(value))
     {
         return Err(mismatch(VERSION_DIFFERS, id));
     }
-    if let Some(other) = sent.iter().find(|value| **value != MODERN) {
+    if let Some(other) = sent.iter().find(|value| *value != MODERN) {
         let data = UnsupportedVersionData {
             supported: vec![MODERN.to_owned()],
             // Shortened by the constructor, like every echoed value (the one echo bound).
-            requested: Value::from(*other),
+            requested: Value::from(other),
         };
         let error = ErrorObject::unsupported_version(data);
         return Err(Refusal::post_body(StatusCode::BAD_REQUEST, error, id.clone()));
@@ -237,8 +246,8 @@ fn protocol_version(
 /// [D-15] (requests only): `params._meta` declares the revision and the client's capabilities.
 ///
 /// [D-15]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
-fn meta_fields(meta: &RequestMeta, id: &Value) -> Result<(), Refusal> {
-    if meta.protocol_version().is_none() {
+fn meta_fields(meta: &RequestMeta, body_version: Option<&Value>, id: &Value) -> Result<(), Refusal> {
+    if body_version.is_none() {
         return Err(invalid_params(META_VERSION_MISSING, id.clone()));
     }
     meta.require_capabilities().map_err(|error| refused(error, id.clone()))
@@ -253,11 +262,11 @@ fn mcp_method(
     is_request: bool,
     id: &Value,
 ) -> Result<(), Refusal> {
-    let sent = read(headers, METHOD, METHOD, id)?;
+    let sent = read(headers, &METHOD_HEADER, METHOD, id)?;
     if sent.is_empty() {
         return if is_request { Err(mismatch(&format!("Missing {METHOD} {REQUIRED}"), id)) } else { Ok(()) };
     }
-    if sent.iter().any(|value| method.map(Method::as_str) != Some(*value)) {
+    if sent.iter().any(|value| method.map(Method::as_str) != Some(value)) {
         return Err(mismatch(&format!("{METHOD} {DIFFERS}"), id));
     }
     Ok(())
@@ -266,34 +275,36 @@ fn mcp_method(
 /// [D-17]: `Mcp-Name` mirrors `params.name` (`tools/call`, `prompts/get`), `params.uri`
 /// (`resources/read`) or `params.taskId` (`tasks/get`, `tasks/update`, `tasks/cancel`, the tasks
 /// extension): the field is the one [`Method::name_param`] names, so this folder keeps no method table.
+/// Returns the body's value of that field when it is a string (for `tools/call`, the tool's name).
 ///
 /// [D-17]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
-fn mcp_name(
+fn mcp_name<'m>(
     headers: &HeaderMap,
     method: Option<&Method>,
-    params: Option<&Map<String, Value>>,
+    params: Option<&'m Map<String, Value>>,
     mirror: Mirror,
     id: &Value,
-) -> Result<(), Refusal> {
+) -> Result<Option<&'m str>, Refusal> {
     let Some(field) = method.and_then(Method::name_param) else {
-        return Ok(());
+        return Ok(None);
     };
-    let sent = read_mirrored(headers, NAME, NAME, id)?;
+    let sent = read_mirrored(headers, &NAME_HEADER, NAME, id)?;
     let body = params.and_then(|p| p.get(field)).and_then(Value::as_str);
     match body {
         Some(_) if sent.is_empty() && mirror == Mirror::Required => {
             Err(mismatch(&format!("Missing {NAME} {REQUIRED}"), id))
         }
         // Absent or not a string: the core refuses the request itself; a header mirrors nothing.
-        _ if sent.is_empty() => Ok(()),
+        _ if sent.is_empty() => Ok(body),
         _ if sent.iter().any(|value| body != Some(&*decoded(value))) => {
             Err(mismatch(&format!("{NAME} {DIFFERS}"), id))
         }
-        _ => Ok(()),
+        _ => Ok(body),
     }
 }
 
-/// [D-19] (`tools/call`): every parameter the tool's schema annotates is mirrored exactly.
+/// [D-19] (`tools/call`): every parameter the tool's schema annotates is mirrored exactly. `tool` is
+/// the body's `params.name` when it is a string ([`mcp_name`] read it).
 ///
 /// The annotations are the tool's as this caller may see it: a tool the host's `Visibility` filter
 /// hides from them is an unknown tool here too, so nothing about its headers (or a fault in its
@@ -302,12 +313,13 @@ fn mcp_name(
 /// [D-19]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 fn param_headers(
     headers: &HeaderMap,
+    tool: Option<&str>,
     params: Option<&Map<String, Value>>,
     admitted: &Admitted<'_>,
     mirror: Mirror,
     id: &Value,
 ) -> Result<(), Refusal> {
-    let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+    let Some(tool) = tool else {
         return Ok(());
     };
     // Hidden from this caller (the core asked the filter once, in `admit`): nothing to mirror, exactly
@@ -328,6 +340,9 @@ fn param_headers(
             ));
         }
     };
+    if mirrored.is_empty() {
+        return Ok(());
+    }
     let arguments = params.and_then(|p| p.get("arguments"));
     for param in mirrored {
         one_param(headers, param, arguments, mirror, id)?;

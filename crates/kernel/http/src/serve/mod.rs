@@ -292,8 +292,8 @@ where
     Ok(())
 }
 
-/// What ends a connection's listen streams, in each of its requests' extensions: the drain of the
-/// `serve` that accepted it, and the notice telling the connection to make room for another client. A
+/// What ends a connection's listen streams, in each of its requests' extensions (behind an `Arc`, one
+/// per connection): the drain of the `serve` that accepted it, and the notice telling the connection to make room for another client. A
 /// listen stream watches both and ends with its completion result at either (`dispatch/listen/ending.rs`).
 #[derive(Debug, Clone)]
 pub(crate) struct Draining {
@@ -395,8 +395,12 @@ impl Connection {
         let watch = Arc::clone(&self.watch);
         let hold_end = protocol == Protocol::Http2;
         let (peer, network, tracker) = (self.peer, self.network, Arc::clone(&watch));
-        let draining =
-            Draining { stop: self.stop.clone(), notice: Arc::clone(&notice), tasks: Arc::clone(&self.tasks) };
+        // One per connection, shared by its requests: a request's copy is one reference count.
+        let draining = Arc::new(Draining {
+            stop: self.stop.clone(),
+            notice: Arc::clone(&notice),
+            tasks: Arc::clone(&self.tasks),
+        });
         // Over HTTP/1.1 a response made once shutdown has begun carries `connection: close`, and
         // hyper closes the connection after it: graceful shutdown alone says so only when it lands
         // before the response's head is written. (HTTP/2 has `GOAWAY`, and no `connection` field.) The
@@ -405,7 +409,7 @@ impl Connection {
         let hyper_service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
             request.extensions_mut().insert(PeerAddr(peer));
             request.extensions_mut().insert(network);
-            request.extensions_mut().insert(draining.clone());
+            request.extensions_mut().insert(Arc::clone(&draining));
             let open = tracker.request_started();
             let answer = service.clone().oneshot(request);
             let last = last.clone();

@@ -21,7 +21,6 @@
 //! own deadline; a deadline that moved later (a new request on an idle connection) is slept to again.
 //! Serving a request costs a few uncontended lock operations and no timer.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -57,8 +56,11 @@ struct State {
     seen_request: bool,
     open: usize,
     idle_since: Instant,
-    /// Every live response body, by id: how long it has waited on the transport so far.
-    owed: HashMap<u64, Waiting>,
+    /// Every live response body, by id (ascending: ids are handed out in order), and how long it has
+    /// waited on the transport so far. A list, not a map: a connection has one live body at a time
+    /// over HTTP/1.1 and at most its open streams over HTTP/2, and each body looks itself up on every
+    /// poll.
+    owed: Vec<(u64, Waiting)>,
     next_body: u64,
 }
 
@@ -93,7 +95,7 @@ impl Watch {
                 seen_request: false,
                 open: 0,
                 idle_since: Instant::now(),
-                owed: HashMap::new(),
+                owed: Vec::new(),
                 next_body: 0,
             }),
             first: Notify::new(),
@@ -130,7 +132,8 @@ impl Watch {
         let mut state = self.lock();
         state.next_body += 1;
         let id = state.next_body;
-        state.owed.insert(id, Waiting { since: Some(Instant::now()), before: Duration::ZERO });
+        // The largest id yet: the list stays in order.
+        state.owed.push((id, Waiting { since: Some(Instant::now()), before: Duration::ZERO }));
         id
     }
 
@@ -138,7 +141,8 @@ impl Watch {
     /// `handed_over` a frame the transport owes it the next poll from now.
     pub(super) fn polled(&self, id: u64, handed_over: bool) {
         let now = Instant::now();
-        if let Some(waiting) = self.lock().owed.get_mut(&id) {
+        let mut state = self.lock();
+        if let Some(waiting) = owed_mut(&mut state.owed, id) {
             if let Some(since) = waiting.since.take() {
                 waiting.before += now.saturating_duration_since(since);
             }
@@ -150,7 +154,10 @@ impl Watch {
 
     /// Body `id` is gone.
     pub(super) fn forget(&self, id: u64) {
-        self.lock().owed.remove(&id);
+        let mut state = self.lock();
+        if let Ok(at) = state.owed.binary_search_by_key(&id, |(id, _)| *id) {
+            state.owed.remove(at);
+        }
     }
 
     /// Since when the connection has had no open request (since it was made, before its first), or
@@ -170,7 +177,7 @@ impl Watch {
         if state.open == 0 {
             return Some((deadline_after(state.idle_since, deadlines.idle), Verdict::Idle));
         }
-        let first = state.owed.values().filter_map(|waiting| waiting.deadline(deadlines.write)).min()?;
+        let first = state.owed.iter().filter_map(|(_, waiting)| waiting.deadline(deadlines.write)).min()?;
         Some((first, Verdict::Stalled))
     }
 
@@ -201,6 +208,12 @@ impl Watch {
             }
         }
     }
+}
+
+/// The entry of body `id` in `owed`, if it is live.
+fn owed_mut(owed: &mut [(u64, Waiting)], id: u64) -> Option<&mut Waiting> {
+    let at = owed.binary_search_by_key(&id, |(id, _)| *id).ok()?;
+    Some(&mut owed[at].1)
 }
 
 /// Keeps one request counted as open.
@@ -344,5 +357,26 @@ mod tests {
         let collected = body.collect().await.expect("infallible").to_bytes();
         assert_eq!(collected, "{}");
         assert_eq!(watch.verdict(deadlines()).await, Verdict::Idle, "the body is gone: only idleness");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn bodies_that_end_out_of_order_each_keep_their_own_wait() {
+        // HTTP/2: several responses live at once, dropped in any order. Each looks up its own entry:
+        // the one left waiting is stalled at its own deadline, whatever became of the others.
+        let watch = Watch::new();
+        let body = |watch: &Arc<Watch>| {
+            Tracked::new(Full::new(Bytes::from_static(b"{}")), watch.request_started(), true)
+        };
+        let (first, mut second, third) = (body(&watch), body(&watch), body(&watch));
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        drop(third);
+        drop(first);
+        // The second is polled (its 10 s of waiting end) and hands its data over: it is owed again.
+        let _ = second.frame().await;
+        let looked = Instant::now();
+        assert_eq!(watch.verdict(deadlines()).await, Verdict::Stalled);
+        assert_eq!(looked.elapsed(), Duration::from_secs(20), "30 s in all: 10 s, then 20 s more");
+        drop(second);
+        assert!(watch.lock().owed.is_empty(), "no entry outlives its body");
     }
 }
