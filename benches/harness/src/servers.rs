@@ -52,6 +52,20 @@ fn spawn(argv: &[String]) -> Command {
     c
 }
 
+/// The arguments of a closed-loop `bench-load http` run of `method` against the server at `url` (its
+/// CPU read through `pid`): what every scenario that loads one server on many connections shares.
+pub(super) fn http_loop_args<'a>(
+    url: &'a str,
+    pid: &'a str,
+    connections: &'a str,
+    (warmup, duration): (&'a str, &'a str),
+    method: &'a str,
+) -> Vec<&'a str> {
+    let mut args = vec!["http", "--url", url, "--pid", pid, "--connections", connections];
+    args.extend(["--warmup", warmup, "--duration", duration, "--method", method]);
+    args
+}
+
 /// Runs `bench-load` and returns its JSON line (also when it reports errors: exit code 1).
 pub(super) fn run_load(argv: &[String]) -> Result<Value, String> {
     run_load_with(argv, Stdio::inherit(), &[])
@@ -222,4 +236,32 @@ pub(super) fn stdio_argv(
     let mut argv = pinning.command(1, load, &args);
     argv.extend(pinning.command(0, binary, &["stdio"]));
     argv
+}
+
+#[cfg(test)]
+mod tests {
+    use super::http_loop_args;
+
+    #[test]
+    fn the_closed_loop_names_its_server_its_pid_and_its_method() {
+        let args = http_loop_args("http://127.0.0.1:9/mcp", "42", "32", ("1", "5"), "task-get");
+        assert_eq!(
+            args,
+            [
+                "http",
+                "--url",
+                "http://127.0.0.1:9/mcp",
+                "--pid",
+                "42",
+                "--connections",
+                "32",
+                "--warmup",
+                "1",
+                "--duration",
+                "5",
+                "--method",
+                "task-get"
+            ]
+        );
+    }
 }

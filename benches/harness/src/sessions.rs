@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use super::listen::{Values, record};
 use super::options::Options;
 use super::report::{SATURATED_PCT, finish, git_commit, machine, median};
-use super::servers::{Pinning, run_load, start_http};
+use super::servers::{Pinning, http_loop_args, run_load, start_http};
 use super::shared::server::{RedisServer, redis_binary};
 use super::shared::table::section;
 
@@ -125,21 +125,7 @@ fn one(bench: &Bench<'_>, (round, column): (u32, u32), values: &mut Values, fail
     let (url, pid) = (server.url.clone(), server.child.id().to_string());
     let (warmup, duration) = (options.warmup_s.to_string(), options.duration_s.to_string());
     let connections = HTTP_CONNECTIONS.to_string();
-    let mut args = vec![
-        "http",
-        "--url",
-        &url,
-        "--pid",
-        &pid,
-        "--connections",
-        &connections,
-        "--warmup",
-        &warmup,
-        "--duration",
-        &duration,
-        "--method",
-        method(column),
-    ];
+    let mut args = http_loop_args(&url, &pid, &connections, (&warmup, &duration), method(column));
     let store_pid = redis.as_ref().map(|r| r.pid().to_string());
     if let Some(store_pid) = &store_pid {
         args.extend(["--store-pid", store_pid]);

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use super::run::{SPARE_FDS, arg, load_http, measured, pid, start};
 use super::table::cell;
 use super::{Curve, Env, Measured, Metric, Outcome, Run, Server, Spec, kept, listed, shown};
+use crate::servers::http_loop_args;
 use crate::sessions::{MAX_SESSIONS_ENV, SESSIONS_ENV};
 use crate::shared::server::{RedisServer, redis_binary};
 
@@ -68,21 +69,7 @@ fn closed_loop(env: &Env, server: Server, point: usize, spec: &Loop) -> Result<M
     let (warmup, duration) = (arg(env.warmup_s), arg(env.duration_s));
     let connections = arg(CONNECTIONS);
     let held = spec.held.map(|(name, n)| (format!("--{name}"), arg(n)));
-    let mut args = vec![
-        "http",
-        "--url",
-        &url,
-        "--pid",
-        &pid,
-        "--connections",
-        &connections,
-        "--warmup",
-        &warmup,
-        "--duration",
-        &duration,
-        "--method",
-        spec.method,
-    ];
+    let mut args = http_loop_args(&url, &pid, &connections, (&warmup, &duration), spec.method);
     if let Some((flag, n)) = &held {
         args.extend([flag.as_str(), n.as_str()]);
     }

@@ -31,7 +31,7 @@ use super::drip::open_files_soft_limit;
 use super::listen::{Values, record};
 use super::options::Options;
 use super::report::{SATURATED_PCT, finish, git_commit, machine, median};
-use super::servers::{HttpServer, Pinning, run_load, start_http};
+use super::servers::{HttpServer, Pinning, http_loop_args, run_load, start_http};
 use server::{RedisServer, redis_binary};
 use table::{by_command, section};
 
@@ -207,21 +207,7 @@ impl Run<'_> {
         let (url, pid) = (setup.kernels[0].url.clone(), setup.kernels[0].child.id().to_string());
         let (warmup, duration) = (self.options.warmup_s.to_string(), self.options.duration_s.to_string());
         let connections = HTTP_CONNECTIONS.to_string();
-        let mut args = vec![
-            "http",
-            "--url",
-            &url,
-            "--pid",
-            &pid,
-            "--connections",
-            &connections,
-            "--warmup",
-            &warmup,
-            "--duration",
-            &duration,
-            "--method",
-            "task-get",
-        ];
+        let mut args = http_loop_args(&url, &pid, &connections, (&warmup, &duration), "task-get");
         let store_pid = setup.redis.as_ref().map(|r| r.pid().to_string());
         if let Some(store_pid) = &store_pid {
             args.extend(["--store-pid", store_pid]);
