@@ -150,7 +150,7 @@ pub(crate) fn split(text: &str) -> Option<(&str, Option<u16>)> {
         let end = text.find(':').unwrap_or(text.len());
         let name = &text[..end];
         // A registered name (RFC 3986 §3.2.2): unreserved, percent-encoded and sub-delimiters.
-        let name_ok = name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=".contains(&b));
+        let name_ok = name.bytes().all(is_name_byte);
         if name.is_empty() || !name_ok {
             return None;
         }
@@ -168,6 +168,30 @@ pub(crate) fn split(text: &str) -> Option<(&str, Option<u16>)> {
     Some((host, port))
 }
 
+/// A byte of a registered name (RFC 3986 §3.2.2): unreserved (letters, digits, `-._~`), `%` of a
+/// percent-encoding, and the sub-delimiters `!$&'()*+,;=`.
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+        || matches!(
+            b,
+            b'-' | b'.'
+                | b'_'
+                | b'~'
+                | b'%'
+                | b'!'
+                | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,6 +206,15 @@ mod tests {
             request = request.header(HOST, *host);
         }
         request.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn a_registered_name_is_unreserved_percent_and_sub_delimiter_bytes_only() {
+        let allowed: Vec<u8> = (0..=255u8).filter(|&b| is_name_byte(b)).collect();
+        let mut expected: Vec<u8> = (b'0'..=b'9').chain(b'A'..=b'Z').chain(b'a'..=b'z').collect();
+        expected.extend_from_slice(b"-._~%!$&'()*+,;=");
+        expected.sort_unstable();
+        assert_eq!(allowed, expected);
     }
 
     #[test]

@@ -29,6 +29,7 @@ mod sniff;
 mod tasks;
 mod tracked;
 mod watch;
+mod woken;
 
 use std::convert::Infallible;
 use std::error::Error as StdError;
@@ -65,6 +66,7 @@ use sniff::Protocol;
 pub(crate) use tasks::TaskDrain;
 use tracked::Tracked;
 use watch::{Deadlines, Verdict, Watch};
+use woken::OnWake;
 
 /// How long a connection closed at a deadline may take to send its `GOAWAY` before it is dropped.
 const GOODBYE: Duration = Duration::from_secs(1);
@@ -311,6 +313,16 @@ async fn stopping(stop: &mut signal::Receiver<bool>) {
     let _ = stop.wait_for(|stop| *stop).await;
 }
 
+/// What ended a connection's wait, besides the connection itself.
+enum Signal {
+    /// A deadline passed (`watch.rs`).
+    Deadline(Verdict),
+    /// Shutdown began.
+    Shutdown,
+    /// The connection was told to make room for another client (`evict.rs`).
+    Told,
+}
+
 /// The two connection builders, made once per listener.
 struct Builders {
     http1: auto::Builder<TokioExecutor>,
@@ -405,7 +417,8 @@ impl Connection {
         // hyper closes the connection after it: graceful shutdown alone says so only when it lands
         // before the response's head is written. (HTTP/2 has `GOAWAY`, and no `connection` field.) The
         // same holds for a response made once the connection has been told to close.
-        let last = (protocol == Protocol::Http1).then(|| (Arc::clone(&self.draining), Arc::clone(&notice)));
+        let last = (protocol == Protocol::Http1)
+            .then(|| Arc::new((Arc::clone(&self.draining), Arc::clone(&notice))));
         let hyper_service = hyper::service::service_fn(move |mut request: Request<Incoming>| {
             request.extensions_mut().insert(PeerAddr(peer));
             request.extensions_mut().insert(network);
@@ -415,7 +428,8 @@ impl Connection {
             let last = last.clone();
             async move {
                 let mut response = answer.await?;
-                let closing = |(draining, notice): (Arc<AtomicBool>, Arc<Notice>)| {
+                let closing = |last: Arc<(Arc<AtomicBool>, Arc<Notice>)>| {
+                    let (draining, notice) = &*last;
                     draining.load(Ordering::Acquire) || notice.is_told()
                 };
                 if last.is_some_and(closing) {
@@ -432,16 +446,33 @@ impl Connection {
         tokio::pin!(connection);
         let deadlines =
             Deadlines { first_request, idle: self.options.idle_timeout, write: self.options.write_timeout };
-        let verdict = tokio::select! {
-            ended = connection.as_mut() => {
-                if let Err(error) = ended {
-                    tracing::debug!(%error, "connection ended with an error");
+        // What may end the connection is polled only when it wakes the task (`woken.rs`), not at each
+        // of the connection's own wake-ups (every request read, every response written); it is
+        // dropped (its timer with it) as soon as one of the two has ended the wait.
+        let signal = {
+            let signals = OnWake::new(async {
+                tokio::select! {
+                    verdict = watch.verdict(deadlines) => Signal::Deadline(verdict),
+                    () = stopping(&mut self.stop) => Signal::Shutdown,
+                    () = notice.told() => Signal::Told,
                 }
-                return;
+            });
+            tokio::pin!(signals);
+            tokio::select! {
+                biased;
+                ended = connection.as_mut() => {
+                    if let Err(error) = ended {
+                        tracing::debug!(%error, "connection ended with an error");
+                    }
+                    return;
+                }
+                signal = &mut signals => signal,
             }
-            verdict = watch.verdict(deadlines) => Some(verdict),
-            () = stopping(&mut self.stop) => None,
-            () = notice.told() => {
+        };
+        let verdict = match signal {
+            Signal::Deadline(verdict) => Some(verdict),
+            Signal::Shutdown => None,
+            Signal::Told => {
                 // Another client needs the slot (limits.rs): the requests open run to their end under
                 // the connection's deadlines, then it has a moment to close (evict.rs).
                 tracing::debug!("closing a connection told to make room for another client");
