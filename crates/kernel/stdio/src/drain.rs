@@ -12,30 +12,38 @@
 //! The signal is checked before every read of the input, so no byte written after it completed is ever
 //! taken in, and a read waiting for input is woken by it.
 
-use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::sync::oneshot;
 
 use crate::options::ShutdownSignal;
 
 /// An input that ends when the shutdown signal completes.
-#[derive(Debug)]
+///
+/// The signal is this input's own future (not a shared one, whose every poll takes a lock), polled
+/// before each read.
 pub(crate) struct Stoppable<R> {
     inner: R,
-    /// The signal, until it has completed (a completed shared future may not be polled again).
-    signal: Option<ShutdownSignal>,
+    /// The signal, until it has completed (a completed future may not be polled again).
+    signal: Option<BoxFuture<'static, ()>>,
     stopped: bool,
+}
+
+impl<R> std::fmt::Debug for Stoppable<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stoppable").field("stopped", &self.stopped).finish_non_exhaustive()
+    }
 }
 
 impl<R> Stoppable<R> {
     /// `inner`, ended by `signal` (never, without one).
-    pub(crate) fn new(inner: R, signal: Option<ShutdownSignal>) -> Self {
+    pub(crate) fn new(inner: R, signal: Option<BoxFuture<'static, ()>>) -> Self {
         Self { inner, signal, stopped: false }
     }
 }
@@ -48,7 +56,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for Stoppable<R> {
     ) -> Poll<io::Result<()>> {
         let this = &mut *self;
         if let Some(signal) = this.signal.as_mut()
-            && Pin::new(&mut signal.0).poll(cx).is_ready()
+            && signal.as_mut().poll(cx).is_ready()
         {
             tracing::debug!("the shutdown signal completed: reading stopped, answering the requests read");
             this.signal = None;
@@ -64,7 +72,10 @@ impl<R: AsyncRead + Unpin> AsyncRead for Stoppable<R> {
 
 /// What ends a session's input: the host's `signal`, or the session's own end (its legacy change feed
 /// ended, [`crate::legacy`]), whichever comes first. A dropped `ended` sender is no end.
-pub(crate) fn input_stop(signal: Option<ShutdownSignal>, ended: oneshot::Receiver<()>) -> ShutdownSignal {
+pub(crate) fn input_stop(
+    signal: Option<ShutdownSignal>,
+    ended: oneshot::Receiver<()>,
+) -> BoxFuture<'static, ()> {
     let ended = async move {
         if ended.await.is_err() {
             std::future::pending::<()>().await;
@@ -81,7 +92,7 @@ pub(crate) fn input_stop(signal: Option<ShutdownSignal>, ended: oneshot::Receive
             None => ended.await,
         }
     };
-    ShutdownSignal(stop.boxed().shared())
+    stop.boxed()
 }
 
 /// Completes `grace` after `signal` does; never without a signal.
@@ -114,7 +125,7 @@ mod tests {
     async fn bytes_sent_after_the_signal_are_never_read() {
         let (mut client, server) = tokio::io::duplex(64);
         let (stop, stopped) = tokio::sync::oneshot::channel();
-        let mut input = Stoppable::new(server, Some(signal_of(stopped)));
+        let mut input = Stoppable::new(server, Some(signal_of(stopped).0.boxed()));
         client.write_all(b"before").await.unwrap();
         let mut read = [0u8; 6];
         input.read_exact(&mut read).await.unwrap();
@@ -130,7 +141,7 @@ mod tests {
     async fn a_read_waiting_for_input_is_ended_by_the_signal() {
         let (_client, server) = tokio::io::duplex(64);
         let (stop, stopped) = tokio::sync::oneshot::channel();
-        let mut input = Stoppable::new(server, Some(signal_of(stopped)));
+        let mut input = Stoppable::new(server, Some(signal_of(stopped).0.boxed()));
         let reading = tokio::spawn(async move {
             let mut rest = Vec::new();
             input.read_to_end(&mut rest).await.map(|_| rest)
@@ -147,17 +158,17 @@ mod tests {
         let (_end, ended) = oneshot::channel();
         let signal = input_stop(Some(signal_of(stopped)), ended);
         stop.send(()).unwrap();
-        tokio::time::timeout(Duration::from_secs(5), signal.0).await.expect("the host signal stops it");
+        tokio::time::timeout(Duration::from_secs(5), signal).await.expect("the host signal stops it");
 
         let (end, ended) = oneshot::channel();
         let signal = input_stop(None, ended);
         end.send(()).unwrap();
-        tokio::time::timeout(Duration::from_secs(5), signal.0).await.expect("the session end stops it");
+        tokio::time::timeout(Duration::from_secs(5), signal).await.expect("the session end stops it");
 
         let (end, ended) = oneshot::channel::<()>();
         let signal = input_stop(None, ended);
         drop(end);
-        let never = tokio::time::timeout(Duration::from_millis(50), signal.0).await;
+        let never = tokio::time::timeout(Duration::from_millis(50), signal).await;
         assert!(never.is_err(), "a writer that stopped without an end is no end");
     }
 

@@ -24,8 +24,9 @@
 //!   (depth, duplicate keys, objects only). A refusal is answered as an error whose id could not be read
 //!   (`null`, which the wire crate writes by omitting `id`) and never repeats the input.
 //! * **Concurrency.** Each message is served on its own task, so a slow tool does not hold up a
-//!   `tools/list` sent after it; responses are written in completion order, each as one whole line, by a
-//!   single writer.
+//!   `tools/list` sent after it; responses are written in completion order, each as one whole line,
+//!   through one output under one lock (an answer the read loop makes at once is written by it when
+//!   nothing is queued ahead of it; every other line goes through the writer task).
 //! * **Cancellation.** `notifications/cancelled` aborts the named request (its future is dropped) and that
 //!   request is never answered. An unknown or finished id is ignored.
 //! * **Change notifications.** A `subscriptions/listen` request stays open: its acknowledgment, then
@@ -86,7 +87,7 @@
 //!   more parsed message, waiting), open listens are bounded by [`StdioOptions::max_listens`], and
 //!   answers queue in a bounded channel, so a peer that floods the pipe,
 //!   or stops reading answers, meets back-pressure instead of growing the heap.
-//! * **stdout is protocol-only.** Only the writer task writes to the output, and it writes only encoded
+//! * **stdout is protocol-only.** Only the output's one writer (`writer.rs`) writes to it, and it writes only encoded
 //!   responses and notifications. Panics and failures are reported through `tracing` (install a subscriber that writes to
 //!   stderr: `tracing-subscriber`'s `fmt()` writes to stdout unless told otherwise).
 //! * **Faults stay contained.** A panic while serving a message is answered -32603 with the request's id

@@ -14,6 +14,7 @@
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_kernel_router::transport::LiveServer;
@@ -27,7 +28,7 @@ use crate::legacy::LegacyWriter;
 use crate::options::StdioOptions;
 use crate::session::{Bounds, Ended, Session};
 use crate::wiring;
-use crate::writer::write_lines;
+use crate::writer::{Output, write_lines};
 
 /// How many encoded responses may wait for the writer (senders wait beyond it).
 const QUEUED_LINES: usize = 64;
@@ -153,7 +154,8 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (lines, queue) = mpsc::channel(QUEUED_LINES);
-    let mut writer = tokio::spawn(write_lines(output, queue));
+    let output = Arc::new(Output::new(output));
+    let mut writer = tokio::spawn(write_lines(Arc::clone(&output), queue));
     let bounds = Bounds {
         extensions: options.extensions,
         max_in_flight: options.max_in_flight,
@@ -163,7 +165,7 @@ where
     };
     // What ends the tasks: the server current when the session ends.
     let tasks = TaskEnd { live: live.clone(), grace: options.task_grace };
-    let (mut session, notifications) = Session::new(live, bounds, lines.clone());
+    let (mut session, notifications) = Session::new(live, bounds, lines.clone(), output);
     // The legacy session's end (its change feed ended) ends the input too, as the host's signal does.
     let (session_ended, ended) = oneshot::channel();
     let legacy = LegacyWriter::start(notifications, lines, session_ended);

@@ -12,7 +12,7 @@ use std::future::Future;
 use std::io;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::task::Poll;
+use std::task::{Context, Poll};
 
 use futures_util::FutureExt;
 use futures_util::future::CatchUnwind;
@@ -30,7 +30,7 @@ use crate::client::{Client, is_answer};
 use crate::framing::{Frame, FrameReader};
 use crate::in_flight::InFlight;
 use crate::listen::{Listens, Stream};
-use crate::writer::Line;
+use crate::writer::{Direct, Line, Offer};
 
 /// Why the read loop stopped.
 #[derive(Debug)]
@@ -129,6 +129,8 @@ pub(crate) struct Session {
     client: Client,
     /// The same channel as the core holds it, made once: each message clones the handle, not the channel.
     channel: SharedChannel,
+    /// The output itself, for an answer the loop writes at once when nothing is queued before it.
+    output: Arc<dyn Direct>,
 }
 
 /// What a session is made of: its bounds and what it attaches to every message.
@@ -151,6 +153,7 @@ impl Session {
         live: LiveServer,
         bounds: Bounds,
         lines: mpsc::Sender<Line>,
+        output: Arc<dyn Direct>,
     ) -> (Self, LegacyNotifications) {
         let (legacy, notifications) = LegacySession::new();
         let permits = Arc::new(Semaphore::new(bounds.max_in_flight));
@@ -173,6 +176,7 @@ impl Session {
             legacy,
             channel: Arc::new(client.clone()),
             client,
+            output,
         };
         (session, notifications)
     }
@@ -340,9 +344,21 @@ impl Session {
         true
     }
 
-    /// Queues one response for the writer; false when the writer is gone.
+    /// Writes one response at once when nothing is queued or held before it (no hand-over to the writer
+    /// task: the common case of one request at a time), or else queues it for the writer; false when the
+    /// output failed or the writer is gone.
     async fn send(&self, response: Response) -> bool {
-        self.lines.send(Line::encode(&response)).await.is_ok()
+        let line = Line::encode(&response);
+        let queue_empty = self.lines.capacity() == self.lines.max_capacity();
+        // This task's waker: a write the output cannot take now is left to the writer task, which
+        // registers its own, so this one is woken at most once more, for nothing.
+        let waker = std::future::poll_fn(|cx| Poll::Ready(cx.waker().clone())).await;
+        let offered = self.output.offer(line, queue_empty, &mut Context::from_waker(&waker));
+        match offered {
+            Offer::Taken => true,
+            Offer::Failed => false,
+            Offer::Queue(line) => self.lines.send(line).await.is_ok(),
+        }
     }
 
     /// Finishes serving one message on its own task, which holds `permit` until its answer is queued.

@@ -1,15 +1,35 @@
-//! The one writer: every response, every notification of a request that may be sent them (progress,
+//! The one output: every response, every notification of a request that may be sent them (progress,
 //! logs), every line of an open listen and every notification of a legacy session becomes one whole line
 //! on the output, and nothing else ever does.
+//!
+//! Two parties write it, one at a time, under one lock: the writer task, which takes lines from the
+//! queue every other sender uses, and the read loop, which writes an answer it made itself at once
+//! ([`Direct::offer`]) instead of waking the writer task for it, as long as nothing is queued or held.
+//!
+//! Threat: a torn or reordered line. Two writers of one stream could interleave the bytes of two lines,
+//! or put a request's answer ahead of the progress lines it queued first. Here every byte is written
+//! holding the lock; what the writer task takes from the queue stays in [`State`] (under that lock) until
+//! it is written; and the read loop writes only when the queue is empty and nothing is held — so nothing
+//! handed over before its line can come after it. A line the read loop could not finish at once (the
+//! reader of the output is slow) is held, and the writer task writes it before anything else.
 
+use std::collections::VecDeque;
+use std::future::poll_fn;
 use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker, ready};
 
 use mcp_kernel_wire::Response;
-use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::io::AsyncWrite;
 use tokio::sync::mpsc;
 
-/// How many queued lines one batch writes before it flushes.
+/// How many queued lines the writer task takes at once.
 const BATCH: usize = 64;
+
+/// Lines up to this many bytes in all are gathered into one write; a longer line is written on its own
+/// (never copied).
+const GATHER: usize = crate::framing::CHUNK;
 
 /// One encoded response: its compact JSON and the terminating `\n`.
 #[derive(Debug)]
@@ -38,46 +58,190 @@ impl Line {
     }
 }
 
-/// Writes every line received, whole, in arrival order: all queued lines, then one flush.
-///
-/// Returns `Ok` once every sender is gone and the last batch is flushed, or the first output error.
-pub(crate) async fn write_lines<W: AsyncWrite + Unpin>(
+/// What became of a line the read loop offered to write itself.
+#[derive(Debug)]
+pub(crate) enum Offer {
+    /// Written, or held for the writer task to finish (ahead of anything else).
+    Taken,
+    /// Not taken (something is queued or held, or the writer task is writing): queue it.
+    Queue(Line),
+    /// The output failed; the writer task ends with the error.
+    Failed,
+}
+
+/// The read loop's way to the output, without naming its type.
+pub(crate) trait Direct: Send + Sync {
+    /// Writes `line` now if nothing queued before it is still unwritten (`queue_empty`: the caller saw
+    /// the writer's queue empty) and the writer task is not writing; what the output does not take at
+    /// once is held for the writer task, which is woken. `cx` is the read loop's.
+    fn offer(&self, line: Line, queue_empty: bool, cx: &mut Context<'_>) -> Offer;
+}
+
+/// The output and what is owed to it, behind the one lock.
+pub(crate) struct Output<W> {
+    state: Mutex<State<W>>,
+}
+
+/// What the lock guards.
+struct State<W> {
     output: W,
+    /// Bytes taken from the queue or left by the read loop, not yet written, in order; the front
+    /// segment is written from `at`.
+    held: VecDeque<Vec<u8>>,
+    at: usize,
+    /// Something was written since the last flush.
+    unflushed: bool,
+    /// The error the read loop met writing; the writer task ends with it.
+    failed: Option<io::Error>,
+    /// The writer task's waker, for when the read loop leaves it something to write or report.
+    writer: Option<Waker>,
+}
+
+impl<W: AsyncWrite + Unpin> Output<W> {
+    /// The output `output`, nothing owed yet.
+    pub(crate) fn new(output: W) -> Self {
+        let state =
+            State { output, held: VecDeque::new(), at: 0, unflushed: false, failed: None, writer: None };
+        Self { state: Mutex::new(state) }
+    }
+
+    /// Every section holding the lock leaves the state whole, so a poisoned lock is taken as it is.
+    fn lock(&self) -> MutexGuard<'_, State<W>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The writer task's one poll: writes what is held, then takes more from the queue; ready once every
+    /// sender is gone and all is written and flushed, or at the first output error.
+    fn poll_write_task(
+        &self,
+        cx: &mut Context<'_>,
+        lines: &mut mpsc::Receiver<Line>,
+        batch: &mut Vec<Line>,
+    ) -> Poll<io::Result<()>> {
+        let mut state = self.lock();
+        if !state.writer.as_ref().is_some_and(|waker| waker.will_wake(cx.waker())) {
+            state.writer = Some(cx.waker().clone());
+        }
+        loop {
+            if let Some(error) = state.failed.take() {
+                return Poll::Ready(Err(error));
+            }
+            ready!(state.poll_drain(cx))?;
+            // Taken while the lock is held: a line leaves the queue only into `held`.
+            if ready!(lines.poll_recv_many(cx, batch, BATCH)) == 0 {
+                return Poll::Ready(Ok(()));
+            }
+            for Line(bytes) in batch.drain(..) {
+                state.hold(bytes);
+            }
+        }
+    }
+}
+
+impl<W: AsyncWrite + Unpin> State<W> {
+    /// Queues `bytes` behind what is held: gathered with the last segment while that stays small.
+    fn hold(&mut self, bytes: Vec<u8>) {
+        match self.held.back_mut() {
+            Some(last) if last.len() + bytes.len() <= GATHER => {
+                last.extend_from_slice(&bytes);
+            }
+            _ => self.held.push_back(bytes),
+        }
+    }
+
+    /// Writes everything held, then flushes; pending while the output does not take it.
+    fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while let Some(front) = self.held.front() {
+            let n = ready!(Pin::new(&mut self.output).poll_write(cx, &front[self.at..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            self.unflushed = true;
+            self.at += n;
+            if self.at == front.len() {
+                self.held.pop_front();
+                self.at = 0;
+            }
+        }
+        if self.unflushed {
+            ready!(Pin::new(&mut self.output).poll_flush(cx))?;
+            self.unflushed = false;
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Leaves the writer task something to do (bytes to write, a flush, an error): wakes it.
+    fn hand_over(&mut self) {
+        if let Some(writer) = &self.writer {
+            writer.wake_by_ref();
+        }
+    }
+}
+
+impl<W: AsyncWrite + Unpin + Send> Direct for Output<W> {
+    fn offer(&self, line: Line, queue_empty: bool, cx: &mut Context<'_>) -> Offer {
+        if !queue_empty {
+            return Offer::Queue(line);
+        }
+        // The writer task holds the lock only while it writes: then the line waits its turn.
+        let Ok(mut state) = self.state.try_lock() else { return Offer::Queue(line) };
+        if !state.held.is_empty() || state.unflushed || state.failed.is_some() {
+            return Offer::Queue(line);
+        }
+        let Line(bytes) = line;
+        match Pin::new(&mut state.output).poll_write(cx, &bytes) {
+            Poll::Ready(Ok(n)) if n == bytes.len() => {}
+            Poll::Ready(Ok(0)) => {
+                state.failed = Some(io::ErrorKind::WriteZero.into());
+                state.hand_over();
+                return Offer::Failed;
+            }
+            Poll::Ready(Ok(n)) => {
+                state.held.push_back(bytes);
+                state.at = n;
+                state.unflushed = true;
+                state.hand_over();
+                return Offer::Taken;
+            }
+            Poll::Ready(Err(error)) => {
+                state.failed = Some(error);
+                state.hand_over();
+                return Offer::Failed;
+            }
+            Poll::Pending => {
+                state.held.push_back(bytes);
+                state.hand_over();
+                return Offer::Taken;
+            }
+        }
+        match Pin::new(&mut state.output).poll_flush(cx) {
+            Poll::Ready(Ok(())) => Offer::Taken,
+            Poll::Ready(Err(error)) => {
+                state.failed = Some(error);
+                state.hand_over();
+                Offer::Failed
+            }
+            Poll::Pending => {
+                state.unflushed = true;
+                state.hand_over();
+                Offer::Taken
+            }
+        }
+    }
+}
+
+/// Writes every line received, whole, in arrival order (behind what the read loop left held), flushing
+/// whenever nothing more is waiting.
+///
+/// Returns `Ok` once every sender is gone and the last line is written and flushed, or the first output
+/// error (its own, or the one the read loop met).
+pub(crate) async fn write_lines<W: AsyncWrite + Unpin>(
+    output: Arc<Output<W>>,
     mut lines: mpsc::Receiver<Line>,
 ) -> io::Result<()> {
-    let mut output = BufWriter::with_capacity(crate::framing::CHUNK, output);
     let mut batch = Vec::with_capacity(BATCH);
-    while lines.recv_many(&mut batch, BATCH).await > 0 {
-        for Line(bytes) in batch.drain(..) {
-            output.write_all(&bytes).await?;
-        }
-        output.flush().await?;
-    }
-    output.flush().await
+    poll_fn(|cx| output.poll_write_task(cx, &mut lines, &mut batch)).await
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use mcp_kernel_wire::ErrorObject;
-    use serde_json::{Value, json};
-
-    #[test]
-    fn writes_each_response_as_one_line_and_flushes() {
-        let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
-        let written = runtime.block_on(async {
-            let (tx, rx) = mpsc::channel(4);
-            let mut out = Vec::new();
-            tx.send(Line::encode(&Response::result(json!(1), json!({})))).await.unwrap();
-            tx.send(Line::encode(&Response::error(Value::Null, ErrorObject::parse_error()))).await.unwrap();
-            drop(tx);
-            write_lines(&mut out, rx).await.expect("a vec accepts everything");
-            out
-        });
-        let text = String::from_utf8(written).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 2);
-        assert_eq!(lines[0], r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
-        assert!(text.ends_with('\n'));
-    }
-}
+mod tests;
