@@ -33,17 +33,28 @@ fn package(name: &str, deps: &str) -> String {
     format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\n{deps}")
 }
 
+/// The workspace's root manifest over `members`. Its profile turns debug assertions off, which the
+/// caller's code sees: the builds must compile with the workspace's profile for the facts to match.
+fn root_manifest(members: &str) -> String {
+    format!(
+        "[workspace]\nresolver = \"3\"\nmembers = [{members}]\n\n[profile.dev]\ndebug-assertions = false\n"
+    )
+}
+
 /// `ws/` (members `leaf` and `caller`, no lock) and `target/` beside it, in a fresh directory.
 fn scratch() -> (Scratch, PathBuf, PathBuf) {
     let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
     let dir = std::env::temp_dir().join(format!("connectome-no-lock-{}-{nanos}", std::process::id()));
     let scratch = Scratch(dir.clone());
     let ws = dir.join("ws");
-    write(&ws, "Cargo.toml", "[workspace]\nresolver = \"3\"\nmembers = [\"leaf\", \"caller\"]\n");
+    write(&ws, "Cargo.toml", &root_manifest("\"leaf\", \"caller\""));
     write(&ws, "leaf/Cargo.toml", &package("nolock-leaf", ""));
-    write(&ws, "leaf/src/lib.rs", "pub fn twice(x: u32) -> u32 {\n    x.wrapping_mul(2)\n}\n");
+    let leaf = "pub fn twice(x: u32) -> u32 {\n    x.wrapping_mul(2)\n}\n\npub fn checked(x: u32) -> u32 {\n    x\n}\n";
+    write(&ws, "leaf/src/lib.rs", leaf);
     write(&ws, "caller/Cargo.toml", &package("nolock-caller", "nolock-leaf = { path = \"../leaf\" }\n"));
-    write(&ws, "caller/src/lib.rs", "pub fn run(x: u32) -> u32 {\n    nolock_leaf::twice(x)\n}\n");
+    let caller = "pub fn run(x: u32) -> u32 {\n    #[cfg(debug_assertions)]\n    \
+                  let _ = nolock_leaf::checked(x);\n    nolock_leaf::twice(x)\n}\n";
+    write(&ws, "caller/src/lib.rs", caller);
     let ws = ws.canonicalize().unwrap();
     (scratch, ws, dir.canonicalize().unwrap().join("target"))
 }
@@ -109,7 +120,7 @@ fn cl11_facts_without_a_lock_resolve_one_under_the_target_dir_and_leave_the_tree
     let read = CallFacts::from_json(&facts_own).unwrap();
     assert_eq!(read.crates, ["nolock_caller", "nolock_leaf"]);
     let edge = CallEdge { caller: "nolock_caller::run".to_owned(), callee: "nolock_leaf::twice".to_owned() };
-    assert_eq!(read.edges, [edge]);
+    assert_eq!(read.edges, [edge], "no call to `checked`: the workspace's profile has no debug assertions");
 
     // Again: the lock resolved before is kept, and the facts are the same bytes.
     let again = scratch.0.join("again.json");
@@ -132,7 +143,7 @@ fn cl11_facts_without_a_lock_resolve_one_under_the_target_dir_and_leave_the_tree
 
     // That lock out of date (a new member the caller depends on): one line that says what to do.
     let lock = std::fs::read(ws.join("Cargo.lock")).unwrap();
-    write(&ws, "Cargo.toml", "[workspace]\nresolver = \"3\"\nmembers = [\"leaf\", \"caller\", \"extra\"]\n");
+    write(&ws, "Cargo.toml", &root_manifest("\"leaf\", \"caller\", \"extra\""));
     write(&ws, "extra/Cargo.toml", &package("nolock-extra", ""));
     write(&ws, "extra/src/lib.rs", "");
     let deps = "nolock-leaf = { path = \"../leaf\" }\nnolock-extra = { path = \"../extra\" }\n";

@@ -3,9 +3,10 @@
 //!
 //! Cargo reads and writes the lock beside the workspace root's manifest, and stable cargo has no flag
 //! to put it elsewhere. The own lock therefore belongs to a scratch package of its own workspace,
-//! `<IR directory>/lock/Cargo.toml`, that depends by path on each package to build: cargo resolves
-//! their dependencies there (`cargo update --workspace`, which writes `<IR directory>/lock/Cargo.lock`
-//! and keeps what an earlier run locked), and each build runs `--locked` against that manifest.
+//! `<IR directory>/lock/Cargo.toml`, that depends by path on each package to build and carries the
+//! workspace root's `[profile.…]` tables as written: cargo resolves their dependencies there
+//! (`cargo update --workspace`, which writes `<IR directory>/lock/Cargo.lock` and keeps what an
+//! earlier run locked), and each build runs `--locked` against that manifest.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -56,7 +57,9 @@ pub(crate) fn resolve(
     };
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let manifest_path = dir.join("Cargo.toml");
-    let text = manifest(packages)?;
+    let root_manifest = workspace.root().join("Cargo.toml");
+    let root_text = std::fs::read_to_string(&root_manifest).map_err(io(&root_manifest))?;
+    let text = manifest(packages, &profiles(&root_text))?;
     if std::fs::read_to_string(&manifest_path).ok().as_deref() != Some(text.as_str()) {
         std::fs::write(&manifest_path, text).map_err(io(&manifest_path))?;
     }
@@ -78,8 +81,8 @@ pub(crate) fn resolve(
 }
 
 /// The scratch package's manifest: a library (never built) depending by path on each package, alone
-/// in its workspace.
-fn manifest(packages: &[(&str, &Path)]) -> Result<String, ExtractError> {
+/// in its workspace, with the workspace's `profiles` (so the builds compile as in the workspace).
+fn manifest(packages: &[(&str, &Path)], profiles: &str) -> Result<String, ExtractError> {
     let mut text = format!(
         "# Written by connectome-facts: the lock of this workspace is the one its builds use.\n\
          [package]\nname = \"{SCOPE_PACKAGE}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
@@ -93,7 +96,31 @@ fn manifest(packages: &[(&str, &Path)]) -> Result<String, ExtractError> {
         text.push_str(&format!("{} = {{ path = {} }}\n", toml_string(name), toml_string(shown)));
     }
     text.push_str("\n[workspace]\n");
+    if !profiles.is_empty() {
+        text.push_str("\n# The [profile] tables of the workspace's root manifest, as written there.\n");
+        text.push_str(profiles);
+    }
     Ok(text)
+}
+
+/// The `[profile.…]` tables of a root manifest, as written: each such header line and the lines up
+/// to the next table header. (Profiles take no paths, so they read the same from the scratch package.)
+fn profiles(root_manifest: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for line in root_manifest.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('[') {
+            let header = trimmed.trim_start_matches('[').trim_start();
+            let rest = header.strip_prefix("profile").map(str::trim_start);
+            inside = !trimmed.starts_with("[[") && rest.is_some_and(|r| r.starts_with(['.', ']']));
+        }
+        if inside {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// `text` as a TOML basic string.
@@ -122,7 +149,7 @@ pub(crate) fn outdated(workspace: &Workspace, stderr: &str) -> Option<ExtractErr
 mod tests {
     use std::path::Path;
 
-    use super::{LockSource, manifest, toml_string};
+    use super::{LockSource, manifest, profiles, toml_string};
 
     #[test]
     fn ck13_a_workspace_without_a_lock_gets_one_under_the_ir_directory() {
@@ -136,11 +163,27 @@ mod tests {
 
     #[test]
     fn ck13_the_scratch_manifest_depends_on_each_package_by_path_alone_in_its_workspace() {
-        let text = manifest(&[("my-lib", Path::new("/w/my \"lib\"")), ("b", Path::new("C:\\w\\b"))])
+        let text = manifest(&[("my-lib", Path::new("/w/my \"lib\"")), ("b", Path::new("C:\\w\\b"))], "")
             .expect("UTF-8 paths");
         assert!(text.contains("\n[dependencies]\n\"my-lib\" = { path = \"/w/my \\\"lib\\\"\" }\n"), "{text}");
         assert!(text.contains("\n\"b\" = { path = \"C:\\\\w\\\\b\" }\n"), "{text}");
         assert!(text.ends_with("\n[workspace]\n"), "{text}");
         assert_eq!(toml_string("a\nb"), "\"a\\u000Ab\"");
+    }
+
+    #[test]
+    fn ck13_the_scratch_manifest_keeps_the_workspaces_profiles_as_written() {
+        let root = "[workspace]\nmembers = [\"a\"]\n\n[profile.dev]\npanic = \"abort\"\n\n\
+                    [workspace.dependencies]\nserde = \"1\"\n  [ profile.release.package.\"*\" ]\nopt-level = 3\n\
+                    [[bin]]\nname = \"x\"\n[patch.crates-io]\nserde = { path = \"../serde\" }\n";
+        let kept = profiles(root);
+        assert_eq!(
+            kept,
+            "[profile.dev]\npanic = \"abort\"\n\n  [ profile.release.package.\"*\" ]\nopt-level = 3\n"
+        );
+        let text = manifest(&[("a", Path::new("/w/a"))], &kept).expect("a manifest");
+        assert!(text.ends_with(&format!("[workspace]\n\n# The [profile] tables of the workspace's root manifest, as written there.\n{kept}")), "{text}");
+        assert_eq!(profiles("[workspace]\n[profiles]\n"), "");
+        assert_eq!(profiles("[profile]\ndev.panic = \"abort\"\n"), "[profile]\ndev.panic = \"abort\"\n");
     }
 }
