@@ -164,3 +164,28 @@ fn cl11_facts_without_a_lock_resolve_one_under_the_target_dir_and_leave_the_tree
     assert!(!scratch.0.join("stale.json").exists());
     assert!(started.elapsed() < Duration::from_secs(300), "took {:?}", started.elapsed());
 }
+
+#[test]
+fn cl11_a_lock_that_cannot_be_resolved_is_refused_saying_what_to_do() {
+    let (scratch, ws, target) = scratch();
+    // A dependency no registry has, resolved offline: cargo fails at once, and says why first.
+    let deps = "nolock-leaf = { path = \"../leaf\" }\nnolock-no-such-crate = \"1\"\n";
+    write(&ws, "caller/Cargo.toml", &package("nolock-caller", deps));
+    let before = tree(&ws);
+    let out = facts(&ws, &target, &scratch.0.join("facts.json"));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("nolock-no-such-crate"), "cargo's own output comes first: {stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with(&format!(
+            "connectome: facts: no Cargo.lock in {} and cargo could not",
+            ws.display()
+        ))
+    );
+    assert!(
+        last.ends_with(": fix what cargo reports, or commit a Cargo.lock there (`cargo generate-lockfile`)")
+    );
+    assert_eq!(tree(&ws), before, "nothing written into the workspace");
+    assert!(!scratch.0.join("facts.json").exists());
+}
