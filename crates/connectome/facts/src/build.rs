@@ -30,7 +30,7 @@ const IR_FLAGS: &[&str] = &[
 const ALL_CRATES_FLAGS: &str = "-Csymbol-mangling-version=v0";
 
 /// The `cargo rustc` command that builds `package`'s library with IR, run in the workspace root (so
-/// its toolchain file and cargo configuration count), against the lock the workspace's source says.
+/// its toolchain file and cargo configuration count), against the lock its `LockSource` names.
 fn command(workspace: &Workspace, package: &str) -> Command {
     let mut command = Command::new(workspace.cargo());
     command.current_dir(workspace.root()).arg("rustc");
