@@ -19,13 +19,16 @@ connectome facts --package <package> [--package <package>…] [--manifest-path <
 
 Builds the library of each named package alone with LLVM IR and reads which of its items call which
 (the call facts the declared builder takes: `Declared::builder(..).facts(..)`). The packages are
-named as cargo names them (`-p` is `--package`). The workspace's Cargo.lock is used as it is.
+named as cargo names them (`-p` is `--package`). The workspace's Cargo.lock is used as it is, never
+updated; a workspace without one gets one resolved in `lock/` of the IR directory (--target-dir),
+and its own tree is left untouched.
   --manifest-path  the workspace's Cargo.toml, or a member's (default: the one cargo finds here)
   --target-dir     where the IR builds go (default: connectome-ir in the workspace's target directory)
   --out            the facts file; stdout when absent or `-`
 One progress line per package (`building <package> (k of n)`) and a summary go to stderr. When cargo
 fails, what it printed comes first and the last line is this program's.
-Exit codes: 0 written, 2 refused (usage, an unknown package, a failed build), 1 output not written.
+Exit codes: 0 written, 2 refused (usage, an unknown package, an out-of-date lock, a failed build),
+1 output not written. A refusal you can fix says how.
 ";
 
 /// The flags of `facts`.

@@ -291,6 +291,32 @@ fn cl8_facts_refuses_an_unknown_package_naming_only_it() {
 }
 
 #[test]
+fn cl11_each_facts_refusal_says_what_to_do() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let manifest = manifest.to_string_lossy();
+    let err = refused(&["facts", "--manifest-path", &manifest, "-p", "no-such-package"]);
+    assert!(err.ends_with(": name a member as its Cargo.toml's [package] name does\n"), "{err}");
+    let err = refused(&["facts", "--manifest-path", "/nonexistent/Cargo.toml", "-p", "x"]);
+    assert_eq!(
+        err,
+        "connectome: facts: /nonexistent/Cargo.toml: no such manifest: name your workspace's Cargo.toml, \
+         or a member's\n"
+    );
+    let out = Command::new(BIN)
+        .args(["facts", "--manifest-path", &manifest, "-p", "connectome-cli"])
+        .env("CARGO", "/nonexistent/cargo")
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err,
+        "connectome: facts: cargo metadata: cargo not found: install Rust (https://rustup.rs), or set \
+         CARGO to its path\n"
+    );
+}
+
+#[test]
 fn cl9_render_is_the_renderer_library() {
     let args = [
         "render",

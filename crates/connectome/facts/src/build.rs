@@ -7,6 +7,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::ExtractError;
+use crate::lock::{self, LockSource};
 use crate::workspace::{Workspace, is_lib_kind};
 
 /// The rustc flags of a scope crate's build (after `cargo rustc … --`).
@@ -28,12 +29,17 @@ const IR_FLAGS: &[&str] = &[
 /// `RUSTFLAGS` of the environment): v0 mangling, so the symbols demangle into full paths.
 const ALL_CRATES_FLAGS: &str = "-Csymbol-mangling-version=v0";
 
-/// The `cargo rustc` command that builds `package`'s library with IR, run in the workspace root.
+/// The `cargo rustc` command that builds `package`'s library with IR, run in the workspace root (so
+/// its toolchain file and cargo configuration count), against the lock its `LockSource` names.
 fn command(workspace: &Workspace, package: &str) -> Command {
     let mut command = Command::new(workspace.cargo());
     command.current_dir(workspace.root()).arg("rustc");
-    if workspace.request().locked {
-        command.arg("--locked");
+    match workspace.lock() {
+        LockSource::Workspace => _ = command.arg("--locked"),
+        LockSource::Own(dir) => {
+            _ = command.arg("--locked").arg("--manifest-path").arg(dir.join("Cargo.toml"))
+        }
+        LockSource::Unlocked => {}
     }
     command
         .args(["--lib", "--message-format=json-render-diagnostics", "-p", package])
@@ -52,11 +58,13 @@ pub(crate) fn library(
     package: &str,
     id: &str,
 ) -> Result<Option<PathBuf>, ExtractError> {
-    let out = command(workspace, package)
-        .output()
-        .map_err(|source| ExtractError::Spawn { program: "cargo rustc", source })?;
+    let out =
+        command(workspace, package).output().map_err(|source| ExtractError::spawn("cargo rustc", source))?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        if let Some(outdated) = lock::outdated(workspace, &stderr) {
+            return Err(outdated);
+        }
         return Err(ExtractError::Build { package: package.to_owned(), status: out.status, stderr });
     }
     Ok(ll_of(&String::from_utf8_lossy(&out.stdout), id))
@@ -100,7 +108,7 @@ pub(crate) fn rustc_version(workspace: &Workspace) -> Result<String, ExtractErro
         .current_dir(workspace.root())
         .arg("--version")
         .output()
-        .map_err(|source| ExtractError::Spawn { program: "rustc --version", source })?;
+        .map_err(|source| ExtractError::spawn("rustc --version", source))?;
     if !out.status.success() {
         return Err(ExtractError::RustcVersion { status: out.status });
     }
@@ -115,14 +123,19 @@ mod tests {
     use super::{command, ll_beside};
     use crate::{FactsRequest, Workspace};
 
-    fn read(request: &FactsRequest) -> Workspace {
-        let dir = std::env::temp_dir().join("connectome-facts-no-such-workspace");
+    /// The workspace at `dir` as metadata with no packages would describe it.
+    fn read_at(request: &FactsRequest, dir: &Path) -> Workspace {
         let meta = serde_json::json!({
             "workspace_root": dir,
             "target_directory": dir.join("target"),
             "packages": [],
         });
         Workspace::from_metadata(request, "cargo".into(), &meta).expect("metadata reads")
+    }
+
+    /// This repository's workspace, which has a `Cargo.lock`.
+    fn read(request: &FactsRequest) -> Workspace {
+        read_at(request, &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.."))
     }
 
     #[test]
@@ -170,6 +183,29 @@ mod tests {
         );
         let unlocked = read(&FactsRequest::new(["my-lib"]).locked(false));
         assert!(!command(&unlocked, "my-lib").get_args().any(|a| a == "--locked"));
+    }
+
+    #[test]
+    fn ck13_without_a_lock_the_build_runs_locked_against_the_one_under_the_ir_directory() {
+        let no_lock = std::env::temp_dir().join("connectome-facts-no-such-workspace");
+        let workspace = read_at(&FactsRequest::new(["my-lib"]), &no_lock);
+        let built = command(&workspace, "my-lib");
+        let args: Vec<&OsStr> = built.get_args().take(4).collect();
+        let manifest = workspace.ir_directory().join("lock/Cargo.toml");
+        assert_eq!(
+            args,
+            [
+                OsStr::new("rustc"),
+                OsStr::new("--locked"),
+                OsStr::new("--manifest-path"),
+                manifest.as_os_str()
+            ]
+        );
+        assert_eq!(
+            built.get_current_dir(),
+            Some(no_lock.as_path()),
+            "the workspace's toolchain and config count"
+        );
     }
 
     #[test]

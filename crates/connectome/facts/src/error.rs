@@ -11,13 +11,15 @@ pub enum ExtractError {
     #[error("no package named: the scope needs at least one")]
     NoPackages,
     /// The manifest path names no file.
-    #[error("{}: no such manifest", path.display())]
+    #[error("{}: no such manifest: name your workspace's Cargo.toml, or a member's", path.display())]
     NoManifest {
         /// The manifest path, as given.
         path: PathBuf,
     },
     /// A package the workspace does not have.
-    #[error("{package:?} is not a package of this workspace")]
+    #[error(
+        "{package:?} is not a package of this workspace: name a member as its Cargo.toml's [package] name does"
+    )]
     UnknownPackage {
         /// The name, as given.
         package: String,
@@ -37,6 +39,42 @@ pub enum ExtractError {
         program: &'static str,
         /// Why it could not start.
         source: std::io::Error,
+    },
+    /// A program could not be started because there is no such program.
+    #[error("{program}: {tool} not found: install Rust (https://rustup.rs), or set {variable} to its path")]
+    NotFound {
+        /// What was being run (`cargo metadata`, `cargo rustc`, `rustc --version`).
+        program: &'static str,
+        /// The program (`cargo`, `rustc`).
+        tool: &'static str,
+        /// The environment variable that names it (`CARGO`, `RUSTC`).
+        variable: &'static str,
+    },
+    /// The workspace's `Cargo.lock` does not match its manifests; it is used as it is, never updated.
+    #[error(
+        "{} is out of date with the manifests (it is used as it is, never updated): run \
+         `cargo update --workspace` in {}",
+        root.join("Cargo.lock").display(),
+        root.display()
+    )]
+    LockOutdated {
+        /// The workspace root, where the lock is.
+        root: PathBuf,
+    },
+    /// The workspace has no `Cargo.lock` and cargo could not resolve one under the IR directory; what
+    /// cargo said is in [`ExtractError::cargo_output`].
+    #[error(
+        "no Cargo.lock in {} and cargo could not resolve one ({status}): fix what cargo reports, or \
+         commit a Cargo.lock there (`cargo generate-lockfile`)",
+        root.display()
+    )]
+    Resolve {
+        /// The workspace root.
+        root: PathBuf,
+        /// The exit status of `cargo update`.
+        status: ExitStatus,
+        /// What it wrote to stderr.
+        stderr: String,
     },
     /// `cargo metadata` failed; what cargo said is in [`ExtractError::cargo_output`].
     #[error("cargo metadata failed ({status})")]
@@ -82,9 +120,23 @@ impl ExtractError {
     /// What cargo wrote to stderr, for the failures of a cargo run: shown after the one-line message.
     pub fn cargo_output(&self) -> Option<&str> {
         match self {
-            ExtractError::Metadata { stderr, .. } | ExtractError::Build { stderr, .. } => Some(stderr),
+            ExtractError::Metadata { stderr, .. }
+            | ExtractError::Build { stderr, .. }
+            | ExtractError::Resolve { stderr, .. } => Some(stderr),
             _ => None,
         }
+    }
+}
+
+impl ExtractError {
+    /// The failure to start `program`: [`ExtractError::NotFound`] when there is no such program.
+    pub(crate) fn spawn(program: &'static str, source: std::io::Error) -> ExtractError {
+        if source.kind() != std::io::ErrorKind::NotFound {
+            return ExtractError::Spawn { program, source };
+        }
+        let (tool, variable) =
+            if program.starts_with("rustc") { ("rustc", "RUSTC") } else { ("cargo", "CARGO") };
+        ExtractError::NotFound { program, tool, variable }
     }
 }
 
@@ -112,13 +164,40 @@ mod tests {
             ExtractError::Build { package: "my-lib".to_owned(), status, stderr: stderr.clone() },
             ExtractError::ReadIr { path: PathBuf::from("/t/deps/my_lib-0a1b.ll"), source: io() },
             ExtractError::RustcVersion { status },
+            ExtractError::spawn("cargo metadata", io()),
+            ExtractError::LockOutdated { root: PathBuf::from("/w") },
+            ExtractError::Resolve { root: PathBuf::from("/w"), status, stderr: stderr.clone() },
         ];
         for error in &errors {
             let line = error.to_string();
             assert!(!line.is_empty() && !line.contains('\n'), "{line:?}");
-            let from_cargo = matches!(error, ExtractError::Metadata { .. } | ExtractError::Build { .. });
+            let from_cargo = matches!(
+                error,
+                ExtractError::Metadata { .. } | ExtractError::Build { .. } | ExtractError::Resolve { .. }
+            );
             assert_eq!(error.cargo_output(), from_cargo.then_some(stderr.as_str()), "{line}");
         }
         assert_eq!(errors[7].to_string(), format!("cargo rustc -p my-lib failed ({status})"));
+    }
+
+    #[test]
+    fn ck13_each_refusal_the_user_can_fix_says_how() {
+        let not_found = ExtractError::spawn("cargo metadata", Error::new(ErrorKind::NotFound, "gone"));
+        assert_eq!(
+            not_found.to_string(),
+            "cargo metadata: cargo not found: install Rust (https://rustup.rs), or set CARGO to its path"
+        );
+        let rustc = ExtractError::spawn("rustc --version", Error::new(ErrorKind::NotFound, "gone"));
+        assert!(rustc.to_string().ends_with("set RUSTC to its path"), "{rustc}");
+        let denied = ExtractError::spawn("cargo rustc", Error::new(ErrorKind::PermissionDenied, "denied"));
+        assert_eq!(denied.to_string(), "cargo rustc: denied");
+        let outdated = ExtractError::LockOutdated { root: PathBuf::from("/w") };
+        assert_eq!(
+            outdated.to_string(),
+            "/w/Cargo.lock is out of date with the manifests (it is used as it is, never updated): run \
+             `cargo update --workspace` in /w"
+        );
+        let manifest = ExtractError::NoManifest { path: PathBuf::from("/w/Cargo.toml") };
+        assert!(manifest.to_string().ends_with(": name your workspace's Cargo.toml, or a member's"));
     }
 }

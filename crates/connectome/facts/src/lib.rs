@@ -29,6 +29,10 @@
 //! where rustup reads its `rust-toolchain.toml`, and `rustc_version` is what `rustc --version` says
 //! there.
 //!
+//! The workspace's `Cargo.lock` is used as it is (`--locked`). A workspace without one gets a lock of
+//! the facts' own, resolved in `lock/` of the IR directory, and its tree is left untouched: the caller
+//! hears of it as [`Progress::OwnLock`].
+//!
 //! [CD-4]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 //! [CK-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 //! [CK-13]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
@@ -37,6 +41,7 @@
 mod build;
 mod error;
 mod ir;
+mod lock;
 mod names;
 mod reader;
 mod workspace;
@@ -50,6 +55,7 @@ pub use connectome_graph::{CallEdge, CallFacts, DynamicSite, FACTS_FORMAT, Facts
 pub use error::ExtractError;
 pub use workspace::Workspace;
 
+use lock::LockSource;
 use workspace::Plan;
 
 /// What to read: the workspace, the packages in scope, where to build and with which toolchain.
@@ -106,7 +112,9 @@ impl FactsRequest {
         self
     }
 
-    /// Whether cargo runs with `--locked` (the default): the lock file is used as it is, never updated.
+    /// Whether cargo runs with `--locked` (the default): the workspace's lock file is used as it is,
+    /// never updated, and a workspace without one gets one resolved under the IR directory. With
+    /// `false`, cargo runs in the workspace as it would by hand (and may write its `Cargo.lock`).
     pub fn locked(mut self, locked: bool) -> FactsRequest {
         self.locked = locked;
         self
@@ -141,15 +149,30 @@ pub enum Progress {
         /// How many builds there are in all.
         total: usize,
     },
+    /// The workspace has no `Cargo.lock`: one was resolved in `lock_dir`, and the workspace's tree was
+    /// left as it was.
+    OwnLock {
+        /// The workspace root, where cargo would have written its lock.
+        root: PathBuf,
+        /// The directory of the lock resolved instead (under the IR directory).
+        lock_dir: PathBuf,
+    },
 }
 
 impl fmt::Display for Progress {
-    /// `building mcp-kernel-router (2 of 5)`.
+    /// `building mcp-kernel-router (2 of 5)`; `no Cargo.lock in /w: resolved one under
+    /// /w/target/connectome-ir/lock (your tree is untouched)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Progress::Building { package, index, total } => {
                 write!(f, "building {package} ({index} of {total})")
             }
+            Progress::OwnLock { root, lock_dir } => write!(
+                f,
+                "no Cargo.lock in {}: resolved one under {} (your tree is untouched)",
+                root.display(),
+                lock_dir.display()
+            ),
         }
     }
 }
@@ -186,6 +209,14 @@ impl Workspace {
         let mut reader = reader::Reader::new(crates.clone());
         let mut read_any = false;
         let total = scope.len();
+        if let (LockSource::Own(lock_dir), false) = (self.lock(), scope.is_empty()) {
+            let packages = scope
+                .values()
+                .map(|(package, _)| Ok((package.as_str(), self.package_dir(package)?)))
+                .collect::<Result<Vec<_>, ExtractError>>()?;
+            lock::resolve(self, lock_dir, &packages)?;
+            progress(Progress::OwnLock { root: self.root().to_owned(), lock_dir: lock_dir.clone() });
+        }
         for (index, (lib, (package, id))) in scope.iter().enumerate() {
             progress(Progress::Building { package: package.clone(), index: index + 1, total });
             match build::library(self, package, id)? {
@@ -229,6 +260,11 @@ mod tests {
     fn ck13_progress_says_which_package_and_how_many() {
         let progress = Progress::Building { package: "mcp-kernel-router".to_owned(), index: 2, total: 5 };
         assert_eq!(progress.to_string(), "building mcp-kernel-router (2 of 5)");
+        let own = Progress::OwnLock { root: "/w".into(), lock_dir: "/w/target/connectome-ir/lock".into() };
+        assert_eq!(
+            own.to_string(),
+            "no Cargo.lock in /w: resolved one under /w/target/connectome-ir/lock (your tree is untouched)"
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
+use crate::lock::LockSource;
 use crate::{ExtractError, FactsRequest};
 
 /// A workspace read for one request: its root, its target directories and its packages.
@@ -17,6 +18,8 @@ pub struct Workspace {
     root: PathBuf,
     target: PathBuf,
     ir: PathBuf,
+    /// Which lock the builds use.
+    lock: LockSource,
     /// Package name → what it is.
     packages: BTreeMap<String, Package>,
 }
@@ -30,6 +33,8 @@ pub(crate) struct Package {
     pub lib: Option<String>,
     /// The library is a proc macro: compile-time code.
     pub proc_macro: bool,
+    /// The package's directory (where its `Cargo.toml` is), when the metadata gives it.
+    pub dir: Option<PathBuf>,
 }
 
 /// What the named packages become.
@@ -62,8 +67,7 @@ impl Workspace {
             }
             command.arg("--manifest-path").arg(manifest);
         }
-        let out =
-            command.output().map_err(|source| ExtractError::Spawn { program: "cargo metadata", source })?;
+        let out = command.output().map_err(|source| ExtractError::spawn("cargo metadata", source))?;
         if !out.status.success() {
             let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
             return Err(ExtractError::Metadata { status: out.status, stderr });
@@ -94,14 +98,18 @@ impl Workspace {
                 .find(|(_, kinds)| kinds.iter().any(|k| is_lib_kind(k) || *k == PROC_MACRO));
             let proc_macro = lib.as_ref().is_some_and(|(_, kinds)| kinds.contains(&PROC_MACRO));
             let lib = lib.and_then(|(t, _)| t["name"].as_str()).map(|n| n.replace('-', "_"));
-            packages.insert(name.to_owned(), Package { id: id.to_owned(), lib, proc_macro });
+            let dir =
+                package["manifest_path"].as_str().and_then(|m| Path::new(m).parent()).map(Path::to_owned);
+            packages.insert(name.to_owned(), Package { id: id.to_owned(), lib, proc_macro, dir });
         }
         let target = path("target_directory")?;
         let ir = match &request.target_dir {
             Some(dir) => absolute(dir)?,
             None => target.join("connectome-ir"),
         };
-        Ok(Workspace { request: request.clone(), cargo, root: path("workspace_root")?, target, ir, packages })
+        let root = path("workspace_root")?;
+        let lock = LockSource::choose(request.locked, &root, &ir);
+        Ok(Workspace { request: request.clone(), cargo, root, target, ir, lock, packages })
     }
 
     /// The workspace root, where cargo and rustc run.
@@ -117,6 +125,18 @@ impl Workspace {
     /// Where the IR builds go: the request's target directory, or `connectome-ir` in the workspace's.
     pub fn ir_directory(&self) -> &Path {
         &self.ir
+    }
+
+    /// Which lock the builds use.
+    pub(crate) fn lock(&self) -> &LockSource {
+        &self.lock
+    }
+
+    /// The directory of the package `name`, as the metadata gives it.
+    pub(crate) fn package_dir(&self, name: &str) -> Result<&Path, ExtractError> {
+        self.packages.get(name).and_then(|p| p.dir.as_deref()).ok_or_else(|| {
+            ExtractError::MetadataUnreadable { what: format!("no manifest_path for {name:?}") }
+        })
     }
 
     /// The cargo program this workspace is read and built with.
@@ -201,6 +221,7 @@ mod tests {
             id: id.to_owned(),
             lib: lib.map(str::to_owned),
             proc_macro,
+            dir: None,
         };
         assert_eq!(packages["my-lib"], package(Some("my_lib"), "lib-id", false));
         assert_eq!(packages["my-macros"], package(Some("my_macros"), "macros-id", true));
@@ -222,7 +243,10 @@ mod tests {
     fn cd4_an_unknown_package_is_refused_naming_only_it() {
         let refused = workspace(&["my-lib", "ghost"]).plan().expect_err("ghost is no package");
         assert!(matches!(&refused, ExtractError::UnknownPackage { package } if package == "ghost"));
-        assert_eq!(refused.to_string(), r#""ghost" is not a package of this workspace"#);
+        assert_eq!(
+            refused.to_string(),
+            r#""ghost" is not a package of this workspace: name a member as its Cargo.toml's [package] name does"#
+        );
         assert!(matches!(workspace(&[]).plan(), Err(ExtractError::NoPackages)));
     }
 
