@@ -39,8 +39,8 @@ Commands:
   reach      reachable, reachable_without, dominates, mandatory_pass over one export
   verify     re-hash a document and say whether its bytes are canonical
 
-Every command reads and writes the canonical bytes only, and refuses bad input with one line on
-stderr. Exit codes: 0 done, 2 refused (usage or input), 1 output not written, 3 (verify) valid but
+Every command reads and writes the canonical bytes only (declare reads a catalog export and call
+facts, strictly), and refuses bad input with one line on stderr. Exit codes: 0 done, 2 refused (usage or input), 1 output not written, 3 (verify) valid but
 not canonical or not hashing to --hash.
 ";
 
