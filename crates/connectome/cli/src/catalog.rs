@@ -18,6 +18,15 @@ pub struct Linked {
     pub handler: Option<String>,
 }
 
+/// What a reader link names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reader {
+    /// A resource or a resource template.
+    Resource,
+    /// A prompt.
+    Prompt,
+}
+
 /// A catalog export as read.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
@@ -27,8 +36,8 @@ pub struct Catalog {
     pub declared: DeclaredCatalog,
     /// Each tool's link, sorted by name.
     pub tools: Vec<Linked>,
-    /// Each resource's, template's and prompt's link.
-    pub readers: Vec<Linked>,
+    /// Each resource's and template's link, then each prompt's.
+    pub readers: Vec<(Reader, Linked)>,
 }
 
 /// Why a catalog export was refused: one line that names a position, never a value of the file.
@@ -109,18 +118,18 @@ pub fn read(bytes: &[u8]) -> Result<Catalog, String> {
         catalog.declared.tools.push(tool);
         catalog.tools.push(link(object, &at, name)?);
     }
-    let sections: [(&str, &str, &mut Vec<String>); 3] = [
-        ("resources", "uri", &mut catalog.declared.resources),
-        ("resource_templates", "uri_template", &mut catalog.declared.resource_templates),
-        ("prompts", "name", &mut catalog.declared.prompts),
+    let sections: [(&str, &str, &mut Vec<String>, Reader); 3] = [
+        ("resources", "uri", &mut catalog.declared.resources, Reader::Resource),
+        ("resource_templates", "uri_template", &mut catalog.declared.resource_templates, Reader::Resource),
+        ("prompts", "name", &mut catalog.declared.prompts, Reader::Prompt),
     ];
-    for (section, key, names) in sections {
+    for (section, key, names, reader) in sections {
         for (i, item) in list(document, section)?.iter().enumerate() {
             let at = format!("{section}[{i}]");
             let object = members(item, &at, &[key, "served_by"], &["handler"])?;
             let name = text(object, &at, key)?;
             names.push(name.clone());
-            catalog.readers.push(link(object, &at, name)?);
+            catalog.readers.push((reader, link(object, &at, name)?));
         }
     }
     catalog.tools.sort_by(|a, b| a.name.cmp(&b.name));

@@ -1,5 +1,6 @@
 //! `connectome declare`: the declared export built from a server's catalog export (CB-9) and, when
-//! given, the call facts, each typed tool linked to the module of the function that serves it (CL-11).
+//! given, the call facts, each typed tool, resource and prompt linked to the module of the function that
+//! serves it (CL-11).
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -8,7 +9,7 @@ use connectome_graph::declared::Declared;
 use connectome_graph::{Algorithm, CallFacts};
 
 use crate::args::{Flag, parse};
-use crate::catalog::{self, item_of, module_of};
+use crate::catalog::{self, Reader, item_of, module_of};
 use crate::fail::{self, Failure};
 
 /// The help of `connectome declare`.
@@ -17,10 +18,10 @@ connectome declare --catalog <catalog.json> [--facts <facts.json>] [--system <na
                    [--bound <file>] [--out <file>|-]
 
 Builds the declared graph export (module level) from a server's catalog export
-(`Server::catalog_export`, connectome CB-9) and the call facts `connectome facts` wrote. Each tool the
-catalog names a handler for is linked to the module of that function (a closure's enclosing
-function, connectome CB-10); a tool served by untyped dispatch has no link, and is listed in the
-bound's tools_without_module. Resources, templates and prompts are nodes without edges (CD-3).
+(`Server::catalog_export`, connectome CB-9) and the call facts `connectome facts` wrote. Each tool,
+resource, template and prompt the catalog names a handler for is linked to the module of that function
+(a closure's enclosing function, connectome CB-10); one served by untyped dispatch has no link, and a
+tool without one is listed in the bound's tools_without_module.
   --catalog  the catalog export (required)
   --facts    the call facts (default: none, the graph holds the catalog and the links only)
   --system   the server's name in the graph (default: the catalog's `server`)
@@ -63,6 +64,16 @@ pub fn run(args: &[OsString], stdout: &mut dyn Write) -> Result<(), Failure> {
             linked += 1;
         }
     }
+    let mut readers_linked = 0;
+    for (reader, link) in &catalog.readers {
+        if let Some(item) = link.handler.as_deref().and_then(item_of) {
+            builder = match reader {
+                Reader::Resource => builder.resource_module(link.name.clone(), module_of(&item)),
+                Reader::Prompt => builder.prompt_module(link.name.clone(), module_of(&item)),
+            };
+            readers_linked += 1;
+        }
+    }
     if let Some(facts) = facts {
         builder = builder.facts(facts);
     }
@@ -85,8 +96,8 @@ pub fn run(args: &[OsString], stdout: &mut dyn Write) -> Result<(), Failure> {
     };
     let graph = &declared.graph;
     eprintln!(
-        "connectome declare: {} tools ({linked} linked to their module), {} resources and prompts; \
-         {} nodes, {} edges → {written}",
+        "connectome declare: {} tools ({linked} linked to their module), {} resources and prompts \
+         ({readers_linked} linked); {} nodes, {} edges → {written}",
         catalog.tools.len(),
         catalog.readers.len(),
         graph.nodes().len(),

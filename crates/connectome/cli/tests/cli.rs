@@ -336,7 +336,7 @@ const CATALOG: &str = concat!(
 );
 
 #[test]
-fn cl11_declare_links_each_typed_tool_to_the_module_of_its_handler() {
+fn cl11_declare_links_each_typed_part_to_the_module_of_its_handler() {
     use connectome_graph::CallFacts;
     use connectome_graph::declared::Declared;
     let dir = scratch("declare");
@@ -356,7 +356,8 @@ fn cl11_declare_links_each_typed_tool_to_the_module_of_its_handler() {
     let out = run(&["declare", "--catalog", &catalog, "--facts", &facts_file, "--bound", &bound]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let summary = String::from_utf8(out.stderr).unwrap();
-    assert!(summary.starts_with("connectome declare: 4 tools (2 linked to their module)"), "{summary}");
+    let linked = "connectome declare: 4 tools (2 linked to their module), 2 resources and prompts (1 linked)";
+    assert!(summary.starts_with(linked), "{summary}");
     // The bytes are the library's, built with the links the handlers' type names give.
     let expected = Declared::builder("my-host")
         .catalog(connectome_graph::declared::DeclaredCatalog {
@@ -372,6 +373,7 @@ fn cl11_declare_links_each_typed_tool_to_the_module_of_its_handler() {
         })
         .tool_module("add", "my_tools::math")
         .tool_module("save", "my_tools::io")
+        .prompt_module("brief", "my_tools")
         .facts(facts)
         .build()
         .unwrap();

@@ -175,7 +175,8 @@ fn cl12_the_readme_walk_draws_notes_and_the_search_narrows_to_a_tool() {
         run_line(line, &dir, &notes, started);
     }
 
-    // The catalog export names a handler for each of the four tools, and each is linked to its module.
+    // The catalog export names a handler for each tool, the resource and the prompt; each is linked to
+    // the module of its handler.
     let catalog: Value = serde_json::from_slice(
         &std::fs::read(dir.join(out_of(&lines, CARGO_RUN_NOTES, "--catalog"))).unwrap(),
     )
@@ -189,6 +190,10 @@ fn cl12_the_readme_walk_draws_notes_and_the_search_narrows_to_a_tool() {
     for tool in &tools {
         let edge = (format!("notes/tool/{tool}"), "notes/module/notes::host".to_owned());
         assert!(graph.edges().iter().any(|e| (e.from.clone(), e.to.clone()) == edge), "{tool} linked");
+    }
+    for part in ["notes/resource/notes:%2F%2Findex", "notes/prompt/summarize"] {
+        let edge = (part.to_owned(), "notes/module/notes::host".to_owned());
+        assert!(graph.edges().iter().any(|e| (e.from.clone(), e.to.clone()) == edge), "{part} linked");
     }
     assert!(
         graph.nodes().iter().any(|n| n.id().starts_with("notes/module/mcp_kernel")),
