@@ -9,7 +9,8 @@ use connectome_graph::read::{read_export, read_observed};
 use connectome_graph::{Algorithm, Diff, Effective, Weight};
 
 const BIN: &str = env!("CARGO_BIN_EXE_connectome");
-const SUBCOMMANDS: [&str; 7] = ["facts", "render", "diff", "effective", "merge", "reach", "verify"];
+const SUBCOMMANDS: [&str; 8] =
+    ["facts", "declare", "render", "diff", "effective", "merge", "reach", "verify"];
 
 /// A committed weather export, by file name (`tests/data/` links to `docs/connectome-example/`, and the
 /// package carries the files).
@@ -82,6 +83,7 @@ fn cl1_unknown_command_or_flag_is_one_usage_line_exit_2() {
     assert!(refused(&["diff", "only-one.json"]).contains("missing <observed.json>"));
     assert!(refused(&["merge", "--out-dir", "x"]).contains("nothing to merge"));
     assert!(refused(&["facts"]).contains("no --package given"));
+    assert!(refused(&["declare"]).contains("no --catalog given"));
     assert!(refused(&["verify", "a", "b"]).contains("unexpected argument"));
     assert!(refused(&["diff", "a", "b", "--out", "x", "--out", "y"]).contains("--out given twice"));
 }
@@ -346,4 +348,97 @@ fn cl2_an_input_that_is_not_a_regular_file_is_refused_before_it_is_read() {
         let err = refused(&args);
         assert!(err.contains("not a regular file"), "{args:?}: {err}");
     }
+}
+
+/// A catalog export as `Server::catalog_export` writes it (CB-9): a closure, a `fn` item, a tool served
+/// by untyped dispatch, one the host's dispatch serves, a resource and a prompt.
+const CATALOG: &str = concat!(
+    r#"{"format":"mcp-kernel-catalog","prompts":[{"handler":"my_tools::prompts::{{closure}}","name":"brief","served_by":"typed"}],"#,
+    r#""resource_templates":[],"resources":[{"served_by":"host","uri":"r://index"}],"server":"my-host","tools":["#,
+    r#"{"handler":"my_tools::math::tools::{{closure}}","mode":"read_only","name":"add","served_by":"typed"},"#,
+    r#"{"handler":"my_tools::io::save<u8>","mode":"proposal","name":"save","served_by":"typed"},"#,
+    r#"{"mode":"read_only","name":"listed","served_by":"host"},"#,
+    r#"{"mode":"read_only","name":"plain","served_by":"untyped"}],"version":1}"#
+);
+
+#[test]
+fn cl12_declare_links_each_typed_part_to_the_module_of_its_handler() {
+    use connectome_graph::CallFacts;
+    use connectome_graph::declared::Declared;
+    let dir = scratch("declare");
+    let catalog = file(&dir, "catalog.json", CATALOG.as_bytes());
+    let facts = CallFacts {
+        format: connectome_graph::FACTS_FORMAT,
+        rustc_version: "rustc 1.95.0".into(),
+        crates: vec!["my_tools".into()],
+        edges: vec![connectome_graph::CallEdge {
+            caller: "my_tools::math::tools".into(),
+            callee: "my_tools::check::valid".into(),
+        }],
+        bound: connectome_graph::FactsBound { sources_used: vec!["llvm_ir".into()], ..Default::default() },
+    };
+    let facts_file = file(&dir, "facts.json", &serde_json::to_vec(&facts).unwrap());
+    let bound = dir.join("bound.json").to_string_lossy().into_owned();
+    let out = run(&["declare", "--catalog", &catalog, "--facts", &facts_file, "--bound", &bound]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary = String::from_utf8(out.stderr).unwrap();
+    let linked = "connectome declare: 4 tools (2 linked to their module), 2 resources and prompts (1 linked)";
+    assert!(summary.starts_with(linked), "{summary}");
+    // The bytes are the library's, built with the links the handlers' type names give.
+    let expected = Declared::builder("my-host")
+        .catalog(connectome_graph::declared::DeclaredCatalog {
+            tools: vec![
+                connectome_graph::declared::DeclaredTool::new("add", "read_only"),
+                connectome_graph::declared::DeclaredTool::new("save", "proposal"),
+                connectome_graph::declared::DeclaredTool::new("listed", "read_only"),
+                connectome_graph::declared::DeclaredTool::new("plain", "read_only"),
+            ],
+            resources: vec!["r://index".into()],
+            prompts: vec!["brief".into()],
+            ..Default::default()
+        })
+        .tool_module("add", "my_tools::math")
+        .tool_module("save", "my_tools::io")
+        .prompt_module("brief", "my_tools")
+        .facts(facts)
+        .build()
+        .unwrap();
+    assert_eq!(out.stdout, expected.graph.to_canonical_bytes(Algorithm::Sha256).unwrap());
+    let export = read_export(&out.stdout).unwrap();
+    let edges: Vec<(String, String)> =
+        export.graph.edges().iter().map(|e| (e.from.clone(), e.to.clone())).collect();
+    assert!(
+        edges.contains(&("my-host/tool/add".into(), "my-host/module/my_tools::math".into())),
+        "{edges:?}"
+    );
+    assert!(
+        edges.contains(&("my-host/module/my_tools::math".into(), "my-host/module/my_tools::check".into()))
+    );
+    let bound: serde_json::Value = serde_json::from_slice(&std::fs::read(&bound).unwrap()).unwrap();
+    assert_eq!(bound["tools_without_module"], serde_json::json!(["listed", "plain"]));
+    // `--system` names the server in the graph.
+    let renamed = ok(&["declare", "--catalog", &catalog, "--system", "other"]);
+    assert!(String::from_utf8(renamed).unwrap().contains("\"other/tool/add\""));
+}
+
+#[test]
+fn cl12_declare_refuses_a_bad_catalog_or_facts_with_one_line() {
+    let dir = scratch("declare-bad");
+    let v2 = file(&dir, "v2.json", CATALOG.replace("\"version\":1", "\"version\":2").as_bytes());
+    let err = refused(&["declare", "--catalog", &v2]);
+    assert!(err.ends_with("v2.json\": catalog export version is not 1\n"), "{err}");
+    let untyped = CATALOG.replace(r#""served_by":"untyped""#, r#""served_by":"dynamic""#);
+    let untyped = file(&dir, "untyped.json", untyped.as_bytes());
+    assert!(refused(&["declare", "--catalog", &untyped]).contains("tools[3]: served_by is not typed"));
+    let catalog = file(&dir, "catalog.json", CATALOG.as_bytes());
+    let err = refused(&["declare", "--catalog", &catalog, "--facts", &catalog]);
+    assert!(err.contains("catalog.json\": "), "the facts file named: {err}");
+    let twice = CATALOG.replace(r#""name":"save""#, r#""name":"add""#);
+    let twice = file(&dir, "twice.json", twice.as_bytes());
+    assert!(refused(&["declare", "--catalog", &twice]).starts_with("connectome: declare: "));
+    let out = dir.join("never.json").to_string_lossy().into_owned();
+    refused(&["declare", "--catalog", "/nonexistent/c.json", "--out", &out]);
+    assert!(!dir.join("never.json").exists());
+    let err = refused_with(1, &["declare", "--catalog", &catalog, "--out", "/nonexistent/dir/d.json"]);
+    assert!(err.contains("cannot write"), "{err}");
 }

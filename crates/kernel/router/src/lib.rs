@@ -78,6 +78,7 @@ mod wire_order;
 
 pub use builder::ServerBuilder;
 pub use catalog::compile::BuildError;
+pub use catalog::export::{CATALOG_FORMAT, CATALOG_VERSION};
 pub use catalog::registry::{IntoToolOutput, Json, Tools, ToolsWith};
 pub use catalog::spec::{Catalog, Listing, Mode, ToolSpec};
 pub use contract::{

@@ -8,7 +8,7 @@ use connectome_canonical::{EdgeKind, Labels, Provenance, Value, nfc};
 use super::error::{CatalogFault, DeclaredError, FactsFault};
 use super::{
     CatalogSection, Declared, DeclaredBound, DeclaredBuilder, DeclaredCatalog, DeclaredLevel, DeclaredTool,
-    UnreadableEntry,
+    ReaderKind, UnreadableEntry,
 };
 use crate::facts::{CallEdge, CallFacts, DynamicSite, FACTS_FORMAT};
 use crate::graph::{Edge, Graph, Node};
@@ -36,6 +36,8 @@ struct Checked {
     server: String,
     catalog: Option<Catalog>,
     tool_modules: BTreeMap<String, String>,
+    /// Each mapped resource (or template) and prompt, as the catalog names it → its module.
+    reader_modules: BTreeMap<(ReaderKind, String), String>,
     boundaries: BTreeMap<String, (GroupSource, String)>,
     edges: BTreeSet<(String, String)>,
     facts: Option<CallFacts>,
@@ -228,6 +230,37 @@ fn check_facts(mut facts: CallFacts, host_modules: &BTreeSet<&str>) -> Result<Ca
     Ok(facts)
 }
 
+/// Checks the resource and prompt mappings: a module path, a part the catalog names (after NFC; kept as
+/// the catalog names it), one module each.
+fn check_readers(
+    mappings: Vec<(ReaderKind, String, String)>,
+    catalog: Option<&Catalog>,
+) -> Result<BTreeMap<(ReaderKind, String), String>, DeclaredError> {
+    let mut checked: BTreeMap<(ReaderKind, String), String> = BTreeMap::new();
+    for (kind, part, module) in sorted(mappings) {
+        if !is_path(&module) {
+            return Err(DeclaredError::InvalidModule(module));
+        }
+        let key = nfc(&part);
+        let named = catalog.and_then(|c| match kind {
+            ReaderKind::Resource => c.resources.iter().chain(&c.templates).find(|u| nfc(u) == key),
+            ReaderKind::Prompt => c.prompts.iter().find(|p| nfc(p) == key),
+        });
+        let Some(named) = named.cloned() else {
+            return Err(match kind {
+                ReaderKind::Resource => DeclaredError::UnknownResource(part),
+                ReaderKind::Prompt => DeclaredError::UnknownPrompt(part),
+            });
+        };
+        if let Some(first) = checked.get(&(kind, named.clone())) {
+            let (reader, first) = (named, first.clone());
+            return Err(DeclaredError::ConflictingReaderModule { reader, first, second: module });
+        }
+        checked.insert((kind, named), module);
+    }
+    Ok(checked)
+}
+
 fn check(builder: DeclaredBuilder) -> Result<Checked, DeclaredError> {
     if builder.server.is_empty() {
         return Err(DeclaredError::InvalidServer(builder.server));
@@ -247,6 +280,7 @@ fn check(builder: DeclaredBuilder) -> Result<Checked, DeclaredError> {
         }
         tool_modules.insert(tool, module);
     }
+    let reader_modules = check_readers(builder.reader_modules, catalog.as_ref())?;
     let mut boundaries: BTreeMap<String, (GroupSource, String)> = BTreeMap::new();
     for (module, source, name) in sorted(builder.boundaries) {
         if !is_path(&module) {
@@ -266,6 +300,7 @@ fn check(builder: DeclaredBuilder) -> Result<Checked, DeclaredError> {
     }
     let host_modules: BTreeSet<&str> = tool_modules
         .values()
+        .chain(reader_modules.values())
         .chain(boundaries.keys())
         .chain(edges.iter().flat_map(|(from, to)| [from, to]))
         .map(String::as_str)
@@ -282,6 +317,7 @@ fn check(builder: DeclaredBuilder) -> Result<Checked, DeclaredError> {
         server: builder.server,
         catalog,
         tool_modules,
+        reader_modules,
         boundaries,
         edges,
         facts,
@@ -339,9 +375,10 @@ pub(super) fn run(builder: DeclaredBuilder) -> Result<Declared, DeclaredError> {
     if level.grouped_by_crate {
         sources.insert(CRATE_MAP);
     }
+    let mapped = !(input.tool_modules.is_empty() && input.reader_modules.is_empty());
     let read_declarations = match input.level {
-        DeclaredLevel::Fn => !input.tool_modules.is_empty(),
-        _ => !(input.tool_modules.is_empty() && input.boundaries.is_empty() && input.edges.is_empty()),
+        DeclaredLevel::Fn => mapped,
+        _ => mapped || !(input.boundaries.is_empty() && input.edges.is_empty()),
     };
     if read_declarations {
         sources.insert(HOST_DECLARATION);
@@ -381,8 +418,8 @@ fn module_level(input: &Checked, parts: &mut Parts) -> LevelBound {
     for path in modules(input) {
         parts.node(module(path), Labels::new());
     }
-    for (tool, path) in &input.tool_modules {
-        parts.edge(tool_identity(&input.server, tool), module(path));
+    for (part, path) in mapped_parts(input) {
+        parts.edge(part, module(path));
     }
     let module_calls = calls(input).iter().map(|c| (module_of(&c.caller), module_of(&c.callee)));
     let host = input.edges.iter().map(|(from, to)| (from.as_str(), to.as_str()));
@@ -433,6 +470,11 @@ fn boundary_level(input: &Checked, parts: &mut Parts) -> LevelBound {
             }
         }
     }
+    for (part, path) in mapped_parts(input).skip(input.tool_modules.len()) {
+        if let Some((identity, _)) = group(path) {
+            parts.edge(part, identity);
+        }
+    }
     let item_calls = calls(input).iter().map(|c| (c.clone(), module_of(&c.caller), module_of(&c.callee)));
     let host = input.edges.iter().map(|(from, to)| {
         (CallEdge { caller: from.clone(), callee: to.clone() }, from.as_str(), to.as_str())
@@ -449,6 +491,20 @@ fn boundary_level(input: &Checked, parts: &mut Parts) -> LevelBound {
     }
     level.ungrouped_calls = ungrouped.into_iter().collect();
     level
+}
+
+/// Every mapped catalog part with its module: the tools first, then the resources and prompts.
+fn mapped_parts(input: &Checked) -> impl Iterator<Item = (Identity, &str)> {
+    let server = &input.server;
+    let tools = input.tool_modules.iter().map(|(tool, path)| (tool_identity(server, tool), path.as_str()));
+    let readers = input.reader_modules.iter().map(|((kind, part), path)| {
+        let identity = match kind {
+            ReaderKind::Resource => Identity::Resource { server: server.clone(), uri: part.clone() },
+            ReaderKind::Prompt => Identity::Prompt { server: server.clone(), name: part.clone() },
+        };
+        (identity, path.as_str())
+    });
+    tools.chain(readers)
 }
 
 fn tool_identity(server: &str, name: &str) -> Identity {
@@ -487,6 +543,7 @@ fn modules(input: &Checked) -> BTreeSet<&str> {
     let mut modules: BTreeSet<&str> = input
         .tool_modules
         .values()
+        .chain(input.reader_modules.values())
         .chain(input.boundaries.keys())
         .chain(input.edges.iter().flat_map(|(from, to)| [from, to]))
         .map(String::as_str)

@@ -65,6 +65,19 @@ pub enum DeclaredError {
         /// The second module.
         second: String,
     },
+    /// A `resource_module` names a resource or template the catalog does not (or no catalog was given).
+    UnknownResource(String),
+    /// A `prompt_module` names a prompt the catalog does not (or no catalog was given).
+    UnknownPrompt(String),
+    /// A resource, template or prompt is mapped to two modules.
+    ConflictingReaderModule {
+        /// The resource URI, template or prompt name.
+        reader: String,
+        /// The first module in sorted order.
+        first: String,
+        /// The second module.
+        second: String,
+    },
     /// A host-declared module path is not a Rust path (empty, or an empty `::` segment).
     InvalidModule(String),
     /// A boundary group name is malformed: empty, a crate name with `::`, or a root that is not a path.
@@ -132,6 +145,11 @@ impl fmt::Display for DeclaredError {
             DeclaredError::UnknownTool(tool) => write!(f, "tool_module for unknown tool {tool:?}"),
             DeclaredError::ConflictingToolModule { tool, first, second } => {
                 write!(f, "tool {tool:?} mapped to both {first:?} and {second:?}")
+            }
+            DeclaredError::UnknownResource(uri) => write!(f, "resource_module for unknown resource {uri:?}"),
+            DeclaredError::UnknownPrompt(name) => write!(f, "prompt_module for unknown prompt {name:?}"),
+            DeclaredError::ConflictingReaderModule { reader, first, second } => {
+                write!(f, "{reader:?} mapped to both {first:?} and {second:?}")
             }
             DeclaredError::InvalidModule(path) => write!(f, "invalid module path {path:?}"),
             DeclaredError::InvalidGroup { module, source, name } => {

@@ -9,6 +9,7 @@
 //!   depends on no protocol crate): tools with their `mode` and optional `command_class`, resource URIs,
 //!   resource templates, prompt names, and the entries the host could not read;
 //! - host declarations ([CK-8], a *claim*, not a reading): [`DeclaredBuilder::tool_module`] (tool → module),
+//!   [`DeclaredBuilder::resource_module`] and [`DeclaredBuilder::prompt_module`] (resource or prompt → module),
 //!   [`DeclaredBuilder::boundary`] (module → group) and [`DeclaredBuilder::edge`] (module → module);
 //! - [`DeclaredBuilder::facts`]: the [`CallFacts`] read offline from the LLVM IR rustc emitted ([CK-6]);
 //! - [`DeclaredBuilder::allow_dynamic`] (`dynamic_allowlist`): callers whose dynamic dispatch sites the
@@ -35,8 +36,9 @@
 //! A [`Declared`] holds the [`Graph`] and its [`DeclaredBound`]. Every edge is `invoke`, `declared`, with
 //! sign `unset` and no weight; ids come only from [`crate::Identity::id`]. The server node and one node
 //! per catalog part are at level `server`. Tools are labelled `mode` and, when given, `command_class`,
-//! and have an `invoke` edge server → tool at every level. Resources, resource templates and prompts are
-//! nodes with **no edges** (a declared resource is not a read). A resource template is a resource node
+//! and have an `invoke` edge server → tool at every level. Resources, resource templates and prompts have
+//! no edge from the server (a declared resource is not a read); one mapped to a module has an edge to it,
+//! as a tool does. A resource template is a resource node
 //! keyed by its `uriTemplate` and labelled `template: true` (spec [CD-3] and [CU-3] leave templates open; they
 //! are declared, so they are nodes). An entry with an empty name is bounded as unreadable, never refused.
 //!
@@ -188,6 +190,15 @@ pub struct DeclaredCatalog {
     pub unreadable: Vec<UnreadableEntry>,
 }
 
+/// What a reader mapping names: a resource (or template) or a prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum ReaderKind {
+    /// A resource URI or a resource template.
+    Resource,
+    /// A prompt name.
+    Prompt,
+}
+
 /// The level a declared graph is built at ([CD-6]).
 ///
 /// [CD-6]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
@@ -277,6 +288,7 @@ pub struct DeclaredBuilder {
     server: String,
     catalog: Option<DeclaredCatalog>,
     tool_modules: Vec<(String, String)>,
+    reader_modules: Vec<(ReaderKind, String, String)>,
     boundaries: Vec<(String, GroupSource, String)>,
     edges: Vec<(String, String)>,
     facts: Option<CallFacts>,
@@ -295,6 +307,24 @@ impl DeclaredBuilder {
     /// Declares that `tool` is served by `module` (a Rust path); source `host_declaration`.
     pub fn tool_module(mut self, tool: impl Into<String>, module: impl Into<String>) -> DeclaredBuilder {
         self.tool_modules.push((tool.into(), module.into()));
+        self
+    }
+
+    /// Declares that the resource or resource template `uri` is read by `module` (a Rust path): an edge
+    /// resource → module ([CD-3]); source `host_declaration`.
+    ///
+    /// [CD-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+    pub fn resource_module(mut self, uri: impl Into<String>, module: impl Into<String>) -> DeclaredBuilder {
+        self.reader_modules.push((ReaderKind::Resource, uri.into(), module.into()));
+        self
+    }
+
+    /// Declares that the prompt `name` is rendered by `module` (a Rust path): an edge prompt → module
+    /// ([CD-3]); source `host_declaration`.
+    ///
+    /// [CD-3]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
+    pub fn prompt_module(mut self, name: impl Into<String>, module: impl Into<String>) -> DeclaredBuilder {
+        self.reader_modules.push((ReaderKind::Prompt, name.into(), module.into()));
         self
     }
 

@@ -137,6 +137,57 @@ fn cd3_resources_and_prompts_have_no_edges() {
 }
 
 #[test]
+fn cd3_a_mapped_resource_or_prompt_has_an_edge_to_its_module_and_none_from_the_server() {
+    let catalog = DeclaredCatalog { resource_templates: strings(&["r://t/{id}"]), ..catalog() };
+    let built = |level| {
+        Declared::builder("srv")
+            .catalog(catalog.clone())
+            .resource_module("r://a", "app::read")
+            .resource_module("r://t/{id}", "app::read")
+            .prompt_module("greet", "app::prompts")
+            .boundary("app::read", GroupSource::Application, "app")
+            .level(level)
+            .build()
+            .unwrap()
+    };
+    let declared = built(DeclaredLevel::Module);
+    let edges = edge_ends(&declared.graph);
+    assert!(edges.contains(&("srv/resource/r:%2F%2Fa", "srv/module/app::read")), "{edges:?}");
+    assert!(edges.contains(&("srv/resource/r:%2F%2Ft%2F{id}", "srv/module/app::read")), "{edges:?}");
+    assert!(edges.contains(&("srv/prompt/greet", "srv/module/app::prompts")), "{edges:?}");
+    assert!(edges.iter().all(|(from, to)| *from != "srv/server" || to.starts_with("srv/tool/")));
+    assert!(declared.bound.sources_used.contains(&s("host_declaration")));
+    // At boundary level a grouped module is its group; an ungrouped one gives no edge.
+    let edges = edge_ends(&built(DeclaredLevel::Boundary).graph)
+        .into_iter()
+        .map(|(a, b)| (s(a), s(b)))
+        .collect::<Vec<_>>();
+    assert!(edges.contains(&(s("srv/resource/r:%2F%2Fa"), s("srv/boundary/application/app"))), "{edges:?}");
+    assert!(edges.iter().all(|(from, _)| from != "srv/prompt/greet"), "{edges:?}");
+    // At fn level, as for tools, there are no catalog → code edges.
+    let fn_edges =
+        edge_ends(&built(DeclaredLevel::Fn).graph).into_iter().map(|(a, _)| s(a)).collect::<Vec<_>>();
+    assert!(fn_edges.iter().all(|from| from == "srv/server"), "{fn_edges:?}");
+}
+
+#[test]
+fn cd3_a_reader_mapping_for_an_unknown_part_or_to_two_modules_is_refused() {
+    let err = |b: DeclaredBuilder| b.build().unwrap_err();
+    let srv = || Declared::builder("srv").catalog(catalog());
+    assert_eq!(err(srv().resource_module("r://b", "a::b")), DeclaredError::UnknownResource(s("r://b")));
+    assert_eq!(err(srv().prompt_module("r://a", "a::b")), DeclaredError::UnknownPrompt(s("r://a")));
+    assert_eq!(
+        err(Declared::builder("srv").prompt_module("greet", "a::b")),
+        DeclaredError::UnknownPrompt(s("greet"))
+    );
+    assert_eq!(err(srv().prompt_module("greet", "a::")), DeclaredError::InvalidModule(s("a::")));
+    let twice = srv().resource_module("r://a", "b::y").resource_module("r://a", "a::x");
+    let conflict =
+        DeclaredError::ConflictingReaderModule { reader: s("r://a"), first: s("a::x"), second: s("b::y") };
+    assert_eq!(err(twice), conflict);
+}
+
+#[test]
 fn cd3_templates_are_resource_nodes_labelled_template() {
     let catalog = DeclaredCatalog { resource_templates: strings(&["file:///{path}"]), ..catalog() };
     let declared = Declared::builder("srv").catalog(catalog).build().unwrap();

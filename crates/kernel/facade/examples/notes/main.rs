@@ -9,6 +9,10 @@
 //! `notes`. The example verifies only its own static tokens; a host that accepts the authorization
 //! server's tokens verifies them in its hook (`tools/tests-rmcp/tests/oauth.rs` does, by introspection).
 //!
+//! `cargo run --example notes -- --catalog notes.catalog.json` writes the server's catalog export (each
+//! tool, resource and prompt with the function that serves it) and exits: the first step of drawing
+//! the server (`connectome declare`, docs/connectome.md "A server's picture in four commands").
+//!
 //! Either way, Ctrl-C or `SIGTERM` drains (`mcp_kernel::shutdown_signal()`): nothing new is taken,
 //! what was taken is answered, and the process exits 0.
 //!
@@ -157,7 +161,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             mcp_kernel::stdio::serve_with(server, local).await?;
         }
         [flag, addr] if flag == "--http" => serve_http(server, addr).await?,
-        _ => return Err("usage: notes [--http ADDR]".into()),
+        // The catalog export (docs/connectome.md CB-9): each tool, resource and prompt with the
+        // function that serves it, for `connectome declare`; nothing is served.
+        [flag, path] if flag == "--catalog" => {
+            std::fs::write(path, server.catalog_export()).map_err(|e| format!("cannot write {path}: {e}"))?;
+        }
+        _ => return Err("usage: notes [--http ADDR | --catalog FILE]".into()),
     }
     Ok(())
 }

@@ -5,6 +5,7 @@
 
 pub(crate) mod advertised;
 pub(crate) mod compile;
+pub(crate) mod export;
 pub(crate) mod registry;
 pub(crate) mod snapshot;
 pub(crate) mod source;

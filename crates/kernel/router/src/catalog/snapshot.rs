@@ -26,16 +26,31 @@ use crate::contract::{Dispatch, PromptReader, ResourceReader};
 /// The items a host registered with their own handlers (`Tools`, `Resources`, `Prompts`).
 #[derive(Default)]
 pub(crate) struct Registered {
-    pub(crate) tools: Vec<(ToolSpec, Arc<dyn Dispatch>)>,
-    pub(crate) resources: Vec<(ResourceEntry, Arc<dyn ResourceReader>)>,
-    pub(crate) prompts: Vec<(PromptSpec, Arc<dyn PromptReader>)>,
+    pub(crate) tools: Vec<crate::catalog::registry::tools::Registered>,
+    pub(crate) resources: Vec<crate::catalog::registry::resources::Registered>,
+    pub(crate) prompts: Vec<crate::catalog::registry::prompts::Registered>,
     /// Faults a registry found while registering (a derived schema MCP does not allow).
     pub(crate) faults: Vec<BuildError>,
+}
+
+/// What serves a catalog item, as the catalog export says it (`served_by`, docs/connectome.md CB-9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ServedBy {
+    /// Listed in the host's catalog and served by its one dispatch function (or reader): `host`.
+    Host,
+    /// Registered with a plain `Dispatch` or reader of its own: `untyped`.
+    Untyped,
+    /// Registered typed: the handler's `std::any::type_name`.
+    Typed(&'static str),
 }
 
 /// One tool, compiled.
 pub(crate) struct CompiledTool {
     pub(crate) name: Arc<str>,
+    /// The spec's mode and command class (the catalog export's).
+    pub(crate) mode: crate::catalog::spec::Mode,
+    pub(crate) command_class: Option<String>,
+    pub(crate) served_by: ServedBy,
     pub(crate) schema: CompiledSchema,
     /// The output schema every `structuredContent` is checked against.
     pub(crate) output: Option<CompiledSchema>,
@@ -52,6 +67,7 @@ pub(crate) struct CompiledResource {
     pub(crate) item: Value,
     /// The resource's own reader; `None`: the host's resource reader.
     pub(crate) reader: Option<Arc<dyn ResourceReader>>,
+    pub(crate) served_by: ServedBy,
 }
 
 /// One listed template with its matcher.
@@ -61,6 +77,7 @@ pub(crate) struct CompiledTemplate {
     pub(crate) item: Value,
     /// The template's own reader; `None`: the host's resource reader.
     pub(crate) reader: Option<Arc<dyn ResourceReader>>,
+    pub(crate) served_by: ServedBy,
 }
 
 /// One listed prompt with its argument schema.
@@ -70,6 +87,7 @@ pub(crate) struct CompiledPrompt {
     pub(crate) item: Value,
     /// The prompt's own renderer; `None`: the host's prompt reader.
     pub(crate) reader: Option<Arc<dyn PromptReader>>,
+    pub(crate) served_by: ServedBy,
 }
 
 /// Where a `resources/read` uri leads.
@@ -196,25 +214,32 @@ struct CompiledTools {
     items: Vec<Box<RawValue>>,
 }
 
-/// Listed items first, then the registered ones with their handlers.
-fn declared<T, H>(listed: Vec<T>, registered: Vec<(T, H)>) -> Vec<(T, Option<H>)> {
+/// One item to compile: its spec, its own handler (`None`: the host's) and what serves it.
+type Declared<T, H> = (T, Option<Arc<H>>, ServedBy);
+
+/// Listed items first, then the registered ones with their handlers (and what serves each).
+fn declared<T, H>(
+    listed: Vec<T>,
+    registered: Vec<(T, H, Option<&'static str>)>,
+) -> Vec<(T, Option<H>, ServedBy)> {
+    let served = |link: Option<&'static str>| link.map_or(ServedBy::Untyped, ServedBy::Typed);
     listed
         .into_iter()
-        .map(|item| (item, None))
-        .chain(registered.into_iter().map(|(item, h)| (item, Some(h))))
+        .map(|item| (item, None, ServedBy::Host))
+        .chain(registered.into_iter().map(|(item, h, link)| (item, Some(h), served(link))))
         .collect()
 }
 
 /// Checks and compiles the tools: unique names, input and output schemas (with the `x-mcp-header`
 /// annotations, faults deferred when asked), `_meta` key names, required client capabilities.
 fn compile_tools(
-    tool_specs: Vec<(ToolSpec, Option<Arc<dyn Dispatch>>)>,
+    tool_specs: Vec<Declared<ToolSpec, dyn Dispatch>>,
     defer_header_faults: bool,
 ) -> Result<CompiledTools, BuildError> {
     let mut tools = Vec::with_capacity(tool_specs.len());
     let mut tool_index = HashMap::with_capacity(tool_specs.len());
     let mut items = Vec::with_capacity(tool_specs.len());
-    for (spec, handler) in tool_specs {
+    for (spec, handler, served_by) in tool_specs {
         let spec = &spec;
         let name: Arc<str> = Arc::from(spec.name.as_str());
         if tool_index.insert(Arc::clone(&name), tools.len()).is_some() {
@@ -245,6 +270,9 @@ fn compile_tools(
         items.push(tool_item(spec, schema_value)?);
         tools.push(CompiledTool {
             name,
+            mode: spec.mode,
+            command_class: spec.command_class.clone(),
+            served_by,
             schema,
             output,
             required_capabilities: spec.required_client_capabilities.clone(),
@@ -258,11 +286,11 @@ fn compile_tools(
 /// Checks and compiles the resources and templates: annotations in range, parsable uri templates, no
 /// uri (or uri template) twice; each list sorted by its key.
 fn compile_resources(
-    entries: Vec<(ResourceEntry, Option<Arc<dyn ResourceReader>>)>,
+    entries: Vec<Declared<ResourceEntry, dyn ResourceReader>>,
 ) -> Result<(Vec<CompiledResource>, Vec<CompiledTemplate>), BuildError> {
     let mut resources = Vec::new();
     let mut templates = Vec::new();
-    for (entry, reader) in entries {
+    for (entry, reader, served_by) in entries {
         match &entry {
             ResourceEntry::Resource(spec) if !annotations_in_range(spec.annotations.as_ref()) => {
                 return Err(BuildError::InvalidAnnotations(spec.uri.clone()));
@@ -270,9 +298,12 @@ fn compile_resources(
             ResourceEntry::Template(spec) if !annotations_in_range(spec.annotations.as_ref()) => {
                 return Err(BuildError::InvalidAnnotations(spec.uri_template.clone()));
             }
-            ResourceEntry::Resource(spec) => {
-                resources.push(CompiledResource { uri: spec.uri.clone(), item: resource_item(spec), reader })
-            }
+            ResourceEntry::Resource(spec) => resources.push(CompiledResource {
+                uri: spec.uri.clone(),
+                item: resource_item(spec),
+                reader,
+                served_by,
+            }),
             ResourceEntry::Template(spec) => {
                 let matcher = UriTemplate::parse(&spec.uri_template).map_err(|e| {
                     BuildError::InvalidTemplate { template: spec.uri_template.clone(), reason: e.to_string() }
@@ -282,6 +313,7 @@ fn compile_resources(
                     matcher,
                     item: template_item(spec),
                     reader,
+                    served_by,
                 });
             }
         }
@@ -299,16 +331,17 @@ fn compile_resources(
 
 /// Checks and compiles the prompts: their argument schemas, no name twice; sorted by name.
 fn compile_prompts(
-    prompt_specs: Vec<(PromptSpec, Option<Arc<dyn PromptReader>>)>,
+    prompt_specs: Vec<Declared<PromptSpec, dyn PromptReader>>,
 ) -> Result<Vec<CompiledPrompt>, BuildError> {
     let mut prompts = Vec::with_capacity(prompt_specs.len());
-    for (spec, reader) in prompt_specs {
+    for (spec, reader, served_by) in prompt_specs {
         let schema = compile_prompt_schema(&spec)?;
         prompts.push(CompiledPrompt {
             name: Arc::from(spec.name.as_str()),
             schema,
             item: prompt_item(&spec),
             reader,
+            served_by,
         });
     }
     prompts.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));

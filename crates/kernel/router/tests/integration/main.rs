@@ -11,6 +11,7 @@ mod bridge;
 mod bridge_forms;
 mod build_errors;
 mod caller;
+mod catalog_export;
 mod completion;
 #[cfg(feature = "fuzzing")]
 mod cursor_properties;

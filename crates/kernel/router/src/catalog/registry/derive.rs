@@ -74,15 +74,33 @@ impl Tools {
         In: DeserializeOwned + JsonSchema + 'static,
         Out: Serialize + JsonSchema + Send + 'static,
     {
+        self.add_derived_linked(spec, handler, std::any::type_name::<F>())
+    }
+
+    /// [`Tools::add_derived`], recording `handler_type` as the function that serves the tool.
+    #[cfg(feature = "schemars")]
+    pub(crate) fn add_derived_linked<In, Out, F, Fut>(
+        self,
+        spec: ToolSpec,
+        handler: F,
+        handler_type: &'static str,
+    ) -> Self
+    where
+        F: Fn(In, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Out, ToolError>> + Send + 'static,
+        In: DeserializeOwned + JsonSchema + 'static,
+        Out: Serialize + JsonSchema + Send + 'static,
+    {
         let input = schema_of::<In>(Contract::Reads);
         if let Some(reason) = input_fault(&input) {
             return self.refuse(BuildError::InvalidTool { tool: spec.name().to_owned(), reason });
         }
         let spec = spec.input_schema(input).output_schema(schema_of::<Out>(Contract::Writes));
-        self.add(spec, move |input: In, cx| {
+        let wrapped = move |input: In, cx| {
             let running = handler(input, cx);
             async move { running.await.map(Json) }
-        })
+        };
+        self.add_linked(spec, wrapped, handler_type)
     }
 
     /// A tool whose input schema is derived from `In`; its output is whatever the handler returns
@@ -96,11 +114,28 @@ impl Tools {
         In: DeserializeOwned + JsonSchema + 'static,
         Out: IntoToolOutput + 'static,
     {
+        self.add_derived_input_linked(spec, handler, std::any::type_name::<F>())
+    }
+
+    /// [`Tools::add_derived_input`], recording `handler_type` as the function that serves the tool.
+    #[cfg(feature = "schemars")]
+    pub(crate) fn add_derived_input_linked<In, Out, F, Fut>(
+        self,
+        spec: ToolSpec,
+        handler: F,
+        handler_type: &'static str,
+    ) -> Self
+    where
+        F: Fn(In, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Out, ToolError>> + Send + 'static,
+        In: DeserializeOwned + JsonSchema + 'static,
+        Out: IntoToolOutput + 'static,
+    {
         let input = schema_of::<In>(Contract::Reads);
         if let Some(reason) = input_fault(&input) {
             return self.refuse(BuildError::InvalidTool { tool: spec.name().to_owned(), reason });
         }
-        self.add(spec.input_schema(input), handler)
+        self.add_linked(spec.input_schema(input), handler, handler_type)
     }
 }
 

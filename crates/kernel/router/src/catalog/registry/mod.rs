@@ -12,10 +12,10 @@
 mod decode;
 #[cfg(feature = "schemars")]
 mod derive;
-mod prompts;
-mod resources;
+pub(crate) mod prompts;
+pub(crate) mod resources;
 mod state;
-mod tools;
+pub(crate) mod tools;
 
 pub use prompts::Prompts;
 pub use resources::Resources;

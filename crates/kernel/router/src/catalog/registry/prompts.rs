@@ -10,8 +10,9 @@ use crate::catalog::registry::decode::arguments_as;
 use crate::catalog::spec::PromptSpec;
 use crate::contract::{BoxFuture, GetPrompt, PromptOutput, PromptReader, ReaderError, RequestContext};
 
-/// One registered prompt with its renderer.
-type Registered = (PromptSpec, Arc<dyn PromptReader>);
+/// One registered prompt with its renderer and, when registered typed, the renderer's type name
+/// (`std::any::type_name`, the catalog export's `handler`).
+pub(crate) type Registered = (PromptSpec, Arc<dyn PromptReader>, Option<&'static str>);
 
 /// Prompts, each declared with its renderer: `Prompts::new().add(spec, render)`.
 ///
@@ -20,13 +21,13 @@ type Registered = (PromptSpec, Arc<dyn PromptReader>);
 /// `Prompts::add_derived` declares them from `A` itself.
 #[derive(Default)]
 pub struct Prompts {
-    entries: Vec<(PromptSpec, Arc<dyn PromptReader>)>,
+    entries: Vec<Registered>,
     faults: Vec<BuildError>,
 }
 
 impl std::fmt::Debug for Prompts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.entries.iter().map(|(spec, _)| spec.name())).finish()
+        f.debug_list().entries(self.entries.iter().map(|(spec, _, _)| spec.name())).finish()
     }
 }
 
@@ -59,20 +60,36 @@ impl Prompts {
     }
 
     /// A prompt whose renderer takes the spec's declared arguments as `A`.
-    pub fn add<A, F, Fut>(mut self, spec: PromptSpec, render: F) -> Self
+    pub fn add<A, F, Fut>(self, spec: PromptSpec, render: F) -> Self
+    where
+        F: Fn(A, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<PromptOutput, ReaderError>> + Send + 'static,
+        A: DeserializeOwned + 'static,
+    {
+        self.add_linked(spec, render, std::any::type_name::<F>())
+    }
+
+    /// [`Prompts::add`], recording `render_type` as the function that renders the prompt.
+    pub(crate) fn add_linked<A, F, Fut>(
+        mut self,
+        spec: PromptSpec,
+        render: F,
+        render_type: &'static str,
+    ) -> Self
     where
         F: Fn(A, RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<PromptOutput, ReaderError>> + Send + 'static,
         A: DeserializeOwned + 'static,
     {
         let typed = Typed { render, _arguments: std::marker::PhantomData };
-        self.entries.push((spec, Arc::new(typed)));
+        self.entries.push((spec, Arc::new(typed), Some(render_type)));
         self
     }
 
-    /// A prompt served by a plain [`PromptReader`] (it receives the whole request).
+    /// A prompt served by a plain [`PromptReader`] (it receives the whole request); the catalog export
+    /// names no handler for it (`served_by: "untyped"`).
     pub fn add_reader(mut self, spec: PromptSpec, reader: impl PromptReader) -> Self {
-        self.entries.push((spec, Arc::new(reader)));
+        self.entries.push((spec, Arc::new(reader), None));
         self
     }
 
@@ -81,14 +98,30 @@ impl Prompts {
     /// type is a [`BuildError::InvalidPrompt`] when the server is built.
     #[cfg(feature = "schemars")]
     #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
-    pub fn add_derived<A, F, Fut>(mut self, spec: PromptSpec, render: F) -> Self
+    pub fn add_derived<A, F, Fut>(self, spec: PromptSpec, render: F) -> Self
+    where
+        F: Fn(A, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<PromptOutput, ReaderError>> + Send + 'static,
+        A: DeserializeOwned + schemars::JsonSchema + 'static,
+    {
+        self.add_derived_linked(spec, render, std::any::type_name::<F>())
+    }
+
+    /// [`Prompts::add_derived`], recording `render_type` as the function that renders the prompt.
+    #[cfg(feature = "schemars")]
+    pub(crate) fn add_derived_linked<A, F, Fut>(
+        mut self,
+        spec: PromptSpec,
+        render: F,
+        render_type: &'static str,
+    ) -> Self
     where
         F: Fn(A, RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<PromptOutput, ReaderError>> + Send + 'static,
         A: DeserializeOwned + schemars::JsonSchema + 'static,
     {
         match crate::catalog::registry::derive::with_derived_arguments::<A>(spec) {
-            Ok(spec) => self.add(spec, render),
+            Ok(spec) => self.add_linked(spec, render, render_type),
             Err((prompt, reason)) => {
                 self.faults.push(BuildError::InvalidPrompt { prompt, reason });
                 self

@@ -29,12 +29,16 @@ use crate::contract::{BoxFuture, ReadResource, ReaderError, RequestContext, Reso
 /// ```
 #[derive(Default)]
 pub struct Resources {
-    entries: Vec<(ResourceEntry, Arc<dyn ResourceReader>)>,
+    entries: Vec<Registered>,
 }
+
+/// One registered resource or template with its reader and, when registered typed, the reader's type
+/// name (`std::any::type_name`, the catalog export's `handler`).
+pub(crate) type Registered = (ResourceEntry, Arc<dyn ResourceReader>, Option<&'static str>);
 
 impl std::fmt::Debug for Resources {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names = self.entries.iter().map(|(entry, _)| match entry {
+        let names = self.entries.iter().map(|(entry, _, _)| match entry {
             ResourceEntry::Resource(spec) => spec.uri(),
             ResourceEntry::Template(spec) => spec.uri_template(),
         });
@@ -78,33 +82,62 @@ impl Resources {
     }
 
     /// A concrete resource and its reader.
-    pub fn add<F, Fut>(mut self, spec: ResourceSpec, reader: F) -> Self
+    pub fn add<F, Fut>(self, spec: ResourceSpec, reader: F) -> Self
     where
         F: Fn(RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<ResourceContents>, ReaderError>> + Send + 'static,
     {
-        self.entries.push((ResourceEntry::Resource(spec), Arc::new(Fixed(reader))));
+        self.add_linked(spec, reader, std::any::type_name::<F>())
+    }
+
+    /// [`Resources::add`], recording `reader_type` as the function that reads the resource.
+    pub(crate) fn add_linked<F, Fut>(
+        mut self,
+        spec: ResourceSpec,
+        reader: F,
+        reader_type: &'static str,
+    ) -> Self
+    where
+        F: Fn(RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, ReaderError>> + Send + 'static,
+    {
+        self.entries.push((ResourceEntry::Resource(spec), Arc::new(Fixed(reader)), Some(reader_type)));
         self
     }
 
     /// A uri template and its reader, which receives the uri's decoded variables (see
     /// [`TemplateMatch`]); a reader's refusal is answered "resource not found" with its reason.
-    pub fn template<F, Fut>(mut self, spec: ResourceTemplateSpec, reader: F) -> Self
+    pub fn template<F, Fut>(self, spec: ResourceTemplateSpec, reader: F) -> Self
     where
         F: Fn(TemplateMatch, RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<ResourceContents>, ReaderError>> + Send + 'static,
     {
-        self.entries.push((ResourceEntry::Template(spec), Arc::new(Templated(reader))));
+        self.template_linked(spec, reader, std::any::type_name::<F>())
+    }
+
+    /// [`Resources::template`], recording `reader_type` as the function that reads the template.
+    pub(crate) fn template_linked<F, Fut>(
+        mut self,
+        spec: ResourceTemplateSpec,
+        reader: F,
+        reader_type: &'static str,
+    ) -> Self
+    where
+        F: Fn(TemplateMatch, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, ReaderError>> + Send + 'static,
+    {
+        self.entries.push((ResourceEntry::Template(spec), Arc::new(Templated(reader)), Some(reader_type)));
         self
     }
 
-    /// A resource or template served by a plain [`ResourceReader`] (it receives the whole request).
+    /// A resource or template served by a plain [`ResourceReader`] (it receives the whole request); the
+    /// catalog export names no handler for it (`served_by: "untyped"`).
     pub fn add_reader(mut self, entry: impl Into<ResourceEntry>, reader: impl ResourceReader) -> Self {
-        self.entries.push((entry.into(), Arc::new(reader)));
+        self.entries.push((entry.into(), Arc::new(reader), None));
         self
     }
 
-    pub(crate) fn into_entries(self) -> Vec<(ResourceEntry, Arc<dyn ResourceReader>)> {
+    pub(crate) fn into_entries(self) -> Vec<Registered> {
         self.entries
     }
 }

@@ -69,7 +69,8 @@ impl<S: Clone + Send + Sync + 'static> ToolsWith<S> {
         Out: IntoToolOutput + 'static,
     {
         let state = self.state.clone();
-        self.tools = self.tools.add(spec, move |args: In, cx| handler(state.clone(), args, cx));
+        let named = std::any::type_name::<F>();
+        self.tools = self.tools.add_linked(spec, move |args: In, cx| handler(state.clone(), args, cx), named);
         self
     }
 
@@ -84,7 +85,9 @@ impl<S: Clone + Send + Sync + 'static> ToolsWith<S> {
         Out: Serialize + schemars::JsonSchema + Send + 'static,
     {
         let state = self.state.clone();
-        self.tools = self.tools.add_derived(spec, move |args: In, cx| handler(state.clone(), args, cx));
+        let named = std::any::type_name::<F>();
+        self.tools =
+            self.tools.add_derived_linked(spec, move |args: In, cx| handler(state.clone(), args, cx), named);
         self
     }
 
@@ -99,7 +102,9 @@ impl<S: Clone + Send + Sync + 'static> ToolsWith<S> {
         Out: IntoToolOutput + 'static,
     {
         let state = self.state.clone();
-        self.tools = self.tools.add_derived_input(spec, move |args: In, cx| handler(state.clone(), args, cx));
+        let named = std::any::type_name::<F>();
+        let wrapped = move |args: In, cx| handler(state.clone(), args, cx);
+        self.tools = self.tools.add_derived_input_linked(spec, wrapped, named);
         self
     }
 }
@@ -112,7 +117,8 @@ impl<S: Clone + Send + Sync + 'static> ResourcesWith<S> {
         Fut: Future<Output = Result<Vec<ResourceContents>, ReaderError>> + Send + 'static,
     {
         let state = self.state.clone();
-        self.resources = self.resources.add(spec, move |cx| reader(state.clone(), cx));
+        let named = std::any::type_name::<F>();
+        self.resources = self.resources.add_linked(spec, move |cx| reader(state.clone(), cx), named);
         self
     }
 
@@ -123,7 +129,9 @@ impl<S: Clone + Send + Sync + 'static> ResourcesWith<S> {
         Fut: Future<Output = Result<Vec<ResourceContents>, ReaderError>> + Send + 'static,
     {
         let state = self.state.clone();
-        self.resources = self.resources.template(spec, move |found, cx| reader(state.clone(), found, cx));
+        let named = std::any::type_name::<F>();
+        let wrapped = move |found, cx| reader(state.clone(), found, cx);
+        self.resources = self.resources.template_linked(spec, wrapped, named);
         self
     }
 }
@@ -137,7 +145,9 @@ impl<S: Clone + Send + Sync + 'static> PromptsWith<S> {
         A: DeserializeOwned + 'static,
     {
         let state = self.state.clone();
-        self.prompts = self.prompts.add(spec, move |args: A, cx| render(state.clone(), args, cx));
+        let named = std::any::type_name::<F>();
+        self.prompts =
+            self.prompts.add_linked(spec, move |args: A, cx| render(state.clone(), args, cx), named);
         self
     }
 
@@ -151,7 +161,9 @@ impl<S: Clone + Send + Sync + 'static> PromptsWith<S> {
         A: DeserializeOwned + schemars::JsonSchema + 'static,
     {
         let state = self.state.clone();
-        self.prompts = self.prompts.add_derived(spec, move |args: A, cx| render(state.clone(), args, cx));
+        let named = std::any::type_name::<F>();
+        let wrapped = move |args: A, cx| render(state.clone(), args, cx);
+        self.prompts = self.prompts.add_derived_linked(spec, wrapped, named);
         self
     }
 }

@@ -67,16 +67,17 @@ impl<T: Serialize> IntoToolOutput for Json<T> {
 /// ```
 #[derive(Default)]
 pub struct Tools {
-    entries: Vec<(ToolSpec, Arc<dyn Dispatch>)>,
+    entries: Vec<Registered>,
     faults: Vec<BuildError>,
 }
 
-/// One registered tool with its handler.
-type Registered = (ToolSpec, Arc<dyn Dispatch>);
+/// One registered tool with its handler and, when registered typed, the handler's type name
+/// (`std::any::type_name`, the catalog export's `handler`).
+pub(crate) type Registered = (ToolSpec, Arc<dyn Dispatch>, Option<&'static str>);
 
 impl std::fmt::Debug for Tools {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.entries.iter().map(|(spec, _)| spec.name())).finish()
+        f.debug_list().entries(self.entries.iter().map(|(spec, _, _)| spec.name())).finish()
     }
 }
 
@@ -121,7 +122,24 @@ impl Tools {
     /// `additionalProperties`, or with no input schema at all) never reaches the handler, so a map or a
     /// `#[serde(flatten)]` map in `In` stays empty. The schema is the spec's, written by hand; with the
     /// `schemars` feature, `Tools::add_derived` derives it from `In`.
-    pub fn add<In, Out, F, Fut>(mut self, spec: ToolSpec, handler: F) -> Self
+    pub fn add<In, Out, F, Fut>(self, spec: ToolSpec, handler: F) -> Self
+    where
+        F: Fn(In, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Out, ToolError>> + Send + 'static,
+        In: DeserializeOwned + 'static,
+        Out: IntoToolOutput + 'static,
+    {
+        self.add_linked(spec, handler, std::any::type_name::<F>())
+    }
+
+    /// [`Tools::add`], recording `handler_type` as the function that serves the tool (the caller's
+    /// handler, where `handler` wraps it).
+    pub(crate) fn add_linked<In, Out, F, Fut>(
+        mut self,
+        spec: ToolSpec,
+        handler: F,
+        handler_type: &'static str,
+    ) -> Self
     where
         F: Fn(In, RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Out, ToolError>> + Send + 'static,
@@ -129,19 +147,20 @@ impl Tools {
         Out: IntoToolOutput + 'static,
     {
         let typed = Typed { handler, _types: std::marker::PhantomData };
-        self.entries.push((spec, Arc::new(typed)));
+        self.entries.push((spec, Arc::new(typed), Some(handler_type)));
         self
     }
 
-    /// A tool served by a plain [`Dispatch`] function (it receives the whole [`ToolCall`]).
+    /// A tool served by a plain [`Dispatch`] function (it receives the whole [`ToolCall`]); the
+    /// catalog export names no handler for it (`served_by: "untyped"`).
     pub fn add_dispatch(mut self, spec: ToolSpec, dispatch: impl Dispatch) -> Self {
-        self.entries.push((spec, Arc::new(dispatch)));
+        self.entries.push((spec, Arc::new(dispatch), None));
         self
     }
 
     /// The registered specs, in registration order.
     pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
-        self.entries.iter().map(|(spec, _)| spec)
+        self.entries.iter().map(|(spec, _, _)| spec)
     }
 
     /// Records a registration fault, returned by `build`.
