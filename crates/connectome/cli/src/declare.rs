@@ -10,11 +10,13 @@ use connectome_graph::{Algorithm, CallFacts};
 
 use crate::args::{Flag, parse};
 use crate::catalog::{self, Reader, item_of, module_of};
+use crate::facts;
 use crate::fail::{self, Failure};
 
 /// The help of `connectome declare`.
 pub const USAGE: &str = "\
-connectome declare --catalog <catalog.json> [--facts <facts.json>] [--system <name>]
+connectome declare --catalog <catalog.json> [--facts <facts.json> | --package <package>…
+                   [--manifest-path <Cargo.toml>] [--target-dir <dir>]] [--system <name>]
                    [--bound <file>] [--out <file>|-]
 
 Builds the declared graph export (module level) from a server's catalog export
@@ -24,6 +26,8 @@ resource, template and prompt the catalog names a handler for is linked to the m
 tool without one is listed in the bound's tools_without_module.
   --catalog  the catalog export (required)
   --facts    the call facts (default: none, the graph holds the catalog and the links only)
+  --package  instead of --facts: read the call facts of these packages here, as `connectome facts`
+             does (`-p`; repeat it), with its --manifest-path and --target-dir
   --system   the server's name in the graph (default: the catalog's `server`)
   --bound    also write what the graph does not show (the declared bound, JSON) to this file
   --out      the declared export; stdout when absent or `-`
@@ -35,6 +39,9 @@ Exit codes: 0 written, 2 refused (usage or input), 1 output not written.
 const FLAGS: &[Flag] = &[
     Flag::once("--catalog"),
     Flag::once("--facts"),
+    Flag { long: "--package", short: Some("-p"), repeat: true },
+    Flag::once("--manifest-path"),
+    Flag::once("--target-dir"),
     Flag::once("--system"),
     Flag::once("--bound"),
     Flag::once("--out"),
@@ -51,8 +58,15 @@ pub fn run(args: &[OsString], stdout: &mut dyn Write) -> Result<(), Failure> {
         return Err(parsed.usage("no --catalog given"));
     };
     let catalog = catalog::read(&fail::read(&catalog_path)?).map_err(|e| Failure::input(&catalog_path, e))?;
+    let packages = parsed.texts("--package")?;
+    let from_cargo = parsed.path("--manifest-path").is_some() || parsed.path("--target-dir").is_some();
     let facts = match parsed.path("--facts") {
+        Some(_) if !packages.is_empty() => {
+            return Err(parsed.usage("--facts and --package exclude each other"));
+        }
         Some(path) => Some(CallFacts::from_json(&fail::read(&path)?).map_err(|e| Failure::input(&path, e))?),
+        None if !packages.is_empty() => Some(facts::read_packages(&parsed, packages, "declare")?),
+        None if from_cargo => return Err(parsed.usage("--manifest-path and --target-dir need --package")),
         None => None,
     };
     let system = parsed.text("--system")?.unwrap_or_else(|| catalog.server.clone());

@@ -7,9 +7,9 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::time::Instant;
 
-use connectome_facts::{ExtractError, FactsRequest, extract};
+use connectome_facts::{CallFacts, ExtractError, FactsRequest, extract};
 
-use crate::args::{Flag, parse};
+use crate::args::{Flag, Parsed, parse};
 use crate::fail::{self, Failure};
 
 /// The help of `connectome facts`.
@@ -50,6 +50,24 @@ fn refused(error: &ExtractError) -> Failure {
     Failure::Input(format!("facts: {}", fail::one_line(&error.to_string())))
 }
 
+/// The call facts of `packages`, in the workspace `--manifest-path` names, built under `--target-dir`
+/// (the flags of `facts`, which `declare` takes too); progress goes to stderr as `connectome
+/// <command>: …`.
+pub(crate) fn read_packages(
+    parsed: &Parsed,
+    packages: Vec<String>,
+    command: &str,
+) -> Result<CallFacts, Failure> {
+    let mut request = FactsRequest::new(packages);
+    if let Some(manifest) = parsed.path("--manifest-path") {
+        request = request.manifest_path(manifest);
+    }
+    if let Some(dir) = parsed.path("--target-dir") {
+        request = request.target_dir(dir);
+    }
+    extract(&request, &mut |progress| eprintln!("connectome {command}: {progress}")).map_err(|e| refused(&e))
+}
+
 /// Runs `connectome facts` with the arguments after `facts`.
 pub fn run(args: &[OsString], stdout: &mut dyn Write) -> Result<(), Failure> {
     let parsed = parse("facts", FLAGS, args)?;
@@ -61,16 +79,8 @@ pub fn run(args: &[OsString], stdout: &mut dyn Write) -> Result<(), Failure> {
     if packages.is_empty() {
         return Err(parsed.usage("no --package given"));
     }
-    let mut request = FactsRequest::new(packages);
-    if let Some(manifest) = parsed.path("--manifest-path") {
-        request = request.manifest_path(manifest);
-    }
-    if let Some(dir) = parsed.path("--target-dir") {
-        request = request.target_dir(dir);
-    }
     let started = Instant::now();
-    let facts = extract(&request, &mut |progress| eprintln!("connectome facts: {progress}"))
-        .map_err(|e| refused(&e))?;
+    let facts = read_packages(&parsed, packages, "facts")?;
     let took = started.elapsed();
     let out = parsed.path("--out");
     fail::write(out.as_deref(), &facts.to_json(), stdout)?;

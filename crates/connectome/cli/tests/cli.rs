@@ -442,3 +442,17 @@ fn cl12_declare_refuses_a_bad_catalog_or_facts_with_one_line() {
     let err = refused_with(1, &["declare", "--catalog", &catalog, "--out", "/nonexistent/dir/d.json"]);
     assert!(err.contains("cannot write"), "{err}");
 }
+
+#[test]
+fn cl12_declare_takes_facts_from_a_file_or_from_packages_never_both() {
+    let dir = scratch("declare-both");
+    let catalog = file(&dir, "catalog.json", CATALOG.as_bytes());
+    let err = refused(&["declare", "--catalog", &catalog, "--facts", &catalog, "-p", "my-tools"]);
+    assert!(err.contains("--facts and --package exclude each other"), "{err}");
+    let err = refused(&["declare", "--catalog", &catalog, "--manifest-path", "/nonexistent/Cargo.toml"]);
+    assert!(err.contains("need --package"), "{err}");
+    // `-p` runs the facts as `connectome facts` does: a manifest that does not exist is its refusal.
+    let err =
+        refused(&["declare", "--catalog", &catalog, "-p", "x", "--manifest-path", "/nonexistent/Cargo.toml"]);
+    assert!(err.contains("no such manifest"), "{err}");
+}

@@ -165,7 +165,7 @@ fn out_of(lines: &[String], prefix: &str, flag: &str) -> String {
 fn cl13_the_readme_walk_draws_notes_and_the_search_narrows_to_a_tool() {
     let started = Instant::now();
     let lines = readme_walk();
-    assert!(lines.len() <= 4, "a server to a page in four commands: {lines:?}");
+    assert!(lines.len() <= 3, "a server to a page in three commands: {lines:?}");
     let notes = notes();
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("connectome-walk");
     let _ = std::fs::remove_dir_all(&dir);
