@@ -32,6 +32,7 @@ use serde_json::{Map, Value};
 use mcp_kernel_router::schema::{HeaderParam, HeaderParamKind};
 use mcp_kernel_router::transport::{Admitted, ToolHeaders};
 use mcp_kernel_wire::error::UnsupportedVersionData;
+use mcp_kernel_wire::message::member;
 use mcp_kernel_wire::version::MODERN;
 use mcp_kernel_wire::{Envelope, ErrorObject, Method, RequestMeta};
 
@@ -289,7 +290,7 @@ fn mcp_name<'m>(
         return Ok(None);
     };
     let sent = read_mirrored(headers, &NAME_HEADER, NAME, id)?;
-    let body = params.and_then(|p| p.get(field)).and_then(Value::as_str);
+    let body = params.and_then(|p| member(p, field)).and_then(Value::as_str);
     match body {
         Some(_) if sent.is_empty() && mirror == Mirror::Required => {
             Err(mismatch(&format!("Missing {NAME} {REQUIRED}"), id))
@@ -343,7 +344,7 @@ fn param_headers(
     if mirrored.is_empty() {
         return Ok(());
     }
-    let arguments = params.and_then(|p| p.get("arguments"));
+    let arguments = params.and_then(|p| member(p, "arguments"));
     for param in mirrored {
         one_param(headers, param, arguments, mirror, id)?;
     }
@@ -378,7 +379,7 @@ fn body_value<'a>(arguments: Option<&'a Value>, param: &HeaderParam) -> Option<&
     param
         .path
         .iter()
-        .try_fold(arguments?, |value, key| value.as_object()?.get(&**key))
+        .try_fold(arguments?, |value, key| member(value.as_object()?, key))
         .filter(|value| !value.is_null())
 }
 
