@@ -41,6 +41,7 @@
 //! [CM-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #![forbid(unsafe_code)]
 
+mod bound;
 mod collector;
 mod error;
 mod key;
