@@ -175,3 +175,27 @@ async fn a_server_without_observer_binds_nothing() {
     send(&server, modern(1, "tools/call", json!({"name":"string_out"}))).await;
     assert_eq!(*seen.lock().unwrap(), ["string_out"]);
 }
+
+#[tokio::test]
+async fn a_bound_call_dropped_before_it_finishes_is_finished_once_as_cancelled() {
+    let binder = Binder::default();
+    let listing = mcp_kernel_router::Listing {
+        tools: vec![mcp_kernel_router::ToolSpec::new("hang", mcp_kernel_router::Mode::ReadOnly)],
+        ..Default::default()
+    };
+    let server = Server::builder(listing)
+        .server_name("observed")
+        .dispatch(|_call: mcp_kernel_router::ToolCall| {
+            std::future::pending::<Result<mcp_kernel_router::ToolOutput, mcp_kernel_router::ToolError>>()
+        })
+        .observe_dispatch(binder.clone())
+        .build()
+        .unwrap();
+    let mut pending = Box::pin(server.handle(modern(1, "tools/call", json!({"name":"hang"}))));
+    assert!(futures_util::FutureExt::now_or_never(&mut pending).is_none(), "the tool never finishes");
+    assert!(binder.log.lock().unwrap().finished.is_empty(), "nothing is finished while dispatch runs");
+    drop(pending);
+    let log = binder.log.lock().unwrap();
+    assert_eq!(log.finished, [("hang".to_owned(), 1, DispatchOutcome::Cancelled)]);
+    assert!(log.events.is_empty());
+}
