@@ -1,9 +1,10 @@
 //! The collector ([CE-2]…[CE-5], [CK-10]): one row per distinct edge, written in the dispatching task.
 //!
-//! Hot path ([CE-3]): a call on an edge already seen is one atomic load of the running flag, one lock-free
-//! lookup in a concurrent map (`papaya`) by a *borrowed* key (no allocation, no id formatting) and three
-//! relaxed atomic updates — `count += 1`, `sum_ns += d`, `max_ns = max(max_ns, d)`. No lock is taken and
-//! no other thread is involved. First sight of an edge (the cold path) allocates its owned key once; the
+//! Hot path ([CE-3]): a dispatched call on a listed tool goes to the tool's bound slot (`bound.rs`): no
+//! lookup at all. Any other edge already seen (a host edge, a call told by event) is one atomic load of
+//! the running flag, one lock-free lookup in a concurrent map (`papaya`) by a *borrowed* key (no
+//! allocation, no id formatting) and three relaxed atomic updates — `count += 1`, `sum_ns += d`,
+//! `max_ns = max(max_ns, d)`. No lock is taken and no other thread is involved. First sight of an edge (the cold path) allocates its owned key once; the
 //! table is bounded by the number of distinct edges, never by the number of calls.
 //!
 //! Lifecycle ([CE-4], [CE-5]): [`Collector::new`] is **not started**; every read of a collector that is not
@@ -26,13 +27,15 @@
 //! [CE-9]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 //! [CK-10]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use connectome_graph::{EdgeKind, Identity};
-use mcp_kernel_router::observe::{DispatchEvent, DispatchObserver};
+use mcp_kernel_router::observe::{DispatchEvent, DispatchObserver, DispatchRecorder};
 
+use crate::bound::{Bound, Slot};
 use crate::key::{EndRef, Key, KeyRef};
 
 /// One row's measurements; written with relaxed atomics (each value is a counter, not a protocol).
@@ -49,12 +52,32 @@ impl Counters {
         Counters { count: AtomicU64::new(1), sum_ns: AtomicU64::new(ns), max_ns: AtomicU64::new(ns) }
     }
 
-    /// Adds one call taking `ns`; the count and the sum saturate at `u64::MAX` rather than wrap.
-    fn add(&self, ns: u64) {
-        let _ = self.count.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| Some(c.saturating_add(1)));
-        let _ =
-            self.sum_ns.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |s| Some(s.saturating_add(ns)));
-        self.max_ns.fetch_max(ns, Ordering::Relaxed);
+    /// Counters with no call.
+    pub(crate) fn zero() -> Self {
+        Counters { count: AtomicU64::new(0), sum_ns: AtomicU64::new(0), max_ns: AtomicU64::new(0) }
+    }
+
+    /// Back to no call (a window opening).
+    pub(crate) fn reset(&self) {
+        self.count.store(0, Ordering::Relaxed);
+        self.sum_ns.store(0, Ordering::Relaxed);
+        self.max_ns.store(0, Ordering::Relaxed);
+    }
+
+    /// Adds one call taking `ns`: two atomic adds, and an update of the maximum only when `ns` beats the
+    /// one read (on x86 `fetch_max` is a compare-and-swap loop, so it is skipped when it cannot change
+    /// anything). The count and the sum saturate at `u64::MAX` rather than wrap (an add that would wrap
+    /// stores the maximum instead).
+    pub(crate) fn add(&self, ns: u64) {
+        if self.count.fetch_add(1, Ordering::Relaxed) == u64::MAX {
+            self.count.store(u64::MAX, Ordering::Relaxed);
+        }
+        if self.sum_ns.fetch_add(ns, Ordering::Relaxed).checked_add(ns).is_none() {
+            self.sum_ns.store(u64::MAX, Ordering::Relaxed);
+        }
+        if ns > self.max_ns.load(Ordering::Relaxed) {
+            self.max_ns.fetch_max(ns, Ordering::Relaxed);
+        }
     }
 }
 
@@ -64,8 +87,12 @@ pub(crate) struct Inner {
     pub(crate) running: AtomicBool,
     pub(crate) rows: papaya::HashMap<Key, Counters>,
     /// The window counter: bumped by every `start` that opens a window and every `stop` that closes
-    /// one, so a window is told apart from the next even when no call happened in between.
-    generation: AtomicU64,
+    /// one, so a window is told apart from the next even when no call happened in between. It is odd
+    /// exactly while the collector runs (a bound slot reads only this).
+    pub(crate) generation: AtomicU64,
+    /// The bound edges' slots, one per distinct edge (`bound.rs`); locked by `bind`, `start` and reads,
+    /// never by a call.
+    pub(crate) slots: Mutex<HashMap<Key, Arc<Slot>>>,
     /// Held exclusively by `start` and `stop` (serialising them), shared by a write bound to one window;
     /// never taken on the dispatch hot path.
     lifecycle: RwLock<()>,
@@ -101,6 +128,7 @@ impl Collector {
                 running: AtomicBool::new(false),
                 rows: papaya::HashMap::new(),
                 generation: AtomicU64::new(0),
+                slots: Mutex::new(HashMap::new()),
                 lifecycle: RwLock::new(()),
             }),
         }
@@ -111,6 +139,10 @@ impl Collector {
         let _serial = self.inner.lifecycle.write().unwrap_or_else(|poisoned| poisoned.into_inner());
         if !self.inner.running.load(Ordering::Acquire) {
             self.inner.rows.pin().clear();
+            let opening = self.inner.generation.load(Ordering::Acquire) + 1;
+            for slot in self.inner.slots().values() {
+                slot.set(opening).reset();
+            }
             self.inner.generation.fetch_add(1, Ordering::AcqRel);
             self.inner.running.store(true, Ordering::Release);
         }
@@ -172,6 +204,13 @@ impl Collector {
     }
 }
 
+impl Inner {
+    /// The bound slots, locked (a poisoned lock still holds plain counters).
+    pub(crate) fn slots(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Arc<Slot>>> {
+        self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 impl DispatchObserver for Collector {
     /// One `invoke` edge server → tool per dispatched call, whatever its outcome (the attempt counts).
     fn dispatched(&self, event: &DispatchEvent<'_>) {
@@ -181,5 +220,18 @@ impl DispatchObserver for Collector {
             kind: EdgeKind::Invoke,
         };
         self.record(key, event.elapsed);
+    }
+
+    /// The slot of the edge server → tool, registered once (shared by every server that binds the same
+    /// names): the tool's calls then go straight to it.
+    fn bind(&self, server: &str, tool: &str) -> Option<Arc<dyn DispatchRecorder>> {
+        let key =
+            KeyRef { from: EndRef::server(server), to: EndRef::tool(server, tool), kind: EdgeKind::Invoke };
+        let slot = {
+            let mut slots = self.inner.slots();
+            let key = key.to_owned();
+            Arc::clone(slots.entry(key.clone()).or_insert_with(|| Arc::new(Slot::new(key))))
+        };
+        Some(Arc::new(Bound::new(Arc::clone(&self.inner), slot)))
     }
 }

@@ -41,6 +41,7 @@
 //! [CM-2]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/connectome/index.html
 #![forbid(unsafe_code)]
 
+mod bound;
 mod collector;
 mod error;
 mod key;
@@ -53,7 +54,7 @@ pub use snapshot::{EdgeIds, LatencySummary, Row};
 pub use tracer::{StopReason, Tracer, TracerError, TracerGuard, TracerLayer, TracerOptions};
 
 pub use connectome_graph::Graph;
-pub use mcp_kernel_router::observe::{DispatchEvent, DispatchObserver, DispatchOutcome};
+pub use mcp_kernel_router::observe::{DispatchEvent, DispatchObserver, DispatchOutcome, DispatchRecorder};
 
 /// This crate's README (its page on the registry), compiled as doctests so that its example stays true.
 #[cfg(doctest)]

@@ -22,7 +22,7 @@ use connectome_graph::{
     Edge, EdgeKey, EdgeKind, Graph, Identity, Labels, Node, Provenance, Timing, Timings, Weight,
 };
 
-use crate::collector::Collector;
+use crate::collector::{Collector, Counters};
 use crate::error::ObserveError;
 use crate::key::{End, Key};
 
@@ -82,6 +82,13 @@ pub struct LatencySummary {
 /// A row as read: the key and its three counters.
 type Read = (Key, u64, u64, u64);
 
+/// A row's key and its three counters, each read once.
+fn counted(key: &Key, c: &Counters) -> Read {
+    let count = c.count.load(Ordering::Relaxed);
+    let sum = c.sum_ns.load(Ordering::Relaxed);
+    (key.clone(), count, sum, c.max_ns.load(Ordering::Relaxed))
+}
+
 /// Microseconds from nanoseconds, as a float (summary only).
 #[allow(clippy::cast_precision_loss)] // a summary: 2^53 ns is over 100 days
 fn micros(ns: u64) -> f64 {
@@ -95,15 +102,32 @@ impl Collector {
         if !self.is_running() {
             return Err(ObserveError::NotStarted);
         }
+        let window = self.inner.generation.load(Ordering::Acquire);
         let rows = self.inner.rows.pin();
-        Ok(rows
-            .iter()
-            .map(|(key, c)| {
-                let count = c.count.load(Ordering::Relaxed);
-                let sum = c.sum_ns.load(Ordering::Relaxed);
-                (key.clone(), count, sum, c.max_ns.load(Ordering::Relaxed))
-            })
-            .collect())
+        let mut read: Vec<Read> = rows.iter().map(|(key, c)| counted(key, c)).collect();
+        drop(rows);
+        // The bound slots' counters of this window, merged into the row of the same edge, if any.
+        let slots = self.inner.slots();
+        let mut at: HashMap<Key, usize> = HashMap::new();
+        if !slots.is_empty() {
+            at = read.iter().enumerate().map(|(i, row)| (row.0.clone(), i)).collect();
+        }
+        for slot in slots.values() {
+            let (key, count, sum, max) = counted(&slot.key, slot.set(window));
+            if count == 0 {
+                continue;
+            }
+            match at.get(&key) {
+                Some(&i) => {
+                    let row = &mut read[i];
+                    row.1 = row.1.saturating_add(count);
+                    row.2 = row.2.saturating_add(sum);
+                    row.3 = row.3.max(max);
+                }
+                None => read.push((key, count, sum, max)),
+            }
+        }
+        Ok(read)
     }
 
     /// The rows, sorted by (from, to, kind) identity.
@@ -126,10 +150,7 @@ impl Collector {
 
     /// The number of rows (distinct edges seen in this window).
     pub fn size(&self) -> Result<usize, ObserveError> {
-        if !self.is_running() {
-            return Err(ObserveError::NotStarted);
-        }
-        Ok(self.inner.rows.len())
+        Ok(self.read()?.len())
     }
 
     /// The observed graph ([CB-6]): one node per distinct identity, one `observed` edge per row with the

@@ -294,6 +294,14 @@ impl ServerBuilder {
         {
             return Err(BuildError::RequiredTaskWithoutTasks(tool.name.to_string()));
         }
+        let mut snapshot = snapshot;
+        if let Some(observer) = &self.observer {
+            // Each tool is resolved once, here, so the dispatch site hands its recorder no name to look up.
+            for tool in &mut snapshot.tools {
+                tool.recorder =
+                    crate::trace::observe::bind(&**observer, self.options.server_name(), &tool.name);
+            }
+        }
         #[cfg(feature = "fuzzing")]
         let snapshot = Snapshot { linear_template_scan: self.options.linear_template_scan, ..snapshot };
         let mut options = self.options;

@@ -120,7 +120,7 @@ pub mod completion {
 /// The dispatch observer ([`ServerBuilder::observe_dispatch`]): one callback told of every `tools/call` that
 /// reaches dispatch, and what it is told.
 pub mod observe {
-    pub use crate::trace::observe::{DispatchEvent, DispatchObserver, DispatchOutcome};
+    pub use crate::trace::observe::{DispatchEvent, DispatchObserver, DispatchOutcome, DispatchRecorder};
 }
 
 /// Per-principal lists ([`ServerBuilder::visibility`]): the host's filter and the listed item it is

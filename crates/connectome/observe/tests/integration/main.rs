@@ -4,5 +4,6 @@
 
 mod support;
 
+mod bound;
 mod collector;
 mod timings;

@@ -59,6 +59,9 @@ pub(crate) struct CompiledTool {
     pub(crate) task_mode: crate::catalog::spec::TaskMode,
     /// The tool's own handler (a registered tool); `None`: the host's dispatch function.
     pub(crate) handler: Option<Arc<dyn Dispatch>>,
+    /// The observer's recorder for this tool, bound once when the server is built; `None`: calls are
+    /// reported to the observer by event (or not at all, without an observer).
+    pub(crate) recorder: Option<Arc<dyn crate::trace::observe::DispatchRecorder>>,
 }
 
 /// One listed resource.
@@ -278,6 +281,7 @@ fn compile_tools(
             required_capabilities: spec.required_client_capabilities.clone(),
             task_mode: spec.task_mode,
             handler,
+            recorder: None,
         });
     }
     Ok(CompiledTools { tools, index: tool_index, items })

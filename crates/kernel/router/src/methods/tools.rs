@@ -160,6 +160,7 @@ impl Server {
         let span = trace.dispatch_span(site, &tool.name);
         let pending = PendingDispatch::start(
             self.inner.injected.observer.as_deref(),
+            tool.recorder.as_deref(),
             self.inner.options.server_name(),
             &tool.name,
             span.clone(),

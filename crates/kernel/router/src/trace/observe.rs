@@ -12,8 +12,16 @@
 //! is the edge. A call refused before dispatch (unknown tool, missing capability, schema violation) is
 //! never reported. With no observer set the site reads no clock. A panicking observer is caught and
 //! logged with names only; the call is still answered.
+//!
+//! Bound recorders: when the server is built, the router asks the observer once per listed tool for a
+//! [`DispatchRecorder`] ([`DispatchObserver::bind`]) and keeps it in the compiled catalog. A tool with a
+//! recorder is reported to it instead of to [`DispatchObserver::dispatched`]: the recorder reads its own
+//! clock at the start and at the end, and is handed no name at all, so the observer resolves each tool
+//! once instead of on every call. A replacement catalog is a newly built server, so its tools are bound
+//! by its own build.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How a dispatched call ended.
@@ -63,6 +71,24 @@ pub struct DispatchEvent<'a> {
 pub trait DispatchObserver: Send + Sync + 'static {
     /// Called once per dispatched call, in the dispatching task, right after its outcome is known.
     fn dispatched(&self, event: &DispatchEvent<'_>);
+
+    /// A recorder for the calls of tool `tool` of server `server`, asked once per listed tool when the
+    /// server is built; `None` (the default) reports that tool's calls to [`Self::dispatched`].
+    fn bind(&self, server: &str, tool: &str) -> Option<Arc<dyn DispatchRecorder>> {
+        let _ = (server, tool);
+        None
+    }
+}
+
+/// One tool's calls, as a bound recorder sees them: the recorder's own clock readings and the outcome,
+/// never a name or a payload (see [`DispatchObserver::bind`]).
+pub trait DispatchRecorder: Send + Sync + 'static {
+    /// A reading of the recorder's clock, taken just before dispatch is called.
+    fn start(&self) -> u64;
+
+    /// Called once per dispatched call, in the dispatching task, when its outcome is known; `started`
+    /// is what [`Self::start`] returned for this call.
+    fn finish(&self, started: u64, outcome: DispatchOutcome);
 }
 
 /// Tells `observer` of one call; a panic in the observer is caught and logged by names only (the
@@ -73,27 +99,64 @@ pub(crate) fn notify(observer: &dyn DispatchObserver, event: &DispatchEvent<'_>)
     }
 }
 
+/// Asks `observer` for a recorder of `tool` (at build time); a panicking `bind` is caught, logged by names
+/// only, and leaves the tool reported to `dispatched`.
+pub(crate) fn bind(
+    observer: &dyn DispatchObserver,
+    server: &str,
+    tool: &str,
+) -> Option<Arc<dyn DispatchRecorder>> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| observer.bind(server, tool))).unwrap_or_else(|_| {
+        tracing::error!(server, tool, "dispatch observer panicked while binding a tool");
+        None
+    })
+}
+
+/// Who is told of one call, and the clock reading its time is measured from.
+enum Watch<'a> {
+    /// No observer: no clock is read.
+    Nobody,
+    /// The observer, told by event; the router's clock.
+    Event(&'a dyn DispatchObserver, std::time::Instant),
+    /// The tool's bound recorder and its own clock reading.
+    Bound(&'a dyn DispatchRecorder, u64),
+}
+
 /// One call in dispatch: reports its outcome once, or [`DispatchOutcome::Cancelled`] if it is dropped
 /// first (the future holding it was dropped by the transport).
 pub(crate) struct PendingDispatch<'a> {
-    observer: Option<&'a dyn DispatchObserver>,
+    watch: Watch<'a>,
     server: &'a str,
     tool: &'a str,
-    started: Option<std::time::Instant>,
     span: tracing::Span,
     reported: bool,
 }
 
 impl<'a> PendingDispatch<'a> {
-    /// Starts the clock when an observer is set.
+    /// Starts the clock when an observer is set: the tool's bound recorder's when it has one, else the
+    /// router's.
     pub(crate) fn start(
         observer: Option<&'a dyn DispatchObserver>,
+        recorder: Option<&'a dyn DispatchRecorder>,
         server: &'a str,
         tool: &'a str,
         span: tracing::Span,
     ) -> Self {
-        let started = observer.map(|_| std::time::Instant::now());
-        PendingDispatch { observer, server, tool, started, span, reported: false }
+        let watch = match (observer, recorder) {
+            (None, _) => Watch::Nobody,
+            (Some(observer), Some(recorder)) => {
+                match std::panic::catch_unwind(AssertUnwindSafe(|| recorder.start())) {
+                    Ok(started) => Watch::Bound(recorder, started),
+                    Err(_) => {
+                        // The call is still reported, by event.
+                        tracing::error!(server, tool, "dispatch recorder panicked");
+                        Watch::Event(observer, std::time::Instant::now())
+                    }
+                }
+            }
+            (Some(observer), None) => Watch::Event(observer, std::time::Instant::now()),
+        };
+        PendingDispatch { watch, server, tool, span, reported: false }
     }
 
     /// Records the outcome on the span and tells the observer, once.
@@ -115,10 +178,22 @@ impl<'a> PendingDispatch<'a> {
             }
             DispatchOutcome::Cancelled => crate::trace::record_failure(&self.span, "cancelled", None),
         }
-        if let (Some(observer), Some(started)) = (self.observer, self.started) {
-            let event =
-                DispatchEvent { server: self.server, tool: self.tool, elapsed: started.elapsed(), outcome };
-            notify(observer, &event);
+        match self.watch {
+            Watch::Nobody => {}
+            Watch::Event(observer, started) => {
+                let event = DispatchEvent {
+                    server: self.server,
+                    tool: self.tool,
+                    elapsed: started.elapsed(),
+                    outcome,
+                };
+                notify(observer, &event);
+            }
+            Watch::Bound(recorder, started) => {
+                if std::panic::catch_unwind(AssertUnwindSafe(|| recorder.finish(started, outcome))).is_err() {
+                    tracing::error!(server = self.server, tool = self.tool, "dispatch recorder panicked");
+                }
+            }
         }
     }
 }

@@ -18,6 +18,7 @@ mod cursor_properties;
 mod derived_schemas;
 mod dispatch_observer;
 mod dispatch_order;
+mod dispatch_recorder;
 mod echo_bound;
 mod host_identity;
 #[cfg(feature = "fuzzing")]
