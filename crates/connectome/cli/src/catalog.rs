@@ -64,11 +64,86 @@ fn members<'a>(
 
 /// The string member `key` of `object`.
 fn text(object: &Map<String, Value>, at: &str, key: &str) -> Result<String, String> {
-    object
+    let text = object
         .get(key)
         .and_then(Value::as_str)
         .map(str::to_owned)
-        .ok_or_else(|| bad(at, &format!("{key} is not a string")))
+        .ok_or_else(|| bad(at, &format!("{key} is not a string")))?;
+    if text.is_empty() {
+        return Err(bad(at, &format!("{key} is empty")));
+    }
+    Ok(text)
+}
+
+/// A JSON document read with every object's members named once: a member named twice is refused
+/// instead of the last one silently winning.
+struct Strict(Value);
+
+impl<'de> serde::Deserialize<'de> for Strict {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+/// Builds a [`Value`], refusing a repeated member name.
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Strict(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let Strict(value) = map.next_value()?;
+            if object.insert(key, value).is_some() {
+                return Err(serde::de::Error::custom(REPEATED));
+            }
+        }
+        Ok(Value::Object(object))
+    }
+}
+
+/// The refusal of a member named twice in one object (the name is never shown).
+const REPEATED: &str = "a member named twice in one object";
+
+/// Refuses an item whose `key` an earlier item of its section has (the value is never shown).
+fn once(seen: &mut std::collections::HashSet<String>, at: &str, key: &str, name: &str) -> Result<(), String> {
+    if seen.insert(name.to_owned()) {
+        Ok(())
+    } else {
+        Err(bad(at, &format!("its {key} is an earlier item's")))
+    }
 }
 
 /// One item's link: `served_by` is `typed` (with a `handler`), `untyped` or `host` (without).
@@ -89,9 +164,10 @@ fn list<'a>(document: &'a Map<String, Value>, key: &str) -> Result<&'a [Value], 
 
 /// Reads a catalog export (CB-9) strictly: the format and version first, then every member.
 pub fn read(bytes: &[u8]) -> Result<Catalog, String> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+    let Strict(value) = serde_json::from_slice(bytes).map_err(|e| {
         let why = match e.classify() {
             serde_json::error::Category::Eof => "it ends early",
+            serde_json::error::Category::Data => REPEATED,
             _ => "a syntax error",
         };
         format!("not JSON ({why} at line {}, column {})", e.line(), e.column())
@@ -107,10 +183,12 @@ pub fn read(bytes: &[u8]) -> Result<Catalog, String> {
     let document = members(&value, "the catalog export", &top, &[])?;
     let mut catalog =
         Catalog { server: text(document, "the catalog export", "server")?, ..Catalog::default() };
+    let mut seen = std::collections::HashSet::new();
     for (i, item) in list(document, "tools")?.iter().enumerate() {
         let at = format!("tools[{i}]");
         let object = members(item, &at, &["mode", "name", "served_by"], &["command_class", "handler"])?;
         let name = text(object, &at, "name")?;
+        once(&mut seen, &at, "name", &name)?;
         let mut tool = DeclaredTool::new(name.clone(), text(object, &at, "mode")?);
         if object.contains_key("command_class") {
             tool = tool.with_command_class(text(object, &at, "command_class")?);
@@ -124,10 +202,12 @@ pub fn read(bytes: &[u8]) -> Result<Catalog, String> {
         ("prompts", "name", &mut catalog.declared.prompts, Reader::Prompt),
     ];
     for (section, key, names, reader) in sections {
+        let mut seen = std::collections::HashSet::new();
         for (i, item) in list(document, section)?.iter().enumerate() {
             let at = format!("{section}[{i}]");
             let object = members(item, &at, &[key, "served_by"], &["handler"])?;
             let name = text(object, &at, key)?;
+            once(&mut seen, &at, key, &name)?;
             names.push(name.clone());
             catalog.readers.push((reader, link(object, &at, name)?));
         }
@@ -227,6 +307,15 @@ mod tests {
                 "tools[0]: a member this version does not have",
             ),
             ("[".to_owned(), "not JSON (it ends early at line 1, column 1)"),
+            (
+                text.replace("{\"format\"", "{\"format\":\"x\",\"format\""),
+                "not JSON (a member named twice in one object at line 1, column 43)",
+            ),
+            (text.replace("\"name\":\"t\"", "\"name\":\"\""), "tools[0]: name is empty"),
+            (
+                text.replace("\"tools\":[{", "\"tools\":[{\"handler\":\"a::g\",\"mode\":\"read_only\",\"name\":\"t\",\"served_by\":\"typed\"},{"),
+                "tools[1]: its name is an earlier item's",
+            ),
         ];
         for (bytes, reason) in refusals {
             assert_eq!(read(bytes.as_bytes()).unwrap_err(), reason, "{bytes}");

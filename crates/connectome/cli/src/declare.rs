@@ -47,6 +47,19 @@ const FLAGS: &[Flag] = &[
     Flag::once("--out"),
 ];
 
+/// The most characters of a refusal of the builder shown: its messages may quote a name from the
+/// catalog file, which is shown no longer than this, on one line, its control characters escaped.
+const REFUSAL_MAX: usize = 160;
+
+/// A refusal of the builder, as shown.
+fn refusal(message: &str) -> String {
+    let line = fail::printable(&fail::one_line(message));
+    match line.char_indices().nth(REFUSAL_MAX) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line,
+    }
+}
+
 /// Runs `connectome declare` with the arguments after `declare`.
 pub fn run(args: &[OsString], stdout: &mut dyn Write) -> Result<(), Failure> {
     let parsed = parse("declare", FLAGS, args)?;
@@ -64,10 +77,12 @@ pub fn run(args: &[OsString], stdout: &mut dyn Write) -> Result<(), Failure> {
         Some(_) if !packages.is_empty() => {
             return Err(parsed.usage("--facts and --package exclude each other"));
         }
-        Some(path) => Some(CallFacts::from_json(&fail::read(&path)?).map_err(|e| Failure::input(&path, e))?),
+        Some(path) if !from_cargo => {
+            Some(CallFacts::from_json(&fail::read(&path)?).map_err(|e| Failure::input(&path, e))?)
+        }
         None if !packages.is_empty() => Some(facts::read_packages(&parsed, packages, "declare")?),
-        None if from_cargo => return Err(parsed.usage("--manifest-path and --target-dir need --package")),
-        None => None,
+        None if !from_cargo => None,
+        _ => return Err(parsed.usage("--manifest-path and --target-dir need --package")),
     };
     let system = parsed.text("--system")?.unwrap_or_else(|| catalog.server.clone());
     let mut builder = Declared::builder(system).catalog(catalog.declared.clone());
@@ -91,13 +106,12 @@ pub fn run(args: &[OsString], stdout: &mut dyn Write) -> Result<(), Failure> {
     if let Some(facts) = facts {
         builder = builder.facts(facts);
     }
-    let declared = builder
-        .build()
-        .map_err(|e| Failure::Input(format!("declare: {}", fail::one_line(&e.to_string()))))?;
+    let declared =
+        builder.build().map_err(|e| Failure::Input(format!("declare: {}", refusal(&e.to_string()))))?;
     let bytes = declared
         .graph
         .to_canonical_bytes(Algorithm::Sha256)
-        .map_err(|e| Failure::Input(format!("declare: {}", fail::one_line(&e.to_string()))))?;
+        .map_err(|e| Failure::Input(format!("declare: {}", refusal(&e.to_string()))))?;
     if let Some(path) = parsed.path("--bound") {
         // The bound is lists of strings: it always serializes.
         fail::write_file(&path, &serde_json::to_vec(&declared.bound).unwrap_or_default())?;

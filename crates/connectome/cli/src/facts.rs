@@ -65,7 +65,11 @@ pub(crate) fn read_packages(
     if let Some(dir) = parsed.path("--target-dir") {
         request = request.target_dir(dir);
     }
-    extract(&request, &mut |progress| eprintln!("connectome {command}: {progress}")).map_err(|e| refused(&e))
+    // One line each, whatever the paths it names hold (a newline, an escape sequence).
+    let mut report = |progress: connectome_facts::Progress| {
+        eprintln!("connectome {command}: {}", fail::printable(&progress.to_string()));
+    };
+    extract(&request, &mut report).map_err(|e| refused(&e))
 }
 
 /// Runs `connectome facts` with the arguments after `facts`.

@@ -65,6 +65,14 @@ pub fn one_line(text: &str) -> String {
     text.split(['\n', '\r']).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
+/// `text` with every control character escaped (`\n`, `\u{1b}`): one line, and no escape sequence
+/// reaches the terminal.
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() })
+        .collect()
+}
+
 /// The most bytes one input file may hold (1 GiB): far above any export a host writes (a 10,000-edge
 /// federation record is about 4 MB), and a bound on what a mistaken path (`/dev/zero`, a pipe) costs.
 pub const MAX_INPUT_BYTES: u64 = 1 << 30;

@@ -451,6 +451,8 @@ fn cl12_declare_takes_facts_from_a_file_or_from_packages_never_both() {
     assert!(err.contains("--facts and --package exclude each other"), "{err}");
     let err = refused(&["declare", "--catalog", &catalog, "--manifest-path", "/nonexistent/Cargo.toml"]);
     assert!(err.contains("need --package"), "{err}");
+    let err = refused(&["declare", "--catalog", &catalog, "--facts", &catalog, "--target-dir", "/x"]);
+    assert!(err.contains("need --package"), "{err}");
     // `-p` runs the facts as `connectome facts` does: a manifest that does not exist is its refusal.
     let err =
         refused(&["declare", "--catalog", &catalog, "-p", "x", "--manifest-path", "/nonexistent/Cargo.toml"]);

@@ -76,6 +76,27 @@ pub enum ExtractError {
         /// What it wrote to stderr.
         stderr: String,
     },
+    /// The IR directory's `lock/Cargo.toml` exists and was not written by this program: it is never
+    /// written over.
+    #[error(
+        "{} holds a Cargo.toml this program did not write: name another --target-dir",
+        dir.display()
+    )]
+    ForeignLockDir {
+        /// The directory the own lock would go to.
+        dir: PathBuf,
+    },
+    /// The workspace has no `Cargo.lock` and its root manifest has `[patch]` or `[replace]`, which a
+    /// lock of this program's own cannot apply.
+    #[error(
+        "no Cargo.lock in {} and its manifest has [patch] or [replace], which only its own lock \
+         applies: commit a Cargo.lock there (`cargo generate-lockfile`)",
+        root.display()
+    )]
+    PatchWithoutLock {
+        /// The workspace root.
+        root: PathBuf,
+    },
     /// `cargo metadata` failed; what cargo said is in [`ExtractError::cargo_output`].
     #[error("cargo metadata failed ({status})")]
     Metadata {
@@ -167,6 +188,8 @@ mod tests {
             ExtractError::spawn("cargo metadata", io()),
             ExtractError::LockOutdated { root: PathBuf::from("/w") },
             ExtractError::Resolve { root: PathBuf::from("/w"), status, stderr: stderr.clone() },
+            ExtractError::ForeignLockDir { dir: PathBuf::from("/w/lock") },
+            ExtractError::PatchWithoutLock { root: PathBuf::from("/w") },
         ];
         for error in &errors {
             let line = error.to_string();

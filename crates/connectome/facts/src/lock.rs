@@ -55,11 +55,19 @@ pub(crate) fn resolve(
         let path = path.to_owned();
         move |source| ExtractError::Path { path, source }
     };
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
     let manifest_path = dir.join("Cargo.toml");
+    ours(dir)?;
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
     let root_manifest = workspace.root().join("Cargo.toml");
     let root_text = std::fs::read_to_string(&root_manifest).map_err(io(&root_manifest))?;
-    let text = manifest(packages, &profiles(&root_text))?;
+    let root = Root::read(&root_text).map_err(|what| ExtractError::Path {
+        path: root_manifest.clone(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, what),
+    })?;
+    if root.patches {
+        return Err(ExtractError::PatchWithoutLock { root: workspace.root().to_owned() });
+    }
+    let text = manifest(packages, &root)?;
     if std::fs::read_to_string(&manifest_path).ok().as_deref() != Some(text.as_str()) {
         std::fs::write(&manifest_path, text).map_err(io(&manifest_path))?;
     }
@@ -80,11 +88,62 @@ pub(crate) fn resolve(
     Ok(())
 }
 
+/// The first line of every scratch manifest: what this program wrote, and may write again.
+const MARKER: &str = "# Written by connectome-facts";
+
+/// What the scratch package takes from the workspace root's manifest.
+#[derive(Debug, Default, PartialEq)]
+struct Root {
+    /// Its `[profile]` table, written out as TOML (empty when it has none).
+    profiles: String,
+    /// Its `workspace.resolver`, when it names one.
+    resolver: Option<String>,
+    /// Whether it has `[patch]` or `[replace]`, which the scratch package cannot carry (their paths
+    /// are relative to the root).
+    patches: bool,
+}
+
+impl Root {
+    /// Reads a root manifest as TOML (a string that merely looks like a table header is a string);
+    /// what is wrong with it, when it is not TOML.
+    fn read(text: &str) -> Result<Root, String> {
+        let document: toml_edit::DocumentMut =
+            text.parse().map_err(|_| "the workspace manifest is not valid TOML".to_owned())?;
+        let profiles = match document.get("profile") {
+            Some(profile) => {
+                let mut only = toml_edit::DocumentMut::new();
+                only.insert("profile", profile.clone());
+                only.to_string()
+            }
+            None => String::new(),
+        };
+        let resolver = document
+            .get("workspace")
+            .and_then(|workspace| workspace.get("resolver"))
+            .and_then(toml_edit::Item::as_str)
+            .map(str::to_owned);
+        let patches = document.contains_key("patch") || document.contains_key("replace");
+        Ok(Root { profiles, resolver, patches })
+    }
+}
+
+/// Refuses a `dir` whose `Cargo.toml` this program did not write (a package of the workspace, with
+/// `--target-dir` pointing into the tree): it is never written into.
+fn ours(dir: &Path) -> Result<(), ExtractError> {
+    match std::fs::read_to_string(dir.join("Cargo.toml")) {
+        Ok(existing) if !existing.starts_with(MARKER) => {
+            Err(ExtractError::ForeignLockDir { dir: dir.to_owned() })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The scratch package's manifest: a library (never built) depending by path on each package, alone
-/// in its workspace, with the workspace's `profiles` (so the builds compile as in the workspace).
-fn manifest(packages: &[(&str, &Path)], profiles: &str) -> Result<String, ExtractError> {
+/// in its workspace, with the workspace's profiles and resolver (so the builds compile and resolve as
+/// in the workspace).
+fn manifest(packages: &[(&str, &Path)], root: &Root) -> Result<String, ExtractError> {
     let mut text = format!(
-        "# Written by connectome-facts: the lock of this workspace is the one its builds use.\n\
+        "{MARKER}: the lock of this workspace is the one its builds use.\n\
          [package]\nname = \"{SCOPE_PACKAGE}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
          [lib]\npath = \"lib.rs\"\n\n[dependencies]\n"
     );
@@ -96,31 +155,14 @@ fn manifest(packages: &[(&str, &Path)], profiles: &str) -> Result<String, Extrac
         text.push_str(&format!("{} = {{ path = {} }}\n", toml_string(name), toml_string(shown)));
     }
     text.push_str("\n[workspace]\n");
-    if !profiles.is_empty() {
-        text.push_str("\n# The [profile] tables of the workspace's root manifest, as written there.\n");
-        text.push_str(profiles);
+    if let Some(resolver) = &root.resolver {
+        text.push_str(&format!("resolver = {}\n", toml_string(resolver)));
+    }
+    if !root.profiles.is_empty() {
+        text.push_str("\n# The [profile] tables of the workspace's root manifest.\n");
+        text.push_str(&root.profiles);
     }
     Ok(text)
-}
-
-/// The `[profile.…]` tables of a root manifest, as written: each such header line and the lines up
-/// to the next table header. (Profiles take no paths, so they read the same from the scratch package.)
-fn profiles(root_manifest: &str) -> String {
-    let mut out = String::new();
-    let mut inside = false;
-    for line in root_manifest.lines() {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with('[') {
-            let header = trimmed.trim_start_matches('[').trim_start();
-            let rest = header.strip_prefix("profile").map(str::trim_start);
-            inside = !trimmed.starts_with("[[") && rest.is_some_and(|r| r.starts_with(['.', ']']));
-        }
-        if inside {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out
 }
 
 /// `text` as a TOML basic string.
@@ -149,7 +191,7 @@ pub(crate) fn outdated(workspace: &Workspace, stderr: &str) -> Option<ExtractErr
 mod tests {
     use std::path::Path;
 
-    use super::{LockSource, manifest, profiles, toml_string};
+    use super::{LockSource, Root, manifest, ours, toml_string};
 
     #[test]
     fn ck13_a_workspace_without_a_lock_gets_one_under_the_ir_directory() {
@@ -163,8 +205,9 @@ mod tests {
 
     #[test]
     fn ck13_the_scratch_manifest_depends_on_each_package_by_path_alone_in_its_workspace() {
-        let text = manifest(&[("my-lib", Path::new("/w/my \"lib\"")), ("b", Path::new("C:\\w\\b"))], "")
-            .expect("UTF-8 paths");
+        let packages = [("my-lib", Path::new("/w/my \"lib\"")), ("b", Path::new("C:\\w\\b"))];
+        let text = manifest(&packages, &Root::default()).expect("UTF-8 paths");
+        assert!(text.starts_with("# Written by connectome-facts"), "{text}");
         assert!(text.contains("\n[dependencies]\n\"my-lib\" = { path = \"/w/my \\\"lib\\\"\" }\n"), "{text}");
         assert!(text.contains("\n\"b\" = { path = \"C:\\\\w\\\\b\" }\n"), "{text}");
         assert!(text.ends_with("\n[workspace]\n"), "{text}");
@@ -172,18 +215,50 @@ mod tests {
     }
 
     #[test]
-    fn ck13_the_scratch_manifest_keeps_the_workspaces_profiles_as_written() {
-        let root = "[workspace]\nmembers = [\"a\"]\n\n[profile.dev]\npanic = \"abort\"\n\n\
-                    [workspace.dependencies]\nserde = \"1\"\n  [ profile.release.package.\"*\" ]\nopt-level = 3\n\
-                    [[bin]]\nname = \"x\"\n[patch.crates-io]\nserde = { path = \"../serde\" }\n";
-        let kept = profiles(root);
-        assert_eq!(
-            kept,
-            "[profile.dev]\npanic = \"abort\"\n\n  [ profile.release.package.\"*\" ]\nopt-level = 3\n"
-        );
-        let text = manifest(&[("a", Path::new("/w/a"))], &kept).expect("a manifest");
-        assert!(text.ends_with(&format!("[workspace]\n\n# The [profile] tables of the workspace's root manifest, as written there.\n{kept}")), "{text}");
-        assert_eq!(profiles("[workspace]\n[profiles]\n"), "");
-        assert_eq!(profiles("[profile]\ndev.panic = \"abort\"\n"), "[profile]\ndev.panic = \"abort\"\n");
+    fn ck13_the_scratch_manifest_keeps_the_workspaces_profiles_and_resolver() {
+        let root = "[workspace]\nmembers = [\"a\"]\nresolver = \"3\"\n\n[profile.dev]\npanic = \"abort\"\n\n\
+                    [workspace.dependencies]\nserde = \"1\"\n  [ profile.release.package.\"*\" ]\nopt-level = 3\n";
+        let root = Root::read(root).expect("TOML");
+        assert!(!root.patches);
+        assert_eq!(root.resolver.as_deref(), Some("3"));
+        let text = manifest(&[("a", Path::new("/w/a"))], &root).expect("a manifest");
+        let scratch: toml_edit::DocumentMut = text.parse().expect("the scratch manifest is TOML");
+        assert_eq!(scratch["workspace"]["resolver"].as_str(), Some("3"));
+        assert_eq!(scratch["profile"]["dev"]["panic"].as_str(), Some("abort"));
+        assert_eq!(scratch["profile"]["release"]["package"]["*"]["opt-level"].as_integer(), Some(3));
+        // Dotted keys are profiles too.
+        let dotted = Root::read("profile.dev.opt-level = 1\n").expect("TOML");
+        assert!(dotted.profiles.contains("opt-level = 1"), "{}", dotted.profiles);
+    }
+
+    #[test]
+    fn ck13_a_directory_holding_a_manifest_of_someone_elses_is_never_written_into() {
+        let dir = std::env::temp_dir().join(format!("connectome-facts-ours-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        assert!(ours(&dir).is_ok(), "an empty directory is ours to write");
+        let theirs = "[package]\nname = \"mine\"\n";
+        std::fs::write(dir.join("Cargo.toml"), theirs).expect("written");
+        assert!(matches!(ours(&dir), Err(crate::ExtractError::ForeignLockDir { .. })));
+        assert_eq!(std::fs::read_to_string(dir.join("Cargo.toml")).expect("kept"), theirs);
+        let text = manifest(&[("a", Path::new("/w/a"))], &Root::default()).expect("a manifest");
+        std::fs::write(dir.join("Cargo.toml"), text).expect("written");
+        assert!(ours(&dir).is_ok(), "what this program wrote it may write again");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn ck13_a_header_inside_a_string_is_a_string_not_a_profile() {
+        let root = "[workspace.metadata.notes]\ntext = \"\"\"\n[profile.dev]\ninjected = 1\n\"\"\"\n\n\
+                    [profile.release]\ndebug = 1\n";
+        let root = Root::read(root).expect("TOML");
+        assert!(!root.profiles.contains("injected"), "{}", root.profiles);
+        assert!(root.profiles.contains("[profile.release]"), "{}", root.profiles);
+    }
+
+    #[test]
+    fn ck13_a_workspace_that_patches_is_told_to_commit_a_lock() {
+        assert!(Root::read("[patch.crates-io]\nfoo = { path = \"foo\" }\n").expect("TOML").patches);
+        assert!(Root::read("[replace]\n\"foo:0.1.0\" = { path = \"foo\" }\n").expect("TOML").patches);
+        assert!(Root::read("not = [toml").is_err());
     }
 }

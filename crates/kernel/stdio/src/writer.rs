@@ -95,13 +95,22 @@ struct State<W> {
     failed: Option<io::Error>,
     /// The writer task's waker, for when the read loop leaves it something to write or report.
     writer: Option<Waker>,
+    /// The output failed (the error is reported once): nothing is written to it any more.
+    broken: bool,
 }
 
 impl<W: AsyncWrite + Unpin> Output<W> {
     /// The output `output`, nothing owed yet.
     pub(crate) fn new(output: W) -> Self {
-        let state =
-            State { output, held: VecDeque::new(), at: 0, unflushed: false, failed: None, writer: None };
+        let state = State {
+            output,
+            held: VecDeque::new(),
+            at: 0,
+            unflushed: false,
+            failed: None,
+            writer: None,
+            broken: false,
+        };
         Self { state: Mutex::new(state) }
     }
 
@@ -122,23 +131,37 @@ impl<W: AsyncWrite + Unpin> Output<W> {
         if !state.writer.as_ref().is_some_and(|waker| waker.will_wake(cx.waker())) {
             state.writer = Some(cx.waker().clone());
         }
+        let written = state.poll_lines(cx, lines, batch);
+        if let Poll::Ready(Err(_)) = written {
+            state.broken = true;
+        }
+        written
+    }
+}
+
+impl<W: AsyncWrite + Unpin> State<W> {
+    /// Writes what is held, then takes more from the queue, until the queue is done or an error.
+    fn poll_lines(
+        &mut self,
+        cx: &mut Context<'_>,
+        lines: &mut mpsc::Receiver<Line>,
+        batch: &mut Vec<Line>,
+    ) -> Poll<io::Result<()>> {
         loop {
-            if let Some(error) = state.failed.take() {
+            if let Some(error) = self.failed.take() {
                 return Poll::Ready(Err(error));
             }
-            ready!(state.poll_drain(cx))?;
+            ready!(self.poll_drain(cx))?;
             // Taken while the lock is held: a line leaves the queue only into `held`.
             if ready!(lines.poll_recv_many(cx, batch, BATCH)) == 0 {
                 return Poll::Ready(Ok(()));
             }
             for Line(bytes) in batch.drain(..) {
-                state.hold(bytes);
+                self.hold(bytes);
             }
         }
     }
-}
 
-impl<W: AsyncWrite + Unpin> State<W> {
     /// Queues `bytes` behind what is held: gathered with the last segment while that stays small.
     fn hold(&mut self, bytes: Vec<u8>) {
         match self.held.back_mut() {
@@ -185,6 +208,9 @@ impl<W: AsyncWrite + Unpin + Send> Direct for Output<W> {
         }
         // The writer task holds the lock only while it writes: then the line waits its turn.
         let Ok(mut state) = self.state.try_lock() else { return Offer::Queue(line) };
+        if state.broken {
+            return Offer::Failed;
+        }
         if !state.held.is_empty() || state.unflushed || state.failed.is_some() {
             return Offer::Queue(line);
         }

@@ -107,3 +107,18 @@ fn an_output_error_the_read_loop_met_ends_the_writer_with_it() {
     });
     assert_eq!(ended.expect_err("the read loop's error").kind(), io::ErrorKind::BrokenPipe);
 }
+
+#[test]
+fn an_output_that_failed_is_never_written_again() {
+    let output = Arc::new(Output::new(Broken));
+    let runtime = runtime();
+    let ended = runtime.block_on(async {
+        let (tx, rx) = mpsc::channel::<Line>(4);
+        tx.send(line("refused")).await.unwrap();
+        let ended = write_lines(Arc::clone(&output), rx).await;
+        drop(tx);
+        ended
+    });
+    assert!(ended.is_err(), "the writer met the error");
+    assert!(matches!(offer(&output, line("later"), true), Offer::Failed), "the loop is told, not let write");
+}
