@@ -66,7 +66,12 @@ impl DispatchObserver for Binder {
 }
 
 fn bound_server(binder: &Binder) -> Server {
-    Server::builder(catalog())
+    bound_server_of(catalog(), binder)
+}
+
+/// A server of `listing` whose observer is `binder`.
+fn bound_server_of(listing: mcp_kernel_router::Listing, binder: &Binder) -> Server {
+    Server::builder(listing)
         .dispatch(dispatch)
         .resource_reader(read_resource)
         .prompt_reader(get_prompt)
@@ -139,14 +144,7 @@ async fn a_replacement_catalog_binds_its_own_tools() {
     let live = LiveServer::new(bound_server(&binder));
     let mut listing = catalog();
     listing.tools.push(mcp_kernel_router::ToolSpec::new("added", mcp_kernel_router::Mode::ReadOnly));
-    let next = Server::builder(listing)
-        .dispatch(dispatch)
-        .resource_reader(read_resource)
-        .prompt_reader(get_prompt)
-        .server_name("observed")
-        .observe_dispatch(binder.clone())
-        .build()
-        .unwrap();
+    let next = bound_server_of(listing, &binder);
     live.replace(next);
     send(&live.current(), modern(1, "tools/call", json!({"name":"added"}))).await;
     let log = binder.log.lock().unwrap();
