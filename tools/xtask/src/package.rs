@@ -238,7 +238,7 @@ fn test_packages(packages: &[Package], crates: &[PathBuf]) -> Result<(), String>
     let steps: [&[&str]; 3] = [
         // The facade's tests spawn its example programs, which `--all-targets` builds only as tests.
         &["build", "--workspace", "--examples", "--all-features"],
-        &["test", "--workspace", "--all-targets", "--all-features"],
+        &["test", "--workspace", "--all-targets", "--all-features", "--no-fail-fast"],
         &["test", "--workspace", "--doc", "--all-features"],
     ];
     for step in steps {

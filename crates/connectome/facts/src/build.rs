@@ -133,9 +133,9 @@ mod tests {
         Workspace::from_metadata(request, "cargo".into(), &meta).expect("metadata reads")
     }
 
-    /// This repository's workspace, which has a `Cargo.lock`.
+    /// A workspace that has a `Cargo.lock`.
     fn read(request: &FactsRequest) -> Workspace {
-        read_at(request, &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.."))
+        read_at(request, &crate::scratch_root_with_lock("build-command"))
     }
 
     #[test]

@@ -252,6 +252,16 @@ impl Workspace {
     }
 }
 
+/// A scratch workspace root holding an empty `Cargo.lock`, for tests that must not depend on the
+/// tree the crate is built in (a packaged crate has no workspace around it).
+#[cfg(test)]
+pub(crate) fn scratch_root_with_lock(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("connectome-facts-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    std::fs::write(dir.join("Cargo.lock"), "version = 4\n").expect("a scratch lock");
+    dir
+}
+
 #[cfg(test)]
 mod tests {
     use super::{FactsRequest, Progress};

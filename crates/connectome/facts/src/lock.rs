@@ -199,8 +199,9 @@ mod tests {
         let ir = Path::new("/t/connectome-ir");
         assert_eq!(LockSource::choose(true, &root, ir), LockSource::Own(ir.join("lock")));
         assert_eq!(LockSource::choose(false, &root, ir), LockSource::Unlocked);
-        let with_lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..");
+        let with_lock = crate::scratch_root_with_lock("lock-choose");
         assert_eq!(LockSource::choose(true, &with_lock, ir), LockSource::Workspace);
+        let _ = std::fs::remove_dir_all(with_lock);
     }
 
     #[test]
