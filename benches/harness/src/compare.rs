@@ -15,6 +15,12 @@ use super::report::{SATURATED_PCT, Tally, finish, git_commit, machine, median, n
 use super::servers::{Pinning, run_load, start_http, stdio_argv, stdio_needs_handshake};
 
 const HTTP_CONNECTIONS: u32 = 32;
+/// The paced HTTP row's rate, as a share of the lower of the kernel's and the floor's saturated rates
+/// in the same round: every server then answers the same requests in the same time, and its CPU per
+/// request no longer depends on which side of a closed loop is the bottleneck. Half, so that neither
+/// server queues: at 0.7 the generator's millisecond bursts already queue the slower one, and its p99
+/// measures the queue.
+const PACED_SHARE: f64 = 0.5;
 const STDIO_REQUESTS: u32 = 20_000;
 const LATENCY_REQUESTS: u32 = 2_000;
 const OUTPUT: &str = "target/bench/compare.json";
@@ -99,8 +105,9 @@ const fn generator(key: &'static str, label: &'static str) -> Metric {
 }
 
 /// The metrics in the order of the table: the server's CPU per request first.
-const METRICS: [Metric; 17] = [
+const METRICS: [Metric; 20] = [
     cpu("http_cpu_us", "server CPU/req, HTTP 32 conn"),
+    cpu("http_paced_cpu_us", "server CPU/req, HTTP paced"),
     cpu("stdio_cpu_us", "server CPU/req, stdio pipelined"),
     cpu("latency_cpu_us", "server CPU/req, stdio ping-pong"),
     cpu("stdio_64kib_cpu_us", "server CPU/call, 64 KiB, stdio"),
@@ -110,6 +117,8 @@ const METRICS: [Metric; 17] = [
     compared("http_rps", "HTTP throughput, 32 conn", "req/s", true),
     compared("http_p50_us", "HTTP latency p50", "µs", false),
     compared("http_p99_us", "HTTP latency p99", "µs", false),
+    compared("http_paced_rps", "HTTP paced rate (all alike)", "req/s", true),
+    compared("http_paced_p99_us", "HTTP paced latency p99", "µs", false),
     compared("stdio_rps", "stdio pipelined throughput", "req/s", true),
     compared("stdio_peak_rss_kib", "stdio peak RSS (pipelined)", "KiB", false),
     compared("latency_p50_us", "stdio ping-pong p50", "µs", false),
@@ -234,6 +243,37 @@ pub(super) fn run_compare(
                 tally.record(name, "http_cpu_us", v["server_cpu_us_per_request"].as_f64());
             }
         }
+        // The same load at one rate for every server, below what the slower of the kernel and the
+        // floor answered just now (or of whichever servers ran).
+        if let Some(rate) = paced_rate(&tally, &active) {
+            let rate = format!("{rate:.0}");
+            for &(name, binary) in &active {
+                let args = [
+                    "--connections",
+                    connections.as_str(),
+                    "--warmup",
+                    warmup.as_str(),
+                    "--duration",
+                    duration.as_str(),
+                    "--rate",
+                    rate.as_str(),
+                ];
+                if let Some(v) = tally.check(name, "http paced", bench.http(binary, &args)) {
+                    // A server slower than the rate (rmcp, usually) has no figure at it: said, not failed.
+                    if v["kept_rate"] == json!(false) {
+                        eprintln!(
+                            "xtask: bench: {name} paced at {rate} req/s answered {:.0} a second: it fell \
+                             behind, so it has no paced figures this round",
+                            v["rps"].as_f64().unwrap_or(0.0)
+                        );
+                        continue;
+                    }
+                    tally.record(name, "http_paced_rps", v["rps"].as_f64());
+                    tally.record(name, "http_paced_p99_us", v["p99_us"].as_f64());
+                    tally.record(name, "http_paced_cpu_us", v["server_cpu_us_per_request"].as_f64());
+                }
+            }
+        }
         // stdio pipelined throughput, peak RSS and the server's CPU from the first write to the last answer.
         for &(name, binary) in &active {
             let args = ["stdio-throughput", "--requests", stdio_requests.as_str()];
@@ -330,6 +370,16 @@ pub(super) fn run_compare(
     finish(root, OUTPUT, &report, elapsed, &tally.failures)
 }
 
+/// The paced row's rate for this round: [`PACED_SHARE`] of the lower of the kernel's and the floor's
+/// saturated HTTP rates in it (of every server's, when neither ran); `None` before any was measured.
+fn paced_rate(tally: &Tally, active: &[(&'static str, &'static str)]) -> Option<f64> {
+    let last =
+        |name: &str| tally.runs.get(name).and_then(|r| r.get("http_rps")).and_then(|v| v.last().copied());
+    let pair: Vec<f64> = ["kernel", "floor"].into_iter().filter_map(last).collect();
+    let rates = if pair.is_empty() { active.iter().filter_map(|s| last(s.0)).collect() } else { pair };
+    rates.into_iter().reduce(f64::min).filter(|r| *r >= 1.0).map(|r| r * PACED_SHARE)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn report(
     options: &Options,
@@ -384,6 +434,7 @@ fn report(
             "quick": options.quick,
             "rounds": options.rounds,
             "http_connections": HTTP_CONNECTIONS,
+            "http_paced_share": PACED_SHARE,
             "http_warmup_s": options.warmup_s,
             "http_duration_s": options.duration_s,
             "stdio_requests": STDIO_REQUESTS,
@@ -472,6 +523,20 @@ mod tests {
             );
         }
         assert!(METRICS.iter().all(|m| m.label.chars().count() <= 32), "labels fit their column");
+    }
+
+    #[test]
+    fn the_paced_rate_is_a_share_of_the_slower_of_kernel_and_floor_this_round() {
+        let mut tally = Tally { runs: BTreeMap::new(), errors: BTreeMap::new(), failures: Vec::new() };
+        let active = [("kernel", "bench-kernel"), ("rmcp", "bench-rmcp"), ("floor", "bench-floor")];
+        assert_eq!(paced_rate(&tally, &active), None);
+        tally.record("rmcp", "http_rps", Some(10_000.0));
+        assert_eq!(paced_rate(&tally, &active), Some(10_000.0 * PACED_SHARE), "neither ran: every server's");
+        for (name, rps) in [("kernel", 40_000.0), ("floor", 90_000.0), ("kernel", 50_000.0)] {
+            tally.record(name, "http_rps", Some(rps));
+        }
+        // The latest round's kernel (50,000) against the floor's 90,000; rmcp's slower rate is not used.
+        assert_eq!(paced_rate(&tally, &active), Some(50_000.0 * PACED_SHARE));
     }
 
     #[test]

@@ -21,8 +21,9 @@ pub(super) struct Headline {
 }
 
 /// The headline lines, in the order they print.
-pub(super) const HEADLINES: [Headline; 7] = [
+pub(super) const HEADLINES: [Headline; 8] = [
     Headline { key: "http_cpu_us", what: "HTTP/1.1, 32 connections", target: REQUEST_TARGET },
+    Headline { key: "http_paced_cpu_us", what: "HTTP/1.1, 32 conn., same rate", target: REQUEST_TARGET },
     Headline { key: "stdio_cpu_us", what: "stdio pipelined", target: REQUEST_TARGET },
     Headline { key: "latency_cpu_us", what: "stdio ping-pong", target: REQUEST_TARGET },
     Headline { key: "stdio_64kib_cpu_us", what: "64 KiB, stdio ping-pong", target: PAYLOAD_TARGET },

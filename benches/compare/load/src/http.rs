@@ -3,6 +3,14 @@
 //! `--message-bytes`) and checking each answer (JSON or SSE), for a warmup and then a measured window.
 //! Connections are opened `CONNECTING_AT_ONCE` at a time, and the soft limit on open files is raised
 //! to what they need.
+//!
+//! With `--rate R` the load is paced instead: every stream sends its requests on a schedule of its own
+//! (R ÷ streams a second, the streams' schedules staggered evenly), still one at a time, and a request's
+//! latency is counted from when the schedule said it should leave, so a server that falls behind is
+//! charged for the wait (no coordinated omission). Two servers compared at the same rate do the same
+//! work in the same time: their CPU per request is then not bent by which side of the loop is the
+//! bottleneck. The generator's timer ticks once a millisecond, so requests leave in small groups on
+//! each tick.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -66,6 +74,10 @@ const CONNECTING_AT_ONCE: usize = 64;
 const SPARE_FDS: u64 = 64;
 /// The most `--streams` per h2c connection.
 const MAX_STREAMS: usize = 1024;
+/// The highest `--rate`, requests a second.
+const MAX_RATE: f64 = 10_000_000.0;
+/// The share of a paced run's rate it must answer within the window to have kept it.
+const KEPT_RATE: f64 = 0.95;
 
 /// The HTTP version spoken.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -134,6 +146,9 @@ struct Target {
     /// The measured window: (from, to).
     window: (Instant, Instant),
     connecting: Semaphore,
+    /// With `--rate`: the interval between two requests of one stream, and how many streams share the
+    /// rate (their schedules are staggered by `interval ÷ streams`).
+    pace: Option<(Duration, u64)>,
     /// For `--method task-get` and `legacy-session`: the tasks created, or the sessions opened,
     /// before the run; connection `i` reads the `i`-th.
     own_ids: Vec<String>,
@@ -163,6 +178,12 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
         Some(other) => return Err(format!("--protocol: http1 or h2c, not {other:?}")),
     };
     let streams: usize = args.number("streams", Some(1))?;
+    // Paced (`--rate`, requests a second in all) rather than as fast as answers come.
+    let rate: Option<f64> = args
+        .take("rate")
+        .map(|v| v.parse::<f64>())
+        .transpose()
+        .map_err(|_| "--rate: a number of requests a second")?;
     // With the server's pid, its CPU over the window is read too (every thread's schedstat).
     let pid = args
         .take("pid")
@@ -197,6 +218,14 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
     if duration.is_zero() {
         return Err("--duration must be positive".into());
     }
+    let all_streams = (connections * streams) as u64;
+    let pace = match rate {
+        None => None,
+        Some(r) if r.is_finite() && (1.0..=MAX_RATE).contains(&r) => {
+            Some((Duration::from_secs_f64(all_streams as f64 / r), all_streams))
+        }
+        Some(_) => return Err(format!("--rate must be between 1 and {MAX_RATE} requests a second")),
+    };
     let (authority, path) = parse_url(&url)?;
     let fd_limit = raise_fd_limit(connections as u64 + SPARE_FDS)?;
     let message_bytes = match &work {
@@ -228,6 +257,7 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
         work,
         window: (start + warmup, start + warmup + duration),
         connecting: Semaphore::new(CONNECTING_AT_ONCE),
+        pace,
         own_ids,
     });
     let tasks: Vec<_> =
@@ -256,6 +286,8 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
     let server_cpu_us = per_request(server_cpu.await.ok().flatten());
     let store_cpu_us = per_request(store_cpu.await.ok().flatten());
     let rps = measured as f64 / duration.as_secs_f64();
+    // A paced run kept its rate when at least 95 % of the requests due in the window were answered in it.
+    let kept_rate = rate.map(|r| rps >= KEPT_RATE * r);
     let mib_s = rps * message_bytes as f64 / f64::from(1u32 << 20);
     let s = summarize(all.micros);
     let first_errors = all.errors.kept.clone();
@@ -266,9 +298,14 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
     Ok(Report {
         human: format!(
             "http ({version}, {method}): {connections} connections × {streams} streams, {message_bytes}-byte message, {measured} ok in {:.1} s = \
-             {rps:.0} req/s ({mib_s:.1} MiB/s), {} errors, p50 {} µs, p99 {} µs, mean {:.1} µs, max {} µs ({} warm-up, {} connects), \
+             {rps:.0} req/s{} ({mib_s:.1} MiB/s), {} errors, p50 {} µs, p99 {} µs, mean {:.1} µs, max {} µs ({} warm-up, {} connects), \
              generator CPU {load_cpu:.0}%{}{}{}",
             duration.as_secs_f64(),
+            match (rate, kept_rate) {
+                (Some(r), Some(true)) => format!(" (paced at {r:.0} req/s)"),
+                (Some(r), _) => format!(" (paced at {r:.0} req/s: NOT KEPT, the server fell behind)"),
+                _ => String::new(),
+            },
             all.errors.count,
             s.p50,
             s.p99,
@@ -299,6 +336,8 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
             "errors": all.errors.count,
             "first_errors": first_errors,
             "rps": rps,
+            "rate": rate,
+            "kept_rate": kept_rate,
             "mib_s": mib_s,
             "p50_us": s.p50,
             "p99_us": s.p99,
@@ -361,7 +400,7 @@ async fn connection_loop(index: u64, target: Arc<Target>) -> ConnectionStats {
         stats.connects += 1;
         match sender {
             Sender::H1(_) => {
-                next_id = stream_loop(sender, &target, &work, next_id, &mut stats).await;
+                next_id = stream_loop(sender, &target, &work, next_id, index, &mut stats).await;
             }
             Sender::H2(ref h2) => {
                 // One request first: once it is answered the server's SETTINGS are in, so the streams
@@ -386,7 +425,9 @@ async fn connection_loop(index: u64, target: Arc<Target>) -> ConnectionStats {
                         let (sender, target, work) = (Sender::H2(h2.clone()), target.clone(), work.clone());
                         tokio::spawn(async move {
                             let mut stats = ConnectionStats::default();
-                            stream_loop(sender, &target, &work, next_id + s * 10_000_000, &mut stats).await;
+                            let first = next_id + s * 10_000_000;
+                            let stream = index * target.streams as u64 + s;
+                            stream_loop(sender, &target, &work, first, stream, &mut stats).await;
                             stats
                         })
                     })
@@ -406,20 +447,29 @@ async fn connection_loop(index: u64, target: Arc<Target>) -> ConnectionStats {
     stats
 }
 
-/// Requests one after another on `sender` until the window closes or the connection breaks; the
-/// last id used.
+/// Requests one after another on `sender` until the window closes or the connection breaks (paced,
+/// with `--rate`, on the schedule of stream number `stream`); the last id used.
 async fn stream_loop(
     mut sender: Sender,
     target: &Target,
     work: &Work,
     mut next_id: u64,
+    stream: u64,
     stats: &mut ConnectionStats,
 ) -> u64 {
     let (measure_from, end) = target.window;
     // A request still out when the window closes gets this long before it counts as an error.
     let grace = Duration::from_secs(5);
     let absolute = target.protocol == Protocol::H2c;
+    // The next request's scheduled departure: this stream's share of the interval after the start.
+    let mut due = target.pace.map(|(interval, streams)| {
+        let offset = interval.mul_f64((stream % streams) as f64 / streams as f64);
+        Instant::now() + offset
+    });
     while Instant::now() < end {
+        if let Some(at) = due {
+            tokio::time::sleep_until(at).await;
+        }
         if let Err(e) = sender.ready().await {
             stats.errors.add(format!("connection closed: {e}"));
             break;
@@ -427,7 +477,11 @@ async fn stream_loop(
         next_id += 1;
         let id = next_id;
         let request = call_request(&target.authority, &target.path, work, id, absolute);
-        let sent = Instant::now();
+        // Latency runs from when the request was due, so time spent behind schedule is counted.
+        let sent = due.map_or_else(Instant::now, |at| at.min(Instant::now()));
+        if let (Some(at), Some((interval, _))) = (due.as_mut(), target.pace) {
+            *at += interval;
+        }
         let outcome =
             timeout_at(end + grace, async { check_http_answer(sender.send(request).await, id, work).await })
                 .await;

@@ -4,7 +4,7 @@
 //! ```text
 //! bench-load stdio-throughput --requests N [--preamble FILE] [--timeout SECS] -- CMD ARGS...
 //! bench-load stdio-latency    --requests N [--warmup N] [WORK] [--preamble FILE] [--timeout SECS] -- CMD ARGS...
-//! bench-load http --url URL --connections C --warmup SECS --duration SECS [--protocol http1|h2c] [--streams S]
+//! bench-load http --url URL --connections C --warmup SECS --duration SECS [--protocol http1|h2c] [--streams S] [--rate R]
 //!                 [--message-bytes B] [--pid PID] [--store-pid PID] [--live-tasks N] [--open-sessions N] [WORK]
 //! bench-load hold --url URL --pid PID [--clients N] [--body-bytes B] [--hold-secs SECS]
 //! bench-load drip --url URL --drips N [--requests R] [--interval-ms MS] [--wait-secs SECS] [--open-rate R] [--pid PID]
@@ -90,7 +90,7 @@ const USAGE: &str = "usage:
   bench-load stdio-throughput --requests N [--preamble FILE] [--timeout SECS] -- CMD ARGS...
   bench-load stdio-latency    --requests N [--warmup N] [WORK] [--preamble FILE] [--timeout SECS] -- CMD ARGS...
   bench-load http --url http://127.0.0.1:PORT/mcp --connections C --warmup SECS --duration SECS
-                  [--protocol http1|h2c] [--streams S] [--message-bytes B] [--pid PID] [--store-pid PID]
+                  [--protocol http1|h2c] [--streams S] [--rate R] [--message-bytes B] [--pid PID] [--store-pid PID]
                   [--method call|task-get|legacy|legacy-session] [--live-tasks N] [--open-sessions N]
   bench-load hold --url http://127.0.0.1:PORT/mcp --pid PID [--clients N] [--body-bytes B] [--hold-secs SECS]
   bench-load drip --url http://127.0.0.1:PORT/mcp --drips N [--requests R] [--interval-ms MS] [--wait-secs SECS] [--open-rate R] [--pid PID]
@@ -232,6 +232,16 @@ mod tests {
         let body = b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}\n\n";
         assert_eq!(sse_response(body, 5).unwrap()["id"], 5);
         assert!(sse_response(body, 6).is_none());
+    }
+
+    #[test]
+    fn a_rate_is_a_positive_finite_number_of_requests_a_second() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+        for bad in ["0", "-5", "NaN", "inf", "fast", "20000000"] {
+            let args = args::Args::of(&["--url", "http://127.0.0.1:1/mcp", "--rate", bad]);
+            let refused = runtime.block_on(http::http(args)).err().expect("refused before connecting");
+            assert!(refused.contains("--rate"), "{bad}: {refused}");
+        }
     }
 
     #[test]

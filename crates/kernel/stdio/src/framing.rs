@@ -68,6 +68,18 @@ enum Line {
     Eof,
 }
 
+/// A buffered input that shows the bytes it holds unread (without reading more).
+pub(crate) trait Buffered {
+    /// The bytes read from the input and not consumed yet.
+    fn unread(&self) -> &[u8];
+}
+
+impl<T: tokio::io::AsyncRead> Buffered for tokio::io::BufReader<T> {
+    fn unread(&self) -> &[u8] {
+        self.buffer()
+    }
+}
+
 /// Reads capped lines and legacy frames from a buffered input.
 #[derive(Debug)]
 pub(crate) struct FrameReader<R> {
@@ -111,6 +123,16 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
             }
             return Ok(Frame::Message(line));
         }
+    }
+
+    /// Whether the next message is already read, whole: a client that pipelines its requests has
+    /// sent more, and an answer can wait to be written with the ones after it (see
+    /// `Session::send`). A part of a line does not count: reading the rest may wait on the client.
+    pub(crate) fn has_whole_message(&self) -> bool
+    where
+        R: Buffered,
+    {
+        self.pending.is_some() || memchr::memchr(b'\n', self.input.unread()).is_some()
     }
 
     fn line_refusal(&self) -> ErrorObject {
@@ -426,6 +448,19 @@ mod tests {
                 frames(b"abc\r\nabcd\r\nx", 4).await,
                 vec![message(b"abc"), refused("Request line exceeds 4 bytes"), message(b"x")]
             );
+        });
+    }
+
+    #[test]
+    fn a_next_message_counts_as_read_only_when_its_whole_line_is_buffered() {
+        run(async {
+            let input: &[u8] = b"{\"a\":1}\n{\"b\":2}\n{\"c\":";
+            let mut reader = FrameReader::new(tokio::io::BufReader::with_capacity(64, input), 64);
+            assert!(!reader.has_whole_message(), "nothing is read before the first message");
+            assert_eq!(reader.next().await.unwrap(), message(b"{\"a\":1}"));
+            assert!(reader.has_whole_message(), "the second line is in the buffer, whole");
+            assert_eq!(reader.next().await.unwrap(), message(b"{\"b\":2}"));
+            assert!(!reader.has_whole_message(), "a part of a line may wait on the client for the rest");
         });
     }
 

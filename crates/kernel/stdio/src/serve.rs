@@ -351,6 +351,62 @@ mod tests {
         assert_eq!(streams.expect_err("answers were lost").raw_os_error(), Some(ENOSPC));
     }
 
+    /// An output that keeps what it is given and counts the writes it took it in.
+    #[derive(Clone, Default)]
+    struct CountingOutput(Arc<std::sync::Mutex<(usize, Vec<u8>)>>);
+
+    impl AsyncWrite for CountingOutput {
+        fn poll_write(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            bytes: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            let mut seen = self.0.lock().expect("not poisoned");
+            seen.0 += 1;
+            seen.1.extend_from_slice(bytes);
+            Poll::Ready(Ok(bytes.len()))
+        }
+
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    #[test]
+    fn answers_to_pipelined_requests_are_written_together_in_order() {
+        const PINGS: usize = 200;
+        let input: Vec<u8> = (0..PINGS)
+            .flat_map(|id| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n").into_bytes())
+            .collect();
+        let output = CountingOutput::default();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+        let server =
+            Server::builder(mcp_kernel_router::Listing::default()).build().expect("an empty catalog builds");
+        let served =
+            runtime.block_on(serve_io(server, input.as_slice(), output.clone(), StdioOptions::default()));
+        served.expect("served to the end of the input");
+        let (writes, bytes) = std::mem::take(&mut *output.0.lock().expect("not poisoned"));
+        let ids: Vec<u64> = String::from_utf8(bytes)
+            .expect("UTF-8")
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("one JSON answer a line"))
+            .map(|answer| answer["id"].as_u64().expect("a numeric id"))
+            .collect();
+        assert_eq!(ids, (0..PINGS as u64).collect::<Vec<_>>(), "every answer, whole and in order");
+        // One write an answer would be 200: the answers of requests read together leave together.
+        assert!(writes <= PINGS / 10, "{writes} writes for {PINGS} pipelined answers");
+    }
+
     #[test]
     fn an_input_failure_is_an_error_of_the_process_session() {
         let broken = io::Error::from(io::ErrorKind::BrokenPipe);

@@ -27,7 +27,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::{JoinError, JoinSet};
 
 use crate::client::{Client, is_answer};
-use crate::framing::{Frame, FrameReader};
+use crate::framing::{Buffered, Frame, FrameReader};
 use crate::in_flight::InFlight;
 use crate::listen::{Listens, Stream};
 use crate::writer::{Direct, Line, Offer};
@@ -188,7 +188,10 @@ impl Session {
     /// their own), `shutdown`/`exit` and the client's answers need none. A request waiting for the
     /// client's answer lends its permit back meanwhile ([`crate::client`]), so that the answer is never
     /// stuck behind a request waiting for a permit.
-    pub(crate) async fn read<R: AsyncBufRead + Unpin>(&mut self, frames: &mut FrameReader<R>) -> Ended {
+    pub(crate) async fn read<R: AsyncBufRead + Buffered + Unpin>(
+        &mut self,
+        frames: &mut FrameReader<R>,
+    ) -> Ended {
         loop {
             self.reap();
             let bytes = match frames.next().await {
@@ -196,7 +199,8 @@ impl Session {
                 Ok(Frame::Eof) => return Ended::Eof,
                 Ok(Frame::Refused(error)) => {
                     tracing::debug!(code = error.code, "refused a message before parsing it");
-                    if !self.send(Response::error(Value::Null, error)).await {
+                    let more = frames.has_whole_message();
+                    if !self.send(Response::error(Value::Null, error), more).await {
                         return Ended::OutputGone(None);
                     }
                     continue;
@@ -212,7 +216,8 @@ impl Session {
                 Ok(message) => Envelope::from_object(message),
                 Err(refusal) => {
                     tracing::debug!(code = refusal.code(), "refused an unreadable message");
-                    if !self.send(Response::error(Value::Null, refusal.to_error_object())).await {
+                    let more = frames.has_whole_message();
+                    if !self.send(Response::error(Value::Null, refusal.to_error_object()), more).await {
                         return Ended::OutputGone(None);
                     }
                     continue;
@@ -232,7 +237,7 @@ impl Session {
                     let server = self.live.current();
                     let handled = settle(guard(server.handle_envelope(message, self.inbound())).await, id);
                     if let Some(response) = handled.response
-                        && !self.send(response).await
+                        && !self.send(response, frames.has_whole_message()).await
                     {
                         return Ended::OutputGone(None);
                     }
@@ -268,7 +273,7 @@ impl Session {
                     if let Poll::Ready(handled) = first {
                         drop(permit);
                         if let Some(response) = handled.response
-                            && !self.send(response).await
+                            && !self.send(response, frames.has_whole_message()).await
                         {
                             return Ended::OutputGone(None);
                         }
@@ -334,7 +339,7 @@ impl Session {
             Ok(place) => place,
             Err(refusal) => {
                 tracing::debug!(?refusal, "refused a listen");
-                return self.send(Response::error(id, refusal.error(self.listens.max()))).await;
+                return self.send(Response::error(id, refusal.error(self.listens.max())), false).await;
             }
         };
         let ticket = place.ticket();
@@ -344,11 +349,16 @@ impl Session {
         true
     }
 
-    /// Writes one response at once when nothing is queued or held before it (no hand-over to the writer
-    /// task: the common case of one request at a time), or else queues it for the writer; false when the
-    /// output failed or the writer is gone.
-    async fn send(&self, response: Response) -> bool {
+    /// Writes one response at once when nothing is queued or held before it and the client has not
+    /// sent its next message already (no hand-over to the writer task: the common case of one request
+    /// at a time), or else queues it for the writer, which writes the answers of pipelined requests
+    /// together (`more_input`: the next message is read whole, see
+    /// [`FrameReader::has_whole_message`]); false when the output failed or the writer is gone.
+    async fn send(&self, response: Response, more_input: bool) -> bool {
         let line = Line::encode(&response);
+        if more_input {
+            return self.lines.send(line).await.is_ok();
+        }
         let queue_empty = self.lines.capacity() == self.lines.max_capacity();
         // This task's waker: a write the output cannot take now is left to the writer task, which
         // registers its own, so this one is woken at most once more, for nothing.

@@ -4,7 +4,9 @@
 //!
 //! Two parties write it, one at a time, under one lock: the writer task, which takes lines from the
 //! queue every other sender uses, and the read loop, which writes an answer it made itself at once
-//! ([`Direct::offer`]) instead of waking the writer task for it, as long as nothing is queued or held.
+//! ([`Direct::offer`]) instead of waking the writer task for it, as long as nothing is queued or held
+//! and the client's next message is not read already (a pipelining client's answers are queued, and the
+//! writer task writes them together: one write for many, where one each would cost a system call each).
 //!
 //! Threat: a torn or reordered line. Two writers of one stream could interleave the bytes of two lines,
 //! or put a request's answer ahead of the progress lines it queued first. Here every byte is written
