@@ -125,14 +125,23 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
         }
     }
 
-    /// Whether the next message is already read, whole: a client that pipelines its requests has
-    /// sent more, and an answer can wait to be written with the ones after it (see
-    /// `Session::send`). A part of a line does not count: reading the rest may wait on the client.
+    /// Whether [`next`](Self::next) has its message without reading more: the message after a header
+    /// block, or a whole line in the buffer that is neither blank nor a `Content-Length` header. A
+    /// client that pipelines its requests has sent more, and an answer can wait to be written with the
+    /// ones after it (`Session::send`). A part of a line, a blank line (skipped, so the next one is
+    /// read) and a frame's header (its body is read after it) do not count: reading on may wait for the
+    /// client.
     pub(crate) fn has_whole_message(&self) -> bool
     where
         R: Buffered,
     {
-        self.pending.is_some() || memchr::memchr(b'\n', self.input.unread()).is_some()
+        if self.pending.is_some() {
+            return true;
+        }
+        let unread = self.input.unread();
+        memchr::memchr(b'\n', unread)
+            .map(|at| &unread[..at])
+            .is_some_and(|line| !is_blank(line) && !starts_with_content_length(line))
     }
 
     fn line_refusal(&self) -> ErrorObject {
@@ -454,13 +463,33 @@ mod tests {
     #[test]
     fn a_next_message_counts_as_read_only_when_its_whole_line_is_buffered() {
         run(async {
-            let input: &[u8] = b"{\"a\":1}\n{\"b\":2}\n{\"c\":";
-            let mut reader = FrameReader::new(tokio::io::BufReader::with_capacity(64, input), 64);
-            assert!(!reader.has_whole_message(), "nothing is read before the first message");
+            let input: &[u8] = b"{\"a\":1}\n{\"b\":2}\n \r\n{\"c\":3}\nContent-Length: 2\r\n\r\n{}{\"d\":";
+            let mut reader = FrameReader::new(tokio::io::BufReader::with_capacity(256, input), 64);
             assert_eq!(reader.next().await.unwrap(), message(b"{\"a\":1}"));
             assert!(reader.has_whole_message(), "the second line is in the buffer, whole");
             assert_eq!(reader.next().await.unwrap(), message(b"{\"b\":2}"));
+            assert!(
+                !reader.has_whole_message(),
+                "a blank line is skipped: the line after it may not be there"
+            );
+            assert_eq!(reader.next().await.unwrap(), message(b"{\"c\":3}"));
+            assert!(!reader.has_whole_message(), "a frame's header: its body is read after it");
+            assert_eq!(reader.next().await.unwrap(), message(b"{}"));
             assert!(!reader.has_whole_message(), "a part of a line may wait on the client for the rest");
+        });
+    }
+
+    #[test]
+    fn the_message_after_a_header_block_counts_as_read() {
+        run(async {
+            // A header block cut short by a JSON line: refused, and that line is the next message, read
+            // already (the buffer itself is empty by then).
+            let input: &[u8] = b"Content-Length: 2\n{\"a\":1}\n";
+            let mut reader = FrameReader::new(tokio::io::BufReader::with_capacity(256, input), 64);
+            assert!(matches!(reader.next().await.unwrap(), Frame::Refused(_)));
+            assert!(reader.has_whole_message(), "the message after the header block is read, whole");
+            assert_eq!(reader.next().await.unwrap(), message(b"{\"a\":1}"));
+            assert!(!reader.has_whole_message());
         });
     }
 

@@ -407,6 +407,72 @@ mod tests {
         assert!(writes <= PINGS / 10, "{writes} writes for {PINGS} pipelined answers");
     }
 
+    /// An output that records, for each write, whether a spawned task made it (the writer task) or
+    /// the session's own future did (the read loop, under `block_on`).
+    #[derive(Clone, Default)]
+    struct WhoWrote(Arc<std::sync::Mutex<Vec<bool>>>);
+
+    impl AsyncWrite for WhoWrote {
+        fn poll_write(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            bytes: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            self.0.lock().expect("not poisoned").push(tokio::task::try_id().is_some());
+            Poll::Ready(Ok(bytes.len()))
+        }
+
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    #[test]
+    fn a_lone_request_is_answered_by_the_read_loop_itself() {
+        let output = WhoWrote::default();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+        let server =
+            Server::builder(mcp_kernel_router::Listing::default()).build().expect("an empty catalog builds");
+        let writes = Arc::clone(&output.0);
+        let seen = Arc::clone(&writes);
+        runtime.block_on(async move {
+            let (mut client, input) = tokio::io::duplex(1024);
+            let session = serve_io(server, input, output, StdioOptions::default());
+            tokio::pin!(session);
+            tokio::io::AsyncWriteExt::write_all(
+                &mut client,
+                b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n",
+            )
+            .await
+            .expect("the input takes a ping");
+            // The input stays open: the session answers and waits for more, for 2 s at most.
+            let waited = tokio::time::timeout(std::time::Duration::from_secs(2), async {
+                while seen.lock().expect("not poisoned").is_empty() {
+                    tokio::select! {
+                        biased;
+                        ended = &mut session => panic!("the session ended early: {ended:?}"),
+                        () = tokio::task::yield_now() => {}
+                    }
+                }
+            });
+            waited.await.expect("the ping was answered within 2 s");
+            drop(client);
+            session.await.expect("served to the end of the input");
+        });
+        let writes = writes.lock().expect("not poisoned").clone();
+        assert_eq!(writes.first(), Some(&false), "written by the read loop, not the writer task: {writes:?}");
+    }
+
     #[test]
     fn an_input_failure_is_an_error_of_the_process_session() {
         let broken = io::Error::from(io::ErrorKind::BrokenPipe);

@@ -30,7 +30,7 @@ use crate::client::{Client, is_answer};
 use crate::framing::{Buffered, Frame, FrameReader};
 use crate::in_flight::InFlight;
 use crate::listen::{Listens, Stream};
-use crate::writer::{Direct, Line, Offer};
+use crate::writer::{Direct, Gathered, Line, Offer};
 
 /// Why the read loop stopped.
 #[derive(Debug)]
@@ -131,6 +131,8 @@ pub(crate) struct Session {
     channel: SharedChannel,
     /// The output itself, for an answer the loop writes at once when nothing is queued before it.
     output: Arc<dyn Direct>,
+    /// The answers held back while the client's next message is read already ([`Session::send`]).
+    gathered: Gathered,
 }
 
 /// What a session is made of: its bounds and what it attaches to every message.
@@ -177,6 +179,7 @@ impl Session {
             channel: Arc::new(client.clone()),
             client,
             output,
+            gathered: Gathered::default(),
         };
         (session, notifications)
     }
@@ -192,8 +195,25 @@ impl Session {
         &mut self,
         frames: &mut FrameReader<R>,
     ) -> Ended {
+        let ended = self.read_messages(frames).await;
+        // What the loop held back goes out before anything the session does after reading.
+        if !self.flush().await && !matches!(ended, Ended::OutputGone(_)) {
+            return Ended::OutputGone(None);
+        }
+        ended
+    }
+
+    /// [`Session::read`]'s loop; answers it held back may remain ([`Session::flush`]).
+    async fn read_messages<R: AsyncBufRead + Buffered + Unpin>(
+        &mut self,
+        frames: &mut FrameReader<R>,
+    ) -> Ended {
         loop {
             self.reap();
+            // Reading on may wait for the client, who may be waiting for these answers.
+            if !frames.has_whole_message() && !self.flush().await {
+                return Ended::OutputGone(None);
+            }
             let bytes = match frames.next().await {
                 Err(error) => return Ended::Input(error),
                 Ok(Frame::Eof) => return Ended::Eof,
@@ -256,7 +276,17 @@ impl Session {
                         continue;
                     }
                     // The permit first: no more than `max_in_flight` requests are ever being served.
-                    let Ok(permit) = Arc::clone(&self.permits).acquire_owned().await else {
+                    let permit = match Arc::clone(&self.permits).try_acquire_owned() {
+                        Ok(permit) => Ok(permit),
+                        Err(_) => {
+                            // Waiting for a request to finish: what was held back goes out first.
+                            if !self.flush().await {
+                                return Ended::OutputGone(None);
+                            }
+                            Arc::clone(&self.permits).acquire_owned().await
+                        }
+                    };
+                    let Ok(permit) = permit else {
                         // The semaphore is never closed; stop reading rather than serve unbounded.
                         return Ended::Eof;
                     };
@@ -349,16 +379,40 @@ impl Session {
         true
     }
 
-    /// Writes one response at once when nothing is queued or held before it and the client has not
-    /// sent its next message already (no hand-over to the writer task: the common case of one request
-    /// at a time), or else queues it for the writer, which writes the answers of pipelined requests
-    /// together (`more_input`: the next message is read whole, see
-    /// [`FrameReader::has_whole_message`]); false when the output failed or the writer is gone.
-    async fn send(&self, response: Response, more_input: bool) -> bool {
+    /// Answers one message. While the client's next message is read already (`more_input`, from
+    /// [`FrameReader::has_whole_message`]) the answer is held back, to leave with the ones after it;
+    /// else it leaves now with any held back before it ([`Session::write`]). False when the output
+    /// failed or the writer is gone.
+    ///
+    /// An answer held back waits, at most, for the requests read after it to be handled as far as
+    /// their first poll (a request that waits gets a task of its own), and for no read: the loop lets
+    /// everything it holds go before it reads what may not have come yet, and before it waits for a
+    /// permit.
+    async fn send(&mut self, response: Response, more_input: bool) -> bool {
         let line = Line::encode(&response);
-        if more_input {
-            return self.lines.send(line).await.is_ok();
+        let line = if more_input {
+            match self.gathered.keep(line) {
+                Ok(()) => return true,
+                Err(line) => self.gathered.then(line),
+            }
+        } else {
+            self.gathered.then(line)
+        };
+        self.write(line).await
+    }
+
+    /// Lets go of the answers held back, if any; false when the output failed or the writer is gone.
+    async fn flush(&mut self) -> bool {
+        match self.gathered.take() {
+            Some(line) => self.write(line).await,
+            None => true,
         }
+    }
+
+    /// Writes `line` at once when nothing is queued or held before it (no hand-over to the writer task:
+    /// the common case of one request at a time), or else queues it for the writer; false when the
+    /// output failed or the writer is gone.
+    async fn write(&self, line: Line) -> bool {
         let queue_empty = self.lines.capacity() == self.lines.max_capacity();
         // This task's waker: a write the output cannot take now is left to the writer task, which
         // registers its own, so this one is woken at most once more, for nothing.

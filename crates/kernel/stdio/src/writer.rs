@@ -4,9 +4,10 @@
 //!
 //! Two parties write it, one at a time, under one lock: the writer task, which takes lines from the
 //! queue every other sender uses, and the read loop, which writes an answer it made itself at once
-//! ([`Direct::offer`]) instead of waking the writer task for it, as long as nothing is queued or held
-//! and the client's next message is not read already (a pipelining client's answers are queued, and the
-//! writer task writes them together: one write for many, where one each would cost a system call each).
+//! ([`Direct::offer`]) instead of waking the writer task for it, as long as nothing is queued or held.
+//! While the client's next message is read already, the loop keeps its answers back ([`Gathered`]) and
+//! offers them together when it is about to wait for the client: a pipelining client's answers leave
+//! many to a write, where one each would cost a system call each.
 //!
 //! Threat: a torn or reordered line. Two writers of one stream could interleave the bytes of two lines,
 //! or put a request's answer ahead of the progress lines it queued first. Here every byte is written
@@ -57,6 +58,48 @@ impl Line {
     #[cfg(test)]
     pub(crate) fn into_bytes(self) -> Vec<u8> {
         self.0
+    }
+}
+
+/// Answers the read loop holds back while the client's next message is read already: written together,
+/// as one line's worth of bytes, when the loop is about to wait for the client or the batch is full
+/// ([`BATCH`] answers, [`GATHER`] bytes). They take no place in the writer's queue, which stays free for
+/// the progress and log lines of the requests being served.
+#[derive(Debug, Default)]
+pub(crate) struct Gathered {
+    bytes: Vec<u8>,
+    lines: usize,
+}
+
+impl Gathered {
+    /// Keeps `line` back if the batch has room for it; else gives it back.
+    pub(crate) fn keep(&mut self, line: Line) -> Result<(), Line> {
+        if self.lines < BATCH && self.bytes.len() + line.0.len() <= GATHER {
+            self.bytes.extend_from_slice(&line.0);
+            self.lines += 1;
+            Ok(())
+        } else {
+            Err(line)
+        }
+    }
+
+    /// Everything kept back, then `line`: whole lines, in order, to be written as one.
+    pub(crate) fn then(&mut self, line: Line) -> Line {
+        if self.lines == 0 {
+            return line;
+        }
+        let mut bytes = std::mem::take(&mut self.bytes);
+        self.lines = 0;
+        bytes.extend_from_slice(&line.0);
+        Line(bytes)
+    }
+
+    /// Everything kept back, if anything is.
+    pub(crate) fn take(&mut self) -> Option<Line> {
+        (self.lines > 0).then(|| {
+            self.lines = 0;
+            Line(std::mem::take(&mut self.bytes))
+        })
     }
 }
 

@@ -8,6 +8,7 @@ mod framing;
 mod harness;
 mod identity;
 mod notify;
+mod pipelining;
 mod progress;
 mod span;
 mod tasks;
