@@ -198,6 +198,9 @@ impl Session {
         let ended = self.read_messages(frames).await;
         // What the loop held back goes out before anything the session does after reading.
         if !self.flush().await && !matches!(ended, Ended::OutputGone(_)) {
+            if let Ended::Input(error) = &ended {
+                tracing::error!(%error, "reading the input failed, and then the output");
+            }
             return Ended::OutputGone(None);
         }
         ended
@@ -387,18 +390,22 @@ impl Session {
     /// An answer held back waits, at most, for the requests read after it to be handled as far as
     /// their first poll (a request that waits gets a task of its own), and for no read: the loop lets
     /// everything it holds go before it reads what may not have come yet, and before it waits for a
-    /// permit.
+    /// permit. Lines other tasks queue meanwhile (a listen's, a legacy session's notifications, the
+    /// answers and progress of requests on tasks of their own) may go out before it, as they may
+    /// before any answer of a request read earlier: JSON-RPC orders nothing between messages of
+    /// different requests, and a request's own progress lines still precede its answer.
     async fn send(&mut self, response: Response, more_input: bool) -> bool {
-        let line = Line::encode(&response);
-        let line = if more_input {
+        let mut line = Line::encode(&response);
+        if more_input {
             match self.gathered.keep(line) {
                 Ok(()) => return true,
-                Err(line) => self.gathered.then(line),
+                Err(full) => line = full,
             }
-        } else {
-            self.gathered.then(line)
-        };
-        self.write(line).await
+        }
+        match self.gathered.then(line) {
+            Ok(line) => self.write(line).await,
+            Err((held, long)) => self.write(held).await && self.write(long).await,
+        }
     }
 
     /// Lets go of the answers held back, if any; false when the output failed or the writer is gone.

@@ -83,15 +83,15 @@ impl Gathered {
         }
     }
 
-    /// Everything kept back, then `line`: whole lines, in order, to be written as one.
-    pub(crate) fn then(&mut self, line: Line) -> Line {
-        if self.lines == 0 {
-            return line;
+    /// Everything kept back, then `line`, as one write's worth (whole lines, in order); or, when `line`
+    /// is longer than a gathered write ([`GATHER`]), the two apart, so that a long line is never copied.
+    pub(crate) fn then(&mut self, line: Line) -> Result<Line, (Line, Line)> {
+        let Some(mut held) = self.take() else { return Ok(line) };
+        if line.0.len() > GATHER {
+            return Err((held, line));
         }
-        let mut bytes = std::mem::take(&mut self.bytes);
-        self.lines = 0;
-        bytes.extend_from_slice(&line.0);
-        Line(bytes)
+        held.0.extend_from_slice(&line.0);
+        Ok(held)
     }
 
     /// Everything kept back, if anything is.

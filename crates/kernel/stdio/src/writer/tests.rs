@@ -122,3 +122,24 @@ fn an_output_that_failed_is_never_written_again() {
     assert!(ended.is_err(), "the writer met the error");
     assert!(matches!(offer(&output, line("later"), true), Offer::Failed), "the loop is told, not let write");
 }
+
+#[test]
+fn held_answers_leave_together_in_order_and_a_long_line_is_never_copied_behind_them() {
+    let mut gathered = Gathered::default();
+    assert!(gathered.take().is_none(), "nothing held");
+    for n in 0..BATCH {
+        assert!(gathered.keep(line(&format!("a{n}"))).is_ok(), "room for {BATCH} answers");
+    }
+    let refused = gathered.keep(line("over")).expect_err("the batch is full");
+    let joined = gathered.then(refused).expect("a short line joins the batch");
+    let text = String::from_utf8(joined.into_bytes()).expect("UTF-8");
+    let expected: String = (0..BATCH).map(|n| format!("a{n}\n")).chain(["over\n".to_owned()]).collect();
+    assert_eq!(text, expected, "every line whole, in order");
+    assert!(gathered.take().is_none(), "nothing held after a write");
+
+    gathered.keep(line("held")).expect("room");
+    let long = Line(vec![b'x'; GATHER + 1]);
+    let (held, long) = gathered.then(long).expect_err("a long line goes on its own");
+    assert_eq!(held.into_bytes(), b"held\n");
+    assert_eq!(long.into_bytes().len(), GATHER + 1);
+}
