@@ -226,16 +226,16 @@ pub(super) fn run_compare(
     for round in 1..=options.rounds {
         eprintln!("xtask: bench: round {round}/{}", options.rounds);
         // HTTP throughput, latency and the server's CPU over the window.
+        let closed_loop = [
+            "--connections",
+            connections.as_str(),
+            "--warmup",
+            warmup.as_str(),
+            "--duration",
+            duration.as_str(),
+        ];
         for &(name, binary) in &active {
-            let args = [
-                "--connections",
-                connections.as_str(),
-                "--warmup",
-                warmup.as_str(),
-                "--duration",
-                duration.as_str(),
-            ];
-            if let Some(v) = tally.check(name, "http", bench.http(binary, &args)) {
+            if let Some(v) = tally.check(name, "http", bench.http(binary, &closed_loop)) {
                 tally.record(name, "http_rps", v["rps"].as_f64());
                 tally.record(name, "http_p50_us", v["p50_us"].as_f64());
                 tally.record(name, "http_p99_us", v["p99_us"].as_f64());
@@ -247,18 +247,9 @@ pub(super) fn run_compare(
         // floor answered just now (or of whichever servers ran).
         if let Some(rate) = paced_rate(&tally, &active) {
             let rate = format!("{rate:.0}");
+            let paced = [&closed_loop[..], &["--rate", rate.as_str()]].concat();
             for &(name, binary) in &active {
-                let args = [
-                    "--connections",
-                    connections.as_str(),
-                    "--warmup",
-                    warmup.as_str(),
-                    "--duration",
-                    duration.as_str(),
-                    "--rate",
-                    rate.as_str(),
-                ];
-                if let Some(v) = tally.check(name, "http paced", bench.http(binary, &args)) {
+                if let Some(v) = tally.check(name, "http paced", bench.http(binary, &paced)) {
                     // A server slower than the rate (rmcp, usually) has no figure at it: said, not failed.
                     if v["kept_rate"] == json!(false) {
                         eprintln!(

@@ -351,18 +351,26 @@ mod tests {
         assert_eq!(streams.expect_err("answers were lost").raw_os_error(), Some(ENOSPC));
     }
 
-    /// An output that keeps what it is given and counts the writes it took it in.
+    /// An output that keeps what it is given and, for each write, whether a spawned task made it (the
+    /// writer task) or the session's own future did (the read loop, under `block_on`).
     #[derive(Clone, Default)]
-    struct CountingOutput(Arc<std::sync::Mutex<(usize, Vec<u8>)>>);
+    struct Recorder(Arc<std::sync::Mutex<(Vec<bool>, Vec<u8>)>>);
 
-    impl AsyncWrite for CountingOutput {
+    impl Recorder {
+        /// Who made each write so far, and every byte written.
+        fn taken(&self) -> (Vec<bool>, Vec<u8>) {
+            self.0.lock().expect("not poisoned").clone()
+        }
+    }
+
+    impl AsyncWrite for Recorder {
         fn poll_write(
             self: std::pin::Pin<&mut Self>,
             _: &mut std::task::Context<'_>,
             bytes: &[u8],
         ) -> Poll<io::Result<usize>> {
             let mut seen = self.0.lock().expect("not poisoned");
-            seen.0 += 1;
+            seen.0.push(tokio::task::try_id().is_some());
             seen.1.extend_from_slice(bytes);
             Poll::Ready(Ok(bytes.len()))
         }
@@ -388,14 +396,14 @@ mod tests {
         let input: Vec<u8> = (0..PINGS)
             .flat_map(|id| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n").into_bytes())
             .collect();
-        let output = CountingOutput::default();
+        let output = Recorder::default();
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
         let server =
             Server::builder(mcp_kernel_router::Listing::default()).build().expect("an empty catalog builds");
         let served =
             runtime.block_on(serve_io(server, input.as_slice(), output.clone(), StdioOptions::default()));
         served.expect("served to the end of the input");
-        let (writes, bytes) = std::mem::take(&mut *output.0.lock().expect("not poisoned"));
+        let (writes, bytes) = output.taken();
         let ids: Vec<u64> = String::from_utf8(bytes)
             .expect("UTF-8")
             .lines()
@@ -404,47 +412,17 @@ mod tests {
             .collect();
         assert_eq!(ids, (0..PINGS as u64).collect::<Vec<_>>(), "every answer, whole and in order");
         // One write an answer would be 200: the answers of requests read together leave together.
+        let writes = writes.len();
         assert!(writes <= PINGS / 10, "{writes} writes for {PINGS} pipelined answers");
-    }
-
-    /// An output that records, for each write, whether a spawned task made it (the writer task) or
-    /// the session's own future did (the read loop, under `block_on`).
-    #[derive(Clone, Default)]
-    struct WhoWrote(Arc<std::sync::Mutex<Vec<bool>>>);
-
-    impl AsyncWrite for WhoWrote {
-        fn poll_write(
-            self: std::pin::Pin<&mut Self>,
-            _: &mut std::task::Context<'_>,
-            bytes: &[u8],
-        ) -> Poll<io::Result<usize>> {
-            self.0.lock().expect("not poisoned").push(tokio::task::try_id().is_some());
-            Poll::Ready(Ok(bytes.len()))
-        }
-
-        fn poll_flush(
-            self: std::pin::Pin<&mut Self>,
-            _: &mut std::task::Context<'_>,
-        ) -> Poll<io::Result<()>> {
-            Poll::Ready(Ok(()))
-        }
-
-        fn poll_shutdown(
-            self: std::pin::Pin<&mut Self>,
-            _: &mut std::task::Context<'_>,
-        ) -> Poll<io::Result<()>> {
-            Poll::Ready(Ok(()))
-        }
     }
 
     #[test]
     fn a_lone_request_is_answered_by_the_read_loop_itself() {
-        let output = WhoWrote::default();
+        let output = Recorder::default();
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
         let server =
             Server::builder(mcp_kernel_router::Listing::default()).build().expect("an empty catalog builds");
-        let writes = Arc::clone(&output.0);
-        let seen = Arc::clone(&writes);
+        let (seen, record) = (output.clone(), output.clone());
         runtime.block_on(async move {
             let (mut client, input) = tokio::io::duplex(1024);
             let session = serve_io(server, input, output, StdioOptions::default());
@@ -457,7 +435,7 @@ mod tests {
             .expect("the input takes a ping");
             // The input stays open: the session answers and waits for more, for 2 s at most.
             let waited = tokio::time::timeout(std::time::Duration::from_secs(2), async {
-                while seen.lock().expect("not poisoned").is_empty() {
+                while seen.taken().0.is_empty() {
                     tokio::select! {
                         biased;
                         ended = &mut session => panic!("the session ended early: {ended:?}"),
@@ -469,7 +447,7 @@ mod tests {
             drop(client);
             session.await.expect("served to the end of the input");
         });
-        let writes = writes.lock().expect("not poisoned").clone();
+        let (writes, _) = record.taken();
         assert_eq!(writes.first(), Some(&false), "written by the read loop, not the writer task: {writes:?}");
     }
 
