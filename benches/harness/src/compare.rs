@@ -21,8 +21,12 @@ const HTTP_CONNECTIONS: u32 = 32;
 /// server queues: at 0.7 the generator's millisecond bursts already queue the slower one, and its p99
 /// measures the queue.
 const PACED_SHARE: f64 = 0.5;
-const STDIO_REQUESTS: u32 = 20_000;
-const LATENCY_REQUESTS: u32 = 2_000;
+/// Pipelined stdio requests, and the same with `--quick`. A run must outlast the session's start (the
+/// first growth of its buffers, the first of each path): at 20,000 requests, about 0.1 s of work, the
+/// kernel read 1.2–1.6 times the floor's CPU per request where 100,000 read 1.1.
+const STDIO_REQUESTS: (u32, u32) = (100_000, 20_000);
+/// Ping-pong stdio calls: enough that the rounds agree (at 2,000 the floor's figure moved ±23 %).
+const LATENCY_REQUESTS: u32 = 10_000;
 const OUTPUT: &str = "target/bench/compare.json";
 
 /// Sent first, over stdio, to a server that does not answer a stateless request on its own.
@@ -43,6 +47,8 @@ struct Payload {
     stdio_key: &'static str,
     /// The metric of its server CPU per HTTP call.
     http_key: &'static str,
+    /// The metrics of the server's minor page faults per call, over stdio and over HTTP.
+    faults_keys: (&'static str, &'static str),
     /// Measured and warm-up calls over stdio (halved with `--quick`).
     stdio_calls: (u32, u32),
 }
@@ -54,24 +60,33 @@ const PAYLOADS: [Payload; 2] = [
         bytes: 64 << 10,
         stdio_key: "stdio_64kib_cpu_us",
         http_key: "http_64kib_cpu_us",
+        faults_keys: ("stdio_64kib_minflt", "http_64kib_minflt"),
         stdio_calls: (200, 20),
     },
     Payload {
         bytes: (1 << 20) - (1 << 10),
         stdio_key: "stdio_1mib_cpu_us",
         http_key: "http_1mib_cpu_us",
-        stdio_calls: (24, 4),
+        faults_keys: ("stdio_1mib_minflt", "http_1mib_minflt"),
+        stdio_calls: (100, 10),
     },
 ];
 
-/// The large payloads' HTTP warm-up and measured window, in seconds, and the same with `--quick`:
-/// short, so that the payload rows add about a third to the run.
-const PAYLOAD_HTTP_WINDOW: (f64, f64) = (0.25, 0.75);
+/// The large payloads' HTTP warm-up and measured window, in seconds, and the same with `--quick`. Two
+/// seconds hold a few hundred 1 MiB calls and a few thousand 64 KiB ones, so that a round's figure
+/// is a mean over many calls (the 1 MiB row still moves with the allocator's page faults, which its
+/// own row shows).
+const PAYLOAD_HTTP_WINDOW: (f64, f64) = (0.5, 2.0);
 const PAYLOAD_HTTP_WINDOW_QUICK: (f64, f64) = (0.1, 0.3);
 
 /// The large payloads' HTTP warm-up and window, in seconds.
 fn payload_window(quick: bool) -> (f64, f64) {
     if quick { PAYLOAD_HTTP_WINDOW_QUICK } else { PAYLOAD_HTTP_WINDOW }
+}
+
+/// Pipelined stdio requests of one run.
+fn stdio_requests(quick: bool) -> u32 {
+    if quick { STDIO_REQUESTS.1 } else { STDIO_REQUESTS.0 }
 }
 
 /// Measured and warm-up stdio calls of `payload`.
@@ -100,12 +115,19 @@ const fn cpu(key: &'static str, label: &'static str) -> Metric {
     compared(key, label, "µs", false)
 }
 
+/// The server's minor page faults per call (the operating system mapping it a fresh page): lower is
+/// better. At a megabyte a call they can cost more than the call's own work, and they depend on the
+/// allocator's state as much as on the server's code ("Fifth round" in `docs/performance.md`).
+const fn faults(key: &'static str, label: &'static str) -> Metric {
+    compared(key, label, "faults", false)
+}
+
 const fn generator(key: &'static str, label: &'static str) -> Metric {
     Metric { key, label, unit: "%", higher_is_better: false, compared: false }
 }
 
 /// The metrics in the order of the table: the server's CPU per request first.
-const METRICS: [Metric; 20] = [
+const METRICS: [Metric; 24] = [
     cpu("http_cpu_us", "server CPU/req, HTTP 32 conn"),
     cpu("http_paced_cpu_us", "server CPU/req, HTTP paced"),
     cpu("stdio_cpu_us", "server CPU/req, stdio pipelined"),
@@ -114,6 +136,10 @@ const METRICS: [Metric; 20] = [
     cpu("http_64kib_cpu_us", "server CPU/call, 64 KiB, HTTP"),
     cpu("stdio_1mib_cpu_us", "server CPU/call, 1 MiB, stdio"),
     cpu("http_1mib_cpu_us", "server CPU/call, 1 MiB, HTTP"),
+    faults("stdio_64kib_minflt", "page faults/call, 64 KiB, stdio"),
+    faults("http_64kib_minflt", "page faults/call, 64 KiB, HTTP"),
+    faults("stdio_1mib_minflt", "page faults/call, 1 MiB, stdio"),
+    faults("http_1mib_minflt", "page faults/call, 1 MiB, HTTP"),
     compared("http_rps", "HTTP throughput, 32 conn", "req/s", true),
     compared("http_p50_us", "HTTP latency p50", "µs", false),
     compared("http_p99_us", "HTTP latency p99", "µs", false),
@@ -196,11 +222,12 @@ pub(super) fn run_compare(
     let (payload_warmup_s, payload_duration_s) = payload_window(options.quick);
     eprintln!(
         "xtask: bench: {} rounds of {} (interleaved); HTTP {HTTP_CONNECTIONS} connections, {} s warm-up + {} s; \
-         stdio {STDIO_REQUESTS} pipelined, {LATENCY_REQUESTS} ping-pong; {}; {}",
+         stdio {} pipelined, {LATENCY_REQUESTS} ping-pong; {}; {}",
         options.rounds,
         active.iter().map(|s| s.0).collect::<Vec<_>>().join(" "),
         options.warmup_s,
         options.duration_s,
+        stdio_requests(options.quick),
         if options.payload {
             format!(
                 "large payloads (64 KiB: {} calls over stdio; 1 MiB − 1 KiB: {}; HTTP 1 connection, {} s + {} s)",
@@ -221,8 +248,11 @@ pub(super) fn run_compare(
     let started = Instant::now();
     let (warmup, duration) = (options.warmup_s.to_string(), options.duration_s.to_string());
     let (payload_warmup, payload_duration) = (payload_warmup_s.to_string(), payload_duration_s.to_string());
-    let (connections, stdio_requests, latency_requests) =
-        (HTTP_CONNECTIONS.to_string(), STDIO_REQUESTS.to_string(), LATENCY_REQUESTS.to_string());
+    let (connections, stdio_requests, latency_requests) = (
+        HTTP_CONNECTIONS.to_string(),
+        stdio_requests(options.quick).to_string(),
+        LATENCY_REQUESTS.to_string(),
+    );
     for round in 1..=options.rounds {
         eprintln!("xtask: bench: round {round}/{}", options.rounds);
         // HTTP throughput, latency and the server's CPU over the window.
@@ -311,6 +341,7 @@ pub(super) fn run_compare(
                 let what = format!("stdio-latency, {bytes}-byte messages");
                 if let Some(v) = tally.check(name, &what, bench.stdio(binary, needs_handshake[name], &args)) {
                     tally.record(name, payload.stdio_key, v["server_cpu_us_per_unit"].as_f64());
+                    tally.record(name, payload.faults_keys.0, v["server_minflt_per_unit"].as_f64());
                 }
             }
             for &(name, binary) in &active {
@@ -327,6 +358,7 @@ pub(super) fn run_compare(
                 let what = format!("http, {bytes}-byte messages");
                 if let Some(v) = tally.check(name, &what, bench.http(binary, &args)) {
                     tally.record(name, payload.http_key, v["server_cpu_us_per_request"].as_f64());
+                    tally.record(name, payload.faults_keys.1, v["server_minflt_per_request"].as_f64());
                 }
             }
         }
@@ -428,7 +460,7 @@ fn report(
             "http_paced_share": PACED_SHARE,
             "http_warmup_s": options.warmup_s,
             "http_duration_s": options.duration_s,
-            "stdio_requests": STDIO_REQUESTS,
+            "stdio_requests": stdio_requests(options.quick),
             "latency_requests": LATENCY_REQUESTS,
             "payload": options.payload.then(|| json!({
                 "message_bytes": PAYLOADS.iter().map(|p| p.bytes).collect::<Vec<_>>(),
@@ -489,8 +521,8 @@ fn print_table(names: &[&'static str], report: &Value) {
     }
     println!(
         "(server CPU/req: the server's own user + system time per answered request, lower is better; 1 MiB: a \
-         1 MiB − 1 KiB message; throughput ratio > 1: kernel faster; CPU, latency and RSS ratio < 1: kernel lower; \
-         ±: half the range of the rounds)"
+         1 MiB − 1 KiB message; throughput ratio > 1: kernel faster; CPU, latency, RSS and page-fault ratio < 1: kernel lower \
+         (— when the other server's median is 0); ±: half the range of the rounds)"
     );
 }
 
@@ -511,6 +543,11 @@ mod tests {
             assert!(
                 HEADLINES.iter().any(|h| h.key == p.stdio_key)
                     && HEADLINES.iter().any(|h| h.key == p.http_key)
+            );
+            let (stdio, http) = p.faults_keys;
+            assert!(
+                [stdio, http].iter().all(|k| METRICS.iter().any(|m| m.key == *k && m.unit == "faults")),
+                "every payload row has its page faults beside it"
             );
         }
         assert!(METRICS.iter().all(|m| m.label.chars().count() <= 32), "labels fit their column");
@@ -533,7 +570,7 @@ mod tests {
     #[test]
     fn quick_halves_the_payload_calls_and_shortens_their_window() {
         assert_eq!(payload_calls(&PAYLOADS[0], false), (200, 20));
-        assert_eq!(payload_calls(&PAYLOADS[1], true), (12, 2));
+        assert_eq!(payload_calls(&PAYLOADS[1], true), (50, 5));
         let (full, quick) = (payload_window(false), payload_window(true));
         assert!(quick.0 < full.0 && quick.1 < full.1);
     }

@@ -28,7 +28,10 @@ use tokio::time::{Instant, timeout_at};
 
 use crate::args::{Args, seconds};
 use crate::drip::raise_fd_limit;
-use crate::report::{Errors, Report, ThreadTimes, cpu_percent, error_suffix, own_cpu_seconds, summarize};
+use crate::report::{
+    Errors, Report, ThreadTimes, cpu_percent, error_suffix, faults_per, minor_faults, own_cpu_seconds,
+    summarize,
+};
 use crate::work::{LEGACY_PROTOCOL, Work};
 use crate::{ECHO, MAX_CONNECTIONS, PROTOCOL, check_answer, request_body};
 
@@ -263,14 +266,16 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
     let tasks: Vec<_> =
         (0..connections).map(|index| tokio::spawn(connection_loop(index as u64, target.clone()))).collect();
     let window = target.window;
-    // Every thread's schedstat at both ends of the window, thread by thread (`ThreadTimes`).
+    // Every thread's schedstat at both ends of the window, thread by thread (`ThreadTimes`), and the
+    // process's minor faults.
     let cpu_over_window = |pid: Option<u32>| {
         tokio::spawn(async move {
             let pid = pid?.to_string();
             tokio::time::sleep_until(window.0).await;
-            let before = ThreadTimes::read(&pid)?;
+            let (before, faults_before) = (ThreadTimes::read(&pid)?, minor_faults(&pid));
             tokio::time::sleep_until(window.1).await;
-            Some(ThreadTimes::read(&pid)?.since(&before))
+            let (after, faults_after) = (ThreadTimes::read(&pid)?, minor_faults(&pid));
+            Some((after.since(&before), faults_before.zip(faults_after)))
         })
     };
     let (server_cpu, store_cpu) = (cpu_over_window(pid), cpu_over_window(store_pid));
@@ -283,8 +288,12 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
     let per_request = |ns: Option<u64>| {
         ns.filter(|_| all.done_in_window > 0).map(|ns| ns as f64 / 1e3 / all.done_in_window as f64)
     };
-    let server_cpu_us = per_request(server_cpu.await.ok().flatten());
-    let store_cpu_us = per_request(store_cpu.await.ok().flatten());
+    let server = server_cpu.await.ok().flatten();
+    let server_cpu_us = per_request(server.map(|(ns, _)| ns));
+    let server_faults = server
+        .and_then(|(_, faults)| faults)
+        .and_then(|(before, after)| faults_per(Some(before), Some(after), all.done_in_window));
+    let store_cpu_us = per_request(store_cpu.await.ok().flatten().map(|(ns, _)| ns));
     let rps = measured as f64 / duration.as_secs_f64();
     // A paced run kept its rate when at least 95 % of the requests due in the window were answered in it.
     let kept_rate = rate.map(|r| rps >= KEPT_RATE * r);
@@ -345,6 +354,7 @@ pub(crate) async fn http(mut args: Args) -> Result<Report, String> {
             "max_us": s.max,
             "load_cpu_pct": load_cpu,
             "server_cpu_us_per_request": server_cpu_us,
+            "server_minflt_per_request": server_faults,
             "store_cpu_us_per_request": store_cpu_us,
             "live_tasks": live_tasks,
             "open_sessions": open_sessions,

@@ -15,8 +15,8 @@ use tokio::time::{Instant, timeout_at};
 
 use crate::args::{Args, requests, seconds};
 use crate::report::{
-    Errors, Report, ThreadTimes, cpu_percent, cpu_us_per, error_suffix, micros_since, own_cpu_seconds,
-    summarize,
+    Errors, Report, ThreadTimes, cpu_percent, cpu_us_per, error_suffix, faults_per, micros_since,
+    minor_faults, own_cpu_seconds, summarize,
 };
 use crate::work::{MAX_PAGES, Step, Work};
 use crate::{MAX_REQUESTS, check_answer, check_response, request_body, short};
@@ -435,10 +435,11 @@ pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
     let cpu0 = own_cpu_seconds();
     let started = Instant::now();
     // The server's CPU time over the measured units (from the first one after the warm-up).
-    let mut server_cpu0 = None;
+    let (mut server_cpu0, mut server_faults0) = (None, None);
     for unit in 1..=warmup + n {
         if unit == warmup + 1 {
             server_cpu0 = ThreadTimes::read(&server.pid.to_string());
+            server_faults0 = minor_faults(&server.pid.to_string());
         }
         next_id += 1;
         let mut first = work.request(next_id, None);
@@ -463,6 +464,7 @@ pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
     let load_cpu = cpu_percent(cpu0, wall.as_secs_f64());
     // Every thread's time on a CPU (ns), finer than the 10 ms ticks of `/proc/PID/stat`.
     let server_cpu = ThreadTimes::read(&server.pid.to_string());
+    let server_faults = minor_faults(&server.pid.to_string());
     let server_cpu_s = server_cpu0.as_ref().zip(server_cpu.as_ref()).map(|(a, b)| b.since(a) as f64 / 1e9);
     if let Some(kib) = vm_hwm_kib(server.pid) {
         peak.fetch_max(kib, Ordering::Relaxed);
@@ -471,6 +473,7 @@ pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
     server.shut_down().await;
     let measured = micros.len();
     let server_cpu_us = cpu_us_per(server_cpu0.as_ref(), server_cpu.as_ref(), measured as u64);
+    let server_faults = faults_per(server_faults0, server_faults, measured as u64);
     let s = summarize(micros);
     let peak_kib = peak.load(Ordering::Relaxed);
     let first_errors = errors.kept.clone();
@@ -509,6 +512,7 @@ pub(crate) async fn stdio_latency(mut args: Args) -> Result<Report, String> {
             "load_cpu_pct": load_cpu,
             "server_cpu_s": server_cpu_s,
             "server_cpu_us_per_unit": server_cpu_us,
+            "server_minflt_per_unit": server_faults,
             "peak_rss_kib": peak_kib,
         }),
         errors: errors.count,
