@@ -149,10 +149,15 @@ pub(crate) fn minor_faults(pid: &str) -> Option<u64> {
 
 /// `minflt` of the text of a `/proc/PID/stat`.
 fn minor_faults_in(stat: &str) -> Option<u64> {
-    // The name, in parentheses, may hold spaces and parentheses: fields are counted after its last `)`.
+    stat_field(stat, 10)?.parse().ok()
+}
+
+/// Field `n` (numbered from 1, as in `proc(5)`) of the text of a `/proc/PID/stat`, from field 3 on.
+/// The name (field 2), in parentheses, may hold spaces and parentheses: fields are counted after its
+/// last `)`.
+fn stat_field(stat: &str, n: usize) -> Option<&str> {
     let (_, rest) = stat.rsplit_once(')')?;
-    // Field 10 of the file is the 8th after the name (the state is field 3).
-    rest.split_whitespace().nth(7)?.parse().ok()
+    rest.split_whitespace().nth(n.checked_sub(3)?)
 }
 
 /// Faults per request between two readings of [`minor_faults`]; `None` without both or without a
@@ -164,11 +169,9 @@ pub(crate) fn faults_per(before: Option<u64>, after: Option<u64>, requests: u64)
 
 /// utime + stime of the text of a `/proc/PID/stat`, in seconds.
 fn cpu_seconds_in(stat: &str) -> f64 {
-    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
-    // Fields 14 and 15 of the file (utime, stime) are 11 and 12 after the name.
-    (ticks(11) + ticks(12)) / 100.0
+    let ticks = |n: usize| stat_field(stat, n).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime.
+    (ticks(14) + ticks(15)) / 100.0
 }
 
 /// The generator's CPU use since `cpu0` over `wall` seconds, in percent of one core.
