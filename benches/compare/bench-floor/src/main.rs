@@ -1,7 +1,7 @@
 //! `bench-floor stdio` | `bench-floor http 127.0.0.1:PORT`
 //!
 //! The physical floor: only the JSON work every server must do for an echo `tools/call` — parse the
-//! request into a `serde_json::Value`, take `id` and `params.arguments.message`, and write
+//! request into a `serde_json::Value`, move `id` and `params.arguments.message` out of it, and write
 //! `{"jsonrpc":"2.0","id":<id>,"result":{"content":[{"type":"text","text":<message>}],"isError":false,"resultType":"complete"}}`.
 //! No validation, no header checks, no routing: any POST (any path) gets the same treatment.
 //!
@@ -28,9 +28,9 @@ mod stdio;
 
 /// The answer to one parsed request, or `None` when the bytes are not JSON at all.
 fn answer(request: &[u8]) -> Option<Vec<u8>> {
-    let request: Value = serde_json::from_slice(request).ok()?;
-    let id = request.get("id").cloned().unwrap_or(Value::Null);
-    let message = request.pointer("/params/arguments/message").cloned().unwrap_or(Value::Null);
+    let mut request: Value = serde_json::from_slice(request).ok()?;
+    let id = request.get_mut("id").map(Value::take).unwrap_or(Value::Null);
+    let message = request.pointer_mut("/params/arguments/message").map(Value::take).unwrap_or(Value::Null);
     let response = json!({
         "jsonrpc": "2.0",
         "id": id,

@@ -67,7 +67,7 @@ use mcp_kernel::router::sessions::SessionLimits;
 use mcp_kernel::tasks::{TaskMode, Tasks, TokioRuntime};
 use mcp_kernel::wire::types::ResourceContents;
 use mcp_kernel::{Listing, Mode, ReaderError, Server, ToolCall, ToolError, ToolOutput, ToolSpec};
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// The most generated tools or templates (`BENCH_CATALOG_TOOLS`, `BENCH_CATALOG_TEMPLATES`).
 const MAX_CATALOG: usize = 1_000_000;
@@ -140,15 +140,16 @@ fn count(var: &str) -> Result<usize, String> {
     }
 }
 
-/// Returns the (already validated) message as one text block, whichever tool was called; with a
-/// notifier (a call of `announce`), first tells every listen stream that the tools list changed.
-async fn dispatch(announce: Option<Notifier>, call: ToolCall) -> Result<ToolOutput, ToolError> {
+/// Returns the (already validated) message as one text block, whichever tool was called, moved out of
+/// the arguments rather than copied; with a notifier (a call of `announce`), first tells every listen
+/// stream that the tools list changed.
+async fn dispatch(announce: Option<Notifier>, mut call: ToolCall) -> Result<ToolOutput, ToolError> {
     if let Some(notifier) = announce {
         notifier.tools_list_changed();
     }
-    match call.arguments.get_str("message") {
-        Some(message) => Ok(ToolOutput::text(message)),
-        None => Err(ToolError::new("message must be a string")),
+    match call.arguments.take("message") {
+        Some(Value::String(message)) => Ok(ToolOutput::text(message)),
+        _ => Err(ToolError::new("message must be a string")),
     }
 }
 

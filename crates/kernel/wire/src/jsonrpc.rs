@@ -164,6 +164,76 @@ impl Response {
     }
 }
 
+/// A response's compact JSON as the pieces of one vectored write ([`Response::into_pieces`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pieces {
+    /// All of it, in one buffer.
+    Whole(Vec<u8>),
+    /// A large encoded result, left in the buffer it was encoded into, between the envelope's bytes.
+    Around {
+        /// The envelope's bytes before the result: `{"jsonrpc":"2.0","id":…,"result":`.
+        head: Vec<u8>,
+        /// The result's JSON, as it was encoded.
+        result: Box<str>,
+        /// The envelope's bytes after the result: `}`.
+        tail: &'static [u8],
+    },
+}
+
+impl Pieces {
+    /// How many bytes the pieces hold together.
+    pub fn len(&self) -> usize {
+        match self {
+            Pieces::Whole(bytes) => bytes.len(),
+            Pieces::Around { head, result, tail } => head.len() + result.len() + tail.len(),
+        }
+    }
+
+    /// Whether the pieces hold no byte (never, for a response's).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The pieces as one buffer (a copy of a large result: for tests and logs).
+    pub fn concat(&self) -> Vec<u8> {
+        match self {
+            Pieces::Whole(bytes) => bytes.clone(),
+            Pieces::Around { head, result, tail } => [head.as_slice(), result.as_bytes(), tail].concat(),
+        }
+    }
+}
+
+impl Response {
+    /// The bytes of [`to_bytes`](Self::to_bytes), without copying an encoded result of `copy_below`
+    /// bytes or more: such a result stays in its own buffer, between the envelope's bytes before and
+    /// after it, for a transport that writes the three with one vectored write. A smaller result, an
+    /// error and a [`Payload::Value`] are written whole, as `to_bytes` writes them.
+    ///
+    /// A megabyte answer is then held in memory once rather than twice, and never copied after it was
+    /// encoded.
+    pub fn into_pieces(self, copy_below: usize) -> Pieces {
+        let raw = match self.body {
+            Ok(Payload::Encoded(raw)) if raw.get().len() >= copy_below => raw,
+            body => return Pieces::Whole(Response { id: self.id, body }.to_bytes()),
+        };
+        // The bytes `Serialize for Response` writes before the result, in its order.
+        let mut head = Vec::with_capacity(ENVELOPE_BYTES);
+        head.extend_from_slice(br#"{"jsonrpc":""#);
+        head.extend_from_slice(JSONRPC_VERSION.as_bytes());
+        head.extend_from_slice(br#"","#);
+        if !self.id.is_null() {
+            head.extend_from_slice(br#""id":"#);
+            // A Value always serializes: its map keys are strings.
+            if serde_json::to_writer(&mut head, &self.id).is_err() {
+                return Pieces::Whole(Response::encoded(self.id, raw).to_bytes());
+            }
+            head.push(b',');
+        }
+        head.extend_from_slice(br#""result":"#);
+        Pieces::Around { head, result: raw.into(), tail: b"}" }
+    }
+}
+
 impl Serialize for Response {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(3))?;
@@ -225,6 +295,58 @@ mod tests {
         let response = Response::encoded(json!(1), serde_json::value::to_raw_value(&deep).unwrap());
         assert_eq!(response.to_value(), json!({"jsonrpc": "2.0", "id": 1, "result": deep}));
         assert_eq!(response.result_value(), Some(deep));
+    }
+
+    fn encoded(id: Value, result: &Value) -> Response {
+        Response::encoded(id, serde_json::value::to_raw_value(result).unwrap())
+    }
+
+    #[test]
+    fn a_large_encoded_result_is_left_between_the_envelopes_bytes() {
+        let result = json!({"content": [{"type": "text", "text": "x".repeat(100)}]});
+        let response = encoded(json!(7), &result);
+        let whole = response.to_bytes();
+        let Pieces::Around { head, result: text, tail } = response.into_pieces(64) else {
+            panic!("a result of 64 bytes or more is not copied");
+        };
+        assert_eq!(head, br#"{"jsonrpc":"2.0","id":7,"result":"#);
+        assert_eq!(text.as_ref(), serde_json::to_string(&result).unwrap());
+        assert_eq!(tail, b"}");
+        assert_eq!([head.as_slice(), text.as_bytes(), tail].concat(), whole);
+    }
+
+    #[test]
+    fn a_small_result_an_error_and_a_value_are_written_whole() {
+        let small = encoded(json!(1), &json!({"a": 1}));
+        assert_eq!(small.clone().into_pieces(8), Pieces::Whole(small.to_bytes()));
+        let error = Response::error(json!(2), ErrorObject::method_not_found());
+        assert_eq!(error.clone().into_pieces(0), Pieces::Whole(error.to_bytes()));
+        let value = Response::result(json!(3), json!({"b": "x".repeat(64)}));
+        assert_eq!(value.clone().into_pieces(0), Pieces::Whole(value.to_bytes()));
+    }
+
+    mod pieces_properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+        #[test]
+        fn pieces_hold_the_bytes_of_to_bytes(
+            id in prop_oneof![
+                Just(Value::Null),
+                any::<i64>().prop_map(Value::from),
+                "[ -~é\u{1F600}\"\\\\\n]{0,12}".prop_map(Value::from),
+            ],
+            text in "[ -~é\u{1F600}\"\\\\\n]{0,40}",
+            copy_below in 0usize..80,
+        ) {
+            let response = encoded(id, &json!({"content": [{"type": "text", "text": text}], "isError": false}));
+            let whole = response.to_bytes();
+            let pieces = response.into_pieces(copy_below);
+            prop_assert_eq!(pieces.len(), whole.len());
+            prop_assert_eq!(pieces.concat(), whole);
+        }
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ pub mod types;
 pub mod version;
 
 pub use error::{ErrorObject, code};
-pub use jsonrpc::{JSONRPC_VERSION, Payload, Response};
+pub use jsonrpc::{JSONRPC_VERSION, Payload, Pieces, Response};
 pub use message::{Envelope, RequestMeta};
 pub use reader::{MAX_DEPTH, ReadError, read_message};
 pub use types::method::Method;

@@ -27,7 +27,7 @@ use mcp_kernel_router::{Extensions, Server};
 use mcp_kernel_wire::trace::TraceCarrier;
 use mcp_kernel_wire::{Envelope, ErrorObject, Response as JsonRpcResponse};
 
-use crate::response::body::ResponseBody;
+use crate::response::body::{COPY_BELOW, ResponseBody};
 use crate::response::legacy_answer;
 use crate::response::refusal::{accepted, json_response};
 use crate::response::status;
@@ -123,25 +123,63 @@ pub(crate) fn dispatch<'s, 'a>(
             (Err(fault), _) => fault,
             (Ok(None), _) => match silent_request {
                 Some(id) => {
-                    legacy_answer::answer(&JsonRpcResponse::error(id, ErrorObject::method_not_found()))
+                    legacy_answer::answer(JsonRpcResponse::error(id, ErrorObject::method_not_found()))
                 }
                 None => accepted(),
             },
             (Ok(Some(mut response)), Path::Legacy) => {
                 finish(&mut response);
-                legacy_answer::answer(&response)
+                legacy_answer::answer(response)
             }
-            (Ok(Some(response)), Path::Modern) => modern_answer(&response),
+            (Ok(Some(response)), Path::Modern) => modern_answer(response),
         }
     }
 }
 
 /// A 2026-07-28 answer as JSON, its status following its error (`response/status.rs`).
-pub(crate) fn modern_answer(response: &JsonRpcResponse) -> Response<ResponseBody> {
-    let status = response.as_error().map(status::for_error).unwrap_or(StatusCode::OK);
-    let mut answer = json_response(status, JsonRpcResponse::to_bytes(response));
-    if let Some(error) = response.as_error() {
-        status::retry_after(error, &mut answer);
-    }
+/// A large result is sent from the buffer it was encoded into ([`COPY_BELOW`]).
+pub(crate) fn modern_answer(response: JsonRpcResponse) -> Response<ResponseBody> {
+    let Some(error) = response.as_error() else {
+        return json_response(StatusCode::OK, response.into_pieces(COPY_BELOW));
+    };
+    let mut answer = json_response(status::for_error(error), response.to_bytes());
+    status::retry_after(error, &mut answer);
     answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::response::body::tests::frames;
+    use serde_json::json;
+
+    /// An encoded result of `len` bytes or more, and where its bytes are.
+    fn encoded_result(len: usize) -> (JsonRpcResponse, *const u8) {
+        let raw = serde_json::value::to_raw_value(&json!({"text": "x".repeat(len)})).unwrap();
+        let at = raw.get().as_ptr();
+        (JsonRpcResponse::encoded(json!(9), raw), at)
+    }
+
+    #[tokio::test]
+    async fn a_large_result_is_answered_from_the_buffer_it_was_encoded_into() {
+        for answer in [modern_answer, legacy_answer::answer] {
+            let (response, at) = encoded_result(COPY_BELOW);
+            let whole = response.to_bytes();
+            let answer = answer(response);
+            assert_eq!(answer.status(), StatusCode::OK);
+            let frames = frames(answer.into_body()).await;
+            assert!(frames.iter().any(|frame| frame.as_ptr() == at), "copied: {} frames", frames.len());
+            assert_eq!(frames.concat(), whole);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_small_result_is_answered_in_one_frame() {
+        for answer in [modern_answer, legacy_answer::answer] {
+            let (response, _) = encoded_result(16);
+            let whole = response.to_bytes();
+            let frames = frames(answer(response).into_body()).await;
+            assert_eq!(frames, [bytes::Bytes::from(whole)]);
+        }
+    }
 }

@@ -6,10 +6,16 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::Full;
+use mcp_kernel_wire::Pieces;
 
 use crate::body::budget::Reserved;
 use crate::response::event_stream::SseStream;
 use crate::response::listen_stream::ListenStream;
+
+/// An encoded result this long or longer is sent from the buffer it was encoded into, between the
+/// envelope's bytes, rather than copied behind them ([`Pieces`]): a copy of 16 KiB costs more than
+/// two more frames of one vectored write, and a megabyte answer is then held in memory once, not twice.
+pub(crate) const COPY_BELOW: usize = 16 * 1024;
 
 /// The body of every response the service writes: one JSON message, nothing (202), or an SSE stream
 /// (a request with a progress token whose call reported progress, or a `subscriptions/listen` stream).
@@ -26,6 +32,8 @@ enum Inner {
     #[default]
     Empty,
     Full(Full<Bytes>),
+    /// A JSON answer in the pieces of [`Pieces::Around`], sent in order.
+    Around(Box<Around>),
     Sse(Box<SseStream>),
     Listen(Box<ListenStream>),
 }
@@ -35,6 +43,7 @@ impl std::fmt::Debug for ResponseBody {
         match &self.inner {
             Inner::Empty => f.write_str("ResponseBody(Empty)"),
             Inner::Full(full) => f.debug_tuple("ResponseBody").field(full).finish(),
+            Inner::Around(around) => f.debug_tuple("ResponseBody").field(&around.remaining).finish(),
             Inner::Sse(_) => f.write_str("ResponseBody(SseStream)"),
             Inner::Listen(_) => f.write_str("ResponseBody(ListenStream)"),
         }
@@ -88,6 +97,27 @@ impl From<Vec<u8>> for ResponseBody {
     }
 }
 
+impl From<Pieces> for ResponseBody {
+    fn from(pieces: Pieces) -> Self {
+        match pieces {
+            Pieces::Whole(bytes) => Self::from(bytes),
+            Pieces::Around { head, result, tail } => {
+                let pieces =
+                    [Bytes::from(head), Bytes::from(result.into_boxed_bytes()), Bytes::from_static(tail)];
+                let remaining = pieces.iter().map(|piece| piece.len() as u64).sum();
+                let around = Around { pieces: pieces.into_iter(), remaining };
+                Self { inner: Inner::Around(Box::new(around)), held: None }
+            }
+        }
+    }
+}
+
+/// The pieces of one JSON answer not yet sent, and how many bytes they hold.
+struct Around {
+    pieces: std::array::IntoIter<Bytes, 3>,
+    remaining: u64,
+}
+
 impl Body for ResponseBody {
     type Data = Bytes;
     type Error = std::convert::Infallible;
@@ -99,6 +129,10 @@ impl Body for ResponseBody {
         match &mut self.inner {
             Inner::Empty => Poll::Ready(None),
             Inner::Full(full) => Pin::new(full).poll_frame(cx),
+            Inner::Around(around) => Poll::Ready(around.pieces.next().map(|piece| {
+                around.remaining -= piece.len() as u64;
+                Ok(Frame::data(piece))
+            })),
             Inner::Sse(stream) => {
                 stream.poll_event(cx).map(|event| event.map(|bytes| Ok(Frame::data(bytes))))
             }
@@ -112,6 +146,7 @@ impl Body for ResponseBody {
         match &self.inner {
             Inner::Empty => true,
             Inner::Full(full) => full.is_end_stream(),
+            Inner::Around(around) => around.pieces.len() == 0,
             Inner::Sse(stream) => stream.is_done(),
             Inner::Listen(stream) => stream.is_done(),
         }
@@ -122,6 +157,55 @@ impl Body for ResponseBody {
             // Unknown, for `Empty` too: no length is derived from it (see `empty`).
             Inner::Empty | Inner::Sse(_) | Inner::Listen(_) => SizeHint::default(),
             Inner::Full(full) => full.size_hint(),
+            Inner::Around(around) => SizeHint::with_exact(around.remaining),
         }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+    use mcp_kernel_wire::Response as JsonRpcResponse;
+    use serde_json::json;
+
+    /// Every data frame of `body`, in order, checking its size hint before each.
+    pub(crate) async fn frames(mut body: ResponseBody) -> Vec<Bytes> {
+        let mut frames = Vec::new();
+        loop {
+            let left = body.size_hint().exact();
+            let Some(frame) = body.frame().await else { break };
+            let data = frame.expect("infallible").into_data().expect("a data frame");
+            if let Some(left) = left {
+                assert!(data.len() as u64 <= left, "a frame beyond the announced length");
+            }
+            frames.push(data);
+        }
+        assert!(body.is_end_stream());
+        frames
+    }
+
+    #[tokio::test]
+    async fn pieces_are_sent_in_order_with_their_exact_length() {
+        let raw = serde_json::value::to_raw_value(&json!({"text": "é\"".repeat(40)})).unwrap();
+        let at = raw.get().as_ptr();
+        let response = JsonRpcResponse::encoded(json!("a"), raw);
+        let whole = response.to_bytes();
+        let body = ResponseBody::from(response.into_pieces(0));
+        assert_eq!(body.size_hint().exact(), Some(whole.len() as u64));
+        assert!(!body.is_end_stream());
+        let frames = frames(body).await;
+        assert_eq!(frames.len(), 3);
+        assert_eq!(frames[1].as_ptr(), at, "the result is sent from its own buffer");
+        assert_eq!(frames.concat(), whole);
+    }
+
+    #[tokio::test]
+    async fn a_whole_answer_is_one_frame() {
+        let response = JsonRpcResponse::result(json!(1), json!({"a": 1}));
+        let whole = response.to_bytes();
+        let body = ResponseBody::from(response.into_pieces(COPY_BELOW));
+        assert_eq!(body.size_hint().exact(), Some(whole.len() as u64));
+        assert_eq!(frames(body).await, [Bytes::from(whole)]);
     }
 }

@@ -9,7 +9,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::response::body::ResponseBody;
+use crate::response::body::{COPY_BELOW, ResponseBody};
 use crate::response::refusal::json_response;
 
 /// 2025-11-25 results carry no cache hints ([S-64] item 8); the core writes them in both eras. A result
@@ -80,15 +80,18 @@ impl Serialize for Members<'_> {
 /// reads 404 as an ended session ([S-62]).
 ///
 /// [S-62]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
-pub(crate) fn answer(response: &JsonRpcResponse) -> http::Response<ResponseBody> {
-    let status = match response.as_error() {
-        Some(error) if error.retry_after().is_some() => StatusCode::SERVICE_UNAVAILABLE,
-        Some(error) if error.code == code::INTERNAL_ERROR => StatusCode::INTERNAL_SERVER_ERROR,
+///
+/// A large result is sent from the buffer it was encoded into ([`COPY_BELOW`]).
+pub(crate) fn answer(response: JsonRpcResponse) -> http::Response<ResponseBody> {
+    let Some(error) = response.as_error() else {
+        return json_response(StatusCode::OK, response.into_pieces(COPY_BELOW));
+    };
+    let status = match error {
+        error if error.retry_after().is_some() => StatusCode::SERVICE_UNAVAILABLE,
+        error if error.code == code::INTERNAL_ERROR => StatusCode::INTERNAL_SERVER_ERROR,
         _ => StatusCode::OK,
     };
     let mut answer = json_response(status, response.to_bytes());
-    if let Some(error) = response.as_error() {
-        crate::response::status::retry_after(error, &mut answer);
-    }
+    crate::response::status::retry_after(error, &mut answer);
     answer
 }

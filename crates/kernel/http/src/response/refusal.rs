@@ -132,8 +132,8 @@ pub(crate) fn jsonrpc_shape(message: &Envelope) -> Result<(), Refusal> {
 }
 
 /// A response with a JSON body.
-pub(crate) fn json_response(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody> {
-    let mut response = Response::new(ResponseBody::from(body));
+pub(crate) fn json_response(status: StatusCode, body: impl Into<ResponseBody>) -> Response<ResponseBody> {
+    let mut response = Response::new(body.into());
     *response.status_mut() = status;
     response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response

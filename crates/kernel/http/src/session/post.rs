@@ -146,7 +146,7 @@ async fn initialize(post: Post<'_>, server: &Server, message: Envelope) -> Respo
         Err(_) => None,
     };
     // An error opens no session.
-    let Some(agreed) = agreed else { return legacy_answer::answer(&response) };
+    let Some(agreed) = agreed else { return legacy_answer::answer(response) };
     let Some(session) = new_session_id() else {
         let refusal = Refusal::post_body(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal(), id);
         return refusal.into_response(version);
@@ -160,7 +160,7 @@ async fn initialize(post: Post<'_>, server: &Server, message: Envelope) -> Respo
     if let Err(error) = policy.store.create(record, &policy.limits).await {
         return refused(error, id, version);
     }
-    let mut answer = legacy_answer::answer(&response);
+    let mut answer = legacy_answer::answer(response);
     // 32 hex digits: always a valid header value.
     if let Ok(value) = HeaderValue::from_str(&session) {
         answer.headers_mut().insert(SESSION_HEADER, value);

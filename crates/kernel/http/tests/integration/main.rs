@@ -22,6 +22,7 @@ mod hidden_tools;
 mod hooks;
 mod host_check;
 mod identity;
+mod large_answers;
 mod legacy;
 mod legacy_encoded_answers;
 mod legacy_stateless_wire;

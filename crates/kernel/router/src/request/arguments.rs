@@ -61,6 +61,14 @@ impl Arguments {
         self.get(key).and_then(Value::as_str)
     }
 
+    /// Moves the value of a declared key out, if the caller sent it (the key is then absent): a host
+    /// that keeps a long string or a large array takes it without a copy, where [`get`](Self::get)
+    /// would have it cloned.
+    pub fn take(&mut self, key: &str) -> Option<Value> {
+        let at = self.entries.iter().position(|(k, _)| k.as_ref() == key)?;
+        Some(self.entries.remove(at).1)
+    }
+
     /// Iterates the (declared key, value) pairs in schema order.
     pub fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &Value)> {
         self.entries.iter().map(|(k, v)| (k, v))
@@ -81,7 +89,13 @@ impl Arguments {
         Value::Object(self.entries.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
     }
 
-    /// Deserializes the arguments into a host type.
+    /// The arguments as one JSON object, their values moved rather than cloned.
+    pub fn into_value(self) -> Value {
+        Value::Object(self.entries.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    }
+
+    /// Deserializes the arguments into a host type (from a copy: [`into_value`](Self::into_value) and
+    /// `serde_json::from_value` deserialize them without one).
     pub fn deserialize<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
         serde_json::from_value(self.to_value())
     }
@@ -91,6 +105,19 @@ impl Arguments {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_taken_value_is_moved_out_and_its_key_is_then_absent() {
+        let declared: Vec<Arc<str>> = vec![Arc::from("text"), Arc::from("n")];
+        let wire = json!({"text": "x".repeat(64), "n": 1}).as_object().cloned().unwrap();
+        let mut args = Arguments::select(&declared, wire);
+        let at = args.get_str("text").map(str::as_ptr);
+        let Some(Value::String(text)) = args.take("text") else { panic!("the text is taken") };
+        assert_eq!(Some(text.as_ptr()), at, "moved, not copied");
+        assert_eq!(args.take("text"), None);
+        assert_eq!(args.take("undeclared"), None);
+        assert_eq!(args.into_value(), json!({"n": 1}));
+    }
 
     #[test]
     fn keeps_only_declared_keys_with_the_schema_arcs() {

@@ -128,7 +128,7 @@ pub(crate) async fn open(
         .network(crate::trace::network(version));
     let listen = match AssertUnwindSafe(server.open_listen(message, inbound)).catch_unwind().await {
         Ok(Ok(listen)) => listen,
-        Ok(Err(handled)) => return handled.response.as_ref().map_or_else(accepted, modern_answer),
+        Ok(Err(handled)) => return handled.response.map_or_else(accepted, modern_answer),
         Err(_) => {
             tracing::error!("the core panicked opening a listen stream; answered 500");
             let refusal = Refusal::post_body(StatusCode::INTERNAL_SERVER_ERROR, ErrorObject::internal(), id);
