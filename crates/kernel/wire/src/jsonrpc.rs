@@ -4,6 +4,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::encoded::Encoded;
 use crate::error::ErrorObject;
 
 /// The only JSON-RPC version either revision speaks.
@@ -38,7 +39,7 @@ pub enum Payload {
     /// A JSON value.
     Value(Value),
     /// Compact JSON, written as is.
-    Encoded(Box<RawValue>),
+    Encoded(Encoded),
 }
 
 impl Payload {
@@ -46,7 +47,7 @@ impl Payload {
     pub fn to_value(&self) -> Value {
         match self {
             Payload::Value(value) => value.clone(),
-            Payload::Encoded(raw) => Self::read_back(raw),
+            Payload::Encoded(encoded) => Self::read_back(encoded.get()),
         }
     }
 
@@ -54,7 +55,7 @@ impl Payload {
     pub fn into_value(self) -> Value {
         match self {
             Payload::Value(value) => value,
-            Payload::Encoded(raw) => Self::read_back(&raw),
+            Payload::Encoded(encoded) => Self::read_back(encoded.get()),
         }
     }
 
@@ -62,15 +63,15 @@ impl Payload {
     pub fn as_encoded(&self) -> Option<&str> {
         match self {
             Payload::Value(_) => None,
-            Payload::Encoded(raw) => Some(raw.get()),
+            Payload::Encoded(encoded) => Some(encoded.get()),
         }
     }
 
-    fn read_back(raw: &RawValue) -> Value {
-        // A RawValue is valid JSON, written by a serializer, at whatever depth it wrote: read back
+    fn read_back(json: &str) -> Value {
+        // Encoded JSON is valid JSON, written by a serializer, at whatever depth it wrote: read back
         // without serde_json's recursion limit (128), which would refuse what the writer recursed
         // through already. Untrusted input is bounded by the reader (`MAX_DEPTH`), never read here.
-        let mut reader = serde_json::Deserializer::from_str(raw.get());
+        let mut reader = serde_json::Deserializer::from_str(json);
         reader.disable_recursion_limit();
         serde::Deserialize::deserialize(&mut reader).unwrap_or(Value::Null)
     }
@@ -84,7 +85,13 @@ impl From<Value> for Payload {
 
 impl From<Box<RawValue>> for Payload {
     fn from(raw: Box<RawValue>) -> Self {
-        Payload::Encoded(raw)
+        Payload::Encoded(raw.into())
+    }
+}
+
+impl From<Encoded> for Payload {
+    fn from(encoded: Encoded) -> Self {
+        Payload::Encoded(encoded)
     }
 }
 
@@ -102,7 +109,9 @@ impl Serialize for Payload {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Payload::Value(value) => value.serialize(serializer),
-            Payload::Encoded(raw) => raw.serialize(serializer),
+            // Read again into a `RawValue` (see `Encoded::to_raw_value`): the transports write an
+            // encoded result with `Response::to_bytes` and `into_pieces`, which copy it as it is.
+            Payload::Encoded(encoded) => encoded.to_raw_value().serialize(serializer),
         }
     }
 }
@@ -114,8 +123,8 @@ impl Response {
     }
 
     /// A successful response whose result is already encoded.
-    pub fn encoded(id: Value, result: Box<RawValue>) -> Self {
-        Self { id, body: Ok(Payload::Encoded(result)) }
+    pub fn encoded(id: Value, result: impl Into<Encoded>) -> Self {
+        Self { id, body: Ok(Payload::Encoded(result.into())) }
     }
 
     /// An error response.
@@ -135,12 +144,16 @@ impl Response {
 
     /// The compact JSON bytes of this response (no trailing newline).
     pub fn to_bytes(&self) -> Vec<u8> {
+        // An encoded result is copied as it is, behind the envelope's head, into one buffer of its size.
+        if let Ok(Payload::Encoded(encoded)) = &self.body
+            && let Some(mut bytes) = result_head(&self.id, encoded.get().len() + ENVELOPE_BYTES)
+        {
+            bytes.extend_from_slice(encoded.get().as_bytes());
+            bytes.extend_from_slice(RESULT_TAIL);
+            return bytes;
+        }
         // Room for a typical answer at once, rather than growing from empty three or four times.
-        let capacity = match &self.body {
-            Ok(Payload::Encoded(raw)) => raw.get().len() + ENVELOPE_BYTES,
-            _ => RESPONSE_CAPACITY,
-        };
-        let mut bytes = Vec::with_capacity(capacity);
+        let mut bytes = Vec::with_capacity(RESPONSE_CAPACITY);
         // A Value and an ErrorObject always serialize: their map keys are strings.
         match serde_json::to_writer(&mut bytes, self) {
             Ok(()) => bytes,
@@ -173,8 +186,8 @@ pub enum Pieces {
     Around {
         /// The envelope's bytes before the result: `{"jsonrpc":"2.0","id":…,"result":`.
         head: Vec<u8>,
-        /// The result's JSON, as it was encoded.
-        result: Box<str>,
+        /// The result's JSON, in the buffer it was encoded into.
+        result: String,
         /// The envelope's bytes after the result: `}`.
         tail: &'static [u8],
     },
@@ -212,26 +225,35 @@ impl Response {
     /// A megabyte answer is then held in memory once rather than twice, and never copied after it was
     /// encoded.
     pub fn into_pieces(self, copy_below: usize) -> Pieces {
-        let raw = match self.body {
-            Ok(Payload::Encoded(raw)) if raw.get().len() >= copy_below => raw,
+        let encoded = match self.body {
+            Ok(Payload::Encoded(encoded)) if encoded.get().len() >= copy_below => encoded,
             body => return Pieces::Whole(Response { id: self.id, body }.to_bytes()),
         };
-        // The bytes `Serialize for Response` writes before the result, in its order.
-        let mut head = Vec::with_capacity(ENVELOPE_BYTES);
-        head.extend_from_slice(br#"{"jsonrpc":""#);
-        head.extend_from_slice(JSONRPC_VERSION.as_bytes());
-        head.extend_from_slice(br#"","#);
-        if !self.id.is_null() {
-            head.extend_from_slice(br#""id":"#);
-            // A Value always serializes: its map keys are strings.
-            if serde_json::to_writer(&mut head, &self.id).is_err() {
-                return Pieces::Whole(Response::encoded(self.id, raw).to_bytes());
-            }
-            head.push(b',');
+        match result_head(&self.id, ENVELOPE_BYTES) {
+            Some(head) => Pieces::Around { head, result: encoded.into_string(), tail: RESULT_TAIL },
+            None => Pieces::Whole(Response::encoded(self.id, encoded).to_bytes()),
         }
-        head.extend_from_slice(br#""result":"#);
-        Pieces::Around { head, result: raw.into(), tail: b"}" }
     }
+}
+
+/// The bytes after a result: the envelope's `}`.
+const RESULT_TAIL: &[u8] = b"}";
+
+/// The bytes `Serialize for Response` writes before a result — `{"jsonrpc":"2.0","id":…,"result":` —
+/// in a buffer with room for `capacity` bytes; `None` if the id does not serialize (a `Value` always
+/// does: its map keys are strings).
+fn result_head(id: &Value, capacity: usize) -> Option<Vec<u8>> {
+    let mut head = Vec::with_capacity(capacity);
+    head.extend_from_slice(br#"{"jsonrpc":""#);
+    head.extend_from_slice(JSONRPC_VERSION.as_bytes());
+    head.extend_from_slice(br#"","#);
+    if !id.is_null() {
+        head.extend_from_slice(br#""id":"#);
+        serde_json::to_writer(&mut head, id).ok()?;
+        head.push(b',');
+    }
+    head.extend_from_slice(br#""result":"#);
+    Some(head)
 }
 
 impl Serialize for Response {
@@ -286,7 +308,7 @@ mod tests {
         // serde_json's reader refuses past 128 levels by default; the serializer writes any depth.
         let deep = (0..200).fold(json!({"a": 1}), |inner, _| json!([inner]));
         let deeper = json!([deep.clone()]);
-        let encoded = |value: &Value| Payload::Encoded(serde_json::value::to_raw_value(value).unwrap());
+        let encoded = |value: &Value| Payload::from(serde_json::value::to_raw_value(value).unwrap());
         assert_eq!(encoded(&deep).to_value(), deep);
         assert_eq!(encoded(&deep).into_value(), deep);
         assert_ne!(encoded(&deep), encoded(&deeper));
@@ -351,7 +373,7 @@ mod tests {
 
     #[test]
     fn payloads_differ_when_their_values_do() {
-        let one = Payload::Encoded(serde_json::value::to_raw_value(&json!({"a": 1})).unwrap());
+        let one = Payload::from(serde_json::value::to_raw_value(&json!({"a": 1})).unwrap());
         let two = Payload::Value(json!({"a": 2}));
         assert_ne!(one, two);
         assert_eq!(one.as_encoded(), Some(r#"{"a":1}"#));

@@ -4,6 +4,7 @@
 //! This crate does no I/O and depends on no async runtime.
 #![forbid(unsafe_code)]
 
+pub mod encoded;
 pub mod error;
 pub mod jsonrpc;
 pub mod message;
@@ -12,6 +13,7 @@ pub mod trace;
 pub mod types;
 pub mod version;
 
+pub use encoded::Encoded;
 pub use error::{ErrorObject, code};
 pub use jsonrpc::{JSONRPC_VERSION, Payload, Pieces, Response};
 pub use message::{Envelope, RequestMeta};

@@ -102,8 +102,7 @@ impl From<Pieces> for ResponseBody {
         match pieces {
             Pieces::Whole(bytes) => Self::from(bytes),
             Pieces::Around { head, result, tail } => {
-                let pieces =
-                    [Bytes::from(head), Bytes::from(result.into_boxed_bytes()), Bytes::from_static(tail)];
+                let pieces = [Bytes::from(head), Bytes::from(result), Bytes::from_static(tail)];
                 let remaining = pieces.iter().map(|piece| piece.len() as u64).sum();
                 let around = Around { pieces: pieces.into_iter(), remaining };
                 Self { inner: Inner::Around(Box::new(around)), held: None }

@@ -25,9 +25,9 @@ pub(crate) fn strip_cache_hints(response: &mut JsonRpcResponse) {
             result.remove("cacheScope");
         }
         // Only a member named so, or a string so, writes `"cacheScope"` unescaped.
-        Ok(Payload::Encoded(raw)) if raw.get().contains("\"cacheScope\"") => {
-            if let Some(stripped) = without_cache_hints(raw) {
-                *raw = stripped;
+        Ok(Payload::Encoded(encoded)) if encoded.get().contains("\"cacheScope\"") => {
+            if let Some(stripped) = without_cache_hints(encoded.get()) {
+                *encoded = stripped.into();
             }
         }
         _ => {}
@@ -36,8 +36,8 @@ pub(crate) fn strip_cache_hints(response: &mut JsonRpcResponse) {
 
 /// An encoded result object without its top-level `ttlMs` and `cacheScope`, the other members in
 /// their order and byte for byte; `None` for anything but an object.
-fn without_cache_hints(raw: &RawValue) -> Option<Box<RawValue>> {
-    let Members(members) = serde_json::from_str(raw.get()).ok()?;
+fn without_cache_hints(json: &str) -> Option<Box<RawValue>> {
+    let Members(members) = serde_json::from_str(json).ok()?;
     let kept =
         Members(members.into_iter().filter(|(key, _)| key != "ttlMs" && key != "cacheScope").collect());
     serde_json::value::to_raw_value(&kept).ok()

@@ -10,7 +10,7 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
 use mcp_kernel_wire::types::ContentBlock;
-use mcp_kernel_wire::{ErrorObject, Payload};
+use mcp_kernel_wire::{Encoded, ErrorObject, Payload};
 
 use crate::contract::Era;
 use crate::request::decoration::Decoration;
@@ -35,7 +35,33 @@ impl ToolResult<'_> {
     /// is an object, and only modern ones are decorated.
     pub(crate) fn encode(&self, era: Era, decoration: &Decoration) -> Result<Payload, ErrorObject> {
         let wire = Wire { result: self, modern: era.is_modern(), decoration };
-        serde_json::value::to_raw_value(&wire).map(Payload::Encoded).map_err(|_| ErrorObject::internal())
+        Encoded::to_json(&wire, self.expected_bytes())
+            .map(Payload::Encoded)
+            .map_err(|_| ErrorObject::internal())
+    }
+
+    /// About how long the encoded result is: its texts and binary data, and room for the rest. A text
+    /// needing escapes, or a large structured content, outgrows it and the buffer doubles as before;
+    /// a megabyte text does not, and is written into one allocation (see [`Encoded`]).
+    fn expected_bytes(&self) -> usize {
+        let content = match &self.content {
+            Content::Text(text) => text.len(),
+            Content::Blocks(blocks) => blocks.iter().map(block_bytes).sum(),
+        };
+        content.saturating_add(RESULT_ROOM)
+    }
+}
+
+/// The room an encoded result takes beyond its texts: the members' names, the era's decoration.
+const RESULT_ROOM: usize = 512;
+
+/// The bytes of a block's text or data (its other members are in [`RESULT_ROOM`]).
+fn block_bytes(block: &ContentBlock) -> usize {
+    match block {
+        ContentBlock::Text(text) => text.text.len(),
+        ContentBlock::Image(image) => image.data.len(),
+        ContentBlock::Audio(audio) => audio.data.len(),
+        ContentBlock::ResourceLink(_) | ContentBlock::Resource(_) => 0,
     }
 }
 

@@ -84,7 +84,7 @@ impl Server {
                 serde_json::value::to_raw_value(&ToolList { tools: shown.as_slice(), hints, decoration })
             }
         };
-        encoded.map(Payload::Encoded).map_err(|_| ErrorObject::internal())
+        encoded.map(Payload::from).map_err(|_| ErrorObject::internal())
     }
 
     /// `tools/call`: only a listed tool is called (`protocol.md` [F-5]), with the outcomes of [B-9] and the

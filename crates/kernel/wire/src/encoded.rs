@@ -1,0 +1,85 @@
+//! JSON the server encoded itself, held as text until it is written.
+//!
+//! A result written once and dropped is cheaper encoded straight to bytes than built as a
+//! [`serde_json::Value`] first. Such bytes are only ever made here, by serde_json's serializer, so
+//! they are valid JSON by construction: the writers copy them as they are, without reading them again.
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+/// Compact JSON written by serde_json's serializer: valid by construction, written as it is.
+///
+/// [`Encoded::to_json`] starts its buffer at the size the caller expects, so that a large result is
+/// written into one allocation instead of a buffer doubled past it and shrunk again: each doubling
+/// copies what was written, and a megabyte buffer doubled to two and shrunk back is mapped afresh by
+/// glibc's allocator on every call.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Encoded(String);
+
+impl Encoded {
+    /// `value` as compact JSON, in a buffer that starts with room for `capacity` bytes (it grows if
+    /// the guess is short).
+    pub fn to_json<T: Serialize + ?Sized>(value: &T, capacity: usize) -> serde_json::Result<Self> {
+        let mut bytes = Vec::with_capacity(capacity);
+        serde_json::to_writer(&mut bytes, value)?;
+        // serde_json writes UTF-8; checked here rather than assumed (no `unsafe` in this crate).
+        String::from_utf8(bytes)
+            .map(Self)
+            .map_err(|_| serde::ser::Error::custom("the encoder wrote invalid UTF-8"))
+    }
+
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        &self.0
+    }
+
+    /// The JSON text, with the buffer it was written into.
+    pub fn into_string(self) -> String {
+        self.0
+    }
+
+    /// The same JSON as a [`RawValue`], for a serializer other than the transports' (it is read
+    /// again to make one: `RawValue` has no unchecked constructor).
+    pub fn to_raw_value(&self) -> Box<RawValue> {
+        RawValue::from_string(self.0.clone()).unwrap_or_else(|_| RawValue::NULL.to_owned())
+    }
+}
+
+impl From<Box<RawValue>> for Encoded {
+    fn from(raw: Box<RawValue>) -> Self {
+        Self(String::from(Box::<str>::from(raw)))
+    }
+}
+
+impl std::fmt::Debug for Encoded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Encoded").field(&self.0).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_large_result_is_written_into_one_buffer_of_the_expected_size() {
+        let text = "x".repeat(1 << 20);
+        let value = json!({"content": [{"type": "text", "text": text}], "isError": false});
+        let expected = serde_json::to_string(&value).unwrap();
+        let encoded = Encoded::to_json(&value, expected.len()).unwrap();
+        assert_eq!(encoded.get(), expected);
+        let written = encoded.into_string();
+        assert_eq!(written.capacity(), expected.len(), "never regrown, never shrunk");
+    }
+
+    #[test]
+    fn a_short_guess_still_writes_every_byte() {
+        let value = json!({"a": "é\"\\\n", "b": [1, 2.5, null]});
+        let encoded = Encoded::to_json(&value, 0).unwrap();
+        assert_eq!(encoded.get(), serde_json::to_string(&value).unwrap());
+        assert_eq!(encoded.to_raw_value().get(), encoded.get());
+        let raw = serde_json::value::to_raw_value(&value).unwrap();
+        assert_eq!(Encoded::from(raw), encoded);
+    }
+}
