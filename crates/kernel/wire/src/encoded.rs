@@ -1,27 +1,36 @@
 //! JSON the server encoded itself, held as text until it is written.
 //!
 //! A result written once and dropped is cheaper encoded straight to bytes than built as a
-//! [`serde_json::Value`] first. Such bytes are only ever made here, by serde_json's serializer, so
-//! they are valid JSON by construction: the writers copy them as they are, without reading them again.
+//! [`serde_json::Value`] first. Such bytes are made by serde_json's serializer ([`Encoded::to_json`])
+//! or come from a [`RawValue`], so they are valid JSON by construction: the writers copy them as they
+//! are, without reading them again.
 
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-/// Compact JSON written by serde_json's serializer: valid by construction, written as it is.
+/// JSON written by serde_json's serializer (compact) or taken from a [`RawValue`]: valid by
+/// construction, written as it is.
 ///
 /// [`Encoded::to_json`] starts its buffer at the size the caller expects, so that a large result is
 /// written into one allocation instead of a buffer doubled past it and shrunk again: each doubling
 /// copies what was written, and a megabyte buffer doubled to two and shrunk back is mapped afresh by
-/// glibc's allocator on every call.
+/// glibc's allocator on every call. A guess short enough that the buffer doubled anyway, leaving more
+/// than a quarter of it unused, is shrunk once written, so that the spare room is not held for as
+/// long as the answer is.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Encoded(String);
 
 impl Encoded {
     /// `value` as compact JSON, in a buffer that starts with room for `capacity` bytes (it grows if
-    /// the guess is short).
+    /// the guess is short; a guess the allocator cannot meet is not taken, never a panic).
     pub fn to_json<T: Serialize + ?Sized>(value: &T, capacity: usize) -> serde_json::Result<Self> {
-        let mut bytes = Vec::with_capacity(capacity);
+        let mut bytes = Vec::new();
+        // Only a guess: a capacity the allocator refuses leaves the buffer to grow as it is written.
+        let _ = bytes.try_reserve_exact(capacity);
         serde_json::to_writer(&mut bytes, value)?;
+        if bytes.capacity() - bytes.len() > bytes.len() / 4 {
+            bytes.shrink_to_fit();
+        }
         // serde_json writes UTF-8; checked here rather than assumed (no `unsafe` in this crate).
         String::from_utf8(bytes)
             .map(Self)
@@ -38,10 +47,11 @@ impl Encoded {
         self.0
     }
 
-    /// The same JSON as a [`RawValue`], for a serializer other than the transports' (it is read
-    /// again to make one: `RawValue` has no unchecked constructor).
-    pub fn to_raw_value(&self) -> Box<RawValue> {
-        RawValue::from_string(self.0.clone()).unwrap_or_else(|_| RawValue::NULL.to_owned())
+    /// The same JSON as a [`RawValue`], for a serializer other than the transports' (read again to
+    /// make one: its unchecked constructor is `unsafe`, which this crate forbids). An error only for
+    /// text that is not JSON, which a [`RawValue`] or serde_json's serializer never gives.
+    pub fn to_raw_value(&self) -> serde_json::Result<Box<RawValue>> {
+        RawValue::from_string(self.0.clone())
     }
 }
 
@@ -74,11 +84,25 @@ mod tests {
     }
 
     #[test]
+    fn a_short_guess_that_doubled_is_not_held_with_its_spare_room() {
+        let value = json!({"text": "y".repeat(100_000)});
+        let written = Encoded::to_json(&value, 64).unwrap().into_string();
+        assert_eq!(written, serde_json::to_string(&value).unwrap());
+        assert!(written.capacity() - written.len() <= written.len() / 4, "{}", written.capacity());
+    }
+
+    #[test]
+    fn a_guess_past_what_can_be_allocated_is_not_a_panic() {
+        let encoded = Encoded::to_json(&json!([1]), usize::MAX).unwrap();
+        assert_eq!(encoded.get(), "[1]");
+    }
+
+    #[test]
     fn a_short_guess_still_writes_every_byte() {
         let value = json!({"a": "é\"\\\n", "b": [1, 2.5, null]});
         let encoded = Encoded::to_json(&value, 0).unwrap();
         assert_eq!(encoded.get(), serde_json::to_string(&value).unwrap());
-        assert_eq!(encoded.to_raw_value().get(), encoded.get());
+        assert_eq!(encoded.to_raw_value().unwrap().get(), encoded.get());
         let raw = serde_json::value::to_raw_value(&value).unwrap();
         assert_eq!(Encoded::from(raw), encoded);
     }

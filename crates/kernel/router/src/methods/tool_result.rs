@@ -40,15 +40,17 @@ impl ToolResult<'_> {
             .map_err(|_| ErrorObject::internal())
     }
 
-    /// About how long the encoded result is: its texts and binary data, and room for the rest. A text
-    /// needing escapes, or a large structured content, outgrows it and the buffer doubles as before;
-    /// a megabyte text does not, and is written into one allocation (see [`Encoded`]).
+    /// About how long the encoded result is: its texts and binary data, as long again for structured
+    /// content (whose JSON is the text of `ToolOutput::json`), and room for the rest. A text needing
+    /// many escapes outgrows it, and the buffer doubles (then is shrunk: see [`Encoded`]); a megabyte
+    /// text does not, and is written into one allocation.
     fn expected_bytes(&self) -> usize {
-        let content = match &self.content {
+        let content: usize = match &self.content {
             Content::Text(text) => text.len(),
             Content::Blocks(blocks) => blocks.iter().map(block_bytes).sum(),
         };
-        content.saturating_add(RESULT_ROOM)
+        let structured = if self.structured.is_some() { content } else { 0 };
+        content.saturating_add(structured).saturating_add(RESULT_ROOM)
     }
 }
 

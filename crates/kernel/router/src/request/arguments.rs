@@ -74,17 +74,17 @@ impl Arguments {
         self.entries.iter().map(|(k, v)| (k, v))
     }
 
-    /// How many declared keys the caller sent.
+    /// How many declared keys the caller sent (and the host has not [taken](Self::take)).
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
-    /// True when the caller sent no declared key.
+    /// True when no declared key is left: the caller sent none, or the host [took](Self::take) them.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
-    /// The arguments as one JSON object.
+    /// The arguments as one JSON object (without the keys the host [took](Self::take)).
     pub fn to_value(&self) -> Value {
         Value::Object(self.entries.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
     }
