@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 /// glibc's allocator on every call. A guess short enough that the buffer doubled anyway, leaving more
 /// than a quarter of it unused, is shrunk once written, so that the spare room is not held for as
 /// long as the answer is.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Encoded(String);
 
 impl Encoded {
@@ -58,12 +58,6 @@ impl Encoded {
 impl From<Box<RawValue>> for Encoded {
     fn from(raw: Box<RawValue>) -> Self {
         Self(String::from(Box::<str>::from(raw)))
-    }
-}
-
-impl std::fmt::Debug for Encoded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Encoded").field(&self.0).finish()
     }
 }
 

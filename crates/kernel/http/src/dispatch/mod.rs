@@ -19,7 +19,7 @@ pub(crate) mod sse;
 
 use std::future::Future;
 
-use http::{Response, StatusCode};
+use http::Response;
 
 use mcp_kernel_router::sessions::StoredSession;
 use mcp_kernel_router::transport::{Admitted, Inbound, Revisions};
@@ -27,9 +27,9 @@ use mcp_kernel_router::{Extensions, Server};
 use mcp_kernel_wire::trace::TraceCarrier;
 use mcp_kernel_wire::{Envelope, ErrorObject, Response as JsonRpcResponse};
 
-use crate::response::body::{COPY_BELOW, ResponseBody};
+use crate::response::body::ResponseBody;
 use crate::response::legacy_answer;
-use crate::response::refusal::{accepted, json_response};
+use crate::response::refusal::accepted;
 use crate::response::status;
 pub(crate) use sse::MakeChannel;
 use sse::Outcome;
@@ -137,20 +137,17 @@ pub(crate) fn dispatch<'s, 'a>(
 }
 
 /// A 2026-07-28 answer as JSON, its status following its error (`response/status.rs`).
-/// A large result is sent from the buffer it was encoded into ([`COPY_BELOW`]).
+/// A large result is sent from the buffer it was encoded into (`status::json_answer`).
 pub(crate) fn modern_answer(response: JsonRpcResponse) -> Response<ResponseBody> {
-    let Some(error) = response.as_error() else {
-        return json_response(StatusCode::OK, response.into_pieces(COPY_BELOW));
-    };
-    let mut answer = json_response(status::for_error(error), response.to_bytes());
-    status::retry_after(error, &mut answer);
-    answer
+    status::json_answer(response, status::for_error)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::response::body::COPY_BELOW;
     use crate::response::body::tests::frames;
+    use http::StatusCode;
     use serde_json::json;
 
     /// An encoded result of `len` bytes or more, and where its bytes are.

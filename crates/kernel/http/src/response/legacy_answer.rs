@@ -9,8 +9,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::response::body::{COPY_BELOW, ResponseBody};
-use crate::response::refusal::json_response;
+use crate::response::body::ResponseBody;
 
 /// 2025-11-25 results carry no cache hints ([S-64] item 8); the core writes them in both eras. A result
 /// the core encoded to bytes (`tools/list`) has its top-level members read as raw JSON, never as a
@@ -81,17 +80,11 @@ impl Serialize for Members<'_> {
 ///
 /// [S-62]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 ///
-/// A large result is sent from the buffer it was encoded into ([`COPY_BELOW`]).
+/// A large result is sent from the buffer it was encoded into (`status::json_answer`).
 pub(crate) fn answer(response: JsonRpcResponse) -> http::Response<ResponseBody> {
-    let Some(error) = response.as_error() else {
-        return json_response(StatusCode::OK, response.into_pieces(COPY_BELOW));
-    };
-    let status = match error {
+    crate::response::status::json_answer(response, |error| match error {
         error if error.retry_after().is_some() => StatusCode::SERVICE_UNAVAILABLE,
         error if error.code == code::INTERNAL_ERROR => StatusCode::INTERNAL_SERVER_ERROR,
         _ => StatusCode::OK,
-    };
-    let mut answer = json_response(status, response.to_bytes());
-    crate::response::status::retry_after(error, &mut answer);
-    answer
+    })
 }

@@ -5,7 +5,24 @@
 //! [S-24]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/mcp_rules/index.html
 
 use http::StatusCode;
-use mcp_kernel_wire::{ErrorObject, code};
+use mcp_kernel_wire::{ErrorObject, Response as JsonRpcResponse, code};
+
+use crate::response::body::{COPY_BELOW, ResponseBody};
+use crate::response::refusal::json_response;
+
+/// A core answer as JSON: a result 200, sent from the buffer it was encoded into when it is large
+/// ([`COPY_BELOW`]); an error with the status `status_of` gives it, and its `retry-after`.
+pub(crate) fn json_answer(
+    response: JsonRpcResponse,
+    status_of: impl FnOnce(&ErrorObject) -> StatusCode,
+) -> http::Response<ResponseBody> {
+    let Some(error) = response.as_error() else {
+        return json_response(StatusCode::OK, response.into_pieces(COPY_BELOW));
+    };
+    let mut answer = json_response(status_of(error), response.to_bytes());
+    retry_after(error, &mut answer);
+    answer
+}
 
 /// The status for a JSON-RPC error the core returned: 404 for a method not found, 400 for the errors
 /// MCP gives a 400 (unsupported version, missing client capability), 503 for a retryable
@@ -27,10 +44,7 @@ pub(crate) fn for_error(error: &ErrorObject) -> StatusCode {
 
 /// Adds `retry-after` to the answer of a retryable error (`ErrorObject::unavailable`): the client
 /// is told when to try again, over HTTP as in the error's `data`.
-pub(crate) fn retry_after(
-    error: &ErrorObject,
-    response: &mut http::Response<crate::response::body::ResponseBody>,
-) {
+fn retry_after(error: &ErrorObject, response: &mut http::Response<ResponseBody>) {
     if let Some(seconds) = error.retry_after() {
         response.headers_mut().insert(http::header::RETRY_AFTER, http::HeaderValue::from(seconds));
     }
