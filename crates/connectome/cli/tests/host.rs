@@ -77,11 +77,13 @@ fn write_workspace(root: &Path) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     };
-    // No debug info, as this repository's own profile leaves it off for dependencies: the host's build
-    // is kept under `target/connectome-host-test/` between runs, and with it came to ~0.9 GB.
+    // No debug info and no incremental cache, as this repository's own profile leaves them off for
+    // dependencies: the host's build is kept under `target/connectome-host-test/` between runs, and
+    // came to ~0.9 GB with debug info (the incremental cache of its own crates added more).
     write(
         "Cargo.toml",
-        "[workspace]\nresolver = \"3\"\nmembers = [\"tiny-tools\", \"tiny-host\"]\n\n[profile.dev]\ndebug = false\n",
+        "[workspace]\nresolver = \"3\"\nmembers = [\"tiny-tools\", \"tiny-host\"]\n\n\
+         [profile.dev]\ndebug = false\nincremental = false\n",
     );
     std::fs::copy(repo.join("Cargo.lock"), root.join("Cargo.lock")).unwrap();
     std::fs::copy(repo.join("rust-toolchain.toml"), root.join("rust-toolchain.toml")).unwrap();
