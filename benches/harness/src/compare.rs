@@ -9,10 +9,11 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
+use super::PAYLOAD_MALLOC;
 use super::headline::{PAYLOAD_TARGET, REQUEST_TARGET, headline};
 use super::options::Options;
 use super::report::{SATURATED_PCT, Tally, finish, git_commit, machine, median, number, spread};
-use super::servers::{Pinning, run_load, start_http, stdio_argv, stdio_needs_handshake};
+use super::servers::{Pinning, run_load, run_load_env, start_http, stdio_argv, stdio_needs_handshake};
 
 const HTTP_CONNECTIONS: u32 = 32;
 /// The paced HTTP row's rate, as a share of the lower of the kernel's and the floor's saturated rates
@@ -162,9 +163,10 @@ struct Bench<'a> {
 }
 
 impl Bench<'_> {
-    /// `bench-load http ARGS… --url URL --pid PID` against a fresh HTTP server of `binary`.
-    fn http(&self, binary: &str, args: &[&str]) -> Result<Value, String> {
-        start_http(self.pinning, &self.release.join(binary), &[]).and_then(|server| {
+    /// `bench-load http ARGS… --url URL --pid PID` against a fresh HTTP server of `binary`, started
+    /// with `env` added to its environment.
+    fn http(&self, binary: &str, args: &[&str], env: &[(&str, String)]) -> Result<Value, String> {
+        start_http(self.pinning, &self.release.join(binary), env).and_then(|server| {
             let pid = server.child.id().to_string();
             let mut all = vec!["http", "--url", &server.url, "--pid", &pid];
             all.extend_from_slice(args);
@@ -174,16 +176,19 @@ impl Bench<'_> {
         })
     }
 
-    /// `bench-load ARGS… -- <binary> stdio` (with the handshake first when the server needs it).
-    fn stdio(&self, binary: &str, handshake: bool, args: &[&str]) -> Result<Value, String> {
-        run_load(&stdio_argv(
-            self.pinning,
-            self.load,
-            args,
-            handshake,
-            self.handshake,
-            &self.release.join(binary),
-        ))
+    /// `bench-load ARGS… -- <binary> stdio` (with the handshake first when the server needs it), with
+    /// `env` added to the environment of both.
+    fn stdio(
+        &self,
+        binary: &str,
+        handshake: bool,
+        args: &[&str],
+        env: &[(&str, String)],
+    ) -> Result<Value, String> {
+        run_load_env(
+            &stdio_argv(self.pinning, self.load, args, handshake, self.handshake, &self.release.join(binary)),
+            env,
+        )
     }
 }
 
@@ -230,11 +235,16 @@ pub(super) fn run_compare(
         stdio_requests(options.quick),
         if options.payload {
             format!(
-                "large payloads (64 KiB: {} calls over stdio; 1 MiB − 1 KiB: {}; HTTP 1 connection, {} s + {} s)",
+                "large payloads (64 KiB: {} calls over stdio; 1 MiB − 1 KiB: {}; HTTP 1 connection, {} s + {} s; {})",
                 payload_calls(&PAYLOADS[0], options.quick).0,
                 payload_calls(&PAYLOADS[1], options.quick).0,
                 payload_warmup_s,
-                payload_duration_s
+                payload_duration_s,
+                if options.payload_malloc_default {
+                    "glibc malloc's default thresholds".to_owned()
+                } else {
+                    format!("{}={}", PAYLOAD_MALLOC.0, PAYLOAD_MALLOC.1)
+                }
             )
         } else {
             "no large payloads".to_owned()
@@ -253,6 +263,12 @@ pub(super) fn run_compare(
         stdio_requests(options.quick).to_string(),
         LATENCY_REQUESTS.to_string(),
     );
+    // The large payloads' servers: glibc's malloc thresholds fixed (`PAYLOAD_MALLOC`), unless asked not to.
+    let malloc: Vec<(&str, String)> = if options.payload_malloc_default {
+        Vec::new()
+    } else {
+        vec![(PAYLOAD_MALLOC.0, PAYLOAD_MALLOC.1.to_owned())]
+    };
     for round in 1..=options.rounds {
         eprintln!("xtask: bench: round {round}/{}", options.rounds);
         // HTTP throughput, latency and the server's CPU over the window.
@@ -265,7 +281,7 @@ pub(super) fn run_compare(
             duration.as_str(),
         ];
         for &(name, binary) in &active {
-            if let Some(v) = tally.check(name, "http", bench.http(binary, &closed_loop)) {
+            if let Some(v) = tally.check(name, "http", bench.http(binary, &closed_loop, &[])) {
                 tally.record(name, "http_rps", v["rps"].as_f64());
                 tally.record(name, "http_p50_us", v["p50_us"].as_f64());
                 tally.record(name, "http_p99_us", v["p99_us"].as_f64());
@@ -279,7 +295,7 @@ pub(super) fn run_compare(
             let rate = format!("{rate:.0}");
             let paced = [&closed_loop[..], &["--rate", rate.as_str()]].concat();
             for &(name, binary) in &active {
-                if let Some(v) = tally.check(name, "http paced", bench.http(binary, &paced)) {
+                if let Some(v) = tally.check(name, "http paced", bench.http(binary, &paced, &[])) {
                     // A server slower than the rate (rmcp, usually) has no figure at it: said, not failed.
                     if v["kept_rate"] == json!(false) {
                         eprintln!(
@@ -299,7 +315,7 @@ pub(super) fn run_compare(
         for &(name, binary) in &active {
             let args = ["stdio-throughput", "--requests", stdio_requests.as_str()];
             if let Some(v) =
-                tally.check(name, "stdio-throughput", bench.stdio(binary, needs_handshake[name], &args))
+                tally.check(name, "stdio-throughput", bench.stdio(binary, needs_handshake[name], &args, &[]))
             {
                 tally.record(name, "stdio_rps", v["rps"].as_f64());
                 tally.record(name, "stdio_peak_rss_kib", v["peak_rss_kib"].as_f64().filter(|&k| k > 0.0));
@@ -311,7 +327,7 @@ pub(super) fn run_compare(
         for &(name, binary) in &active {
             let args = ["stdio-latency", "--requests", latency_requests.as_str()];
             if let Some(v) =
-                tally.check(name, "stdio-latency", bench.stdio(binary, needs_handshake[name], &args))
+                tally.check(name, "stdio-latency", bench.stdio(binary, needs_handshake[name], &args, &[]))
             {
                 tally.record(name, "latency_p50_us", v["p50_us"].as_f64());
                 tally.record(name, "latency_p99_us", v["p99_us"].as_f64());
@@ -339,7 +355,9 @@ pub(super) fn run_compare(
                     "120",
                 ];
                 let what = format!("stdio-latency, {bytes}-byte messages");
-                if let Some(v) = tally.check(name, &what, bench.stdio(binary, needs_handshake[name], &args)) {
+                if let Some(v) =
+                    tally.check(name, &what, bench.stdio(binary, needs_handshake[name], &args, &malloc))
+                {
                     tally.record(name, payload.stdio_key, v["server_cpu_us_per_unit"].as_f64());
                     tally.record(name, payload.faults_keys.0, v["server_minflt_per_unit"].as_f64());
                 }
@@ -356,7 +374,7 @@ pub(super) fn run_compare(
                     payload_duration.as_str(),
                 ];
                 let what = format!("http, {bytes}-byte messages");
-                if let Some(v) = tally.check(name, &what, bench.http(binary, &args)) {
+                if let Some(v) = tally.check(name, &what, bench.http(binary, &args, &malloc)) {
                     tally.record(name, payload.http_key, v["server_cpu_us_per_request"].as_f64());
                     tally.record(name, payload.faults_keys.1, v["server_minflt_per_request"].as_f64());
                 }
@@ -472,6 +490,11 @@ fn report(
                 "http_connections": 1,
                 "http_warmup_s": payload_window(options.quick).0,
                 "http_duration_s": payload_window(options.quick).1,
+                "server_env": if options.payload_malloc_default {
+                    json!({})
+                } else {
+                    json!({PAYLOAD_MALLOC.0: PAYLOAD_MALLOC.1})
+                },
             })),
         },
         "servers": names,

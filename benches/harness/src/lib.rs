@@ -103,6 +103,23 @@ const SERVERS: [(&str, &str); 3] =
     [("kernel", "bench-kernel"), ("rmcp", "bench-rmcp"), ("floor", "bench-floor")];
 const LOAD: &str = "bench-load";
 
+/// The environment of every server in a large-payload measurement (the comparison's rows, the
+/// `payload` curve): glibc's malloc with both thresholds fixed, where they otherwise move — the `mmap`
+/// threshold at 32 MiB (its ceiling), the trim threshold at 128 MiB, the values `docs/performance.md`
+/// gives a host serving megabyte bodies. Over stdio `bench-load`, which spawns the server, runs with it
+/// too; over HTTP only the server does.
+///
+/// With the defaults, freeing a large block raises the `mmap` threshold, and a thread's arena then
+/// gives the top of its heap back to the operating system (`madvise`) whenever a free leaves more
+/// than the trim threshold there, and faults it in again on the next call. Which process that
+/// falls on changes from one start to the next, whatever its code: 64 KiB echoes over HTTP took the
+/// floor 34 page faults per call and the kernel 7 in one pair of runs, the kernel 7.9 and the floor
+/// 0.07 in the harness the same day. Fixed thresholds stop it for every server alike, so that the rows
+/// measure each server's work; `--payload-malloc-default` (comparison) runs them with the defaults.
+/// No effect on a server not linked with glibc's malloc.
+const PAYLOAD_MALLOC: (&str, &str) =
+    ("GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=134217728");
+
 /// `cargo xtask bench …`.
 pub fn run(args: &[String]) -> Result<(), String> {
     let root = root();
@@ -188,6 +205,23 @@ mod tests {
     fn the_large_payloads_run_unless_no_payload_is_given() {
         assert!(parse(&args(&["compare", "--quick"])).unwrap().payload);
         assert!(!parse(&args(&["compare", "--quick", "--no-payload"])).unwrap().payload);
+    }
+
+    #[test]
+    fn the_large_payloads_fix_both_malloc_thresholds_unless_told_not_to() {
+        assert!(!parse(&args(&["compare"])).unwrap().payload_malloc_default);
+        assert!(parse(&args(&["compare", "--payload-malloc-default"])).unwrap().payload_malloc_default);
+        // Setting either stops glibc from moving both; both are set so that both hold a known value.
+        let (name, value) = PAYLOAD_MALLOC;
+        assert_eq!(name, "GLIBC_TUNABLES");
+        let set: Vec<(&str, u64)> = value
+            .split(':')
+            .map(|pair| pair.split_once('=').map(|(k, v)| (k, v.parse().unwrap())).unwrap())
+            .collect();
+        assert_eq!(
+            set,
+            [("glibc.malloc.mmap_threshold", 32 << 20), ("glibc.malloc.trim_threshold", 128 << 20)]
+        );
     }
 
     #[test]

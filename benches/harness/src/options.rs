@@ -14,6 +14,9 @@ pub(super) struct Options {
     pub(super) build: bool,
     /// The comparison's large-payload rows (off with `--no-payload`).
     pub(super) payload: bool,
+    /// Whether the large-payload rows run every server under glibc's default, moving malloc
+    /// thresholds (`--payload-malloc-default`) instead of the fixed ones of [`crate::PAYLOAD_MALLOC`].
+    pub(super) payload_malloc_default: bool,
     pub(super) hold: bool,
     /// `--drip N`: the number of drip connections.
     pub(super) drip: Option<u32>,
@@ -37,7 +40,7 @@ const MAX_LISTEN_COUNTS: usize = 4;
 const MAX_TASKS: u32 = 16_000;
 
 const USAGE: &str = "usage: cargo xtask bench compare [--quick] [--rounds N] [--only kernel,rmcp,floor] [--no-build] \
-                     [--no-payload] [--hold | --drip N | --listen N[,N...] | --tasks N[,N...] | --redis | --sessions]";
+                     [--no-payload] [--payload-malloc-default] [--hold | --drip N | --listen N[,N...] | --tasks N[,N...] | --redis | --sessions]";
 
 /// Reads `compare …` (the subcommand first).
 pub(super) fn parse(args: &[String]) -> Result<Options, String> {
@@ -50,6 +53,7 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
     let mut only: Vec<&'static str> = SERVERS.iter().map(|(name, _)| *name).collect();
     let mut build = true;
     let mut payload = true;
+    let mut payload_malloc_default = false;
     let mut hold = false;
     let mut drip = None;
     let mut listen = None;
@@ -63,6 +67,7 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
             "--quick" => quick = true,
             "--no-build" => build = false,
             "--no-payload" => payload = false,
+            "--payload-malloc-default" => payload_malloc_default = true,
             "--hold" => hold = true,
             "--redis" => redis = true,
             "--sessions" => sessions = true,
@@ -103,6 +108,7 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
         only,
         build,
         payload,
+        payload_malloc_default,
         hold,
         drip,
         listen,

@@ -1,6 +1,9 @@
 //! The `payload` curve: `tools/call` of `echo` with a 1 KiB, a 64 KiB and a 1 MiB − 1 KiB message
 //! (the echoed result is as large), in MiB/s of request payload, over stdio ping-pong and over
-//! HTTP/1.1 on 1 and on 32 connections.
+//! HTTP/1.1 on 1 and on 32 connections. Every server runs with glibc's malloc thresholds fixed
+//! ([`crate::PAYLOAD_MALLOC`]), as in the comparison's large-payload rows.
+
+use crate::PAYLOAD_MALLOC;
 
 use super::run::{SPARE_FDS, arg, load_http, load_stdio, measured, pid, start};
 use super::{Curve, Env, Measured, Outcome, Run, SERVER_CPU_NOTE, Server, Spec, kept, listed, shown};
@@ -15,6 +18,11 @@ const ALL: &[&str] = &["kernel", "rmcp", "floor"];
 /// `size` bytes in MiB.
 fn mib(size: usize) -> f64 {
     size as f64 / f64::from(1u32 << 20)
+}
+
+/// The fixed malloc thresholds every server of the curve runs with.
+fn malloc() -> (&'static str, String) {
+    (PAYLOAD_MALLOC.0, PAYLOAD_MALLOC.1.to_owned())
 }
 
 /// Measured and warm-up calls of a stdio ping-pong run with `size`-byte messages.
@@ -45,7 +53,7 @@ fn stdio(env: &Env, server: Server, point: usize, size: usize) -> Result<Measure
         "--timeout",
         "120",
     ];
-    let v = load_stdio(env, server, &args, &[])?;
+    let v = load_stdio(env, server, &args, &[malloc()])?;
     let mut m = measured(&v, Vec::new());
     if let Some(p50) = v["p50_us"].as_f64().filter(|&t| t > 0.0) {
         m.values.push((point, "stdio_mib_s", mib(size) / (p50 / 1e6)));
@@ -59,7 +67,7 @@ fn stdio(env: &Env, server: Server, point: usize, size: usize) -> Result<Measure
 fn http(env: &Env, server: Server, point: usize, size: usize, connections: u32) -> Result<Measured, String> {
     // Every connection comes from 127.0.0.1, one client to the kernel's body budget: its share is
     // raised to the whole budget (64 MiB), which 32 bodies of 1 MiB fit (rmcp and the floor ignore it).
-    let share = [("BENCH_KERNEL_MAX_BODY_BYTES_PER_CLIENT", (64usize << 20).to_string())];
+    let share = [("BENCH_KERNEL_MAX_BODY_BYTES_PER_CLIENT", (64usize << 20).to_string()), malloc()];
     let started = start(env, server, &share, u64::from(connections) + SPARE_FDS)?;
     let (url, pid) = (started.url.clone(), pid(&started));
     let (warmup, duration, c, bytes) = (arg(env.warmup_s), arg(env.duration_s), arg(connections), arg(size));
@@ -172,6 +180,13 @@ pub(super) fn payload(env: &Env) -> Curve {
             "The generator parses and checks each answer as a client must: at 1 MiB its own JSON work is of the \
              server's order, so its CPU (the last note) bounds the HTTP figures."
                 .to_owned(),
+            format!(
+                "Every server, at every size, runs with `{}={}` (glibc malloc's thresholds fixed, as in the \
+                 comparison's large-payload rows), and so does the generator over stdio: with the defaults, \
+                 which process gives its heap back and faults it in again on every call changes from one start \
+                 to the next (docs/performance.md, \"Seventh round\").",
+                PAYLOAD_MALLOC.0, PAYLOAD_MALLOC.1
+            ),
             SERVER_CPU_NOTE.to_owned(),
         ],
     };

@@ -64,7 +64,7 @@ use io::ConnIo;
 use limits::{Refusal, Slots};
 use sniff::Protocol;
 pub(crate) use tasks::TaskDrain;
-use tracked::Tracked;
+use tracked::{Handover, Tracked};
 use watch::{Deadlines, Verdict, Watch};
 use woken::OnWake;
 
@@ -405,7 +405,10 @@ impl Connection {
         let Some((protocol, read)) = decided else { return };
         let io = TokioIo::new(ConnIo::new(self.stream, read, self.options.write_timeout));
         let watch = Arc::clone(&self.watch);
-        let hold_end = protocol == Protocol::Http2;
+        let handover = match protocol {
+            Protocol::Http1 => Handover::Whole,
+            Protocol::Http2 => Handover::Frames,
+        };
         let (peer, network, tracker) = (self.peer, self.network, Arc::clone(&watch));
         // One per connection, shared by its requests: a request's copy is one reference count.
         let draining = Arc::new(Draining {
@@ -435,7 +438,7 @@ impl Connection {
                 if last.is_some_and(closing) {
                     response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
                 }
-                Ok::<_, Infallible>(response.map(|body| Tracked::new(body, open, hold_end)))
+                Ok::<_, Infallible>(response.map(|body| Tracked::new(body, open, handover)))
             }
         });
         let builder = match protocol {

@@ -15,7 +15,8 @@ use crate::client::AddressPrefixes;
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
 /// The largest read buffer an HTTP/1.1 connection keeps (hyper's default is about 400 KiB, held for
-/// the connection's life; a request body streams through it in pieces of this size).
+/// the connection's life; a request body streams through it in pieces of this size), and the most
+/// response bytes hyper queues before it writes them out (hyper's `max_buf_size` bounds both).
 pub const HTTP1_READ_BUFFER: usize = 64 * 1024;
 
 /// The HTTP/2 receive window, per connection and per stream: the request bytes a client may send
@@ -61,8 +62,9 @@ pub const DEFAULT_HTTP2_MAX_CONCURRENT_STREAMS: u32 = 16;
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long a response may wait on the client by default: the waits of one response add up (the time
-/// each piece of it, at most 16 KiB, waits for the transport to take it, whether a socket does not drain
-/// or an HTTP/2 flow-control window stays shut or is trickled open), and so does each write to the socket
+/// each part of it — a piece of at most 16 KiB over HTTP/2, a data frame whole over HTTP/1.1 — waits
+/// for the transport to take it, whether a socket does not drain or an HTTP/2 flow-control window stays
+/// shut or is trickled open), and so does each write to the socket
 /// that cannot proceed. Past it the response is abandoned and its connection closed. A 1 MiB answer meets
 /// 30 s at about 35 KiB/s; a long SSE stream read promptly waits almost never.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);

@@ -3,13 +3,27 @@
 //!
 //! Threat: a response the client takes too slowly to matter, or never — a zero or trickled HTTP/2
 //! flow-control window, a socket read a byte at a time — holding the response's bytes, its stream and
-//! its connection. The body is handed to the transport in pieces of at most [`PIECE`] bytes, so that
-//! the transport asks for the next piece only when it has sent (or buffered within its own bounds) the
-//! one before: most of a large response stays here, where the wait for the next request is timed, and
-//! the waits of one response add up ([`Watch`] closes the connection when they reach the write
-//! timeout). Over HTTP/2 the end of the stream is announced only when the transport comes back after
-//! the last piece, so the last piece too is waited on here rather than ended while its bytes sit unsent
-//! in the HTTP/2 layer.
+//! its connection. Every wait on the transport is timed, from the moment the body hands it a piece
+//! until it asks for the next one, and the waits of one response add up ([`Watch`] closes the
+//! connection when they reach the write timeout).
+//!
+//! Over HTTP/2 the body is handed over in pieces of at most [`PIECE`] bytes, one frame each, so that
+//! the HTTP/2 layer asks for the next piece only when it has sent the one before (its flow-control
+//! window open): most of a large response stays here, where the wait is timed, rather than queued in
+//! the HTTP/2 layer, whose socket stays writable while a window stays shut. The end of the stream is
+//! announced only when the transport comes back after the last piece, so the last piece too is waited
+//! on here rather than ended while its bytes sit unsent.
+//!
+//! Over HTTP/1.1 each data frame is handed over whole: hyper holds it by reference (no copy) and
+//! writes it straight to the socket, in one system call where the socket takes it. Cut into
+//! [`PIECE`]s, a 1 MiB answer took 16 `writev` calls of hyper's 64 KiB write buffer (`max_buf_size`,
+//! [`HTTP1_READ_BUFFER`]) instead of one. What hyper queues is timed as before: once its queue holds
+//! [`HTTP1_READ_BUFFER`] bytes or more it writes them all out before it asks for more, and the end of a
+//! body whose last frame is that large is held (not announced with the frame), so that hyper comes
+//! back for the end after writing the frame — or, for a body of known length, drops the body then —
+//! and the write is waited on here, not done after the body (and its place in the [`Watch`]) is gone.
+//! A smaller last frame ends the body with it: hyper queues it behind less than its buffer and asks
+//! for the end before writing, as it did with pieces.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -17,10 +31,22 @@ use std::task::{Context, Poll};
 use bytes::{Buf, Bytes};
 use http_body::{Body, Frame, SizeHint};
 
+use super::options::HTTP1_READ_BUFFER;
 use super::watch::Open;
 
-/// The largest piece handed to the transport at once: one HTTP/2 frame at the default frame size.
+/// The largest piece handed to an HTTP/2 transport at once: one frame at the default frame size.
 pub(crate) const PIECE: usize = 16 * 1024;
+
+/// How a body is handed to its connection's transport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Handover {
+    /// HTTP/1.1: each data frame whole; the end of the body with its last frame, unless that frame is
+    /// as large as hyper's write buffer ([`HTTP1_READ_BUFFER`]).
+    Whole,
+    /// HTTP/2: pieces of at most [`PIECE`] bytes; the end held until the transport comes back after
+    /// the last one.
+    Frames,
+}
 
 pin_project_lite::pin_project! {
     /// A response body counted by the connection's [`Watch`](super::watch::Watch).
@@ -30,7 +56,10 @@ pin_project_lite::pin_project! {
         // What is left of the inner body's last data frame.
         rest: Bytes,
         id: u64,
-        hold_end: bool,
+        handover: Handover,
+        // Over HTTP/1.1: the last frame handed over fills hyper's write buffer, so the end waits until
+        // hyper has written it.
+        large_out: bool,
         open: Open,
     }
 
@@ -43,10 +72,9 @@ pin_project_lite::pin_project! {
 
 impl<B> Tracked<B> {
     /// Wraps `inner`, created with data to hand over: the transport owes it a poll from now.
-    /// `hold_end` (HTTP/2) keeps the end of the stream until the transport comes back after the last piece.
-    pub(crate) fn new(inner: B, open: Open, hold_end: bool) -> Self {
+    pub(crate) fn new(inner: B, open: Open, handover: Handover) -> Self {
         let id = open.watch.new_body();
-        Self { inner, rest: Bytes::new(), id, hold_end, open }
+        Self { inner, rest: Bytes::new(), id, handover, large_out: false, open }
     }
 }
 
@@ -72,8 +100,17 @@ impl<B: Body> Body for Tracked<B> {
         let polled = match this.inner.poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
                 Ok(mut data) => {
-                    *this.rest = data.copy_to_bytes(data.remaining());
-                    Poll::Ready(Some(Ok(Frame::data(piece(this.rest)))))
+                    let data = data.copy_to_bytes(data.remaining());
+                    match this.handover {
+                        Handover::Whole => {
+                            *this.large_out = data.len() >= HTTP1_READ_BUFFER;
+                            Poll::Ready(Some(Ok(Frame::data(data))))
+                        }
+                        Handover::Frames => {
+                            *this.rest = data;
+                            Poll::Ready(Some(Ok(Frame::data(piece(this.rest)))))
+                        }
+                    }
                 }
                 Err(frame) => match frame.into_trailers() {
                     Ok(trailers) => Poll::Ready(Some(Ok(Frame::trailers(trailers)))),
@@ -92,7 +129,10 @@ impl<B: Body> Body for Tracked<B> {
     }
 
     fn is_end_stream(&self) -> bool {
-        !self.hold_end && self.rest.is_empty() && self.inner.is_end_stream()
+        self.handover == Handover::Whole
+            && !self.large_out
+            && self.rest.is_empty()
+            && self.inner.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
@@ -114,10 +154,11 @@ mod tests {
     use http_body_util::{BodyExt, Full};
 
     #[tokio::test]
-    async fn a_large_body_goes_out_in_pieces_of_at_most_one_frame_and_whole() {
+    async fn over_http2_a_large_body_goes_out_in_pieces_of_at_most_one_frame_and_whole() {
         let watch = Watch::new();
         let sent: Vec<u8> = (0..100_000u32).map(|n| (n % 253) as u8).collect();
-        let mut body = Tracked::new(Full::new(Bytes::from(sent.clone())), watch.request_started(), false);
+        let mut body =
+            Tracked::new(Full::new(Bytes::from(sent.clone())), watch.request_started(), Handover::Frames);
         assert_eq!(body.size_hint().exact(), Some(100_000));
         let mut received = Vec::new();
         let mut pieces = 0;
@@ -133,11 +174,37 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn over_http1_a_large_body_goes_out_in_its_own_frames_uncopied() {
+        let watch = Watch::new();
+        let sent = Bytes::from((0..100_000u32).map(|n| (n % 253) as u8).collect::<Vec<u8>>());
+        let mut body = Tracked::new(Full::new(sent.clone()), watch.request_started(), Handover::Whole);
+        assert!(!body.is_end_stream(), "its one frame is still to come");
+        let frame = body.frame().await.expect("a frame").expect("infallible");
+        let data = frame.into_data().expect("data");
+        assert_eq!(data.as_ptr(), sent.as_ptr(), "the frame is the body's own buffer, not a copy");
+        assert_eq!(data.len(), sent.len());
+        assert!(!body.is_end_stream(), "the end waits until the transport has written the large frame");
+        assert!(body.frame().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn over_http1_a_last_frame_smaller_than_hyper_buffer_ends_the_body_with_it() {
+        let watch = Watch::new();
+        let size = HTTP1_READ_BUFFER - 1;
+        let mut body =
+            Tracked::new(Full::new(Bytes::from(vec![b'x'; size])), watch.request_started(), Handover::Whole);
+        let frame = body.frame().await.expect("a frame").expect("infallible");
+        assert_eq!(frame.into_data().expect("data").len(), size);
+        assert!(body.is_end_stream(), "an answer hyper queues whole ends with its frame: no poll more");
+    }
+
+    #[tokio::test]
     async fn over_http2_the_end_waits_for_the_transport_to_come_back() {
         let watch = Watch::new();
-        let body = Tracked::new(Full::new(Bytes::from_static(b"{}")), watch.request_started(), true);
+        let body =
+            Tracked::new(Full::new(Bytes::from_static(b"{}")), watch.request_started(), Handover::Frames);
         assert!(!body.is_end_stream(), "held");
-        let body = Tracked::new(Full::new(Bytes::new()), watch.request_started(), false);
+        let body = Tracked::new(Full::new(Bytes::new()), watch.request_started(), Handover::Whole);
         assert!(body.is_end_stream(), "an empty body over HTTP/1.1 ends at once");
     }
 }

@@ -231,7 +231,7 @@ impl Drop for Open {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::tracked::Tracked;
+    use crate::serve::tracked::{Handover, Tracked};
     use bytes::Bytes;
     use http_body::Body;
     use http_body_util::{BodyExt, Full};
@@ -292,7 +292,8 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_body_never_polled_is_stalled_at_the_write_deadline() {
         let watch = Watch::new();
-        let body = Tracked::new(Full::new(Bytes::from_static(b"{}")), watch.request_started(), true);
+        let body =
+            Tracked::new(Full::new(Bytes::from_static(b"{}")), watch.request_started(), Handover::Frames);
         let started = Instant::now();
         assert_eq!(watch.verdict(deadlines()).await, Verdict::Stalled);
         assert_eq!(started.elapsed(), Duration::from_secs(30));
@@ -307,7 +308,7 @@ mod tests {
         let late = async {
             // The call takes 10 s; then its response waits on a client that never takes it.
             tokio::time::sleep(Duration::from_secs(10)).await;
-            Tracked::new(Full::new(Bytes::from_static(b"{}")), open, true)
+            Tracked::new(Full::new(Bytes::from_static(b"{}")), open, Handover::Frames)
         };
         let (verdict, body) = tokio::join!(watch.verdict(deadlines()), late);
         assert_eq!(verdict, Verdict::Stalled);
@@ -333,8 +334,11 @@ mod tests {
     async fn the_waits_of_one_response_add_up_to_the_write_deadline() {
         let watch = Watch::new();
         let started = Instant::now();
-        let mut body =
-            Tracked::new(Full::new(Bytes::from(vec![b'x'; 3 * 16 * 1024])), watch.request_started(), true);
+        let mut body = Tracked::new(
+            Full::new(Bytes::from(vec![b'x'; 3 * 16 * 1024])),
+            watch.request_started(),
+            Handover::Frames,
+        );
         let trickle = async {
             // A client that takes a piece every 20 s: no single wait reaches 30 s, their sum does.
             for _ in 0..3 {
@@ -350,9 +354,28 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn over_http1_a_whole_frame_the_transport_never_finishes_is_stalled_at_the_write_deadline() {
+        // HTTP/1.1 hands a megabyte over in one frame: a client that stops reading midway leaves hyper
+        // writing it, never asking for more, and that wait is the one timed.
+        let watch = Watch::new();
+        let mut body = Tracked::new(
+            Full::new(Bytes::from(vec![b'x'; 1 << 20])),
+            watch.request_started(),
+            Handover::Whole,
+        );
+        let frame = body.frame().await.expect("the one frame").expect("infallible");
+        assert_eq!(frame.into_data().expect("data").len(), 1 << 20, "handed over whole");
+        let started = Instant::now();
+        assert_eq!(watch.verdict(deadlines()).await, Verdict::Stalled);
+        assert_eq!(started.elapsed(), Duration::from_secs(30));
+        drop(body);
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_body_read_to_its_end_is_owed_nothing() {
         let watch = Watch::new();
-        let body = Tracked::new(Full::new(Bytes::from_static(b"{}")), watch.request_started(), true);
+        let body =
+            Tracked::new(Full::new(Bytes::from_static(b"{}")), watch.request_started(), Handover::Frames);
         assert!(!body.is_end_stream(), "the end is held until the transport comes back");
         let collected = body.collect().await.expect("infallible").to_bytes();
         assert_eq!(collected, "{}");
@@ -365,7 +388,7 @@ mod tests {
         // the one left waiting is stalled at its own deadline, whatever became of the others.
         let watch = Watch::new();
         let body = |watch: &Arc<Watch>| {
-            Tracked::new(Full::new(Bytes::from_static(b"{}")), watch.request_started(), true)
+            Tracked::new(Full::new(Bytes::from_static(b"{}")), watch.request_started(), Handover::Frames)
         };
         let (first, mut second, third) = (body(&watch), body(&watch), body(&watch));
         tokio::time::sleep(Duration::from_secs(10)).await;
