@@ -102,7 +102,19 @@ impl From<Pieces> for ResponseBody {
         match pieces {
             Pieces::Whole(bytes) => Self::from(bytes),
             Pieces::Around { head, result, tail } => {
-                let pieces = [Bytes::from(head), Bytes::from(result), Bytes::from_static(tail)];
+                // The envelope's closing bytes go into the result's buffer when it has room for them
+                // (its encoder's guess leaves some): the result is then the answer's last frame, and
+                // goes out in the same write as the head. As a frame of their own after a result of
+                // 64 KiB or more, they were a write and a TCP segment of their own, which the client
+                // had to wait for (hyper writes out what it has queued before asking for them).
+                let mut result = result.into_bytes();
+                let tail = if result.capacity() - result.len() >= tail.len() {
+                    result.extend_from_slice(tail);
+                    Bytes::new()
+                } else {
+                    Bytes::from_static(tail)
+                };
+                let pieces = [Bytes::from(head), Bytes::from(result), tail];
                 let remaining = pieces.iter().map(|piece| piece.len() as u64).sum();
                 let around = Around { pieces: pieces.into_iter(), remaining };
                 Self { inner: Inner::Around(Box::new(around)), held: None }
@@ -111,7 +123,7 @@ impl From<Pieces> for ResponseBody {
     }
 }
 
-/// The pieces of one JSON answer not yet sent, and how many bytes they hold.
+/// The pieces of one JSON answer not yet sent (an empty one is skipped), and how many bytes they hold.
 struct Around {
     pieces: std::array::IntoIter<Bytes, 3>,
     remaining: u64,
@@ -128,10 +140,12 @@ impl Body for ResponseBody {
         match &mut self.inner {
             Inner::Empty => Poll::Ready(None),
             Inner::Full(full) => Pin::new(full).poll_frame(cx),
-            Inner::Around(around) => Poll::Ready(around.pieces.next().map(|piece| {
-                around.remaining -= piece.len() as u64;
-                Ok(Frame::data(piece))
-            })),
+            Inner::Around(around) => {
+                Poll::Ready(around.pieces.find(|piece| !piece.is_empty()).map(|piece| {
+                    around.remaining -= piece.len() as u64;
+                    Ok(Frame::data(piece))
+                }))
+            }
             Inner::Sse(stream) => {
                 stream.poll_event(cx).map(|event| event.map(|bytes| Ok(Frame::data(bytes))))
             }
@@ -145,7 +159,7 @@ impl Body for ResponseBody {
         match &self.inner {
             Inner::Empty => true,
             Inner::Full(full) => full.is_end_stream(),
-            Inner::Around(around) => around.pieces.len() == 0,
+            Inner::Around(around) => around.remaining == 0,
             Inner::Sse(stream) => stream.is_done(),
             Inner::Listen(stream) => stream.is_done(),
         }
@@ -165,7 +179,7 @@ impl Body for ResponseBody {
 pub(crate) mod tests {
     use super::*;
     use http_body_util::BodyExt;
-    use mcp_kernel_wire::Response as JsonRpcResponse;
+    use mcp_kernel_wire::{Encoded, Response as JsonRpcResponse};
     use serde_json::json;
 
     /// Every data frame of `body`, in order, checking its size hint before each.
@@ -196,6 +210,23 @@ pub(crate) mod tests {
         let frames = frames(body).await;
         assert_eq!(frames.len(), 3);
         assert_eq!(frames[1].as_ptr(), at, "the result is sent from its own buffer");
+        assert_eq!(frames.concat(), whole);
+    }
+
+    #[tokio::test]
+    async fn the_closing_brace_goes_in_the_result_buffer_when_it_has_room() {
+        let value = json!({"text": "é\"".repeat(40)});
+        // A guess a little over the text, as `ToolResult::encode` makes: room is left after it.
+        let encoded = Encoded::to_json(&value, serde_json::to_vec(&value).unwrap().len() + 16).unwrap();
+        let at = encoded.get().as_ptr();
+        let response = JsonRpcResponse::encoded(json!("a"), encoded);
+        let whole = response.to_bytes();
+        let body = ResponseBody::from(response.into_pieces(0));
+        assert_eq!(body.size_hint().exact(), Some(whole.len() as u64));
+        let frames = frames(body).await;
+        assert_eq!(frames.len(), 2, "the head, then the result with the envelope's closing brace");
+        assert_eq!(frames[1].as_ptr(), at, "the result is sent from its own buffer");
+        assert!(frames[1].ends_with(b"}}"));
         assert_eq!(frames.concat(), whole);
     }
 
