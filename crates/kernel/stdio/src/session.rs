@@ -395,7 +395,7 @@ impl Session {
     /// before any answer of a request read earlier: JSON-RPC orders nothing between messages of
     /// different requests, and a request's own progress lines still precede its answer.
     async fn send(&mut self, response: Response, more_input: bool) -> bool {
-        let mut line = Line::encode(&response);
+        let mut line = Line::answer(response);
         if more_input {
             match self.gathered.keep(line) {
                 Ok(()) => return true,
@@ -440,7 +440,7 @@ impl Session {
         let task = async move {
             let handled = handling.await;
             if let Some(response) = handled.response
-                && lines.send(Line::encode(&response)).await.is_err()
+                && lines.send(Line::answer(response)).await.is_err()
             {
                 tracing::debug!("the output is gone; a response was dropped");
             }

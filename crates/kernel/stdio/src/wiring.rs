@@ -245,6 +245,29 @@ impl AsyncWrite for Output {
         }
     }
 
+    /// A pipe takes several buffers in one `writev` (an answer's head and its result's own buffer).
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            #[cfg(unix)]
+            Output::Pipe(sender) => Pin::new(sender).poll_write_vectored(cx, bufs),
+            Output::Blocking(stdout) => Pin::new(stdout).poll_write_vectored(cx, bufs),
+            Output::Closed => Poll::Ready(Err(closed_output())),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            #[cfg(unix)]
+            Output::Pipe(sender) => sender.is_write_vectored(),
+            Output::Blocking(stdout) => stdout.is_write_vectored(),
+            Output::Closed => false,
+        }
+    }
+
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             #[cfg(unix)]
@@ -277,6 +300,27 @@ mod tests {
             let error = output.write_all(b"{}\n").await.expect_err("nothing can be written");
             assert!(is_closed(&error), "{error}");
             output.flush().await.expect("nothing is buffered, so flushing succeeds");
+        });
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_output_takes_an_answer_head_and_result_in_one_write() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build().expect("a runtime");
+        runtime.block_on(async {
+            let (sender, mut receiver) = tokio::net::unix::pipe::pipe().expect("a pipe");
+            let mut output = Output::Pipe(sender);
+            assert!(output.is_write_vectored());
+            let (head, result) = (&b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":"[..], &b"{}}\n"[..]);
+            let slices = [io::IoSlice::new(head), io::IoSlice::new(result)];
+            let written = std::future::poll_fn(|cx| Pin::new(&mut output).poll_write_vectored(cx, &slices))
+                .await
+                .expect("an empty pipe takes a short line");
+            assert_eq!(written, head.len() + result.len(), "both buffers in one write");
+            drop(output);
+            let mut read = Vec::new();
+            receiver.read_to_end(&mut read).await.expect("read to the end");
+            assert_eq!(read, [head, result].concat());
         });
     }
 

@@ -18,12 +18,12 @@
 
 use std::collections::VecDeque;
 use std::future::poll_fn;
-use std::io;
+use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker, ready};
 
-use mcp_kernel_wire::Response;
+use mcp_kernel_wire::{Pieces, Response};
 use tokio::io::AsyncWrite;
 use tokio::sync::mpsc;
 
@@ -34,16 +34,59 @@ const BATCH: usize = 64;
 /// (never copied).
 const GATHER: usize = crate::framing::CHUNK;
 
-/// One encoded response: its compact JSON and the terminating `\n`.
+/// An answer whose result was encoded to this many bytes or more is written from the result's own
+/// buffer, behind the envelope's head in the same vectored write, rather than copied behind it.
+const COPY_BELOW: usize = 16 * 1024;
+
+/// The most buffers one write of the writer task hands the output.
+const MAX_SLICES: usize = 16;
+
+/// One encoded message and its terminating `\n`: in one buffer, or — an answer whose result was encoded
+/// large ([`Line::answer`]) — in two, the envelope's head and then the result's own buffer with the
+/// rest of the line, written together and never copied into one.
 #[derive(Debug)]
-pub(crate) struct Line(Vec<u8>);
+pub(crate) struct Line {
+    first: Vec<u8>,
+    /// The result's buffer, with the envelope's end and the `\n`; empty for a line in one buffer.
+    rest: Vec<u8>,
+}
 
 impl Line {
-    /// Encodes a response as one line.
+    /// A line in one buffer.
+    fn whole(bytes: Vec<u8>) -> Self {
+        Self { first: bytes, rest: Vec::new() }
+    }
+
+    /// Encodes a response as one line, in one buffer.
     pub(crate) fn encode(response: &Response) -> Self {
         let mut bytes = response.to_bytes();
         bytes.push(b'\n');
-        Self(bytes)
+        Self::whole(bytes)
+    }
+
+    /// Encodes an answer as one line: a result encoded to [`COPY_BELOW`] bytes or more stays in the
+    /// buffer it was encoded into, which takes the envelope's end and the `\n` when it has room for
+    /// them (the encoder's guess leaves some); otherwise, as [`Line::encode`], one buffer.
+    pub(crate) fn answer(response: Response) -> Self {
+        match response.into_pieces(COPY_BELOW) {
+            Pieces::Whole(mut bytes) => {
+                bytes.push(b'\n');
+                Self::whole(bytes)
+            }
+            Pieces::Around { head, result, tail } => {
+                let mut result = result.into_bytes();
+                if result.capacity() - result.len() > tail.len() {
+                    result.extend_from_slice(tail);
+                    result.push(b'\n');
+                    return Self { first: head, rest: result };
+                }
+                let mut bytes = Vec::with_capacity(head.len() + result.len() + tail.len() + 1);
+                for piece in [head.as_slice(), &result, tail, b"\n"] {
+                    bytes.extend_from_slice(piece);
+                }
+                Self::whole(bytes)
+            }
+        }
     }
 
     /// Encodes a notification (progress, a log message, a listen's or a legacy session's) — or a
@@ -51,13 +94,31 @@ impl Line {
     pub(crate) fn notification(notification: &serde_json::Value) -> Self {
         let mut bytes = serde_json::to_vec(notification).unwrap_or_default();
         bytes.push(b'\n');
-        Self(bytes)
+        Self::whole(bytes)
+    }
+
+    /// How many bytes the line holds.
+    fn len(&self) -> usize {
+        self.first.len() + self.rest.len()
+    }
+
+    /// Copies the line's bytes behind `bytes`.
+    fn append_to(&self, bytes: &mut Vec<u8>) {
+        bytes.extend_from_slice(&self.first);
+        bytes.extend_from_slice(&self.rest);
+    }
+
+    /// The line's buffers, in order, without an empty one.
+    fn buffers(self) -> impl Iterator<Item = Vec<u8>> {
+        [self.first, self.rest].into_iter().filter(|buffer| !buffer.is_empty())
     }
 
     /// The line's bytes (for tests).
     #[cfg(test)]
     pub(crate) fn into_bytes(self) -> Vec<u8> {
-        self.0
+        let mut bytes = self.first;
+        bytes.extend_from_slice(&self.rest);
+        bytes
     }
 }
 
@@ -74,8 +135,8 @@ pub(crate) struct Gathered {
 impl Gathered {
     /// Keeps `line` back if the batch has room for it; else gives it back.
     pub(crate) fn keep(&mut self, line: Line) -> Result<(), Line> {
-        if self.lines < BATCH && self.bytes.len() + line.0.len() <= GATHER {
-            self.bytes.extend_from_slice(&line.0);
+        if self.lines < BATCH && self.bytes.len() + line.len() <= GATHER {
+            line.append_to(&mut self.bytes);
             self.lines += 1;
             Ok(())
         } else {
@@ -87,10 +148,10 @@ impl Gathered {
     /// is longer than a gathered write ([`GATHER`]), the two apart, so that a long line is never copied.
     pub(crate) fn then(&mut self, line: Line) -> Result<Line, (Line, Line)> {
         let Some(mut held) = self.take() else { return Ok(line) };
-        if line.0.len() > GATHER {
+        if line.len() > GATHER {
             return Err((held, line));
         }
-        held.0.extend_from_slice(&line.0);
+        line.append_to(&mut held.first);
         Ok(held)
     }
 
@@ -98,7 +159,7 @@ impl Gathered {
     pub(crate) fn take(&mut self) -> Option<Line> {
         (self.lines > 0).then(|| {
             self.lines = 0;
-            Line(std::mem::take(&mut self.bytes))
+            Line::whole(std::mem::take(&mut self.bytes))
         })
     }
 }
@@ -201,8 +262,10 @@ impl<W: AsyncWrite + Unpin> State<W> {
             if ready!(lines.poll_recv_many(cx, batch, BATCH)) == 0 {
                 return Poll::Ready(Ok(()));
             }
-            for Line(bytes) in batch.drain(..) {
-                self.hold(bytes);
+            for line in batch.drain(..) {
+                for buffer in line.buffers() {
+                    self.hold(buffer);
+                }
             }
         }
     }
@@ -217,25 +280,51 @@ impl<W: AsyncWrite + Unpin> State<W> {
         }
     }
 
-    /// Writes everything held, then flushes; pending while the output does not take it.
+    /// Writes everything held, up to [`MAX_SLICES`] buffers a write, then flushes; pending while the
+    /// output does not take it.
     fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        while let Some(front) = self.held.front() {
-            let n = ready!(Pin::new(&mut self.output).poll_write(cx, &front[self.at..]))?;
+        while !self.held.is_empty() {
+            let mut slices = [IoSlice::new(&[]); MAX_SLICES];
+            let mut count = 0;
+            for (slice, buffer) in slices.iter_mut().zip(&self.held) {
+                let from = if count == 0 { self.at } else { 0 };
+                *slice = IoSlice::new(buffer.get(from..).unwrap_or_default());
+                count += 1;
+            }
+            let n = ready!(Pin::new(&mut self.output).poll_write_vectored(cx, &slices[..count]))?;
             if n == 0 {
                 return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
             }
             self.unflushed = true;
-            self.at += n;
-            if self.at == front.len() {
-                self.held.pop_front();
-                self.at = 0;
-            }
+            self.advance(n);
         }
         if self.unflushed {
             ready!(Pin::new(&mut self.output).poll_flush(cx))?;
             self.unflushed = false;
         }
         Poll::Ready(Ok(()))
+    }
+
+    /// Counts `n` bytes of what is held as written.
+    fn advance(&mut self, mut n: usize) {
+        while let Some(front) = self.held.front() {
+            let left = front.len() - self.at;
+            if n < left {
+                self.at += n;
+                return;
+            }
+            n -= left;
+            self.held.pop_front();
+            self.at = 0;
+        }
+    }
+
+    /// Holds what the output did not take of `line`, of which it took `written` bytes (nothing is held
+    /// before it).
+    fn hold_rest(&mut self, line: Line, written: usize) {
+        self.held.extend(line.buffers());
+        self.at = 0;
+        self.advance(written);
     }
 
     /// Leaves the writer task something to do (bytes to write, a flush, an error): wakes it.
@@ -259,17 +348,22 @@ impl<W: AsyncWrite + Unpin + Send> Direct for Output<W> {
         if !state.held.is_empty() || state.unflushed || state.failed.is_some() {
             return Offer::Queue(line);
         }
-        let Line(bytes) = line;
-        match Pin::new(&mut state.output).poll_write(cx, &bytes) {
-            Poll::Ready(Ok(n)) if n == bytes.len() => {}
+        let length = line.len();
+        let output = Pin::new(&mut state.output);
+        let written = if line.rest.is_empty() {
+            output.poll_write(cx, &line.first)
+        } else {
+            output.poll_write_vectored(cx, &[IoSlice::new(&line.first), IoSlice::new(&line.rest)])
+        };
+        match written {
+            Poll::Ready(Ok(n)) if n == length => {}
             Poll::Ready(Ok(0)) => {
                 state.failed = Some(io::ErrorKind::WriteZero.into());
                 state.hand_over();
                 return Offer::Failed;
             }
             Poll::Ready(Ok(n)) => {
-                state.held.push_back(bytes);
-                state.at = n;
+                state.hold_rest(line, n);
                 state.unflushed = true;
                 state.hand_over();
                 return Offer::Taken;
@@ -280,7 +374,7 @@ impl<W: AsyncWrite + Unpin + Send> Direct for Output<W> {
                 return Offer::Failed;
             }
             Poll::Pending => {
-                state.held.push_back(bytes);
+                state.hold_rest(line, 0);
                 state.hand_over();
                 return Offer::Taken;
             }

@@ -8,7 +8,7 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn line(text: &str) -> Line {
-    Line(format!("{text}\n").into_bytes())
+    Line::whole(format!("{text}\n").into_bytes())
 }
 
 /// Offers `line` from a context whose wake-ups nobody waits for (the read loop's, in a test).
@@ -138,8 +138,112 @@ fn held_answers_leave_together_in_order_and_a_long_line_is_never_copied_behind_t
     assert!(gathered.take().is_none(), "nothing held after a write");
 
     gathered.keep(line("held")).expect("room");
-    let long = Line(vec![b'x'; GATHER + 1]);
+    let long = Line::whole(vec![b'x'; GATHER + 1]);
     let (held, long) = gathered.then(long).expect_err("a long line goes on its own");
     assert_eq!(held.into_bytes(), b"held\n");
     assert_eq!(long.into_bytes().len(), GATHER + 1);
+}
+
+/// An answer of `echo` whose result was encoded with room behind it (as `ToolResult::encode`'s guess
+/// leaves), `text_bytes` of text.
+fn large_answer(text_bytes: usize, room: usize) -> (Response, *const u8) {
+    let result =
+        json!({"content": [{"type": "text", "text": "é\"".repeat(text_bytes / 3)}], "isError": false});
+    let exact = serde_json::to_vec(&result).unwrap().len();
+    let encoded = mcp_kernel_wire::Encoded::to_json(&result, exact + room).unwrap();
+    let at = encoded.get().as_ptr();
+    (Response::encoded(json!("call-7"), encoded), at)
+}
+
+#[test]
+fn a_large_answer_is_written_from_its_result_buffer_and_is_the_same_line() {
+    let (response, at) = large_answer(COPY_BELOW * 2, 16);
+    let expected = [response.to_bytes(), b"\n".to_vec()].concat();
+    let line = Line::answer(response);
+    assert!(!line.first.starts_with(b"{\"content\""), "the envelope's head comes first");
+    assert_eq!(line.rest.as_ptr(), at, "the result is not copied");
+    assert!(line.rest.ends_with(b"}\n"), "the envelope's end and the newline go behind it");
+    assert_eq!(line.into_bytes(), expected);
+}
+
+#[test]
+fn a_large_answer_with_no_room_behind_its_result_is_one_buffer() {
+    let (response, _) = large_answer(COPY_BELOW * 2, 0);
+    let expected = [response.to_bytes(), b"\n".to_vec()].concat();
+    let line = Line::answer(response);
+    assert!(line.rest.is_empty());
+    assert_eq!(line.into_bytes(), expected);
+    let small = Response::result(json!(1), json!({"a": 1}));
+    let expected = [small.to_bytes(), b"\n".to_vec()].concat();
+    let line = Line::answer(small);
+    assert!(line.rest.is_empty(), "a small answer is one buffer");
+    assert_eq!(line.into_bytes(), expected);
+}
+
+/// An output that takes at most `room` bytes a write, vectored, and counts its writes.
+struct Counted {
+    written: Vec<u8>,
+    writes: usize,
+    room: usize,
+}
+
+impl AsyncWrite for Counted {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.as_mut().poll_write_vectored(cx, &[IoSlice::new(buf)])
+    }
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.writes += 1;
+        let mut taken = 0;
+        for buf in bufs {
+            let n = buf.len().min(self.room - taken);
+            self.written.extend_from_slice(&buf[..n]);
+            taken += n;
+        }
+        Poll::Ready(Ok(taken))
+    }
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+#[test]
+fn a_large_answer_offered_with_nothing_queued_is_one_write() {
+    let (response, _) = large_answer(COPY_BELOW * 2, 16);
+    let expected = [response.to_bytes(), b"\n".to_vec()].concat();
+    let output = Output::new(Counted { written: Vec::new(), writes: 0, room: usize::MAX });
+    assert!(matches!(offer(&output, Line::answer(response), true), Offer::Taken));
+    let state = output.lock();
+    assert_eq!(state.output.writes, 1, "the head and the result in one vectored write");
+    assert_eq!(state.output.written, expected);
+}
+
+#[test]
+fn a_large_answer_taken_in_part_is_finished_before_anything_queued_after_it() {
+    let (response, _) = large_answer(COPY_BELOW * 2, 16);
+    let first = [response.to_bytes(), b"\n".to_vec()].concat();
+    let (second, _) = large_answer(COPY_BELOW * 3, 16);
+    let second_bytes = [second.to_bytes(), b"\n".to_vec()].concat();
+    let written = runtime().block_on(async {
+        // 7 bytes a write: the offered line is cut inside its head, then inside its result, and the
+        // queued one after it the same way.
+        let output = Arc::new(Output::new(Counted { written: Vec::new(), writes: 0, room: 7 }));
+        assert!(matches!(offer(&output, Line::answer(response), true), Offer::Taken));
+        let (tx, rx) = mpsc::channel(4);
+        tx.send(Line::answer(second)).await.unwrap();
+        tx.send(line("third")).await.unwrap();
+        drop(tx);
+        write_lines(Arc::clone(&output), rx).await.expect("written");
+        std::mem::take(&mut output.lock().output.written)
+    });
+    assert_eq!(written, [first, second_bytes, b"third\n".to_vec()].concat(), "every line whole, in order");
 }
