@@ -245,7 +245,8 @@ impl AsyncWrite for Output {
         }
     }
 
-    /// A pipe takes several buffers in one `writev` (an answer's head and its result's own buffer).
+    /// A pipe takes several buffers in one `writev` (an answer's head and its result's own buffer);
+    /// tokio's blocking stdout takes the first (the writer joins a line's buffers for it).
     fn poll_write_vectored(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,

@@ -35,7 +35,9 @@ const BATCH: usize = 64;
 const GATHER: usize = crate::framing::CHUNK;
 
 /// An answer whose result was encoded to this many bytes or more is written from the result's own
-/// buffer, behind the envelope's head in the same vectored write, rather than copied behind it.
+/// buffer, behind the envelope's head in the same vectored write, rather than copied behind it — unless
+/// the output takes one buffer a write, or the answer is gathered with others ([`Gathered`], at most
+/// [`GATHER`] bytes together), where it is copied as any line is.
 const COPY_BELOW: usize = 16 * 1024;
 
 /// The most buffers one write of the writer task hands the output.
@@ -43,7 +45,8 @@ const MAX_SLICES: usize = 16;
 
 /// One encoded message and its terminating `\n`: in one buffer, or — an answer whose result was encoded
 /// large ([`Line::answer`]) — in two, the envelope's head and then the result's own buffer with the
-/// rest of the line, written together and never copied into one.
+/// rest of the line, written together by one vectored write (joined first for an output that takes one
+/// buffer a write, [`Line::joined`]).
 #[derive(Debug)]
 pub(crate) struct Line {
     first: Vec<u8>,
@@ -95,6 +98,16 @@ impl Line {
         let mut bytes = serde_json::to_vec(notification).unwrap_or_default();
         bytes.push(b'\n');
         Self::whole(bytes)
+    }
+
+    /// The line in one buffer (a copy of its second buffer, if it has one): for an output that writes
+    /// one buffer at a time (tokio's blocking stdout), which would otherwise make two writes of it.
+    fn joined(mut self) -> Self {
+        if !self.rest.is_empty() {
+            self.first.extend_from_slice(&self.rest);
+            self.rest = Vec::new();
+        }
+        self
     }
 
     /// How many bytes the line holds.
@@ -262,7 +275,9 @@ impl<W: AsyncWrite + Unpin> State<W> {
             if ready!(lines.poll_recv_many(cx, batch, BATCH)) == 0 {
                 return Poll::Ready(Ok(()));
             }
+            let vectored = self.output.is_write_vectored();
             for line in batch.drain(..) {
+                let line = if vectored { line } else { line.joined() };
                 for buffer in line.buffers() {
                     self.hold(buffer);
                 }
@@ -270,10 +285,13 @@ impl<W: AsyncWrite + Unpin> State<W> {
         }
     }
 
-    /// Queues `bytes` behind what is held: gathered with the last segment while that stays small.
+    /// Queues `bytes` behind what is held: gathered with the last segment while that stays small — but
+    /// a result's own buffer ([`COPY_BELOW`] bytes or more) stays apart for an output that takes several
+    /// buffers a write, so that it is not copied.
     fn hold(&mut self, bytes: Vec<u8>) {
+        let copy = bytes.len() < COPY_BELOW || !self.output.is_write_vectored();
         match self.held.back_mut() {
-            Some(last) if last.len() + bytes.len() <= GATHER => {
+            Some(last) if copy && last.len() + bytes.len() <= GATHER => {
                 last.extend_from_slice(&bytes);
             }
             _ => self.held.push_back(bytes),
@@ -348,6 +366,7 @@ impl<W: AsyncWrite + Unpin + Send> Direct for Output<W> {
         if !state.held.is_empty() || state.unflushed || state.failed.is_some() {
             return Offer::Queue(line);
         }
+        let line = if state.output.is_write_vectored() { line } else { line.joined() };
         let length = line.len();
         let output = Pin::new(&mut state.output);
         let written = if line.rest.is_empty() {

@@ -180,11 +180,20 @@ fn a_large_answer_with_no_room_behind_its_result_is_one_buffer() {
     assert_eq!(line.into_bytes(), expected);
 }
 
-/// An output that takes at most `room` bytes a write, vectored, and counts its writes.
+/// An output that takes at most `room` bytes a write, vectored (or, unless `vectored`, one buffer a
+/// write, as tokio's blocking stdout), and counts its writes and where each buffer it took began.
 struct Counted {
     written: Vec<u8>,
     writes: usize,
     room: usize,
+    vectored: bool,
+    starts: Vec<usize>,
+}
+
+impl Counted {
+    fn new(room: usize, vectored: bool) -> Self {
+        Self { written: Vec::new(), writes: 0, room, vectored, starts: Vec::new() }
+    }
 }
 
 impl AsyncWrite for Counted {
@@ -198,15 +207,17 @@ impl AsyncWrite for Counted {
     ) -> Poll<io::Result<usize>> {
         self.writes += 1;
         let mut taken = 0;
+        let bufs = if self.vectored { bufs } else { &bufs[..bufs.len().min(1)] };
         for buf in bufs {
             let n = buf.len().min(self.room - taken);
+            self.starts.push(buf.as_ptr() as usize);
             self.written.extend_from_slice(&buf[..n]);
             taken += n;
         }
         Poll::Ready(Ok(taken))
     }
     fn is_write_vectored(&self) -> bool {
-        true
+        self.vectored
     }
     fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
         Poll::Ready(Ok(()))
@@ -220,7 +231,7 @@ impl AsyncWrite for Counted {
 fn a_large_answer_offered_with_nothing_queued_is_one_write() {
     let (response, _) = large_answer(COPY_BELOW * 2, 16);
     let expected = [response.to_bytes(), b"\n".to_vec()].concat();
-    let output = Output::new(Counted { written: Vec::new(), writes: 0, room: usize::MAX });
+    let output = Output::new(Counted::new(usize::MAX, true));
     assert!(matches!(offer(&output, Line::answer(response), true), Offer::Taken));
     let state = output.lock();
     assert_eq!(state.output.writes, 1, "the head and the result in one vectored write");
@@ -236,7 +247,7 @@ fn a_large_answer_taken_in_part_is_finished_before_anything_queued_after_it() {
     let written = runtime().block_on(async {
         // 7 bytes a write: the offered line is cut inside its head, then inside its result, and the
         // queued one after it the same way.
-        let output = Arc::new(Output::new(Counted { written: Vec::new(), writes: 0, room: 7 }));
+        let output = Arc::new(Output::new(Counted::new(7, true)));
         assert!(matches!(offer(&output, Line::answer(response), true), Offer::Taken));
         let (tx, rx) = mpsc::channel(4);
         tx.send(Line::answer(second)).await.unwrap();
@@ -246,4 +257,44 @@ fn a_large_answer_taken_in_part_is_finished_before_anything_queued_after_it() {
         std::mem::take(&mut output.lock().output.written)
     });
     assert_eq!(written, [first, second_bytes, b"third\n".to_vec()].concat(), "every line whole, in order");
+}
+
+#[test]
+fn the_writer_task_writes_a_queued_large_answer_from_its_buffer_in_one_write() {
+    let (response, at) = large_answer(COPY_BELOW * 2, 16);
+    let expected = [b"first\n".to_vec(), response.to_bytes(), b"\n".to_vec()].concat();
+    let output = runtime().block_on(async {
+        let output = Arc::new(Output::new(Counted::new(usize::MAX, true)));
+        let (tx, rx) = mpsc::channel(4);
+        tx.send(line("first")).await.unwrap();
+        tx.send(Line::answer(response)).await.unwrap();
+        drop(tx);
+        write_lines(Arc::clone(&output), rx).await.expect("written");
+        let mut state = output.lock();
+        std::mem::replace(&mut state.output, Counted::new(0, true))
+    });
+    assert_eq!(output.written, expected);
+    assert_eq!(output.writes, 1, "the short line, the head and the result in one vectored write");
+    assert!(output.starts.contains(&(at as usize)), "the result went out from its own buffer, uncopied");
+}
+
+#[test]
+fn an_output_of_one_buffer_a_write_gets_a_large_answer_joined() {
+    let (response, _) = large_answer(COPY_BELOW * 2, 16);
+    let expected = [response.to_bytes(), b"\n".to_vec()].concat();
+    let (queued, _) = large_answer(COPY_BELOW * 2, 16);
+    let queued_bytes = [queued.to_bytes(), b"\n".to_vec()].concat();
+    let output = runtime().block_on(async {
+        let output = Arc::new(Output::new(Counted::new(usize::MAX, false)));
+        assert!(matches!(offer(&output, Line::answer(response), true), Offer::Taken));
+        assert_eq!(output.lock().output.writes, 1, "offered: one write of the whole line");
+        let (tx, rx) = mpsc::channel(4);
+        tx.send(Line::answer(queued)).await.unwrap();
+        drop(tx);
+        write_lines(Arc::clone(&output), rx).await.expect("written");
+        let mut state = output.lock();
+        std::mem::replace(&mut state.output, Counted::new(0, false))
+    });
+    assert_eq!(output.writes, 2, "queued: one write of the whole line too");
+    assert_eq!(output.written, [expected, queued_bytes].concat());
 }
