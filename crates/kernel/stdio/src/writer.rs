@@ -285,13 +285,17 @@ impl<W: AsyncWrite + Unpin> State<W> {
         }
     }
 
-    /// Queues `bytes` behind what is held: gathered with the last segment while that stays small — but
-    /// a result's own buffer ([`COPY_BELOW`] bytes or more) stays apart for an output that takes several
-    /// buffers a write, so that it is not copied.
+    /// Queues `bytes` behind what is held: gathered with the last segment while that stays small — but,
+    /// for an output that takes several buffers a write, a result's own buffer ([`COPY_BELOW`] bytes or
+    /// more) is neither copied behind the last segment nor grown to take the next, so that it is never
+    /// copied.
     fn hold(&mut self, bytes: Vec<u8>) {
-        let copy = bytes.len() < COPY_BELOW || !self.output.is_write_vectored();
+        let vectored = self.output.is_write_vectored();
         match self.held.back_mut() {
-            Some(last) if copy && last.len() + bytes.len() <= GATHER => {
+            Some(last)
+                if last.len() + bytes.len() <= GATHER
+                    && (!vectored || (last.len() < COPY_BELOW && bytes.len() < COPY_BELOW)) =>
+            {
                 last.extend_from_slice(&bytes);
             }
             _ => self.held.push_back(bytes),

@@ -279,6 +279,26 @@ fn the_writer_task_writes_a_queued_large_answer_from_its_buffer_in_one_write() {
 }
 
 #[test]
+fn a_short_line_queued_behind_a_large_answer_does_not_grow_its_result_buffer() {
+    let (response, at) = large_answer(COPY_BELOW * 2, 16);
+    let expected = [response.to_bytes(), b"\n".to_vec(), b"after\n".to_vec()].concat();
+    let output = runtime().block_on(async {
+        let output = Arc::new(Output::new(Counted::new(usize::MAX, true)));
+        let (tx, rx) = mpsc::channel(4);
+        tx.send(Line::answer(response)).await.unwrap();
+        tx.send(line("after")).await.unwrap();
+        drop(tx);
+        write_lines(Arc::clone(&output), rx).await.expect("written");
+        let mut state = output.lock();
+        std::mem::replace(&mut state.output, Counted::new(0, true))
+    });
+    assert_eq!(output.written, expected);
+    assert_eq!(output.writes, 1, "the head, the result and the short line in one vectored write");
+    assert_eq!(output.starts.len(), 3, "three buffers: the short line was not appended to the result's");
+    assert!(output.starts.contains(&(at as usize)), "the result went out from its own buffer");
+}
+
+#[test]
 fn an_output_of_one_buffer_a_write_gets_a_large_answer_joined() {
     let (response, _) = large_answer(COPY_BELOW * 2, 16);
     let expected = [response.to_bytes(), b"\n".to_vec()].concat();
