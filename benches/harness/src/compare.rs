@@ -84,6 +84,16 @@ fn payload_window(quick: bool) -> (f64, f64) {
     if quick { PAYLOAD_HTTP_WINDOW_QUICK } else { PAYLOAD_HTTP_WINDOW }
 }
 
+/// What the large payloads' servers get added to their environment: glibc's malloc thresholds fixed
+/// ([`PAYLOAD_MALLOC`]), unless `--payload-malloc-default` asked for glibc's defaults.
+fn payload_env(options: &Options) -> Vec<(&'static str, String)> {
+    if options.payload_malloc_default {
+        Vec::new()
+    } else {
+        vec![(PAYLOAD_MALLOC.0, PAYLOAD_MALLOC.1.to_owned())]
+    }
+}
+
 /// Pipelined stdio requests of one run.
 fn stdio_requests(quick: bool) -> u32 {
     if quick { STDIO_REQUESTS.1 } else { STDIO_REQUESTS.0 }
@@ -240,11 +250,11 @@ pub(super) fn run_compare(
                 payload_calls(&PAYLOADS[1], options.quick).0,
                 payload_warmup_s,
                 payload_duration_s,
-                if options.payload_malloc_default {
-                    "glibc malloc's default thresholds".to_owned()
-                } else {
-                    format!("{}={}", PAYLOAD_MALLOC.0, PAYLOAD_MALLOC.1)
-                }
+                payload_env(options)
+                    .iter()
+                    .map(|(name, value)| format!("{name}={value}"))
+                    .next()
+                    .unwrap_or_else(|| "glibc malloc's default thresholds".to_owned())
             )
         } else {
             "no large payloads".to_owned()
@@ -263,12 +273,7 @@ pub(super) fn run_compare(
         stdio_requests(options.quick).to_string(),
         LATENCY_REQUESTS.to_string(),
     );
-    // The large payloads' servers: glibc's malloc thresholds fixed (`PAYLOAD_MALLOC`), unless asked not to.
-    let malloc: Vec<(&str, String)> = if options.payload_malloc_default {
-        Vec::new()
-    } else {
-        vec![(PAYLOAD_MALLOC.0, PAYLOAD_MALLOC.1.to_owned())]
-    };
+    let malloc = payload_env(options);
     for round in 1..=options.rounds {
         eprintln!("xtask: bench: round {round}/{}", options.rounds);
         // HTTP throughput, latency and the server's CPU over the window.
@@ -490,11 +495,10 @@ fn report(
                 "http_connections": 1,
                 "http_warmup_s": payload_window(options.quick).0,
                 "http_duration_s": payload_window(options.quick).1,
-                "server_env": if options.payload_malloc_default {
-                    json!({})
-                } else {
-                    json!({PAYLOAD_MALLOC.0: PAYLOAD_MALLOC.1})
-                },
+                "server_env": payload_env(options)
+                    .into_iter()
+                    .map(|(name, value)| (name.to_owned(), Value::from(value)))
+                    .collect::<serde_json::Map<_, _>>(),
             })),
         },
         "servers": names,
