@@ -292,7 +292,10 @@ where
     Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
 {
     fn call(&self, call: ToolCall) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
-        Box::pin(self(call))
+        // Allocated first, so that the host's future is built in its allocation (`Box::pin` would build
+        // it on the stack and copy it in whole).
+        let boxed: Box<Fut> = Box::write(Box::new_uninit(), self(call));
+        Box::into_pin(boxed)
     }
 }
 
@@ -308,7 +311,9 @@ where
     Fut: Future<Output = Result<Vec<ResourceContents>, ReaderError>> + Send + 'static,
 {
     fn read(&self, request: ReadResource) -> BoxFuture<'static, Result<Vec<ResourceContents>, ReaderError>> {
-        Box::pin(self(request))
+        // Built in its allocation, as a tool's future is (above).
+        let boxed: Box<Fut> = Box::write(Box::new_uninit(), self(request));
+        Box::into_pin(boxed)
     }
 }
 

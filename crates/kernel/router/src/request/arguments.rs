@@ -31,8 +31,9 @@ impl Arguments {
                     slots[at] = Some(value);
                 }
             }
-            for (key, slot) in declared.iter().zip(slots) {
-                if let Some(value) = slot {
+            // Taken where they are: iterating the array by value would first copy it whole.
+            for (key, slot) in declared.iter().zip(&mut slots) {
+                if let Some(value) = slot.take() {
                     entries.push((Arc::clone(key), value));
                 }
             }

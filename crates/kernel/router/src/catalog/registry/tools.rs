@@ -99,7 +99,11 @@ where
         match arguments_as::<In>(&arguments, "tool") {
             Ok(input) => {
                 let running = (self.handler)(input, context);
-                Box::pin(async move { running.await.and_then(IntoToolOutput::into_tool_output) })
+                // Built in its allocation, as in `contract.rs` (`Dispatch for F`).
+                let boxed = Box::write(Box::new_uninit(), async move {
+                    running.await.and_then(IntoToolOutput::into_tool_output)
+                });
+                Box::into_pin(boxed)
             }
             Err(reason) => {
                 let reason = format!("invalid arguments: {reason}");
