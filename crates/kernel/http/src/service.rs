@@ -187,11 +187,11 @@ where
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let shared = Arc::clone(&self.shared);
         // The head is held here, once, for the whole request: every step borrows it (a step that took
-        // it by value would keep another copy of it in the request's future, which is copied whole into
-        // its allocation).
+        // it by value would keep another copy of it in the request's future, making it larger).
         let (mut parts, body) = request.into_parts();
-        // Allocated first and the future built in it: `Box::pin(async move { .. })` builds the future
-        // on the stack and copies it in at its full size (4.8 KB a request, most of it not yet set).
+        // Allocated first, so that the optimizer can build the future in its allocation (a release
+        // build; `docs/performance.md`, "Eighth round"): `Box::pin(async move { .. })` builds it on the
+        // stack and copies it in at its full size (4.8 KB a request, most of it not yet set).
         let boxed = Box::write(Box::new_uninit(), async move {
             // A fault in the transport itself is answered 500, never a dropped connection.
             let answer = AssertUnwindSafe(serve(&shared, &mut parts, body)).catch_unwind().await;

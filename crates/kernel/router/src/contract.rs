@@ -292,8 +292,8 @@ where
     Fut: Future<Output = Result<ToolOutput, ToolError>> + Send + 'static,
 {
     fn call(&self, call: ToolCall) -> BoxFuture<'static, Result<ToolOutput, ToolError>> {
-        // Allocated first, so that the host's future is built in its allocation (`Box::pin` would build
-        // it on the stack and copy it in whole).
+        // Allocated first, so that the optimizer can build the host's future in its allocation
+        // (`Box::pin` builds it on the stack and copies it in whole).
         let boxed: Box<Fut> = Box::write(Box::new_uninit(), self(call));
         Box::into_pin(boxed)
     }
@@ -329,7 +329,9 @@ where
     Fut: Future<Output = Result<PromptOutput, ReaderError>> + Send + 'static,
 {
     fn get(&self, request: GetPrompt) -> BoxFuture<'static, Result<PromptOutput, ReaderError>> {
-        Box::pin(self(request))
+        // Allocated first, as a tool's future is (above).
+        let boxed: Box<Fut> = Box::write(Box::new_uninit(), self(request));
+        Box::into_pin(boxed)
     }
 }
 
@@ -407,6 +409,8 @@ where
     Fut: Future<Output = Result<Completion, ReaderError>> + Send + 'static,
 {
     fn complete(&self, request: CompletionRequest) -> BoxFuture<'static, Result<Completion, ReaderError>> {
-        Box::pin(self(request))
+        // Allocated first, as a tool's future is (above).
+        let boxed: Box<Fut> = Box::write(Box::new_uninit(), self(request));
+        Box::into_pin(boxed)
     }
 }

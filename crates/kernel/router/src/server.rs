@@ -438,7 +438,9 @@ impl Server {
         };
         let site = SpanSite { server: self.inner.options.server_name(), era: request.context.era };
         let span = request.trace.request_span(site, request.method, prompt);
-        let answer = tracing::Instrument::instrument(Box::pin(self.answer(request)), span.clone()).await;
+        // Allocated first, as in `contract.rs` (`Dispatch for F`).
+        let answering = Box::into_pin(Box::write(Box::new_uninit(), self.answer(request)));
+        let answer = tracing::Instrument::instrument(answering, span.clone()).await;
         if let Err(error) = &answer {
             record_error(&span, error);
         }

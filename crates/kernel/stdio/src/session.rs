@@ -295,10 +295,12 @@ impl Session {
                     };
                     let key = message.id().map(id_key);
                     let id = reply_id(&message);
-                    let mut handling: Handling =
-                        Box::pin(
-                            async move { settle(guard(server.handle_envelope(message, inbound)).await, id) },
-                        );
+                    // Allocated first, so that the optimizer can build the request's future in its
+                    // allocation: `Box::pin` builds it on the stack and copies it in at its full size.
+                    let boxed = Box::write(Box::new_uninit(), async move {
+                        settle(guard(server.handle_envelope(message, inbound)).await, id)
+                    });
+                    let mut handling: Handling = Box::into_pin(boxed);
                     // Polled once here: most requests (a listing, a quick tool) finish at once and are
                     // answered without a task of their own. One that waits gets its own task, so that it
                     // holds up nothing read after it.

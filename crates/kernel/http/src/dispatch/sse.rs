@@ -96,11 +96,13 @@ pub(crate) async fn stream(
         inbound = inbound.notifications(sink);
     }
     let server = server.clone();
-    let mut core: CoreFuture = Box::pin(async move {
+    // Allocated first, so that the optimizer can build the future in it (`service.rs`, `McpService::call`).
+    let boxed = Box::write(Box::new_uninit(), async move {
         guarded(&server, message, inbound)
             .await
             .unwrap_or_else(|Panicked { id }| Some(JsonRpcResponse::error(id, ErrorObject::internal())))
     });
+    let mut core: CoreFuture = Box::into_pin(boxed);
     let first = std::future::poll_fn(|cx| {
         if let Poll::Ready(response) = core.as_mut().poll(cx) {
             return Poll::Ready(Err(response));

@@ -168,7 +168,8 @@ impl Server {
         if let Some(engine) = task_engine {
             let dispatch = std::sync::Arc::clone(dispatch);
             let started = Started { call, round, span, pending };
-            return Box::pin(self.call_maybe_task(engine, tool, dispatch, started)).await;
+            let boxed = Box::write(Box::new_uninit(), self.call_maybe_task(engine, tool, dispatch, started));
+            return Box::into_pin(boxed).await;
         }
         let outcome = match bridge(&context, client.as_ref()) {
             None => guarded(|| dispatch.call(call)).instrument(span.clone()).await,
@@ -179,7 +180,7 @@ impl Server {
                     call.context.retry = retry;
                     guarded(move || dispatch.call(call)).instrument(span.clone())
                 };
-                match Box::pin(bridge.run(attempt)).await {
+                match Box::into_pin(Box::write(Box::new_uninit(), bridge.run(attempt))).await {
                     Ok(outcome) => outcome,
                     Err(stopped) => {
                         // The last call asked for input, as a modern one may: a result, unless the

@@ -45,7 +45,12 @@ where
 {
     fn get(&self, request: GetPrompt) -> BoxFuture<'static, Result<PromptOutput, ReaderError>> {
         match arguments_as::<A>(&request.arguments, "prompt") {
-            Ok(arguments) => Box::pin((self.render)(arguments, request.context)),
+            Ok(arguments) => {
+                // Allocated first, as in `contract.rs` (`Dispatch for F`).
+                let boxed: Box<Fut> =
+                    Box::write(Box::new_uninit(), (self.render)(arguments, request.context));
+                Box::into_pin(boxed)
+            }
             Err(reason) => {
                 Box::pin(std::future::ready(Err(ReaderError::new(format!("invalid arguments: {reason}")))))
             }

@@ -55,7 +55,9 @@ where
     Fut: Future<Output = Result<Vec<ResourceContents>, ReaderError>> + Send + 'static,
 {
     fn read(&self, request: ReadResource) -> BoxFuture<'static, Result<Vec<ResourceContents>, ReaderError>> {
-        Box::pin((self.0)(request.context))
+        // Allocated first, as in `contract.rs` (`Dispatch for F`).
+        let boxed: Box<Fut> = Box::write(Box::new_uninit(), (self.0)(request.context));
+        Box::into_pin(boxed)
     }
 }
 
@@ -71,7 +73,8 @@ where
         let ReadResource { uri, template, context } = request;
         let found =
             template.unwrap_or_else(|| TemplateMatch::new(uri.as_str(), Vec::<(String, String)>::new()));
-        Box::pin((self.0)(found.with_uri(uri), context))
+        let boxed: Box<Fut> = Box::write(Box::new_uninit(), (self.0)(found.with_uri(uri), context));
+        Box::into_pin(boxed)
     }
 }
 

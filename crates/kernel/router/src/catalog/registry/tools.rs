@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use futures_util::FutureExt;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -98,11 +99,12 @@ where
         let ToolCall { name, arguments, context } = call;
         match arguments_as::<In>(&arguments, "tool") {
             Ok(input) => {
-                let running = (self.handler)(input, context);
-                // Built in its allocation, as in `contract.rs` (`Dispatch for F`).
-                let boxed = Box::write(Box::new_uninit(), async move {
-                    running.await.and_then(IntoToolOutput::into_tool_output)
-                });
+                // Allocated first, as in `contract.rs` (`Dispatch for F`): the handler's future is made
+                // after the allocation, so that the optimizer can build it there.
+                let output =
+                    |outcome: Result<Out, ToolError>| outcome.and_then(IntoToolOutput::into_tool_output);
+                let boxed =
+                    Box::write(Box::new_uninit(), FutureExt::map((self.handler)(input, context), output));
                 Box::into_pin(boxed)
             }
             Err(reason) => {
