@@ -424,7 +424,9 @@ async fn answer(
         let post = Post { policy, headers: &parts.headers, version, extensions, owner, client };
         // In a future of its own, as every path but the hot one: the request's future is as large as
         // its largest path.
-        return Box::pin(session::post::serve(post, server, message, bytes)).await;
+        // Allocated first, as the request's own future is (`McpService::call`).
+        let boxed = Box::write(Box::new_uninit(), session::post::serve(post, server, message, bytes));
+        return Box::into_pin(boxed).await;
     }
     drop(bytes);
     if shared.legacy == LegacyClients::Stateless && legacy::claims(&parts.headers, &message) {
@@ -467,7 +469,9 @@ async fn answer(
     let attached = Attached { extensions, carrier, admitted, session: None };
     if listens {
         let caller = Caller { client, draining: draining.map(|draining| Draining::clone(&draining)) };
-        return Box::pin(listen::open(server, message, version, attached, &shared.listen, caller)).await;
+        // In a future of its own, allocated first, as a legacy session's POST is (above).
+        let opening = listen::open(server, message, version, attached, &shared.listen, caller);
+        return Box::into_pin(Box::write(Box::new_uninit(), opening)).await;
     }
     dispatch(server, message, version, attached, Path::Modern).await
 }

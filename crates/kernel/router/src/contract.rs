@@ -311,7 +311,7 @@ where
     Fut: Future<Output = Result<Vec<ResourceContents>, ReaderError>> + Send + 'static,
 {
     fn read(&self, request: ReadResource) -> BoxFuture<'static, Result<Vec<ResourceContents>, ReaderError>> {
-        // Built in its allocation, as a tool's future is (above).
+        // Allocated first, as a tool's future is (above).
         let boxed: Box<Fut> = Box::write(Box::new_uninit(), self(request));
         Box::into_pin(boxed)
     }

@@ -317,7 +317,9 @@ impl Server {
         let closer = (CloseOnDrop(progress), CloseOnDrop(context.log.clone()));
         if method == Method::SubscriptionsListen && era.is_modern() {
             drop(closer);
-            return Box::pin(self.listen_at_once(id, params.as_ref(), context, sink.as_ref())).await;
+            // Allocated first, as in `contract.rs` (`Dispatch for F`).
+            let listening = self.listen_at_once(id, params.as_ref(), context, sink.as_ref());
+            return Box::into_pin(Box::write(Box::new_uninit(), listening)).await;
         }
         let trace = RequestTrace { carrier, id: &id, network };
         let request = Request {

@@ -168,6 +168,7 @@ impl Server {
         if let Some(engine) = task_engine {
             let dispatch = std::sync::Arc::clone(dispatch);
             let started = Started { call, round, span, pending };
+            // Allocated first, as in `contract.rs` (`Dispatch for F`).
             let boxed = Box::write(Box::new_uninit(), self.call_maybe_task(engine, tool, dispatch, started));
             return Box::into_pin(boxed).await;
         }
@@ -180,6 +181,7 @@ impl Server {
                     call.context.retry = retry;
                     guarded(move || dispatch.call(call)).instrument(span.clone())
                 };
+                // Allocated first, as above.
                 match Box::into_pin(Box::write(Box::new_uninit(), bridge.run(attempt))).await {
                     Ok(outcome) => outcome,
                     Err(stopped) => {

@@ -156,7 +156,9 @@ impl Server {
         };
         let watch = engine.tasks.store.watch_running(&record.id);
         let expires = record.expires_ms();
-        engine.tasks.runtime.spawn(Box::pin(run.run(start, watch, expires)));
+        // Allocated first, as in `contract.rs` (`Dispatch for F`).
+        let running = Box::write(Box::new_uninit(), run.run(start, watch, expires));
+        engine.tasks.runtime.spawn(Box::into_pin(running));
         Ok(Payload::Value(record.created()))
     }
 
@@ -240,7 +242,10 @@ fn run_dispatch(
     call: ToolCall,
     span: tracing::Span,
 ) -> BoxFuture<'static, Outcome> {
-    Box::pin(async move { guarded(|| dispatch.call(call)).await }.instrument(span))
+    // Allocated first, as in `contract.rs` (`Dispatch for F`).
+    let boxed =
+        Box::write(Box::new_uninit(), async move { guarded(|| dispatch.call(call)).await }.instrument(span));
+    Box::into_pin(boxed)
 }
 
 /// How a task's run starts.

@@ -96,10 +96,9 @@ impl Tools {
             return self.refuse(BuildError::InvalidTool { tool: spec.name().to_owned(), reason });
         }
         let spec = spec.input_schema(input).output_schema(schema_of::<Out>(Contract::Writes));
-        let wrapped = move |input: In, cx| {
-            let running = handler(input, cx);
-            async move { running.await.map(Json) }
-        };
+        // The handler's future made where the wrapper's is (no local moved into a block of its own).
+        let wrapped =
+            move |input: In, cx| futures_util::FutureExt::map(handler(input, cx), |out| out.map(Json));
         self.add_linked(spec, wrapped, handler_type)
     }
 
