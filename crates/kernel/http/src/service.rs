@@ -470,8 +470,11 @@ async fn answer(
     if listens {
         let caller = Caller { client, draining: draining.map(|draining| Draining::clone(&draining)) };
         // In a future of its own, allocated first, as a legacy session's POST is (above).
-        let opening = listen::open(server, message, version, attached, &shared.listen, caller);
-        return Box::into_pin(Box::write(Box::new_uninit(), opening)).await;
+        let opening = Box::write(
+            Box::new_uninit(),
+            listen::open(server, message, version, attached, &shared.listen, caller),
+        );
+        return Box::into_pin(opening).await;
     }
     dispatch(server, message, version, attached, Path::Modern).await
 }

@@ -318,8 +318,11 @@ impl Server {
         if method == Method::SubscriptionsListen && era.is_modern() {
             drop(closer);
             // Allocated first, as in `contract.rs` (`Dispatch for F`).
-            let listening = self.listen_at_once(id, params.as_ref(), context, sink.as_ref());
-            return Box::into_pin(Box::write(Box::new_uninit(), listening)).await;
+            let listening = Box::write(
+                Box::new_uninit(),
+                self.listen_at_once(id, params.as_ref(), context, sink.as_ref()),
+            );
+            return Box::into_pin(listening).await;
         }
         let trace = RequestTrace { carrier, id: &id, network };
         let request = Request {

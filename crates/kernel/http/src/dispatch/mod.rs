@@ -69,9 +69,9 @@ pub(crate) struct InSession {
 /// Runs the core on a checked message and answers it as `path` answers.
 ///
 /// The request's future is as large as its largest path (and a debug build copies it whole into its
-/// allocation), so this layer keeps little beside the core's future: the message and what is attached are its own (moved from, not copied into locals),
-/// and the core is awaited right here, behind the panic guard (`core.rs`), so that its future is built
-/// in place.
+/// allocation), so this layer keeps little beside the core's future: the message and what is
+/// attached are its own (moved from, not copied into locals), and the core is awaited right here,
+/// behind the panic guard (`core.rs`), so that its future is built in place.
 #[inline]
 #[allow(
     clippy::manual_async_fn,
