@@ -3,7 +3,10 @@
 //! The `echo` tool served by mcp-kernel with every default on: full JSON Schema validation of the
 //! arguments and every refusal layer of the HTTP transport (headers, `Mcp-Method`/`Mcp-Name`
 //! mirroring, `Accept`, `Content-Type`, body limits). Only the Origin allowlist is opened
-//! (`AllowedOrigins::any()`) and authorization admits everyone, as for a local benchmark.
+//! (`AllowedOrigins::any()`) and authorization admits everyone, as for a local benchmark. Over HTTP
+//! the service answers at `/mcp` itself (`Builder::path`; any other path is 404) and is served bare,
+//! as a host serving MCP alone on a port serves it; with `BENCH_KERNEL_REDIS` (below) an axum router
+//! mounts it beside `/stats`.
 //!
 //! The connection limits of `serve_with` keep their defaults (4,096 connections, 512 per peer)
 //! unless `BENCH_KERNEL_MAX_CONNECTIONS=N` is set: then both are N. `cargo xtask bench compare
@@ -186,12 +189,19 @@ async fn serve_http(
     if let Some(sessions) = legacy_sessions(redis.as_ref())? {
         builder = builder.legacy_sessions(sessions);
     }
-    let service = listen_settings(builder)?.build();
-    let mut app = axum::Router::new().route_service("/mcp", service);
-    if let Some(redis) = redis {
-        app = app.route("/stats", axum::routing::get(move || std::future::ready(stats(&redis))));
-    }
     let options = serve_options()?;
+    let Some(redis) = redis else {
+        // MCP alone on the port: the service answers at `/mcp` itself (`Builder::path`), no router.
+        let service = listen_settings(builder.path("/mcp"))?.build();
+        println!("listening on http://{bound}/mcp");
+        mcp_kernel::http::serve_with(listener, service, std::future::pending(), options).await?;
+        return Ok(());
+    };
+    // `/stats` beside `/mcp`: an axum router in front, as a host with other routes mounts the service.
+    let service = listen_settings(builder)?.build();
+    let app = axum::Router::new()
+        .route_service("/mcp", service)
+        .route("/stats", axum::routing::get(move || std::future::ready(stats(&redis))));
     println!("listening on http://{bound}/mcp");
     mcp_kernel::http::serve_with(listener, app, std::future::pending(), options).await?;
     Ok(())

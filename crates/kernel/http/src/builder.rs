@@ -110,6 +110,7 @@ impl McpHttp {
             origins: NoOrigins,
             authorize: NoAuthorize,
             authorize_body: None,
+            path: None,
             hosts: None,
             resource: None,
             legacy: LegacyClients::default(),
@@ -167,6 +168,8 @@ pub struct Builder<O, A> {
     origins: O,
     authorize: A,
     authorize_body: Option<AuthorizeBodyFn>,
+    /// The one path served, when given (`path`).
+    path: Option<Box<str>>,
     hosts: Option<AllowedHosts>,
     resource: Option<ProtectedResource>,
     legacy: LegacyClients,
@@ -186,6 +189,7 @@ impl<O: std::fmt::Debug, A: std::fmt::Debug> std::fmt::Debug for Builder<O, A> {
         f.debug_struct("Builder")
             .field("origins", &self.origins)
             .field("authorize", &self.authorize)
+            .field("path", &self.path)
             .field("hosts", &self.hosts)
             .field("protected_resource", &self.resource)
             .field("legacy_clients", &self.legacy)
@@ -207,6 +211,7 @@ impl<A> Builder<NoOrigins, A> {
             origins,
             authorize: self.authorize,
             authorize_body: self.authorize_body,
+            path: self.path,
             hosts: self.hosts,
             resource: self.resource,
             legacy: self.legacy,
@@ -273,6 +278,7 @@ impl<O> Builder<O, NoAuthorize> {
             origins: self.origins,
             authorize: Authorize(hook),
             authorize_body: self.authorize_body,
+            path: self.path,
             hosts: self.hosts,
             resource: self.resource,
             legacy: self.legacy,
@@ -300,6 +306,41 @@ impl<O, A> Builder<O, A> {
         let hook: AuthorizeBodyFn =
             Arc::new(move |parts: &Parts, body: &Bytes| hook(parts, body).map(principal));
         self.authorize_body = Some(hook);
+        self
+    }
+
+    /// The one path the endpoint answers at, such as `"/mcp"`: a request for any other path (its query
+    /// aside) is refused 404 before anything else reads it. Without it (the default) every path is
+    /// served, as when a router in front has chosen the path already.
+    ///
+    /// A host that serves MCP alone on its port gives the path here and serves the service itself
+    /// ([`serve`](crate::serve)), without a router in front: a request then skips the router's
+    /// matching, its moves of the request and the boxing of the answer's body (`docs/performance.md`,
+    /// "Ninth round"). A host with other routes mounts the service in its router instead.
+    ///
+    /// ```
+    /// use mcp_kernel_http::{AllowedOrigins, McpHttp};
+    /// # let server = mcp_kernel_router::Server::builder(mcp_kernel_router::Listing::default()).build().unwrap();
+    /// let service = McpHttp::builder(server)
+    ///     .allowed_origins(AllowedOrigins::any())
+    ///     .authorize(|_| Ok(()))
+    ///     .path("/mcp")
+    ///     .build();
+    /// # let _ = service;
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `path` is not an absolute path (`/` then path characters, without a query or a fragment):
+    /// no request could ever match it.
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        let path = path.into();
+        let valid = path.starts_with('/')
+            && path
+                .parse::<http::uri::PathAndQuery>()
+                .is_ok_and(|parsed| parsed.as_str() == path && parsed.query().is_none());
+        assert!(valid, "McpHttp::builder().path: {path:?} is not an absolute path without a query");
+        self.path = Some(path.into_boxed_str());
         self
     }
 
@@ -473,6 +514,7 @@ impl Builder<AllowedOrigins, Authorize> {
             sessions,
             named_to_drain: std::sync::atomic::AtomicU64::new(0),
             live: self.server,
+            path: self.path,
             legacy: self.legacy,
             hosts: self.hosts.unwrap_or_else(|| match &self.resource {
                 Some(resource) => AllowedHosts::List(vec![resource.authority().to_owned()]),

@@ -5,7 +5,8 @@
 //!
 //! [`McpHttp::builder`] makes an [`McpService`], a `tower::Service<http::Request<B>>` for any body `B`:
 //! mount it in axum (`Router::route_service("/mcp", service)`), in hyper, in any tower stack, or serve
-//! it with [`serve`] (HTTP/1.1 and HTTP/2 cleartext on one listener).
+//! it with [`serve`] (HTTP/1.1 and HTTP/2 cleartext on one listener) — given its one path
+//! ([`Builder::path`]) when MCP is all the port serves.
 //!
 //! # Threat model
 //!

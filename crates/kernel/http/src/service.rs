@@ -3,6 +3,7 @@
 //! | step | check | module | refusal | connection |
 //! |---|---|---|---|---|
 //! | 0 | the server current when the request arrived (`LiveServer::current`), read once: every later step and the core use it | `service.rs` | — | — |
+//! | 0a | with `Builder::path`, the request's path is that one (its query aside) | `service.rs` | 404 | closed (HTTP/1.x) |
 //! | 1 | `Host` / `:authority` in the allowed hosts (default: the protected resource's name, else the loopback names) | `admission/host_header.rs` | 421; 400 if missing, repeated, malformed or disagreeing; 403 instead when the `Origin` is not allowed either | closed (HTTP/1.x) |
 //! | 1a | `Origin`, every value | `admission/origin.rs` | 403 | closed |
 //! | 1b | a CORS preflight from a listed origin | `admission/cors.rs` | 204 with the grant | kept (a declared body is never read: drained if it came with the head, else the connection is closed after the 204) |
@@ -85,6 +86,8 @@ use crate::session::{self, SessionPolicy};
 pub(crate) struct Shared {
     /// The server; each request reads the current one once, when it arrives.
     pub(crate) live: LiveServer,
+    /// The one path served (`Builder::path`); `None` serves every path.
+    pub(crate) path: Option<Box<str>>,
     /// Whether 2025-11-25 messages are served (`LegacyClients::Stateless`, `Sessions`) or refused.
     pub(crate) legacy: LegacyClients,
     /// How legacy sessions are kept: `Some` exactly with `LegacyClients::Sessions`.
@@ -114,6 +117,7 @@ pub struct McpService {
 impl std::fmt::Debug for McpService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpService")
+            .field("path", &self.shared.path)
             .field("hosts", &self.shared.hosts)
             .field("origins", &self.shared.origins)
             .field("metadata_url", &self.shared.metadata_url)
@@ -220,6 +224,12 @@ where
     let server = shared.live.current();
     let version = parts.version;
     let refuse = |refusal: Refusal| refusal.into_response(version);
+    if let Some(path) = shared.path.as_deref()
+        && parts.uri.path() != path
+    {
+        let error = ErrorObject::refused("Not Found: no MCP endpoint at this path");
+        return refuse(Refusal::pre_body(StatusCode::NOT_FOUND, error));
+    }
 
     // The name and the origin first: header checks, before anything else reads the request. An
     // invalid Origin is 403 whatever the name (MCP S-14), so a rebound name with a foreign page's

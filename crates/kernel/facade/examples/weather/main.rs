@@ -17,8 +17,8 @@ use mcp_kernel::Server;
 use mcp_kernel::http::{AllowedOrigins, McpHttp};
 use mcp_kernel::stdio::StdioOptions;
 
-/// Serves the MCP endpoint at `/mcp` on `addr`, mounted in an axum router, until Ctrl-C or SIGTERM
-/// (then drains).
+/// Serves the MCP endpoint at `/mcp` on `addr` (any other path is 404), until Ctrl-C or SIGTERM (then
+/// drains). MCP is all the port serves, so the service checks the path itself: no router in front.
 async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let port = listener.local_addr()?.port();
@@ -27,10 +27,10 @@ async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error
         .authorize(|_parts| Ok(())) // a local demo: everyone who can reach the port may call
         // Clients that open with `initialize` (2025-11-25, most in use today) are served too, by
         // default; `.legacy_clients(LegacyClients::Refused)` would keep the endpoint to 2026-07-28.
+        .path("/mcp")
         .build();
-    let app = axum::Router::new().route_service("/mcp", service);
     tracing::info!("serving http://{}/mcp", listener.local_addr()?);
-    mcp_kernel::http::serve(listener, app, mcp_kernel::shutdown_signal()).await?;
+    mcp_kernel::http::serve(listener, service, mcp_kernel::shutdown_signal()).await?;
     Ok(())
 }
 

@@ -29,6 +29,7 @@ mod legacy_stateless_wire;
 mod log_notifications;
 mod no_oauth;
 mod no_session;
+mod path;
 mod progress;
 mod refusals;
 mod sealed_state_across_instances;

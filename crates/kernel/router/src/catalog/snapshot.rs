@@ -101,10 +101,15 @@ pub(crate) enum Located<'a> {
     Template(&'a CompiledTemplate, TemplateMatch),
 }
 
+/// A tool's position by its name. The names are the host's, never a caller's, so the table cannot be
+/// filled to collide: a fast seeded hash (foldhash) serves every call's lookup, where SipHash cost
+/// about 300 instructions a `tools/call` (`docs/performance.md`, "Ninth round").
+pub(crate) type ToolIndex = HashMap<Arc<str>, usize, foldhash::fast::RandomState>;
+
 /// The whole compiled catalog.
 pub(crate) struct Snapshot {
     pub(crate) tools: Vec<CompiledTool>,
-    pub(crate) tool_index: HashMap<Arc<str>, usize>,
+    pub(crate) tool_index: ToolIndex,
     /// The items of `tools/list`'s `tools` array, encoded, in catalog order (one per tool).
     pub(crate) tools_list: Vec<Box<RawValue>>,
     /// Sorted by uri, bytewise.
@@ -213,7 +218,7 @@ pub(crate) fn annotations_in_range(annotations: Option<&mcp_kernel_wire::types::
 /// The compiled tools: in declaration order, indexed by name, with their `tools/list` items.
 struct CompiledTools {
     tools: Vec<CompiledTool>,
-    index: HashMap<Arc<str>, usize>,
+    index: ToolIndex,
     items: Vec<Box<RawValue>>,
 }
 
@@ -240,7 +245,7 @@ fn compile_tools(
     defer_header_faults: bool,
 ) -> Result<CompiledTools, BuildError> {
     let mut tools = Vec::with_capacity(tool_specs.len());
-    let mut tool_index = HashMap::with_capacity(tool_specs.len());
+    let mut tool_index = ToolIndex::with_capacity_and_hasher(tool_specs.len(), Default::default());
     let mut items = Vec::with_capacity(tool_specs.len());
     for (spec, handler, served_by) in tool_specs {
         let spec = &spec;
