@@ -77,6 +77,7 @@ use mcp_kernel_router::transport::LiveServer;
 
 use crate::admission::host_header::AllowedHosts;
 use crate::admission::origin::AllowedOrigins;
+use crate::admission::path::EndpointPath;
 use crate::auth::hooks::{
     Admission, AuthorizeAsyncFn, AuthorizeBodyFn, AuthorizeFn, AuthorizeHook, Refused, principal,
 };
@@ -310,13 +311,18 @@ impl<O, A> Builder<O, A> {
     }
 
     /// The one path the endpoint answers at, such as `"/mcp"`: a request for any other path (its query
-    /// aside) is refused 404 before anything else reads it. Without it (the default) every path is
-    /// served, as when a router in front has chosen the path already.
+    /// aside, compared byte for byte) is answered 404, with no content, before anything else reads it
+    /// — except, with a [`protected_resource`](Self::protected_resource), its metadata document's path
+    /// ([`ProtectedResource::metadata_path`]), answered with the document as
+    /// [`ProtectedResource::metadata_service`] would. Without it (the default) every path is served,
+    /// as when a router in front has chosen the path already.
     ///
     /// A host that serves MCP alone on its port gives the path here and serves the service itself
     /// ([`serve`](crate::serve)), without a router in front: a request then skips the router's
     /// matching, its moves of the request and the boxing of the answer's body (`docs/performance.md`,
-    /// "Ninth round"). A host with other routes mounts the service in its router instead.
+    /// "Ninth round"). A host with other routes mounts the service in its router instead, at the path
+    /// it gives here or without one — not under `nest_service`, which takes the prefix off the path
+    /// the service sees.
     ///
     /// ```
     /// use mcp_kernel_http::{AllowedOrigins, McpHttp};
@@ -331,15 +337,14 @@ impl<O, A> Builder<O, A> {
     ///
     /// # Panics
     ///
-    /// If `path` is not an absolute path (`/` then path characters, without a query or a fragment):
-    /// no request could ever match it.
+    /// If no request as clients send it could match `path`: one not starting with `/`, with a query or
+    /// a fragment, with a character clients escape (a space, a non-ASCII letter, `"`, `{`, `\`…) or an
+    /// escape not in upper-case hex (`%7b`), or with a `.` or `..` segment (clients resolve them).
     pub fn path(mut self, path: impl Into<String>) -> Self {
         let path = path.into();
-        let valid = path.starts_with('/')
-            && path
-                .parse::<http::uri::PathAndQuery>()
-                .is_ok_and(|parsed| parsed.as_str() == path && parsed.query().is_none());
-        assert!(valid, "McpHttp::builder().path: {path:?} is not an absolute path without a query");
+        if let Err(why) = crate::admission::path::check_servable(&path) {
+            panic!("McpHttp::builder().path({path:?}): no request could match it: {why}");
+        }
         self.path = Some(path.into_boxed_str());
         self
     }
@@ -514,7 +519,13 @@ impl Builder<AllowedOrigins, Authorize> {
             sessions,
             named_to_drain: std::sync::atomic::AtomicU64::new(0),
             live: self.server,
-            path: self.path,
+            path: self.path.map(|path| {
+                let metadata = self
+                    .resource
+                    .as_ref()
+                    .map(|resource| (resource.metadata_path().to_owned(), resource.metadata_service()));
+                EndpointPath::new(path, metadata)
+            }),
             legacy: self.legacy,
             hosts: self.hosts.unwrap_or_else(|| match &self.resource {
                 Some(resource) => AllowedHosts::List(vec![resource.authority().to_owned()]),

@@ -1,12 +1,14 @@
-//! The service: every refusal layer of `protocol.md` [D-3] to [D-20], in order, then the core.
+//! The service: every refusal layer of `protocol.md` [D-3] to [D-20], in order (and the path, D-2,
+//! when the host named one), then the core.
 //!
 //! | step | check | module | refusal | connection |
 //! |---|---|---|---|---|
 //! | 0 | the server current when the request arrived (`LiveServer::current`), read once: every later step and the core use it | `service.rs` | — | — |
-//! | 0a | with `Builder::path`, the request's path is that one (its query aside) | `service.rs` | 404 | closed (HTTP/1.x) |
+//! | 0a | with `Builder::path` and a protected resource, a request for the resource's metadata document (`ProtectedResource::metadata_path`) is answered with it, to any name and origin, as `ProtectedResource::metadata_service` answers | `admission/path.rs`, `auth/metadata.rs` | 200 / 204 (preflight) / 405 | closed (HTTP/1.x) when a body is declared, else kept |
 //! | 1 | `Host` / `:authority` in the allowed hosts (default: the protected resource's name, else the loopback names) | `admission/host_header.rs` | 421; 400 if missing, repeated, malformed or disagreeing; 403 instead when the `Origin` is not allowed either | closed (HTTP/1.x) |
 //! | 1a | `Origin`, every value | `admission/origin.rs` | 403 | closed |
-//! | 1b | a CORS preflight from a listed origin | `admission/cors.rs` | 204 with the grant | kept (a declared body is never read: drained if it came with the head, else the connection is closed after the 204) |
+//! | 1b | with `Builder::path`, the request's path is that one (its query aside, byte for byte) | `admission/path.rs` | 404, no content | closed (HTTP/1.x) when a body is declared, else kept |
+//! | 1c | a CORS preflight from a listed origin | `admission/cors.rs` | 204 with the grant | kept (a declared body is never read: drained if it came with the head, else the connection is closed after the 204) |
 //! | 2 | method is POST (with `LegacyClients::Sessions`, also GET or DELETE) | `service.rs` | 405, `allow: POST` (`allow: GET, POST, DELETE` with sessions) | closed |
 //! | 3 | no `transfer-encoding` | `service.rs` | 411 | closed |
 //! | 4 | `authorize(&Parts)` or `authorize_async(&Parts)`, admitting with the caller's principal (into the request's `Extensions`); the async hook is awaited within the request's one deadline (`read_timeout`, from arrival), which the body read then shares | `auth/hooks.rs`, `response/challenge.rs` | the refusal's kind: 401 / 403 / 400 with its `WWW-Authenticate`; 500 if it panics; 503, `retry-after: 1`, if the async hook is not done by the deadline | closed |
@@ -32,8 +34,9 @@
 //! channel), `response/` (the shapes of every answer); the head checks that need
 //! nothing but the request line, and the order itself, are here.
 //!
-//! A `HEAD` is answered as a `GET` without sessions would be (405), without content
-//! (`response/body.rs`); with sessions too, since it may not open or replace a session's stream.
+//! A `HEAD` is answered as a `GET` without sessions would be (405, or 404 at another path than
+//! `Builder::path`'s), without content (`response/body.rs`); with sessions too, since it may not open
+//! or replace a session's stream.
 //!
 //! Every answer after step 1a to a request from a listed origin carries the CORS grant
 //! (`admission/cors.rs`), refusals included, so that a browser page can read a 401's challenge; with
@@ -64,6 +67,7 @@ use mcp_kernel_wire::{Envelope, ErrorObject, Method as McpMethod, read_message};
 use crate::admission::cors;
 use crate::admission::host_header::{self, AllowedHosts, HostRefusal};
 use crate::admission::origin::{self, AllowedOrigins};
+use crate::admission::path::{self, EndpointPath};
 use crate::auth::hooks::{AuthorizeBodyFn, AuthorizeHook, HookOutcome, run_authorize, run_hook};
 use crate::body::budget::{BodyBudget, FIRST_BYTES, Full};
 use crate::body::read::{
@@ -86,8 +90,9 @@ use crate::session::{self, SessionPolicy};
 pub(crate) struct Shared {
     /// The server; each request reads the current one once, when it arrives.
     pub(crate) live: LiveServer,
-    /// The one path served (`Builder::path`); `None` serves every path.
-    pub(crate) path: Option<Box<str>>,
+    /// The one path served (`Builder::path`), with the metadata document beside it; `None` serves
+    /// every path.
+    pub(crate) path: Option<EndpointPath>,
     /// Whether 2025-11-25 messages are served (`LegacyClients::Stateless`, `Sessions`) or refused.
     pub(crate) legacy: LegacyClients,
     /// How legacy sessions are kept: `Some` exactly with `LegacyClients::Sessions`.
@@ -213,7 +218,7 @@ where
     }
 }
 
-/// Steps 0 to 1b, then the rest with the CORS grant added for a listed origin.
+/// Steps 0 to 1c, then the rest with the CORS grant added for a listed origin.
 async fn serve<B>(shared: &Shared, parts: &mut Parts, body: B) -> Response<ResponseBody>
 where
     B: Body + Send + 'static,
@@ -224,11 +229,9 @@ where
     let server = shared.live.current();
     let version = parts.version;
     let refuse = |refusal: Refusal| refusal.into_response(version);
-    if let Some(path) = shared.path.as_deref()
-        && parts.uri.path() != path
-    {
-        let error = ErrorObject::refused("Not Found: no MCP endpoint at this path");
-        return refuse(Refusal::pre_body(StatusCode::NOT_FOUND, error));
+    // The protected resource's metadata document, beside the one path: public, to any name and origin.
+    if let Some(document) = shared.path.as_ref().and_then(|path| path.metadata(parts)) {
+        return document;
     }
 
     // The name and the origin first: header checks, before anything else reads the request. An
@@ -256,8 +259,13 @@ where
         return refuse(origin_refused());
     }
     let listed = matches!(shared.origins, AllowedOrigins::List(_));
+    let elsewhere = shared.path.as_ref().is_some_and(|path| !path.serves(parts));
     let Some(origin) = cors::granted_origin(&shared.origins, &parts.headers) else {
-        let mut response = admit(shared, &server, parts, body, deadline).await;
+        let mut response = if elsewhere {
+            path::not_found(parts)
+        } else {
+            admit(shared, &server, parts, body, deadline).await
+        };
         if listed {
             // The answer depends on the Origin (a listed one would have been granted): caches must
             // not serve it to another.
@@ -265,6 +273,11 @@ where
         }
         return response;
     };
+    if elsewhere {
+        let mut not_found = path::not_found(parts);
+        cors::grant(&mut not_found, origin, shared.sessions.is_some());
+        return not_found;
+    }
     if cors::is_preflight(parts) {
         return cors::preflight(origin, parts, shared.sessions.is_some());
     }

@@ -47,6 +47,16 @@ impl MetadataService {
         Self { document: Bytes::from(document.to_string()) }
     }
 
+    /// The whole answer to a request for the document, whose body is never read.
+    pub(crate) fn respond(&self, parts: &http::request::Parts) -> Response<ResponseBody> {
+        let mut response = self.answer(parts);
+        // The body is never read: a request that declares one leaves the connection unusable.
+        if crate::body::read::declares_body(&parts.headers) && parts.version < Version::HTTP_2 {
+            response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+        }
+        response
+    }
+
     fn answer(&self, parts: &http::request::Parts) -> Response<ResponseBody> {
         let method = &parts.method;
         let preflight = method == Method::OPTIONS
@@ -95,12 +105,7 @@ impl<B> tower_service::Service<Request<B>> for MetadataService {
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let (parts, _body) = request.into_parts();
-        let mut response = self.answer(&parts);
-        // The body is never read: a request that declares one leaves the connection unusable.
-        if crate::body::read::declares_body(&parts.headers) && parts.version < Version::HTTP_2 {
-            response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
-        }
-        ready(Ok(response))
+        ready(Ok(self.respond(&parts)))
     }
 }
 
