@@ -81,7 +81,7 @@ use crate::admission::path::EndpointPath;
 use crate::auth::hooks::{
     Admission, AuthorizeAsyncFn, AuthorizeBodyFn, AuthorizeFn, AuthorizeHook, Refused, principal,
 };
-use crate::auth::protected_resource::ProtectedResource;
+use crate::auth::protected_resource::{ProtectedResource, WELL_KNOWN};
 use crate::body::budget::{BodyBudget, DEFAULT_BODY_BYTES_IN_FLIGHT, DEFAULT_CLIENT_SHARE_DIVISOR};
 use crate::client::PrincipalDigest;
 use crate::dispatch::listen::slots::{DEFAULT_MAX_LISTENS, DEFAULT_MAX_LISTENS_PER_CLIENT};
@@ -310,12 +310,13 @@ impl<O, A> Builder<O, A> {
         self
     }
 
-    /// The one path the endpoint answers at, such as `"/mcp"`: a request for any other path (its query
-    /// aside, compared byte for byte) is answered 404, with no content, before anything else reads it
-    /// — except, with a [`protected_resource`](Self::protected_resource), its metadata document's path
-    /// ([`ProtectedResource::metadata_path`]), answered with the document as
-    /// [`ProtectedResource::metadata_service`] would. Without it (the default) every path is served,
-    /// as when a router in front has chosen the path already.
+    /// The one path the endpoint answers at, such as `"/mcp"`: once the `Host` and `Origin` checks
+    /// have passed, a request for any other path (its query aside, compared byte for byte) is
+    /// answered 404, with no content, before anything else reads it. With a
+    /// [`protected_resource`](Self::protected_resource), its metadata document's path
+    /// ([`ProtectedResource::metadata_path`]) is answered with the document, first, to any name and
+    /// origin, as [`ProtectedResource::metadata_service`] would. Without a path (the default) every
+    /// path is served, as when a router in front has chosen the path already.
     ///
     /// A host that serves MCP alone on its port gives the path here and serves the service itself
     /// ([`serve`](crate::serve)), without a router in front: a request then skips the router's
@@ -337,13 +338,16 @@ impl<O, A> Builder<O, A> {
     ///
     /// # Panics
     ///
-    /// If no request as clients send it could match `path`: one not starting with `/`, with a query or
-    /// a fragment, with a character clients escape (a space, a non-ASCII letter, `"`, `{`, `\`…) or an
-    /// escape not in upper-case hex (`%7b`), or with a `.` or `..` segment (clients resolve them).
+    /// If clients may send `path` otherwise than as written, so that their requests would be 404: one
+    /// not starting with `/`; with a query or a fragment; with a character RFC 3986 does not allow
+    /// unescaped in a path (a space, a non-ASCII letter, `"`, `{`, `[`, `\`…); with an escape not in
+    /// upper-case hex (`%7b`) or of a letter, digit or `-._~` (`%63`), which a normalising client
+    /// sends unescaped; or with a `.` or `..` segment, which clients resolve. And
+    /// [`build`](Builder::build) panics if the path is the protected resource's metadata path.
     pub fn path(mut self, path: impl Into<String>) -> Self {
         let path = path.into();
         if let Err(why) = crate::admission::path::check_servable(&path) {
-            panic!("McpHttp::builder().path({path:?}): no request could match it: {why}");
+            panic!("McpHttp::builder().path({path:?}): clients may send it otherwise: {why}");
         }
         self.path = Some(path.into_boxed_str());
         self
@@ -519,13 +523,7 @@ impl Builder<AllowedOrigins, Authorize> {
             sessions,
             named_to_drain: std::sync::atomic::AtomicU64::new(0),
             live: self.server,
-            path: self.path.map(|path| {
-                let metadata = self
-                    .resource
-                    .as_ref()
-                    .map(|resource| (resource.metadata_path().to_owned(), resource.metadata_service()));
-                EndpointPath::new(path, metadata)
-            }),
+            path: self.path.map(|path| endpoint_path(path, self.resource.as_ref())),
             legacy: self.legacy,
             hosts: self.hosts.unwrap_or_else(|| match &self.resource {
                 Some(resource) => AllowedHosts::List(vec![resource.authority().to_owned()]),
@@ -553,4 +551,26 @@ impl Builder<AllowedOrigins, Authorize> {
             ),
         })
     }
+}
+
+/// The service's one path, with the protected resource's metadata document beside it. A path that is
+/// the document's would hide the endpoint (panics); one that is not the resource's own (its
+/// identifier's path) is served, with a warning: its clients reach it only through a proxy that
+/// rewrites the path, and the document names a resource at another one.
+fn endpoint_path(path: Box<str>, resource: Option<&ProtectedResource>) -> EndpointPath {
+    let Some(resource) = resource else { return EndpointPath::new(path, None) };
+    let metadata_path = resource.metadata_path();
+    assert!(
+        metadata_path != &*path,
+        "McpHttp::builder().path({path:?}): it is the protected resource's metadata path"
+    );
+    let resource_path = metadata_path.strip_prefix(WELL_KNOWN).filter(|p| !p.is_empty()).unwrap_or("/");
+    if resource_path != &*path {
+        tracing::warn!(
+            path = %path,
+            resource_path,
+            "the service's path is not its protected resource's: clients use the resource's"
+        );
+    }
+    EndpointPath::new(path, Some((metadata_path.to_owned(), resource.metadata_service())))
 }

@@ -34,9 +34,9 @@
 //! channel), `response/` (the shapes of every answer); the head checks that need
 //! nothing but the request line, and the order itself, are here.
 //!
-//! A `HEAD` is answered as a `GET` without sessions would be (405, or 404 at another path than
-//! `Builder::path`'s), without content (`response/body.rs`); with sessions too, since it may not open
-//! or replace a session's stream.
+//! A `HEAD` is answered as a `GET` without sessions would be (405; 404 at another path than
+//! `Builder::path`'s; the metadata document's headers at its path), without content
+//! (`response/body.rs`); with sessions too, since it may not open or replace a session's stream.
 //!
 //! Every answer after step 1a to a request from a listed origin carries the CORS grant
 //! (`admission/cors.rs`), refusals included, so that a browser page can read a 401's challenge; with

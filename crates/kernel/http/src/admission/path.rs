@@ -14,8 +14,9 @@
 //! The path is compared byte for byte with the request's (`Uri::path`, its query aside), never
 //! decoded or normalised: two readers that normalise one path differently would route it differently.
 //! So only a path that clients send exactly as written is admitted ([`check_servable`]): the
-//! characters RFC 3986 allows in a path unescaped, `%` escapes in upper case (as clients write them),
-//! and no `.` or `..` segment, which clients resolve away before they send.
+//! characters RFC 3986 allows in a path unescaped; `%` escapes in upper case (as clients write them),
+//! never of a letter, a digit or `-._~` (a normalising client sends those unescaped, RFC 3986
+//! §6.2.2.2); and no `.` or `..` segment, which clients resolve away before they send.
 
 use http::header::{CONNECTION, HeaderValue};
 use http::request::Parts;
@@ -79,23 +80,25 @@ pub(crate) fn check_servable(path: &str) -> Result<(), &'static str> {
     let bytes = path.as_bytes();
     for (at, &byte) in bytes.iter().enumerate() {
         match byte {
-            b'%' => {
-                let escape = bytes.get(at + 1..at + 3);
-                let upper_hex = |b: &u8| b.is_ascii_digit() || (b'A'..=b'F').contains(b);
-                if !escape.is_some_and(|hex| hex.iter().all(upper_hex)) {
-                    return Err("a `%` must start an escape of two upper-case hex digits");
+            b'%' => match bytes.get(at + 1..at + 3).and_then(escaped_byte) {
+                None => return Err("a `%` must start an escape in upper-case hex, as clients write it"),
+                Some(unreserved) if is_unreserved(unreserved) => {
+                    return Err("it escapes a letter, digit or `-._~`, which clients may send unescaped");
                 }
-            }
+                Some(_) => {}
+            },
             b'?' => return Err("it must not carry a query"),
             b'#' => return Err("it must not carry a fragment"),
             _ if is_path_char(byte) => {}
-            _ => return Err("it holds a character clients escape: write it escaped (`%XX`)"),
+            _ => {
+                return Err(
+                    "it holds a character RFC 3986 does not allow unescaped in a path: write it `%XX`",
+                );
+            }
         }
     }
-    let dot_segment = |segment: &str| {
-        let decoded = segment.replace("%2E", ".");
-        decoded == "." || decoded == ".."
-    };
+    // An escaped dot (`%2E`) is refused above: only literal dot segments are left.
+    let dot_segment = |segment: &str| segment == "." || segment == "..";
     if path.split('/').any(dot_segment) {
         return Err(
             "it has a `.` or `..` segment, which clients resolve before they send: write it resolved",
@@ -107,7 +110,25 @@ pub(crate) fn check_servable(path: &str) -> Result<(), &'static str> {
 /// A byte RFC 3986 allows unescaped in a path: `/`, unreserved, sub-delims, `:` and `@` (the `%` of
 /// an escape is checked apart).
 fn is_path_char(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || b"/-._~!$&'()*+,;=:@".contains(&byte)
+    is_unreserved(byte) || b"/!$&'()*+,;=:@".contains(&byte)
+}
+
+/// RFC 3986 §2.3: what a normalising client sends unescaped, whichever way it was written.
+fn is_unreserved(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || b"-._~".contains(&byte)
+}
+
+/// The byte two upper-case hex digits escape (`None` for anything else).
+fn escaped_byte(hex: &[u8]) -> Option<u8> {
+    let digit = |b: u8| match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    };
+    match hex {
+        [high, low] => Some((digit(*high)? << 4) | digit(*low)?),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -116,9 +137,18 @@ mod tests {
 
     #[test]
     fn a_path_clients_send_as_written_is_servable() {
-        for path in
-            ["/", "/mcp", "/api/v1/mcp", "/m%63p", "/a%2Fb", "/mcp;v=1", "/~user/mcp:x@y", "//mcp", "/..."]
-        {
+        for path in [
+            "/",
+            "/mcp",
+            "/api/v1/mcp",
+            "/a%20b",
+            "/a%2Fb",
+            "/caf%C3%A9",
+            "/mcp;v=1",
+            "/~user/mcp:x@y",
+            "//mcp",
+            "/...",
+        ] {
             assert_eq!(check_servable(path), Ok(()), "{path:?}");
         }
     }
@@ -139,6 +169,9 @@ mod tests {
             "/a\"b",
             "/a\\b",
             "/a%7bb",
+            "/m%63p",
+            "/a%2Db",
+            "/a[b]",
             "/m%zz",
             "/m%4",
             "/a/../mcp",

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use crate::auth::metadata::MetadataService;
 
 /// The path prefix RFC 9728 §3 registers.
-const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
+pub(crate) const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 
 /// A resource identifier this package will not describe.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,7 +16,7 @@
 //!   an id never issued — 404, the same bytes — so a stolen id is worth nothing to another principal,
 //!   and a guess learns nothing. GET and DELETE pass the same admission and `authorize` as a POST.
 //! * **Misread statuses.** A `2025-11-25` client reads 404 as "your session ended" and initializes
-//!   again: 404 answers only an unknown, expired, ended or foreign session, and its body echoes no id;
+//!   again: at the endpoint's path, 404 answers only an unknown, expired, ended or foreign session, and its body echoes no id;
 //!   a request without the header is 400. Every JSON-RPC error of the core stays 200 (a host fault,
 //!   500), as on the stateless path.
 //! * **Exhaustion.** Sessions are bounded per client (429) and in all (503, `retry-after`)

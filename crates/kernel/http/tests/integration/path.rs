@@ -152,9 +152,9 @@ async fn with_a_path_that_path_is_served_with_or_without_a_query_and_byte_for_by
         }
         running.stop().await;
         // An escaped path is served as written, and only as written.
-        let running = start(|b| b.path("/api/m%63p")).await;
+        let running = start(|b| b.path("/api/a%2Fb")).await;
         let message = echo(3, "escaped");
-        for (path, status) in [("/api/m%63p", 200), ("/api/mcp", 404)] {
+        for (path, status) in [("/api/a%2Fb", 200), ("/api/a/b", 404), ("/api/a%2fb", 404)] {
             let mut conn = connect(running.addr, Proto::H1).await;
             let reply =
                 conn.send_to(running.addr, path, Method::POST, headers_for(&message), bytes(&message)).await;
@@ -198,6 +198,11 @@ async fn with_a_path_and_a_protected_resource_its_metadata_document_is_served_be
             assert_eq!(reply.body["resource"], json!(format!("http://{addr}/mcp")), "{reply:?}");
             assert_eq!(reply.headers["access-control-allow-origin"], "*", "{reply:?}");
         }
+        // To any name too: the document is public, and names its resource itself.
+        let headers = with(http::HeaderMap::new(), "host", b"rebound.example");
+        let mut conn = connect(addr, Proto::H1).await;
+        let reply = conn.send_to(addr, resource.metadata_path(), Method::GET, headers, Bytes::new()).await;
+        assert_eq!(reply.status, 200, "{reply:?}");
         // Any other path is still 404.
         let mut conn = connect(addr, Proto::H1).await;
         let reply = conn
@@ -249,6 +254,8 @@ fn a_path_that_no_request_could_match_is_refused_by_the_builder() {
         "/{mcp}",
         "/a\\b",
         "/a%7bb",
+        "/m%63p",
+        "/a[b]",
         "/m%zz",
         "/a/../mcp",
         "/mcp/.",
@@ -258,8 +265,26 @@ fn a_path_that_no_request_could_match_is_refused_by_the_builder() {
         let outcome = std::panic::catch_unwind(|| builder().authorize(|_| Ok(())).path(path).build());
         assert!(outcome.is_err(), "{path:?} was accepted");
     }
-    for path in ["/", "/mcp", "/api/v1/mcp", "/m%63p", "/mcp;v=1"] {
+    for path in ["/", "/mcp", "/api/v1/mcp", "/a%20b", "/mcp;v=1"] {
         let outcome = std::panic::catch_unwind(|| builder().authorize(|_| Ok(())).path(path).build());
         assert!(outcome.is_ok(), "{path:?} was refused");
     }
+}
+
+#[test]
+fn a_path_that_is_the_metadata_documents_is_refused_by_the_builder() {
+    let resource = ProtectedResource::new("https://mcp.example.com/mcp", ["https://auth.example.com"])
+        .expect("a resource identifier");
+    let hidden = std::panic::catch_unwind(|| {
+        builder()
+            .protected_resource(resource.clone())
+            .authorize(|_| Ok(()))
+            .path(resource.metadata_path())
+            .build()
+    });
+    assert!(hidden.is_err(), "the endpoint hidden behind its own metadata document was accepted");
+    let beside = std::panic::catch_unwind(|| {
+        builder().protected_resource(resource.clone()).authorize(|_| Ok(())).path("/mcp").build()
+    });
+    assert!(beside.is_ok());
 }
