@@ -572,5 +572,5 @@ fn endpoint_path(path: Box<str>, resource: Option<&ProtectedResource>) -> Endpoi
             "the service's path is not its protected resource's: clients use the resource's"
         );
     }
-    EndpointPath::new(path, Some((metadata_path.to_owned(), resource.metadata_service())))
+    EndpointPath::new(path, Some((metadata_path.into(), resource.metadata_service())))
 }

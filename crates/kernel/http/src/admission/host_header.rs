@@ -7,8 +7,8 @@
 //! check either. What the browser cannot hide is the name it connected to: the request's `Host`
 //! (`:authority` on HTTP/2) is `evil.example:4000`. The check runs first, before anything else reads
 //! the request (only a protected resource's public metadata document, served beside a
-//! [`Builder::path`](crate::Builder::path), is answered before it), and the default admits only loopback names, so a server bound to loopback refuses a
-//! rebound name with no configuration at all.
+//! [`Builder::path`](crate::Builder::path), is answered before it), and the default admits only
+//! loopback names, so a server bound to loopback refuses a rebound name with no configuration at all.
 //!
 //! A request with no name (an HTTP/1.x request without `Host`, absolute-form target or not; an
 //! HTTP/2 one without `:authority` or `Host`), with two `Host` headers, with a value that is not a

@@ -1,6 +1,7 @@
 //! Admission: the refusal layers that read only the request's head, before any hook runs and before
 //! a byte of its body is read — which names the endpoint answers to, which origins may call it, and
-//! what a browser page is granted, and the path when the host named one (steps 1 to 1c of [`McpService`](crate::McpService)'s table).
+//! what a browser page is granted, and the path when the host named one (steps 1 to 1c of
+//! [`McpService`](crate::McpService)'s table).
 //!
 //! Threat: DNS rebinding and cross-origin pages. A page on an attacker's name re-pointed at a local
 //! server, or a page on another origin, makes a visitor's browser call the endpoint with whatever the

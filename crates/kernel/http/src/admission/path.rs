@@ -1,5 +1,5 @@
-//! The endpoint's one path ([`Builder::path`](crate::Builder::path)): step 0a of
-//! [`McpService`](crate::McpService)'s table.
+//! The endpoint's one path ([`Builder::path`](crate::Builder::path)): steps 0a (the metadata
+//! document beside it) and 1b (every other path) of [`McpService`](crate::McpService)'s table.
 //!
 //! This is routing, not a defence: a service served bare answers MCP at every path unless its host
 //! names one. Named, a request for any other path is answered 404 with no content — nothing of the
@@ -18,12 +18,11 @@
 //! never of a letter, a digit or `-._~` (a normalising client sends those unescaped, RFC 3986
 //! §6.2.2.2); and no `.` or `..` segment, which clients resolve away before they send.
 
-use http::header::{CONNECTION, HeaderValue};
 use http::request::Parts;
-use http::{Response, StatusCode, Version};
+use http::{Response, StatusCode};
 
 use crate::auth::metadata::MetadataService;
-use crate::body::read::declares_body;
+use crate::body::read::close_when_body_unread;
 use crate::response::body::ResponseBody;
 
 /// The one path a service answers at, and the metadata document it serves beside it.
@@ -44,9 +43,10 @@ impl std::fmt::Debug for EndpointPath {
 }
 
 impl EndpointPath {
-    /// `path`, already checked by [`check_servable`], with the metadata document served beside it.
-    pub(crate) fn new(path: Box<str>, metadata: Option<(String, MetadataService)>) -> Self {
-        Self { path, metadata: metadata.map(|(at, service)| (at.into_boxed_str(), service)) }
+    /// `path`, already checked by [`check_servable`], with the metadata document served beside it
+    /// (at its path).
+    pub(crate) fn new(path: Box<str>, metadata: Option<(Box<str>, MetadataService)>) -> Self {
+        Self { path, metadata }
     }
 
     /// The metadata document's answer, when the request is for it.
@@ -61,14 +61,11 @@ impl EndpointPath {
     }
 }
 
-/// 404 with no content, the answer to a request for another path. A body the request declares is not read, so an HTTP/1.x connection is closed
-/// after the answer (as after every refusal before the body); one without a body is kept.
+/// 404 with no content, the answer to a request for another path; its body is not read.
 pub(crate) fn not_found(parts: &Parts) -> Response<ResponseBody> {
     let mut response = Response::new(ResponseBody::empty());
     *response.status_mut() = StatusCode::NOT_FOUND;
-    if declares_body(&parts.headers) && parts.version < Version::HTTP_2 {
-        response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
-    }
+    close_when_body_unread(&mut response, parts);
     response
 }
 

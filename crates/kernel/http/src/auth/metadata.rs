@@ -13,13 +13,12 @@ use std::future::{Ready, ready};
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http::header::CONNECTION;
 use http::header::{
     ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN,
     ACCESS_CONTROL_MAX_AGE, ACCESS_CONTROL_REQUEST_METHOD, ALLOW, CACHE_CONTROL, CONTENT_LENGTH,
     CONTENT_TYPE, HeaderValue, ORIGIN,
 };
-use http::{Method, Request, Response, StatusCode, Version};
+use http::{Method, Request, Response, StatusCode};
 use serde_json::Value;
 
 use crate::response::body::ResponseBody;
@@ -50,10 +49,7 @@ impl MetadataService {
     /// The whole answer to a request for the document, whose body is never read.
     pub(crate) fn respond(&self, parts: &http::request::Parts) -> Response<ResponseBody> {
         let mut response = self.answer(parts);
-        // The body is never read: a request that declares one leaves the connection unusable.
-        if crate::body::read::declares_body(&parts.headers) && parts.version < Version::HTTP_2 {
-            response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
-        }
+        crate::body::read::close_when_body_unread(&mut response, parts);
         response
     }
 
@@ -112,6 +108,7 @@ impl<B> tower_service::Service<Request<B>> for MetadataService {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::header::CONNECTION;
     use http_body_util::BodyExt;
     use serde_json::json;
     use tower::ServiceExt;

@@ -11,13 +11,15 @@
 //! [D-7]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
 
 use bytes::{Buf, Bytes};
-use http::HeaderMap;
-use http::header::CONTENT_LENGTH;
+use http::header::{CONNECTION, CONTENT_LENGTH, HeaderValue};
+use http::request::Parts;
+use http::{HeaderMap, Version};
 use http_body::Body;
 use http_body_util::BodyExt;
 use tokio::time::Instant;
 
 use crate::body::budget::{Full, Reserved};
+use crate::response::body::ResponseBody;
 
 /// Why the body could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +53,15 @@ pub(crate) fn declares_more_than(headers: &HeaderMap, cap: usize) -> bool {
 /// True when the head declares a body: a `transfer-encoding`, or a `Content-Length` other than 0.
 pub(crate) fn declares_body(headers: &HeaderMap) -> bool {
     headers.contains_key(http::header::TRANSFER_ENCODING) || declares_more_than(headers, 0)
+}
+
+/// Marks an answer given without reading the request's body: an HTTP/1.x connection whose request
+/// declared one is closed after it (the unread bytes would be read as the next request); HTTP/2, where
+/// a stream simply ends, and a request without a body keep theirs.
+pub(crate) fn close_when_body_unread(response: &mut http::Response<ResponseBody>, parts: &Parts) {
+    if declares_body(&parts.headers) && parts.version < Version::HTTP_2 {
+        response.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+    }
 }
 
 /// The most bytes `body` can hold, at most `cap`: what it declares (hyper's exact length for a

@@ -1,9 +1,9 @@
 //! Refusals: a status, a JSON-RPC error object, and where in the pipeline it was issued.
 //!
 //! Every refusal body is a JSON-RPC error object (`protocol.md` [K-2]; the 404 to another path than
-//! `Builder::path`'s, in `admission/path.rs`, answers no MCP request and has none). A refusal issued before the body
-//! is read carries `connection: close` over HTTP/1.x, so the server does not drain a refused caller's
-//! body; never over HTTP/2, where the header is malformed (a stream ends with its response), and never
+//! `Builder::path`'s, in `admission/path.rs`, answers no MCP request and has none). A refusal issued
+//! before the body is read carries `connection: close` over HTTP/1.x, so the server does not drain a
+//! refused caller's body; never over HTTP/2, where the header is malformed (a stream ends with its response), and never
 //! after the body was read, when the connection is clean (`protocol.md` [D-23], [K-4]).
 //!
 //! [D-23]: https://docs.rs/mcp-kernel/latest/mcp_kernel/manual/protocol/index.html
