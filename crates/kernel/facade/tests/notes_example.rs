@@ -315,6 +315,15 @@ impl HttpServer {
         head.into_bytes()
     }
 
+    /// A `GET` of `path` with no credentials, closing the connection after it.
+    fn get(&self, path: &str) -> Reply {
+        let request =
+            format!("GET {path} HTTP/1.1\r\nhost: {}\r\naccept: */*\r\nconnection: close\r\n\r\n", self.addr);
+        let mut stream = self.connect();
+        stream.write_all(request.as_bytes()).expect("write the request");
+        read_reply(&mut stream)
+    }
+
     /// A connection whose reads and writes are bounded by [`EXCHANGE`].
     fn connect(&self) -> TcpStream {
         let stream = TcpStream::connect_timeout(&self.addr, EXCHANGE).expect("connect");
@@ -451,6 +460,20 @@ fn read_reply(stream: &mut TcpStream) -> Reply {
         rest
     };
     Reply { status, headers, body }
+}
+
+#[test]
+fn http_paths_other_than_mcp_and_its_metadata_document_are_404_with_no_content() {
+    let server = HttpServer::start();
+    for path in ["/", "/mcp/", "/MCP", "/other", "/.well-known/oauth-protected-resource"] {
+        let reply = server.get(path);
+        assert_eq!(reply.status, 404, "{path}: {reply:?}");
+        assert!(reply.body.is_empty(), "{path}: {reply:?}");
+    }
+    // The endpoint itself still asks for a token first.
+    let reply = server.post(&call(1, "search_notes", json!({"query": "x"})), &[]);
+    reply.assert_unauthorized(&server.addr.to_string(), None);
+    server.stop();
 }
 
 #[test]
@@ -610,13 +633,7 @@ fn http_an_unknown_bearer_token_is_refused_401_invalid_token_before_its_body_is_
 #[test]
 fn http_the_metadata_document_names_the_authorization_server_and_the_scope() {
     let server = HttpServer::start();
-    let mut stream = server.connect();
-    let head = format!(
-        "GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nhost: {}\r\nconnection: close\r\n\r\n",
-        server.addr
-    );
-    stream.write_all(head.as_bytes()).expect("write the request");
-    let reply = read_reply(&mut stream);
+    let reply = server.get("/.well-known/oauth-protected-resource/mcp");
     assert_eq!(reply.status, 200, "{reply:?}");
     assert_eq!(
         reply.json(),

@@ -104,17 +104,16 @@ async fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error
     let local = listener.local_addr()?;
     let resource =
         ProtectedResource::new(&format!("http://{local}/mcp"), [auth_server])?.scopes_supported([SCOPE]);
+    // The service answers `/mcp` alone, and serves its metadata document itself: no router needed.
     let service = McpHttp::builder(server)
+        .path("/mcp")
         .allowed_origins(AllowedOrigins::loopback(local.port()))
         .protected_resource(resource.clone())
         .authorize(move |parts| authorize(&callers, parts))
         .legacy_clients(LegacyClients::Stateless)
         .build();
-    let app = axum::Router::new()
-        .route_service("/mcp", service)
-        .route_service(resource.metadata_path(), resource.metadata_service());
     tracing::info!("serving {} (metadata at {})", resource.resource(), resource.metadata_url());
-    mcp_kernel::http::serve(listener, app, mcp_kernel::shutdown_signal()).await?;
+    mcp_kernel::http::serve(listener, service, mcp_kernel::shutdown_signal()).await?;
     Ok(())
 }
 
