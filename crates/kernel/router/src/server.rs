@@ -317,12 +317,7 @@ impl Server {
         let closer = (CloseOnDrop(progress), CloseOnDrop(context.log.clone()));
         if method == Method::SubscriptionsListen && era.is_modern() {
             drop(closer);
-            // Allocated first, as in `contract.rs` (`Dispatch for F`).
-            let listening = Box::write(
-                Box::new_uninit(),
-                self.listen_at_once(id, params.as_ref(), context, sink.as_ref()),
-            );
-            return Box::into_pin(listening).await;
+            return self.listen_at_once_boxed(id, params.as_ref(), context, sink.as_ref()).await;
         }
         let trace = RequestTrace { carrier, id: &id, network };
         let request = Request {
@@ -569,6 +564,22 @@ impl Server {
             instructions: None,
             meta: None,
         })
+    }
+
+    /// A listen answered at once, in a future of its own: allocated first, as in `contract.rs`
+    /// (`Dispatch for F`), and returned as a `dyn Future`, so that its `poll` is called through the
+    /// box rather than inlined into the request's, whose stack frame would otherwise keep room for
+    /// it on every request (`docs/performance.md`, tenth round).
+    #[inline(never)]
+    fn listen_at_once_boxed<'a>(
+        &'a self,
+        id: Value,
+        params: Option<&'a Value>,
+        context: RequestContext,
+        sink: Option<&'a crate::notify::progress::NotificationSink>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Handled> + Send + 'a>> {
+        let listening = Box::write(Box::new_uninit(), self.listen_at_once(id, params, context, sink));
+        Box::into_pin(listening)
     }
 }
 
