@@ -463,16 +463,32 @@ fn read_reply(stream: &mut TcpStream) -> Reply {
 }
 
 #[test]
-fn http_paths_other_than_mcp_and_its_metadata_document_are_404_with_no_content() {
+fn http_other_paths_are_404_with_no_content_once_the_host_check_has_passed() {
     let server = HttpServer::start();
     for path in ["/", "/mcp/", "/MCP", "/other", "/.well-known/oauth-protected-resource"] {
         let reply = server.get(path);
         assert_eq!(reply.status, 404, "{path}: {reply:?}");
         assert!(reply.body.is_empty(), "{path}: {reply:?}");
     }
-    // The endpoint itself still asks for a token first.
-    let reply = server.post(&call(1, "search_notes", json!({"query": "x"})), &[]);
-    reply.assert_unauthorized(&server.addr.to_string(), None);
+    // A call a valid token would have answered at `/mcp` is not served at another path.
+    let message = serde_json::to_vec(&call(1, "search_notes", json!({"query": "x"}))).expect("JSON");
+    let head = String::from_utf8(server.head(message.len(), &[("authorization", ALICE.to_owned())]))
+        .expect("an ASCII head")
+        .replacen("POST /mcp ", "POST / ", 1);
+    let mut stream = server.connect();
+    stream.write_all(head.as_bytes()).expect("write the head");
+    stream.write_all(&message).expect("write the body");
+    let reply = read_reply(&mut stream);
+    assert_eq!(reply.status, 404, "{reply:?}");
+    // The name check comes first, at every path: a rebound name is 421 here as at `/mcp`.
+    let mut stream = server.connect();
+    let rebound = format!(
+        "GET /other HTTP/1.1\r\nhost: evil.example:{}\r\nconnection: close\r\n\r\n",
+        server.addr.port()
+    );
+    stream.write_all(rebound.as_bytes()).expect("write the request");
+    let reply = read_reply(&mut stream);
+    assert_eq!(reply.status, 421, "{reply:?}");
     server.stop();
 }
 

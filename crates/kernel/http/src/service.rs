@@ -61,7 +61,7 @@ use http_body::Body;
 use serde_json::Value;
 
 use mcp_kernel_router::transport::LiveServer;
-use mcp_kernel_router::{Extensions, Server};
+use mcp_kernel_router::{BoxFuture, Extensions, Server};
 use mcp_kernel_wire::{Envelope, ErrorObject, Method as McpMethod, read_message};
 
 use crate::admission::cors;
@@ -445,7 +445,7 @@ async fn answer(
         && legacy::claims_in(&parts.headers, &message, true)
     {
         let post = Post { policy, headers: &parts.headers, version, extensions, owner, client };
-        return session_post(post, server, message, bytes).await;
+        return session_post_boxed(post, server, message, bytes).await;
     }
     drop(bytes);
     if shared.legacy == LegacyClients::Stateless && legacy::claims(&parts.headers, &message) {
@@ -488,39 +488,42 @@ async fn answer(
     let attached = Attached { extensions, carrier, admitted, session: None };
     if listens {
         let caller = Caller { client, draining: draining.map(|draining| Draining::clone(&draining)) };
-        return listen_open(server, message, version, attached, &shared.listen, caller).await;
+        return listen_open_boxed(server, message, version, attached, &shared.listen, caller).await;
     }
     dispatch(server, message, version, attached, Path::Modern).await
 }
 
-/// A legacy session's POST, in a future of its own, as every path but the hot one: the request's
-/// future is as large as its largest path. Allocated first, as the request's own future is
-/// (`McpService::call`), and returned as a `dyn Future`, so that its `poll` is called through the
-/// box rather than inlined into `answer`'s: inlined, the rare paths' locals made `answer`'s stack
-/// frame 13.7 KB on every request (2.4 KB without them; `docs/performance.md`, tenth round).
+/// A legacy session's POST, in a future of its own so that the request's future is not as large as
+/// this path: allocated first, as the request's own future is (`McpService::call`), and returned as
+/// a `dyn Future`. Awaited as its own type, its `poll` was inlined into `answer`'s, whose stack frame
+/// then kept room for this path's locals on every request (13.7 KB; 2.4 KB without them). Not
+/// inlined itself, or the optimizer, seeing the vtable, could inline that `poll` again
+/// (`docs/performance.md`, "Tenth round").
 #[inline(never)]
-fn session_post<'a>(
+fn session_post_boxed<'a>(
     post: Post<'a>,
     server: &'a Server,
     message: Envelope,
     bytes: bytes::Bytes,
-) -> Pin<Box<dyn Future<Output = Response<ResponseBody>> + Send + 'a>> {
+) -> BoxFuture<'a, Response<ResponseBody>> {
     let boxed = Box::write(Box::new_uninit(), session::post::serve(post, server, message, bytes));
     Box::into_pin(boxed)
 }
 
-/// A listen stream's opening, in a future of its own behind a `dyn Future`, as a legacy session's
-/// POST is (`session_post`).
+/// A listen stream's opening, in a future of its own behind a `dyn Future` made here, for the
+/// reasons of [`session_post_boxed`].
 #[inline(never)]
-fn listen_open<'a>(
+fn listen_open_boxed<'a>(
     server: &'a Server,
     message: Envelope,
     version: http::Version,
     attached: Attached<'a>,
-    policy: &'a ListenPolicy,
+    listen_policy: &'a ListenPolicy,
     caller: Caller,
-) -> Pin<Box<dyn Future<Output = Response<ResponseBody>> + Send + 'a>> {
-    let boxed =
-        Box::write(Box::new_uninit(), listen::open(server, message, version, attached, policy, caller));
+) -> BoxFuture<'a, Response<ResponseBody>> {
+    let boxed = Box::write(
+        Box::new_uninit(),
+        listen::open(server, message, version, attached, listen_policy, caller),
+    );
     Box::into_pin(boxed)
 }

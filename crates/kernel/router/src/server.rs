@@ -565,22 +565,6 @@ impl Server {
             meta: None,
         })
     }
-
-    /// A listen answered at once, in a future of its own: allocated first, as in `contract.rs`
-    /// (`Dispatch for F`), and returned as a `dyn Future`, so that its `poll` is called through the
-    /// box rather than inlined into the request's, whose stack frame would otherwise keep room for
-    /// it on every request (`docs/performance.md`, tenth round).
-    #[inline(never)]
-    fn listen_at_once_boxed<'a>(
-        &'a self,
-        id: Value,
-        params: Option<&'a Value>,
-        context: RequestContext,
-        sink: Option<&'a crate::notify::progress::NotificationSink>,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Handled> + Send + 'a>> {
-        let listening = Box::write(Box::new_uninit(), self.listen_at_once(id, params, context, sink));
-        Box::into_pin(listening)
-    }
 }
 
 trait ErrorOrResult {

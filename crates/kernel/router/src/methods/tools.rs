@@ -252,24 +252,6 @@ impl Server {
 pub(crate) type Outcome =
     Result<Result<ToolOutput, crate::contract::ToolError>, crate::request::guard::Panicked>;
 
-impl Server {
-    /// A call that may become a task, in a future of its own: allocated first, as in `contract.rs`
-    /// (`Dispatch for F`), and returned as a `dyn Future`, so that its `poll` is called through the
-    /// box rather than inlined into `call_tool`'s, whose stack frame would otherwise keep room for the
-    /// task path's locals on every call (`docs/performance.md`, tenth round).
-    #[inline(never)]
-    fn call_maybe_task_boxed<'a>(
-        &'a self,
-        engine: crate::tasks::registry::TaskEngine,
-        tool: &'a CompiledTool,
-        dispatch: Arc<dyn crate::contract::Dispatch>,
-        started: Started<'a>,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Routed> + Send + 'a>> {
-        let boxed = Box::write(Box::new_uninit(), self.call_maybe_task(engine, tool, dispatch, started));
-        Box::into_pin(boxed)
-    }
-}
-
 /// A call whose dispatch is about to start, as the task path takes it over.
 pub(crate) struct Started<'a> {
     pub(crate) call: ToolCall,

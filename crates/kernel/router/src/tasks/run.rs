@@ -93,6 +93,23 @@ impl Server {
         }
     }
 
+    /// [`Server::call_maybe_task`]'s future, allocated first (as in `contract.rs`, `Dispatch for F`)
+    /// and returned as a `dyn Future`: awaited as its own type, its `poll` was inlined into
+    /// `call_tool`'s, and `call_tool`'s stack frame kept room for the task path's locals on every call.
+    /// Not inlined itself, or the optimizer, seeing the vtable, could inline that `poll` again
+    /// (`docs/performance.md`, "Tenth round").
+    #[inline(never)]
+    pub(crate) fn call_maybe_task_boxed<'a>(
+        &'a self,
+        engine: TaskEngine,
+        tool: &'a CompiledTool,
+        dispatch: Arc<dyn Dispatch>,
+        started: Started<'a>,
+    ) -> BoxFuture<'a, Routed> {
+        let boxed = Box::write(Box::new_uninit(), self.call_maybe_task(engine, tool, dispatch, started));
+        Box::into_pin(boxed)
+    }
+
     /// Runs a call that may become a task: see the module's table.
     pub(crate) async fn call_maybe_task(
         &self,

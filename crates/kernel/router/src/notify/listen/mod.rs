@@ -34,7 +34,7 @@ use mcp_kernel_wire::types::method::{
 use mcp_kernel_wire::version::META_SUBSCRIPTION_ID;
 use mcp_kernel_wire::{Envelope, Method, Response};
 
-use crate::contract::RequestContext;
+use crate::contract::{BoxFuture, RequestContext};
 use crate::notify::change::ChangeKind;
 use crate::notify::hub::ChangeFeed;
 use crate::request::inbound::Inbound;
@@ -178,6 +178,23 @@ impl Server {
             Ok(listen) => Ok(listen),
             Err(error) => Err(Handled::reply(Response::error(id, error))),
         }
+    }
+
+    /// [`Server::listen_at_once`]'s future, allocated first (as in `contract.rs`, `Dispatch for F`)
+    /// and returned as a `dyn Future`: awaited as its own type, its `poll` was inlined into
+    /// `Server::handle_envelope`'s, whose stack frame kept room for it on every request. Not inlined
+    /// itself, or the optimizer, seeing the vtable, could inline that `poll` again
+    /// (`docs/performance.md`, "Tenth round").
+    #[inline(never)]
+    pub(crate) fn listen_at_once_boxed<'a>(
+        &'a self,
+        id: Value,
+        params: Option<&'a Value>,
+        context: RequestContext,
+        sink: Option<&'a crate::notify::progress::NotificationSink>,
+    ) -> BoxFuture<'a, Handled> {
+        let listening = Box::write(Box::new_uninit(), self.listen_at_once(id, params, context, sink));
+        Box::into_pin(listening)
     }
 
     /// A listen served by a transport that holds no stream ([`Server::handle_envelope`]): nothing is
