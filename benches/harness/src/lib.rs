@@ -66,10 +66,21 @@
 //! (module `features`): clean release builds of one small host under several feature sets, their build
 //! time, crate count and program size; it writes `target/bench/features.json`.
 //!
+//! `cargo xtask bench footprint [--only kernel,floor] [--no-build] [--seconds S] [--order FILE]`
+//! counts how much code one HTTP request runs through in each server, under callgrind (module
+//! `footprint`): instructions, and the distinct hot instructions, 64-byte lines and 4-KiB pages of
+//! code; it writes `target/bench/footprint.json`, and with `--order` the hot functions as an lld
+//! symbol-ordering file. `cargo xtask bench layout [--rounds N] [--no-build]` builds both servers a
+//! second time with their hot functions laid out together by lld (from that profile) and measures
+//! both builds' CPU per request side by side, round by round; it writes `target/bench/layout.json`.
+//!
 //! By phase: `options` reads the command line, `build` builds the compare workspace and finds its
 //! binaries, `servers` starts the servers and runs `bench-load` against them (pinned), `compare`,
 //! `hold`, `drip`, `listen`, `tasks`, `shared` and `sessions` run the rounds of each scenario, `report` tallies the rounds into medians
 //! and ratios, prints them and writes the JSON, and `headline` sums up the comparison's CPU per request.
+//! `footprint` profiles a server under callgrind and counts its code (`footprint::callgrind` reads the
+//! profile, `footprint::symbols` names its functions), and `footprint::layout` builds and measures the
+//! laid-out pair.
 #![forbid(unsafe_code)]
 
 mod build;
@@ -77,6 +88,7 @@ mod compare;
 mod curves;
 mod drip;
 mod features;
+mod footprint;
 mod headline;
 mod hold;
 mod listen;
@@ -128,6 +140,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     if args.first().map(String::as_str) == Some("features") {
         return features::run(args, &root);
+    }
+    if args.first().map(String::as_str) == Some("footprint") {
+        return footprint::run(args, &root);
+    }
+    if args.first().map(String::as_str) == Some("layout") {
+        return footprint::run_layout(args, &root);
     }
     let options = parse(args)?;
     let manifest = root.join("benches/compare/Cargo.toml");

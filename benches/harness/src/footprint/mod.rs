@@ -1,0 +1,382 @@
+//! `cargo xtask bench footprint [--only kernel,floor] [--no-build] [--seconds S] [--order FILE]`: how
+//! much code one HTTP request runs through, in each server.
+//!
+//! The CPU time of a small request depends on more than its instructions: a request that runs through
+//! more distinct code misses the instruction cache and its translation buffer more. Per server, this
+//! run starts the HTTP server under `valgrind --tool=callgrind --dump-instr=yes`, loads it with
+//! `bench-load http` on 32 connections for a warm-up, zeroes the counts (`callgrind_control -z`), loads
+//! it for `--seconds` (default 4), dumps the counts (`callgrind_control -d`) and divides by the requests
+//! answered. It reports per request: the instructions run; and, of the code run at least
+//! [`HOT_SHARE`] times a request, the distinct instructions, the 64-byte lines and the 4-KiB pages they
+//! lie in — what the instruction cache and the instruction TLB must hold for one request. Written to
+//! `target/bench/footprint.json`, with each figure's ratio kernel/floor.
+//!
+//! `--order FILE` also writes the functions that hold each server's hot code, hottest first, one
+//! mangled name a line: a `--symbol-ordering-file` for lld, which then lays those functions out
+//! together at the start of the text. A name absent from a binary is skipped by the linker, so one file
+//! serves every server. Symbol names depend on the build's flags: the file fits a build made with the
+//! same `RUSTFLAGS` as the one profiled (`docs/performance.md`, "Eleventh round", gives the steps).
+//!
+//! `cargo xtask bench layout` (module `layout`) uses the same profile to lay out both servers' hot
+//! functions together and measures what that changes in their CPU per request.
+//!
+//! Needs `valgrind` (with `callgrind_control`) and binutils' `nm`; nothing here runs in CI.
+
+mod callgrind;
+mod layout;
+mod symbols;
+
+pub(super) use layout::run as run_layout;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::options::parse_only;
+use super::report::finish;
+use super::servers::{Pinning, run_load, start_http_argv};
+use super::{LOAD, SERVERS, build};
+
+/// Code run at least this many times per request, on average, counts as the request's own: what a
+/// connection's opening or a rare timer runs falls far below it.
+pub(crate) const HOT_SHARE: f64 = 0.3;
+/// Connections of the load, as in the comparison's HTTP rows.
+const CONNECTIONS: &str = "32";
+/// Seconds of load before the counts are zeroed.
+const WARMUP_S: &str = "2";
+/// The longest wait for callgrind to write its dump.
+const DUMP_WAIT: Duration = Duration::from_secs(60);
+/// The longest wait for `callgrind_control` to reach the server (it reaches it through valgrind's
+/// gdbserver, which can be refused).
+const CONTROL_WAIT: Duration = Duration::from_secs(60);
+
+/// The command line, for a refused one.
+const USAGE: &str =
+    "usage: cargo xtask bench footprint [--only kernel,floor] [--no-build] [--seconds S] [--order FILE]";
+
+/// What `cargo xtask bench footprint` was asked for.
+struct Options {
+    only: Vec<&'static str>,
+    build: bool,
+    seconds: f64,
+    order: Option<PathBuf>,
+}
+
+/// Reads `footprint …` (the subcommand first).
+fn parse(args: &[String]) -> Result<Options, String> {
+    let mut it = args.iter();
+    if it.next().map(String::as_str) != Some("footprint") {
+        return Err(USAGE.into());
+    }
+    let mut options = Options { only: vec!["kernel", "floor"], build: true, seconds: 4.0, order: None };
+    while let Some(arg) = it.next() {
+        let mut value = || it.next().ok_or_else(|| format!("{arg} needs a value\n{USAGE}"));
+        match arg.as_str() {
+            "--no-build" => options.build = false,
+            "--only" => options.only = parse_only(value()?)?,
+            "--order" => options.order = Some(PathBuf::from(value()?)),
+            "--seconds" => {
+                let v = value()?;
+                options.seconds = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|s| (1.0..=60.0).contains(s))
+                    .ok_or_else(|| format!("--seconds: 1 to 60, not {v:?}"))?;
+            }
+            other => return Err(format!("unknown option {other}\n{USAGE}")),
+        }
+    }
+    Ok(options)
+}
+
+/// One server's footprint per request.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Footprint {
+    /// Requests answered in the profiled window.
+    pub(crate) requests: u64,
+    /// Instructions run per request, all code counted.
+    pub(crate) instructions: f64,
+    /// Distinct instructions run at least [`HOT_SHARE`] times a request.
+    pub(crate) hot_instructions: usize,
+    /// The 64-byte lines those lie in.
+    pub(crate) hot_lines: usize,
+    /// The 4-KiB pages those lie in.
+    pub(crate) hot_pages: usize,
+    /// The hot (address, instructions) of the server's own binary, for its symbols.
+    hot_in_binary: Vec<(u64, u64)>,
+}
+
+/// The footprint of `requests` requests in `profile`, the server's binary being `binary_name`.
+pub(crate) fn footprint(profile: &callgrind::Profile, requests: u64, binary_name: &str) -> Footprint {
+    let n = requests.max(1) as f64;
+    let binary = profile.object_named(binary_name);
+    let total = profile.costs.values().fold(0u64, |sum, ir| sum.saturating_add(*ir));
+    let hot: Vec<(&(usize, u64), &u64)> =
+        profile.costs.iter().filter(|&(_, &ir)| ir as f64 / n >= HOT_SHARE).collect();
+    let lines: HashSet<(usize, u64)> = hot.iter().map(|((o, a), _)| (*o, a >> 6)).collect();
+    let pages: HashSet<(usize, u64)> = hot.iter().map(|((o, a), _)| (*o, a >> 12)).collect();
+    let mut hot_in_binary: Vec<(u64, u64)> =
+        hot.iter().filter(|((o, _), _)| Some(*o) == binary).map(|((_, a), ir)| (*a, **ir)).collect();
+    hot_in_binary.sort_unstable();
+    Footprint {
+        requests,
+        instructions: total as f64 / n,
+        hot_instructions: hot.len(),
+        hot_lines: lines.len(),
+        hot_pages: pages.len(),
+        hot_in_binary,
+    }
+}
+
+/// `cargo xtask bench footprint …`.
+pub(super) fn run(args: &[String], root: &Path) -> Result<(), String> {
+    let options = parse(args)?;
+    let mut tools = vec!["valgrind", "callgrind_control"];
+    if options.order.is_some() {
+        tools.push("nm");
+    }
+    for tool in tools {
+        let found = Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
+        if found.is_err() {
+            return Err(format!("{tool} is needed (Debian: apt-get install valgrind binutils)"));
+        }
+    }
+    let manifest = root.join("benches/compare/Cargo.toml");
+    let servers: Vec<(&'static str, &'static str)> =
+        SERVERS.iter().copied().filter(|(name, _)| options.only.contains(name)).collect();
+    if options.build {
+        build::build(&manifest, &servers)?;
+    }
+    let release = build::release_dir(&manifest, &servers)?;
+    let out_dir = root.join("target/bench/footprint");
+    std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    let pinning = Pinning::detect();
+    let started = Instant::now();
+    let mut results: Vec<(&str, Footprint)> = Vec::new();
+    let mut order: Vec<(&str, Vec<String>)> = Vec::new();
+    for (name, binary) in &servers {
+        let path = release.join(binary);
+        let profile_path = out_dir.join(format!("{binary}.callgrind"));
+        let (profile, requests) =
+            profile_server(&pinning, &path, &release.join(LOAD), &profile_path, options.seconds)?;
+        let fp = footprint(&profile, requests, binary);
+        if options.order.is_some() {
+            let ranked = symbols::hottest(&symbols::of(&path)?, &fp.hot_in_binary)?;
+            eprintln!("xtask: bench: {binary}: {} functions hold its hot code", ranked.len());
+            order.push((name, ranked));
+        }
+        results.push((name, fp));
+    }
+    print_and_write(root, &results, started.elapsed().as_secs_f64())?;
+    if let Some(file) = &options.order {
+        std::fs::write(file, ordering_file(order)).map_err(|e| format!("{}: {e}", file.display()))?;
+        eprintln!("xtask: bench: hot functions written to {}", file.display());
+    }
+    Ok(())
+}
+
+/// Runs `binary` under callgrind, loads it, and returns the profile of the measured window with the
+/// requests answered in it.
+fn profile_server(
+    pinning: &Pinning,
+    binary: &Path,
+    load: &Path,
+    profile_path: &Path,
+    seconds: f64,
+) -> Result<(callgrind::Profile, u64), String> {
+    let dump = PathBuf::from(format!("{}.1", profile_path.display()));
+    for stale in [profile_path, dump.as_path()] {
+        let _ = std::fs::remove_file(stale);
+    }
+    let mut argv = pinning.command(0, Path::new("valgrind"), &["-q", "--tool=callgrind", "--dump-instr=yes"]);
+    argv.push(format!("--callgrind-out-file={}", profile_path.display()));
+    argv.extend([binary.display().to_string(), "http".into(), "127.0.0.1:0".into()]);
+    eprintln!("xtask: bench: {} under callgrind", binary.display());
+    let server = start_http_argv(&argv, binary, &[])?;
+    let pid = server.child.id().to_string();
+    let load_argv = |warmup: &str, duration: &str| {
+        let args = [
+            "http",
+            "--url",
+            &server.url,
+            "--connections",
+            CONNECTIONS,
+            "--warmup",
+            warmup,
+            "--duration",
+            duration,
+        ];
+        pinning.command(1, load, &args)
+    };
+    run_load(&load_argv("0", WARMUP_S))?;
+    callgrind_control("-z", &pid)?;
+    let measured = run_load(&load_argv("0", &format!("{seconds}")))?;
+    callgrind_control("-d", &pid)?;
+    let requests = ["requests", "warmup_requests", "late_requests"]
+        .iter()
+        .map(|k| measured[*k].as_u64().unwrap_or(0))
+        .sum::<u64>();
+    if requests == 0 || measured["errors"].as_u64().unwrap_or(0) > 0 {
+        return Err(format!(
+            "{}: {requests} requests answered, {} errors",
+            binary.display(),
+            measured["errors"]
+        ));
+    }
+    let started = Instant::now();
+    let text = loop {
+        // callgrind writes the dump, then the `totals:` line last.
+        match std::fs::read_to_string(&dump) {
+            Ok(text) if text.contains("\ntotals:") => break text,
+            _ if started.elapsed() > DUMP_WAIT => return Err(format!("{} was not written", dump.display())),
+            _ => std::thread::sleep(Duration::from_millis(200)),
+        }
+    };
+    drop(server);
+    Ok((callgrind::parse(&text)?, requests))
+}
+
+/// `callgrind_control FLAG PID` (`-z` zeroes the counts, `-d` dumps them), given [`CONTROL_WAIT`] to
+/// reach the server; its chatter is kept unless it fails.
+fn callgrind_control(flag: &str, pid: &str) -> Result<(), String> {
+    let mut child = Command::new("callgrind_control")
+        .args([flag, pid])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("callgrind_control: {e}"))?;
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() < CONTROL_WAIT => std::thread::sleep(Duration::from_millis(50)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("callgrind_control {flag} {pid} did not finish in {CONTROL_WAIT:?}"));
+            }
+        }
+    }
+    let out = child.wait_with_output().map_err(|e| format!("callgrind_control: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    Err(format!("callgrind_control {flag} {pid}: {} {}", out.status, said.trim()))
+}
+
+/// The symbol-ordering file of each server's hot functions: the floor's first, so that the baseline
+/// is laid out exactly by its own profile, then each other server's that are not already named.
+fn ordering_file(mut lists: Vec<(&str, Vec<String>)>) -> String {
+    lists.sort_by_key(|(name, _)| *name != "floor");
+    let mut seen = HashSet::new();
+    let mut text = String::new();
+    for name in lists.into_iter().flat_map(|(_, names)| names) {
+        if seen.insert(name.clone()) {
+            text.push_str(&name);
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// One row of the table: its JSON key, its label, and its value for a server.
+type Row = (&'static str, &'static str, fn(&Footprint) -> f64);
+
+/// Prints the table (and ratios to the floor) and writes `target/bench/footprint.json`.
+fn print_and_write(root: &Path, results: &[(&str, Footprint)], elapsed: f64) -> Result<(), String> {
+    let floor = results.iter().find(|(n, _)| *n == "floor").map(|(_, f)| f);
+    let rows: [Row; 4] = [
+        ("instructions", "instructions run", |f| f.instructions),
+        ("hot_instructions", "distinct hot instructions", |f| f.hot_instructions as f64),
+        ("hot_lines", "64-byte code lines", |f| f.hot_lines as f64),
+        ("hot_pages", "4-KiB code pages", |f| f.hot_pages as f64),
+    ];
+    let mut header = format!("{:<28}", "per HTTP request");
+    for (name, _) in results {
+        header.push_str(&format!(" {name:>10}"));
+    }
+    if floor.is_some() {
+        header.push_str("  ratios to floor");
+    }
+    println!("{header}");
+    let mut report = serde_json::Map::new();
+    for (key, label, value) in rows {
+        let mut line = format!("{label:<28}");
+        let mut ratios = Vec::new();
+        let mut values = serde_json::Map::new();
+        for (name, f) in results {
+            line.push_str(&format!(" {:>10.0}", value(f)));
+            values.insert((*name).to_owned(), json!(value(f)));
+            if let Some(base) = floor.filter(|_| *name != "floor") {
+                ratios.push(format!("{name} {:.2}", value(f) / value(base)));
+            }
+        }
+        println!("{line}  {}", ratios.join(", "));
+        report.insert(key.to_owned(), json!({"label": label, "per_request": values}));
+    }
+    let requests: serde_json::Map<String, Value> =
+        results.iter().map(|(n, f)| ((*n).to_owned(), json!(f.requests))).collect();
+    report.insert("requests".into(), Value::Object(requests));
+    report.insert("hot_share".into(), json!(HOT_SHARE));
+    finish(root, "target/bench/footprint.json", &Value::Object(report), elapsed, &[])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn options_default_to_kernel_and_floor_for_four_seconds() {
+        let o = parse(&args(&["footprint"])).unwrap();
+        assert_eq!((o.only, o.build, o.seconds, o.order), (vec!["kernel", "floor"], true, 4.0, None));
+        let o =
+            parse(&args(&["footprint", "--only", "floor", "--no-build", "--seconds", "2", "--order", "x"]))
+                .unwrap();
+        assert_eq!((o.only, o.build, o.seconds, o.order), (vec!["floor"], false, 2.0, Some("x".into())));
+    }
+
+    #[test]
+    fn refuses_unknown_options_and_values_out_of_range() {
+        for bad in [
+            &["footprint", "--seconds", "0"][..],
+            &["footprint", "--order"],
+            &["footprint", "--x"],
+            &["compare"],
+        ] {
+            assert!(parse(&args(bad)).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_ordering_file_names_the_floors_functions_first_and_each_once() {
+        let lists = vec![
+            ("kernel", vec!["k1".to_owned(), "shared".to_owned(), "k2".to_owned()]),
+            ("floor", vec!["shared".to_owned(), "f1".to_owned()]),
+        ];
+        assert_eq!(ordering_file(lists), "shared\nf1\nk1\nk2\n");
+    }
+
+    #[test]
+    fn counts_the_lines_and_pages_of_code_run_at_least_0_3_times_a_request() {
+        // 10 requests: the server's binary runs 0x1000 and 0x1004 (one line), 0x1040 (a second line)
+        // and 0x2000 (a second page) every time; 0x3000 twice in all (under a third per request);
+        // libc one line of its own.
+        let profile = callgrind::parse(
+            "positions: instr\nevents: Ir\nob=(1) /x/bench-kernel\n\
+             0x1000 10\n0x1004 20\n0x1040 10\n0x2000 30\n0x3000 2\n\
+             ob=(2) /lib/libc.so.6\n0x1000 40\n",
+        )
+        .unwrap();
+        let f = footprint(&profile, 10, "bench-kernel");
+        assert_eq!((f.instructions, f.hot_instructions, f.hot_lines, f.hot_pages), (11.2, 5, 4, 3));
+        assert_eq!(f.hot_in_binary, [(0x1000, 10), (0x1004, 20), (0x1040, 10), (0x2000, 30)]);
+    }
+}
