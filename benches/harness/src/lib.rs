@@ -71,8 +71,9 @@
 //! `footprint`): instructions, and the distinct hot instructions, 64-byte lines and 4-KiB pages of
 //! code; it writes `target/bench/footprint.json`, and with `--order` the hot functions as an lld
 //! symbol-ordering file. `cargo xtask bench layout [--rounds N] [--no-build]` builds both servers a
-//! second time with their hot functions laid out together by lld (from that profile) and measures
-//! both builds' CPU per request side by side, round by round; it writes `target/bench/layout.json`.
+//! second time with their hot functions laid out together by lld (from a profile of their own) and
+//! measures both builds' CPU per request side by side, round by round; it writes
+//! `target/bench/layout.json`.
 //!
 //! By phase: `options` reads the command line, `build` builds the compare workspace and finds its
 //! binaries, `servers` starts the servers and runs `bench-load` against them (pinned), `compare`,

@@ -14,8 +14,9 @@
 //! `--order FILE` also writes the functions that hold each server's hot code, hottest first, one
 //! mangled name a line: a `--symbol-ordering-file` for lld, which then lays those functions out
 //! together at the start of the text. A name absent from a binary is skipped by the linker, so one file
-//! serves every server. Symbol names depend on the build's flags: the file fits a build made with the
-//! same `RUSTFLAGS` as the one profiled (`docs/performance.md`, "Eleventh round", gives the steps).
+//! serves every server. Symbol names may change with the build's flags, so the file is made from a
+//! build with the same `RUSTFLAGS` as the one it orders (`docs/performance.md`, "Eleventh round",
+//! gives the steps).
 //!
 //! `cargo xtask bench layout` (module `layout`) uses the same profile to lay out both servers' hot
 //! functions together and measures what that changes in their CPU per request.
@@ -134,16 +135,7 @@ pub(crate) fn footprint(profile: &callgrind::Profile, requests: u64, binary_name
 /// `cargo xtask bench footprint …`.
 pub(super) fn run(args: &[String], root: &Path) -> Result<(), String> {
     let options = parse(args)?;
-    let mut tools = vec!["valgrind", "callgrind_control"];
-    if options.order.is_some() {
-        tools.push("nm");
-    }
-    for tool in tools {
-        let found = Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
-        if found.is_err() {
-            return Err(format!("{tool} is needed (Debian: apt-get install valgrind binutils)"));
-        }
-    }
+    require_tools(options.order.is_some())?;
     let manifest = root.join("benches/compare/Cargo.toml");
     let servers: Vec<(&'static str, &'static str)> =
         SERVERS.iter().copied().filter(|(name, _)| options.only.contains(name)).collect();
@@ -174,6 +166,22 @@ pub(super) fn run(args: &[String], root: &Path) -> Result<(), String> {
     if let Some(file) = &options.order {
         std::fs::write(file, ordering_file(order)).map_err(|e| format!("{}: {e}", file.display()))?;
         eprintln!("xtask: bench: hot functions written to {}", file.display());
+    }
+    Ok(())
+}
+
+/// Fails at once, before any build, when a tool the run needs is missing: valgrind and
+/// `callgrind_control`, and binutils' `nm` when functions are to be named.
+fn require_tools(naming_functions: bool) -> Result<(), String> {
+    let mut tools = vec!["valgrind", "callgrind_control"];
+    if naming_functions {
+        tools.push("nm");
+    }
+    for tool in tools {
+        let found = Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
+        if found.is_err() {
+            return Err(format!("{tool} is needed (Debian: apt-get install valgrind binutils)"));
+        }
     }
     Ok(())
 }
