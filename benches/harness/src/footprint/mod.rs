@@ -18,8 +18,8 @@
 //! build with the same `RUSTFLAGS` as the one it orders (`docs/performance.md`, "Eleventh round",
 //! gives the steps).
 //!
-//! `cargo xtask bench layout` (module `layout`) uses the same profile to lay out both servers' hot
-//! functions together and measures what that changes in their CPU per request.
+//! `cargo xtask bench layout` (module `layout`) profiles both servers the same way, lays out their hot
+//! functions together, and measures what that changes in their CPU per request.
 //!
 //! Needs `valgrind` (with `callgrind_control`) and binutils' `nm`; nothing here runs in CI.
 
