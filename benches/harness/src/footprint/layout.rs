@@ -33,7 +33,7 @@ use serde_json::{Value, json};
 use super::super::report::{finish, median};
 use super::super::servers::{Pinning, http_loop_args, run_load, start_http};
 use super::super::{LOAD, build};
-use super::{footprint, ordering_file, profile_server, symbols};
+use super::{measure, ordering_file, symbols};
 
 /// The two servers, floor first, as (name, binary).
 const SERVERS: [(&str, &str); 2] = [("floor", "bench-floor"), ("kernel", "bench-kernel")];
@@ -93,12 +93,9 @@ pub(in super::super) fn run(args: &[String], root: &Path) -> Result<(), String> 
         ordered_build(&manifest, &ordered_target, &order_file)?;
         let mut lists = Vec::new();
         for (name, binary) in SERVERS {
-            let path = ordered.join(binary);
-            let profile_path = dir.join(format!("{binary}.callgrind"));
-            let (profile, requests) =
-                profile_server(&pinning, &path, &ordered.join(LOAD), &profile_path, PROFILE_S)?;
-            let hot = footprint(&profile, requests, binary);
-            lists.push((name, symbols::hottest(&symbols::of(&path)?, &hot.hot_in_binary)?));
+            let hot =
+                measure(&pinning, &ordered, binary, &dir.join(format!("{binary}.callgrind")), PROFILE_S)?;
+            lists.push((name, symbols::hottest(&symbols::of(&ordered.join(binary))?, &hot.hot_in_binary)?));
         }
         std::fs::write(&order_file, ordering_file(lists))
             .map_err(|e| format!("{}: {e}", order_file.display()))?;
@@ -113,11 +110,8 @@ pub(in super::super) fn run(args: &[String], root: &Path) -> Result<(), String> 
     let mut pages = serde_json::Map::new();
     for (release, build_name) in [(&plain, "plain"), (&ordered, "ordered")] {
         for (name, binary) in SERVERS {
-            let path = release.join(binary);
             let profile_path = dir.join(format!("{binary}.{build_name}.callgrind"));
-            let (profile, requests) =
-                profile_server(&pinning, &path, &release.join(LOAD), &profile_path, PROFILE_S)?;
-            let f = footprint(&profile, requests, binary);
+            let f = measure(&pinning, release, binary, &profile_path, PROFILE_S)?;
             eprintln!("xtask: bench: {build_name} {name}: {} code pages a request", f.hot_pages);
             pages.insert(format!("{build_name} {name}"), json!(f.hot_pages));
         }

@@ -150,13 +150,10 @@ pub(super) fn run(args: &[String], root: &Path) -> Result<(), String> {
     let mut results: Vec<(&str, Footprint)> = Vec::new();
     let mut order: Vec<(&str, Vec<String>)> = Vec::new();
     for (name, binary) in &servers {
-        let path = release.join(binary);
         let profile_path = out_dir.join(format!("{binary}.callgrind"));
-        let (profile, requests) =
-            profile_server(&pinning, &path, &release.join(LOAD), &profile_path, options.seconds)?;
-        let fp = footprint(&profile, requests, binary);
+        let fp = measure(&pinning, &release, binary, &profile_path, options.seconds)?;
         if options.order.is_some() {
-            let ranked = symbols::hottest(&symbols::of(&path)?, &fp.hot_in_binary)?;
+            let ranked = symbols::hottest(&symbols::of(&release.join(binary))?, &fp.hot_in_binary)?;
             eprintln!("xtask: bench: {binary}: {} functions hold its hot code", ranked.len());
             order.push((name, ranked));
         }
@@ -184,6 +181,20 @@ fn require_tools(naming_functions: bool) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The footprint of `binary` (in `release`, beside `bench-load`): profiled under its load for
+/// `seconds`, the profile kept at `profile_path`.
+fn measure(
+    pinning: &Pinning,
+    release: &Path,
+    binary: &str,
+    profile_path: &Path,
+    seconds: f64,
+) -> Result<Footprint, String> {
+    let (profile, requests) =
+        profile_server(pinning, &release.join(binary), &release.join(LOAD), profile_path, seconds)?;
+    Ok(footprint(&profile, requests, binary))
 }
 
 /// Runs `binary` under callgrind, loads it, and returns the profile of the measured window with the
