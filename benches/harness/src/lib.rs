@@ -69,19 +69,22 @@
 //! `cargo xtask bench footprint [--only kernel,floor] [--no-build] [--seconds S] [--order FILE]`
 //! counts how much code one HTTP request runs through in each server, under callgrind (module
 //! `footprint`): instructions, and the distinct hot instructions, 64-byte lines and 4-KiB pages of
-//! code; it writes `target/bench/footprint.json`, and with `--order` the hot functions as an lld
+//! code, with the simulated cache misses and the cycles they are estimated to cost; it writes `target/bench/footprint.json`, and with `--order` the hot functions as an lld
 //! symbol-ordering file. `cargo xtask bench layout [--rounds N] [--no-build]` builds both servers a
 //! second time with their hot functions laid out together by lld (from a profile of their own) and
 //! measures both builds' CPU per request side by side, round by round; it writes
-//! `target/bench/layout.json`.
+//! `target/bench/layout.json`. `cargo xtask bench pgo [--rounds N] [--no-build]` does the same with a
+//! build optimized from a profile of the servers under the benchmark's load (`-C profile-use`), and
+//! reports both builds' estimated cycles; it writes `target/bench/pgo.json`.
 //!
 //! By phase: `options` reads the command line, `build` builds the compare workspace and finds its
 //! binaries, `servers` starts the servers and runs `bench-load` against them (pinned), `compare`,
-//! `hold`, `drip`, `listen`, `tasks`, `shared` and `sessions` run the rounds of each scenario, `report` tallies the rounds into medians
-//! and ratios, prints them and writes the JSON, and `headline` sums up the comparison's CPU per request.
-//! `footprint` profiles a server under callgrind and counts its code (`footprint::callgrind` reads the
-//! profile, `footprint::symbols` names its functions), and `footprint::layout` builds and measures the
-//! laid-out pair.
+//! `hold`, `drip`, `listen`, `tasks`, `shared` and `sessions` run the rounds of each scenario,
+//! `report` tallies the rounds into medians and ratios, prints them and writes the JSON, and
+//! `headline` sums up the comparison's CPU per request. `footprint` profiles a server under callgrind
+//! and counts its code and its cache misses (`footprint::callgrind` reads the profile,
+//! `footprint::symbols` names its functions); `footprint::layout` and `footprint::pgo` build the
+//! laid-out and the profile-optimized pair, and `footprint::rounds` runs each pair's paired rounds.
 #![forbid(unsafe_code)]
 
 mod build;
@@ -147,6 +150,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     if args.first().map(String::as_str) == Some("layout") {
         return footprint::run_layout(args, &root);
+    }
+    if args.first().map(String::as_str) == Some("pgo") {
+        return footprint::run_pgo(args, &root);
     }
     let options = parse(args)?;
     let manifest = root.join("benches/compare/Cargo.toml");

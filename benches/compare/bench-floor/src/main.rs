@@ -7,6 +7,8 @@
 //!
 //! - HTTP: bare hyper 1.x through `hyper_util`'s `server::conn::auto::Builder`, which serves HTTP/1.1
 //!   (keep-alive on) and HTTP/2 with prior knowledge (h2c) on the same port, one task per connection.
+//!   An interrupt (`SIGINT`) stops it accepting and the process exits 0, so that an instrumented
+//!   build writes its profile at exit (`cargo xtask bench pgo`).
 //! - stdio: one sequential line loop, in the flavour `BENCH_FLOOR_STDIO` names (module `stdio`):
 //!   blocking std I/O with no runtime by default, the fastest way to do the job.
 
@@ -67,8 +69,18 @@ fn status(code: StatusCode) -> Response<Full<Bytes>> {
 async fn serve_http(addr: &str) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
+    let interrupted = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::pin!(interrupted);
     loop {
-        let (stream, _) = match listener.accept().await {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut interrupted => return Ok(()),
+        };
+        let (stream, _) = match accepted {
             Ok(accepted) => accepted,
             Err(_) => {
                 tokio::time::sleep(std::time::Duration::from_millis(50)).await;

@@ -49,6 +49,9 @@
 //! then also answers `GET /stats` beside `/mcp` with `{"redis_round_trips": N}`, the round trips it has
 //! made to Redis so far. Unset, the server is exactly the one every other benchmark measures.
 //!
+//! Over HTTP, an interrupt (`SIGINT`) ends the server gracefully and the process exits 0, so that an
+//! instrumented build writes its profile at exit (`cargo xtask bench pgo`).
+//!
 //! `BENCH_KERNEL_LEGACY_SESSIONS=on` serves `2025-11-25` clients with sessions
 //! (`Builder::legacy_sessions`) instead of statelessly (the default, `LegacyClients::Stateless`), for
 //! `cargo xtask bench compare --sessions` and the `sessions` curve: in process
@@ -194,7 +197,7 @@ async fn serve_http(
         // MCP alone on the port: the service answers at `/mcp` itself (`Builder::path`), no router.
         let service = listen_settings(builder.path("/mcp"))?.build();
         println!("listening on http://{bound}/mcp");
-        mcp_kernel::http::serve_with(listener, service, std::future::pending(), options).await?;
+        mcp_kernel::http::serve_with(listener, service, interrupted(), options).await?;
         return Ok(());
     };
     // `/stats` beside `/mcp`: an axum router in front, as a host with other routes mounts the service.
@@ -203,8 +206,15 @@ async fn serve_http(
         .route_service("/mcp", service)
         .route("/stats", axum::routing::get(move || std::future::ready(stats(&redis))));
     println!("listening on http://{bound}/mcp");
-    mcp_kernel::http::serve_with(listener, app, std::future::pending(), options).await?;
+    mcp_kernel::http::serve_with(listener, app, interrupted(), options).await?;
     Ok(())
+}
+
+/// Resolves at the process's first interrupt (`SIGINT`); never, if the handler cannot be installed.
+async fn interrupted() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
 }
 
 /// `GET /stats` over Redis: the round trips made to it so far.

@@ -7,6 +7,9 @@
 //! for the same), then the events, trailing zeros left out. Names may be compressed: `(id) name` the
 //! first time, `(id)` after. The cost line after `calls=` is the call's inclusive cost, charged to
 //! the calling instruction; it is skipped, so that every address carries only what it ran itself.
+//!
+//! With `--cache-sim=yes` the events include the simulated cache misses; only their totals are
+//! read (the `totals:` line, else `summary:`), with the caches simulated (`desc: I1 cache: …`).
 
 use std::collections::HashMap;
 
@@ -17,6 +20,11 @@ pub(crate) struct Profile {
     pub(crate) objects: Vec<String>,
     /// (object index, address) → instructions executed there (self cost, `Ir`).
     pub(crate) costs: HashMap<(usize, u64), u64>,
+    /// Each event's total over the profile (`Ir`, and with a cache simulation `I1mr`, `D1mr`, …).
+    pub(crate) totals: HashMap<String, u64>,
+    /// The caches simulated, as callgrind describes them (`I1 cache: 32768 B, 64 B, 8-way
+    /// associative`); empty without a cache simulation.
+    pub(crate) caches: Vec<String>,
 }
 
 impl Profile {
@@ -32,6 +40,8 @@ pub(crate) fn parse(text: &str) -> Result<Profile, String> {
     let mut object_ids: HashMap<String, usize> = HashMap::new();
     let mut positions = 0usize;
     let mut ir_column: Option<usize> = None;
+    let mut events: Vec<String> = Vec::new();
+    let mut totals_seen = false;
     let mut current_object: Option<usize> = None;
     let mut last = Vec::<u64>::new();
     let mut skip_next_cost = false;
@@ -73,7 +83,27 @@ pub(crate) fn parse(text: &str) -> Result<Profile, String> {
             positions = names.len();
             last = vec![0; positions];
         } else if let Some(rest) = line.strip_prefix("events:") {
-            ir_column = rest.split_ascii_whitespace().position(|e| e == "Ir");
+            events = rest.split_ascii_whitespace().map(str::to_owned).collect();
+            ir_column = events.iter().position(|e| e == "Ir");
+        } else if let Some((totals, rest)) = line
+            .strip_prefix("totals:")
+            .map(|r| (true, r))
+            .or_else(|| line.strip_prefix("summary:").map(|r| (false, r)))
+        {
+            // `totals:` (at the end) wins over `summary:` (in the header); trailing zeros left out.
+            if totals || !totals_seen {
+                totals_seen |= totals;
+                profile.totals.clear();
+                for (event, value) in events.iter().zip(rest.split_ascii_whitespace()) {
+                    let value = value.parse::<u64>().map_err(|_| format!("line {}: bad total", n + 1))?;
+                    profile.totals.insert(event.clone(), value);
+                }
+            }
+        } else if let Some(rest) = line.strip_prefix("desc: ")
+            && let Some((cache, described)) = rest.split_once(" cache:")
+            && !described.trim().is_empty()
+        {
+            profile.caches.push(format!("{cache} cache: {}", described.trim()));
         } else if let Some(rest) = line.strip_prefix("ob=") {
             let index = name_index(rest, &mut object_ids, &mut profile.objects);
             current_object = Some(index.ok_or_else(|| format!("line {}: an object never named", n + 1))?);
@@ -190,6 +220,21 @@ fn=(3) helper
         // Ir is the second event; a position-only line costs nothing.
         assert_eq!(p.costs.get(&(b, 0x10)), Some(&5));
         assert_eq!(p.costs.len(), 1);
+    }
+
+    #[test]
+    fn reads_the_event_totals_from_totals_over_summary_and_the_caches_simulated() {
+        let p = parse(
+            "desc: I1 cache: 32768 B, 64 B, 8-way associative\ndesc: LL cache: \n\
+             positions: instr\nevents: Ir I1mr D1mr\nsummary: 1 2 3\nob=a\n0x10 5 1\ntotals: 5 1\n",
+        )
+        .unwrap();
+        assert_eq!(p.caches, ["I1 cache: 32768 B, 64 B, 8-way associative"]);
+        // `totals:` replaces `summary:`, and an event it leaves out is not counted.
+        assert_eq!((p.totals["Ir"], p.totals["I1mr"], p.totals.get("D1mr")), (5, 1, None));
+        let p = parse("positions: instr\nevents: Ir\nsummary: 9\nob=a\n0x10 9\n").unwrap();
+        assert_eq!((p.totals["Ir"], p.caches.len()), (9, 0));
+        assert!(parse("positions: instr\nevents: Ir\ntotals: x\n").is_err());
     }
 
     #[test]

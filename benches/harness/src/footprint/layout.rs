@@ -13,34 +13,25 @@
 //! `build.rustflags` of cargo's configuration does not apply to the ordered build. lld is Rust's
 //! default linker on x86-64 Linux; elsewhere the ordered build may fail to link.
 //!
-//! Then `--rounds` rounds (5 by default), each running the four servers in turn — floor, kernel,
-//! ordered floor, ordered kernel, and the other way round every second round, so that a drift within
-//! a round falls on both builds alike — on 32 HTTP connections, pinned as the comparison pins them, and
-//! reading each server's own CPU per request (`bench-load http --pid`). Per server the median, and
-//! per round the ratios kernel/floor, ordered kernel/ordered floor and ordered/plain of each server,
-//! whose medians and ranges are printed: pairing the four in a round is what lets a change of a tenth
-//! show through rounds that drift by more. Also the code pages of both builds (module
-//! [`super`]). Written to `target/bench/layout.json`. `--no-build` reuses both builds, once a run has
-//! made the ordered one (the file `ordered-build-linked` in `target/bench/layout` says it has).
+//! Then `--rounds` paired rounds (5 by default) of the four servers, the plain build's and the ordered
+//! one's (module `rounds`), and the code pages of both builds (module [`super`]). Written to
+//! `target/bench/layout.json`. `--no-build` reuses both builds, once a run has made the ordered one
+//! (the file `ordered-build-linked` in `target/bench/layout` says it has).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
 use mcp_kernel_workspace as workspace;
 use serde_json::{Value, json};
 
-use super::super::report::{finish, median};
-use super::super::servers::{Pinning, http_loop_args, run_load, start_http};
+use super::super::servers::Pinning;
 use super::super::{LOAD, build};
+use super::rounds::{self, Builds};
 use super::{measure, ordering_file, symbols};
 
 /// The two servers, floor first, as (name, binary).
 const SERVERS: [(&str, &str); 2] = [("floor", "bench-floor"), ("kernel", "bench-kernel")];
-/// Seconds of load per server and round before the measured window.
-const WARMUP_S: &str = "1";
-/// Seconds of the measured window per server and round.
-const DURATION_S: &str = "5";
 /// Seconds of load under callgrind when profiling.
 const PROFILE_S: f64 = 3.0;
 
@@ -49,23 +40,29 @@ const USAGE: &str = "usage: cargo xtask bench layout [--rounds N] [--no-build]";
 
 /// The options: rounds, and whether to build (`--no-build` reuses both builds).
 fn parse(args: &[String]) -> Result<(u32, bool), String> {
+    parse_rounds(args, "layout", USAGE)
+}
+
+/// The options of the subcommand `name` (`layout`, `pgo`): rounds (5 unless `--rounds N`, 1 to 50),
+/// and whether to build (`--no-build`); `usage` for a refused command line.
+pub(super) fn parse_rounds(args: &[String], name: &str, usage: &str) -> Result<(u32, bool), String> {
     let mut it = args.iter();
-    if it.next().map(String::as_str) != Some("layout") {
-        return Err(USAGE.into());
+    if it.next().map(String::as_str) != Some(name) {
+        return Err(usage.into());
     }
     let (mut rounds, mut build) = (5, true);
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--no-build" => build = false,
             "--rounds" => {
-                let v = it.next().ok_or_else(|| format!("--rounds needs a value\n{USAGE}"))?;
+                let v = it.next().ok_or_else(|| format!("--rounds needs a value\n{usage}"))?;
                 rounds = v
                     .parse::<u32>()
                     .ok()
                     .filter(|r| (1..=50).contains(r))
                     .ok_or_else(|| format!("--rounds: 1 to 50, not {v:?}"))?;
             }
-            other => return Err(format!("unknown option {other}\n{USAGE}")),
+            other => return Err(format!("unknown option {other}\n{usage}")),
         }
     }
     Ok((rounds, build))
@@ -116,39 +113,17 @@ pub(in super::super) fn run(args: &[String], root: &Path) -> Result<(), String> 
             pages.insert(format!("{build_name} {name}"), json!(f.hot_pages));
         }
     }
-    let servers: [(&str, PathBuf); 4] = [
-        ("floor", plain.join("bench-floor")),
-        ("kernel", plain.join("bench-kernel")),
-        ("ordered floor", ordered.join("bench-floor")),
-        ("ordered kernel", ordered.join("bench-kernel")),
-    ];
     let started = Instant::now();
-    let mut cpu: Vec<[f64; 4]> = Vec::new();
-    for round in 1..=rounds {
-        let mut row = [0.0; 4];
-        for i in turn(round) {
-            let (name, binary) = &servers[i];
-            row[i] = cpu_per_request(&pinning, binary, &plain.join(LOAD))
-                .map_err(|e| format!("round {round}, {name}: {e}"))?;
-        }
-        eprintln!(
-            "xtask: bench: round {round}: {}",
-            servers
-                .iter()
-                .zip(row)
-                .map(|((n, _), v)| format!("{n} {v:.1} µs"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        cpu.push(row);
-    }
-    report(root, &servers.map(|(n, _)| n), &cpu, Value::Object(pages), started.elapsed().as_secs_f64())
-}
-
-/// The order of the four servers in round `round` (from 1): as listed, then reversed every second
-/// round.
-fn turn(round: u32) -> [usize; 4] {
-    if round % 2 == 1 { [0, 1, 2, 3] } else { [3, 2, 1, 0] }
+    let builds = Builds { plain: &plain, second: &ordered, name: "ordered" };
+    let cpu = rounds::run(&pinning, &builds, rounds)?;
+    rounds::report(
+        root,
+        "target/bench/layout.json",
+        &builds,
+        &cpu,
+        ("code_pages_per_request", Value::Object(pages)),
+        started,
+    )
 }
 
 /// Builds the servers and the load generator into `target` with lld ordering their functions by
@@ -172,7 +147,7 @@ fn ordered_build(manifest: &Path, target: &Path, order_file: &Path) -> Result<()
     let flags = encoded_rustflags(
         std::env::var("CARGO_ENCODED_RUSTFLAGS").ok(),
         std::env::var("RUSTFLAGS").ok(),
-        order_file,
+        &ordering_flags(order_file),
     );
     eprintln!(
         "xtask: bench: building the servers with lld ordering their functions ({})",
@@ -191,75 +166,27 @@ fn ordered_build(manifest: &Path, target: &Path, order_file: &Path) -> Result<()
     status.success().then_some(()).ok_or_else(|| format!("the ordered build failed: {status}"))
 }
 
-/// The flags of the ordered build, as `CARGO_ENCODED_RUSTFLAGS` (separated by 0x1f, so that a path
-/// with a space stays one argument): the ones the environment gives (`CARGO_ENCODED_RUSTFLAGS` first,
-/// as cargo reads them, else `RUSTFLAGS` split on whitespace), then lld's ordering by `order_file`.
-fn encoded_rustflags(encoded: Option<String>, plain: Option<String>, order_file: &Path) -> String {
+/// The flags of a build of the servers, as `CARGO_ENCODED_RUSTFLAGS` (separated by 0x1f, so that a
+/// path with a space stays one argument): the ones the environment gives (`CARGO_ENCODED_RUSTFLAGS`
+/// first, as cargo reads them, else `RUSTFLAGS` split on whitespace), then `extra`.
+pub(super) fn encoded_rustflags(encoded: Option<String>, plain: Option<String>, extra: &[String]) -> String {
     let mut flags: Vec<String> = match (encoded, plain) {
         (Some(e), _) if !e.is_empty() => e.split('\x1f').map(str::to_owned).collect(),
         (_, Some(p)) => p.split_whitespace().map(str::to_owned).collect(),
         _ => Vec::new(),
     };
-    flags.extend([
+    flags.extend_from_slice(extra);
+    flags.join("\x1f")
+}
+
+/// lld's ordering of the functions by `order_file`, as rustc flags.
+fn ordering_flags(order_file: &Path) -> [String; 4] {
+    [
         "-C".to_owned(),
         format!("link-arg=-Wl,--symbol-ordering-file={}", order_file.display()),
         "-C".to_owned(),
         "link-arg=-Wl,--no-warn-symbol-ordering".to_owned(),
-    ]);
-    flags.join("\x1f")
-}
-
-/// One server's own CPU per request (µs) on 32 closed-loop HTTP connections.
-fn cpu_per_request(pinning: &Pinning, binary: &Path, load: &Path) -> Result<f64, String> {
-    let server = start_http(pinning, binary, &[])?;
-    let pid = server.child.id().to_string();
-    let args = http_loop_args(&server.url, &pid, "32", (WARMUP_S, DURATION_S), "call");
-    let result = run_load(&pinning.command(1, load, &args))?;
-    if result["errors"].as_u64().unwrap_or(0) > 0 {
-        return Err(format!("{} errors", result["errors"]));
-    }
-    result["server_cpu_us_per_request"].as_f64().ok_or_else(|| "no server CPU in the result".into())
-}
-
-/// The ratios compared, as (label, numerator column, denominator column) of the four servers.
-const RATIOS: [(&str, usize, usize); 4] = [
-    ("kernel/floor", 1, 0),
-    ("ordered kernel/ordered floor", 3, 2),
-    ("ordered kernel/kernel", 3, 1),
-    ("ordered floor/floor", 2, 0),
-];
-
-/// Each ratio's per-round values: `cpu` rows are rounds, columns the four servers.
-fn ratios_by_round(cpu: &[[f64; 4]]) -> Vec<(&'static str, Vec<f64>)> {
-    RATIOS.iter().map(|&(label, a, b)| (label, cpu.iter().map(|row| row[a] / row[b]).collect())).collect()
-}
-
-/// Prints the medians and the per-round ratios, and writes `target/bench/layout.json`.
-fn report(
-    root: &Path,
-    names: &[&str; 4],
-    cpu: &[[f64; 4]],
-    pages: Value,
-    elapsed: f64,
-) -> Result<(), String> {
-    let mut medians = serde_json::Map::new();
-    println!("server CPU per request, HTTP/1.1, 32 connections (medians of {} rounds)", cpu.len());
-    for (i, name) in names.iter().enumerate() {
-        let column: Vec<f64> = cpu.iter().map(|row| row[i]).collect();
-        let m = median(&column).unwrap_or(f64::NAN);
-        println!("  {name:<16} {m:6.1} µs");
-        medians.insert((*name).to_owned(), json!({"median_us": m, "runs": column}));
-    }
-    let mut ratios = serde_json::Map::new();
-    println!("ratios, round by round (median, lowest–highest)");
-    for (label, values) in ratios_by_round(cpu) {
-        let m = median(&values).unwrap_or(f64::NAN);
-        let (lo, hi) = values.iter().fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
-        println!("  {label:<30} {m:.2} ({lo:.2}–{hi:.2})");
-        ratios.insert(label.to_owned(), json!({"median": m, "runs": values}));
-    }
-    let doc = json!({"cpu_us_per_request": medians, "ratios": ratios, "code_pages_per_request": pages});
-    finish(root, "target/bench/layout.json", &doc, elapsed, &[])
+    ]
 }
 
 #[cfg(test)]
@@ -291,36 +218,19 @@ mod tests {
     }
 
     #[test]
-    fn every_second_round_runs_the_servers_the_other_way_round() {
-        assert_eq!(turn(1), [0, 1, 2, 3]);
-        assert_eq!(turn(2), [3, 2, 1, 0]);
-        assert_eq!(turn(3), turn(1));
-    }
-
-    #[test]
     fn the_ordering_flags_follow_the_environments_and_keep_a_path_whole() {
         let file = Path::new("/a b/hot.txt");
         let order = "-C\x1flink-arg=-Wl,--symbol-ordering-file=/a b/hot.txt\x1f-C\x1flink-arg=-Wl,--no-warn-symbol-ordering";
-        assert_eq!(encoded_rustflags(None, None, file), order);
+        let flags = &ordering_flags(file);
+        assert_eq!(encoded_rustflags(None, None, flags), order);
         assert_eq!(
-            encoded_rustflags(None, Some("-C  opt-level=2".into()), file),
+            encoded_rustflags(None, Some("-C  opt-level=2".into()), flags),
             format!("-C\x1fopt-level=2\x1f{order}")
         );
         // The encoded form wins, as in cargo.
         assert_eq!(
-            encoded_rustflags(Some("--cfg\x1fx y".into()), Some("-Dwarnings".into()), file),
+            encoded_rustflags(Some("--cfg\x1fx y".into()), Some("-Dwarnings".into()), flags),
             format!("--cfg\x1fx y\x1f{order}")
         );
-    }
-
-    #[test]
-    fn each_ratio_pairs_servers_of_the_same_round() {
-        // Columns: floor, kernel, ordered floor, ordered kernel.
-        let cpu = [[10.0, 15.0, 10.0, 12.5], [20.0, 28.0, 16.0, 20.0]];
-        let ratios = ratios_by_round(&cpu);
-        assert_eq!(ratios[0], ("kernel/floor", vec![1.5, 1.4]));
-        assert_eq!(ratios[1], ("ordered kernel/ordered floor", vec![1.25, 1.25]));
-        assert_eq!(ratios[2].1, vec![12.5 / 15.0, 20.0 / 28.0]);
-        assert_eq!(ratios[3].1, vec![1.0, 0.8]);
     }
 }

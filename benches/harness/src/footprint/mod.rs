@@ -8,8 +8,16 @@
 //! it for `--seconds` (default 4), dumps the counts (`callgrind_control -d`) and divides by the requests
 //! answered. It reports per request: the instructions run; and, of the code run at least
 //! [`HOT_SHARE`] times a request, the distinct instructions, the 64-byte lines and the 4-KiB pages they
-//! lie in — what the instruction cache and the instruction TLB must hold for one request. Written to
-//! `target/bench/footprint.json`, with each figure's ratio kernel/floor.
+//! lie in — what the instruction cache and the instruction TLB must hold for one request.
+//!
+//! Callgrind also simulates the caches of the machine it runs on (`--cache-sim=yes`: its first-level
+//! instruction and data caches and its last level), so the run reports per request the misses of
+//! each, and the cycle estimate KCachegrind shows for a profile: instructions + 10 × first-level
+//! misses + 100 × last-level misses ([`estimated_cycles`]). Unlike a CPU time it does not move with
+//! the machine's other load. For the servers as linked its ratio kernel/floor has followed the
+//! measured ratio of CPU time per request; for a pair built from a profile it came out higher than the
+//! measured one (`docs/performance.md`, "Twelfth round"). Written to `target/bench/footprint.json`,
+//! with each figure's ratio kernel/floor.
 //!
 //! `--order FILE` also writes the functions that hold each server's hot code, hottest first, one
 //! mangled name a line: a `--symbol-ordering-file` for lld, which then lays those functions out
@@ -19,15 +27,21 @@
 //! gives the steps).
 //!
 //! `cargo xtask bench layout` (module `layout`) profiles both servers the same way, lays out their hot
-//! functions together, and measures what that changes in their CPU per request.
+//! functions together, and measures what that changes in their CPU per request; `cargo xtask bench
+//! pgo` (module `pgo`) builds them from a profile of their own instead (`-C profile-use`). Both run
+//! their paired rounds through module `rounds`.
 //!
-//! Needs `valgrind` (with `callgrind_control`) and binutils' `nm`; nothing here runs in CI.
+//! Needs `valgrind` (with `callgrind_control`), binutils' `nm` for `--order` and `layout`, and the
+//! toolchain's `llvm-profdata` for `pgo`; nothing here runs in CI.
 
 mod callgrind;
 mod layout;
+mod pgo;
+mod rounds;
 mod symbols;
 
 pub(super) use layout::run as run_layout;
+pub(super) use pgo::run as run_pgo;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -106,6 +120,14 @@ pub(crate) struct Footprint {
     pub(crate) hot_lines: usize,
     /// The 4-KiB pages those lie in.
     pub(crate) hot_pages: usize,
+    /// First-level instruction cache misses per request (`I1mr`).
+    pub(crate) code_misses: f64,
+    /// First-level data cache misses per request, reads and writes (`D1mr` + `D1mw`).
+    pub(crate) data_misses: f64,
+    /// Last-level misses per request, code and data (`ILmr` + `DLmr` + `DLmw`).
+    pub(crate) last_level_misses: f64,
+    /// The caches callgrind simulated.
+    pub(crate) caches: Vec<String>,
     /// The hot (address, instructions) of the server's own binary, for its symbols.
     hot_in_binary: Vec<(u64, u64)>,
 }
@@ -113,6 +135,7 @@ pub(crate) struct Footprint {
 /// The footprint of `requests` requests in `profile`, the server's binary being `binary_name`.
 pub(crate) fn footprint(profile: &callgrind::Profile, requests: u64, binary_name: &str) -> Footprint {
     let n = requests.max(1) as f64;
+    let events = |names: &[&str]| names.iter().filter_map(|e| profile.totals.get(*e)).sum::<u64>() as f64 / n;
     let binary = profile.object_named(binary_name);
     let total = profile.costs.values().fold(0u64, |sum, ir| sum.saturating_add(*ir));
     let hot: Vec<(&(usize, u64), &u64)> =
@@ -128,8 +151,19 @@ pub(crate) fn footprint(profile: &callgrind::Profile, requests: u64, binary_name
         hot_instructions: hot.len(),
         hot_lines: lines.len(),
         hot_pages: pages.len(),
+        code_misses: events(&["I1mr"]),
+        data_misses: events(&["D1mr", "D1mw"]),
+        last_level_misses: events(&["ILmr", "DLmr", "DLmw"]),
+        caches: profile.caches.clone(),
         hot_in_binary,
     }
+}
+
+/// Cycles per request as KCachegrind estimates them from a cache simulation: each instruction one
+/// cycle, each first-level miss 10 more, each last-level miss 100 more. A model, not a measurement:
+/// it leaves out branch mispredictions, the TLB and the overlap of misses with other work.
+pub(crate) fn estimated_cycles(f: &Footprint) -> f64 {
+    f.instructions + 10.0 * (f.code_misses + f.data_misses) + 100.0 * f.last_level_misses
 }
 
 /// `cargo xtask bench footprint …`.
@@ -210,7 +244,8 @@ fn profile_server(
     for stale in [profile_path, dump.as_path()] {
         let _ = std::fs::remove_file(stale);
     }
-    let mut argv = pinning.command(0, Path::new("valgrind"), &["-q", "--tool=callgrind", "--dump-instr=yes"]);
+    let flags = ["-q", "--tool=callgrind", "--dump-instr=yes", "--cache-sim=yes"];
+    let mut argv = pinning.command(0, Path::new("valgrind"), &flags);
     argv.push(format!("--callgrind-out-file={}", profile_path.display()));
     argv.extend([binary.display().to_string(), "http".into(), "127.0.0.1:0".into()]);
     eprintln!("xtask: bench: {} under callgrind", binary.display());
@@ -255,7 +290,11 @@ fn profile_server(
         }
     };
     drop(server);
-    Ok((callgrind::parse(&text)?, requests))
+    let profile = callgrind::parse(&text)?;
+    if profile.caches.is_empty() {
+        return Err(format!("{}: the profile simulated no caches", dump.display()));
+    }
+    Ok((profile, requests))
 }
 
 /// `callgrind_control FLAG PID` (`-z` zeroes the counts, `-d` dumps them), given [`CONTROL_WAIT`] to
@@ -308,11 +347,15 @@ type Row = (&'static str, &'static str, fn(&Footprint) -> f64);
 /// Prints the table (and ratios to the floor) and writes `target/bench/footprint.json`.
 fn print_and_write(root: &Path, results: &[(&str, Footprint)], elapsed: f64) -> Result<(), String> {
     let floor = results.iter().find(|(n, _)| *n == "floor").map(|(_, f)| f);
-    let rows: [Row; 4] = [
+    let rows: [Row; 8] = [
         ("instructions", "instructions run", |f| f.instructions),
         ("hot_instructions", "distinct hot instructions", |f| f.hot_instructions as f64),
         ("hot_lines", "64-byte code lines", |f| f.hot_lines as f64),
         ("hot_pages", "4-KiB code pages", |f| f.hot_pages as f64),
+        ("code_misses", "L1 instruction misses", |f| f.code_misses),
+        ("data_misses", "L1 data misses", |f| f.data_misses),
+        ("last_level_misses", "last-level misses", |f| f.last_level_misses),
+        ("estimated_cycles", "estimated cycles", estimated_cycles),
     ];
     let mut header = format!("{:<28}", "per HTTP request");
     for (name, _) in results {
@@ -341,6 +384,9 @@ fn print_and_write(root: &Path, results: &[(&str, Footprint)], elapsed: f64) -> 
         results.iter().map(|(n, f)| ((*n).to_owned(), json!(f.requests))).collect();
     report.insert("requests".into(), Value::Object(requests));
     report.insert("hot_share".into(), json!(HOT_SHARE));
+    if let Some((_, f)) = results.first() {
+        report.insert("caches_simulated".into(), json!(f.caches));
+    }
     finish(root, "target/bench/footprint.json", &Value::Object(report), elapsed, &[])
 }
 
@@ -397,5 +443,20 @@ mod tests {
         let f = footprint(&profile, 10, "bench-kernel");
         assert_eq!((f.instructions, f.hot_instructions, f.hot_lines, f.hot_pages), (11.2, 5, 4, 3));
         assert_eq!(f.hot_in_binary, [(0x1000, 10), (0x1004, 20), (0x1040, 10), (0x2000, 30)]);
+    }
+
+    #[test]
+    fn estimates_cycles_from_the_simulated_misses_per_request() {
+        // 4 requests: 4,000 instructions, 80 I1 misses, 40 + 20 D1 misses, 4 + 0 + 4 last-level misses.
+        let profile = callgrind::parse(
+            "desc: I1 cache: 32768 B, 64 B, 8-way associative\npositions: instr\n\
+             events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\nob=(1) /x/bench-kernel\n0x1000 4000\n\
+             totals: 4000 0 0 80 40 20 4 0 4\n",
+        )
+        .unwrap();
+        let f = footprint(&profile, 4, "bench-kernel");
+        assert_eq!((f.code_misses, f.data_misses, f.last_level_misses), (20.0, 15.0, 2.0));
+        assert_eq!(f.caches, ["I1 cache: 32768 B, 64 B, 8-way associative"]);
+        assert_eq!(estimated_cycles(&f), 1000.0 + 10.0 * 35.0 + 100.0 * 2.0);
     }
 }
