@@ -25,13 +25,10 @@ use std::time::Instant;
 use mcp_kernel_workspace as workspace;
 use serde_json::{Value, json};
 
-use super::super::servers::Pinning;
-use super::super::{LOAD, build};
-use super::rounds::{self, Builds};
+use super::super::LOAD;
+use super::rounds::{self, Builds, SERVERS, Start};
 use super::{measure, ordering_file, symbols};
 
-/// The two servers, floor first, as (name, binary).
-const SERVERS: [(&str, &str); 2] = [("floor", "bench-floor"), ("kernel", "bench-kernel")];
 /// Seconds of load under callgrind when profiling.
 const PROFILE_S: f64 = 3.0;
 
@@ -72,17 +69,10 @@ pub(super) fn parse_rounds(args: &[String], name: &str, usage: &str) -> Result<(
 pub(in super::super) fn run(args: &[String], root: &Path) -> Result<(), String> {
     let (rounds, build_first) = parse(args)?;
     super::require_tools(true)?;
-    let manifest = root.join("benches/compare/Cargo.toml");
-    let dir = root.join("target/bench/layout");
+    let Start { manifest, dir, pinning, plain } = rounds::start(root, "layout", build_first)?;
     let ordered_target = dir.join("target");
     let order_file = dir.join("hot-functions.txt");
     let linked = dir.join("ordered-build-linked");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let pinning = Pinning::detect();
-    if build_first {
-        build::build(&manifest, &SERVERS)?;
-    }
-    let plain = build::release_dir(&manifest, &SERVERS)?;
     let ordered = ordered_target.join("release");
     if build_first {
         let _ = std::fs::remove_file(&linked);

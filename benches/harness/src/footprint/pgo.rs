@@ -27,14 +27,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use mcp_kernel_workspace as workspace;
 use serde_json::{Value, json};
 
+use super::super::LOAD;
 use super::super::servers::{Pinning, http_loop_args, run_load, start_http};
-use super::super::{LOAD, build};
 use super::layout::{encoded_rustflags, parse_rounds};
-use super::rounds::{self, Builds};
+use super::rounds::{self, Builds, SERVERS, Start};
 use super::{estimated_cycles, measure};
 
-/// The two servers, floor first, as (name, binary).
-const SERVERS: [(&str, &str); 2] = [("floor", "bench-floor"), ("kernel", "bench-kernel")];
 /// Seconds of load on an instrumented server: a warm-up, then the counted window.
 const PROFILE_LOAD: (&str, &str) = ("1", "4");
 /// Seconds of load under callgrind for the estimate.
@@ -50,15 +48,8 @@ pub(in super::super) fn run(args: &[String], root: &Path) -> Result<(), String> 
     let (rounds, build_first) = parse_rounds(args, "pgo", USAGE)?;
     super::require_tools(false)?;
     let profdata = if build_first { Some(llvm_profdata()?) } else { None };
-    let manifest = root.join("benches/compare/Cargo.toml");
-    let dir = root.join("target/bench/pgo");
+    let Start { manifest, dir, pinning, plain } = rounds::start(root, "pgo", build_first)?;
     let built = dir.join("profiled-build");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let pinning = Pinning::detect();
-    if build_first {
-        build::build(&manifest, &SERVERS)?;
-    }
-    let plain = build::release_dir(&manifest, &SERVERS)?;
     let profiled = dir.join("target/release");
     if build_first {
         let _ = std::fs::remove_file(&built);

@@ -14,9 +14,38 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use super::super::LOAD;
 use super::super::report::{finish, median};
 use super::super::servers::{Pinning, http_loop_args, run_load, start_http};
+use super::super::{LOAD, build};
+
+/// The two servers of a pair, floor first, as (name, binary).
+pub(super) const SERVERS: [(&str, &str); 2] = [("floor", "bench-floor"), ("kernel", "bench-kernel")];
+
+/// Where a paired-build command starts from.
+pub(super) struct Start {
+    /// The compare workspace's manifest.
+    pub(super) manifest: PathBuf,
+    /// The command's own directory, `target/bench/<name>` (created).
+    pub(super) dir: PathBuf,
+    /// How the servers and the load are pinned.
+    pub(super) pinning: Pinning,
+    /// The release directory of the servers as `cargo build --release` makes them.
+    pub(super) plain: PathBuf,
+}
+
+/// The start of the command `name` (`layout`, `pgo`): its directory made, and the plain build made
+/// first when `build_first` (else found, or refused as missing).
+pub(super) fn start(root: &Path, name: &str, build_first: bool) -> Result<Start, String> {
+    let manifest = root.join("benches/compare/Cargo.toml");
+    let dir = root.join("target/bench").join(name);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let pinning = Pinning::detect();
+    if build_first {
+        build::build(&manifest, &SERVERS)?;
+    }
+    let plain = build::release_dir(&manifest, &SERVERS)?;
+    Ok(Start { manifest, dir, pinning, plain })
+}
 
 /// Seconds of load per server and round before the measured window.
 const WARMUP_S: &str = "1";
