@@ -195,15 +195,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
     run_compare(&options, &servers, &pinning, &release, &load, &root, &out_dir)
 }
 
+/// A command line as the harness receives it, for the tests of every module's options.
+#[cfg(test)]
+pub(crate) fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use drip::soft_limit_of;
     use report::{median, spread};
-
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| (*s).to_owned()).collect()
-    }
 
     #[test]
     fn medians_and_spreads() {

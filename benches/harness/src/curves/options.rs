@@ -81,10 +81,7 @@ pub(crate) fn parse(args: &[String]) -> Result<CurveOptions, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| (*s).to_owned()).collect()
-    }
+    use crate::args;
 
     #[test]
     fn defaults() {

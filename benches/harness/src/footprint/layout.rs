@@ -182,10 +182,7 @@ fn ordering_flags(order_file: &Path) -> [String; 4] {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| (*s).to_owned()).collect()
-    }
+    use crate::args;
 
     #[test]
     fn options_default_to_five_rounds_with_a_build() {

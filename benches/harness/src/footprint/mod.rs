@@ -393,10 +393,7 @@ fn print_and_write(root: &Path, results: &[(&str, Footprint)], elapsed: f64) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| (*s).to_owned()).collect()
-    }
+    use crate::args;
 
     #[test]
     fn options_default_to_kernel_and_floor_for_four_seconds() {

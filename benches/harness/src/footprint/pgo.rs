@@ -217,10 +217,7 @@ fn is_server_counts(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| (*s).to_owned()).collect()
-    }
+    use crate::args;
 
     #[test]
     fn options_are_rounds_and_no_build_under_its_own_name() {
