@@ -361,4 +361,20 @@ impl Cluster {
     pub fn url(&self) -> String {
         self.nginx.url()
     }
+
+    /// Waits (bounded) until some instance's health document satisfies `ready`; its index.
+    /// For what the proxy decides: nginx's workers each keep their own round-robin turn, so which
+    /// instance receives a given request is not the tests' to choose.
+    pub async fn wait_any_health(&self, what: &str, ready: impl Fn(&Value) -> bool) -> usize {
+        let started = Instant::now();
+        loop {
+            for (index, instance) in self.instances.iter().enumerate() {
+                if instance.health().await.is_some_and(|h| ready(&h)) {
+                    return index;
+                }
+            }
+            assert!(started.elapsed() < START_DEADLINE, "no instance: {what}: not within {START_DEADLINE:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
 }
