@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 
 use super::super::LOAD;
 use super::rounds::{self, Builds, SERVERS, Start};
-use super::{measure, ordering_file, symbols};
+use super::{Probe, measure, ordering_file, symbols};
 
 /// Seconds of load under callgrind when profiling.
 const PROFILE_S: f64 = 3.0;
@@ -80,8 +80,13 @@ pub(in super::super) fn run(args: &[String], root: &Path) -> Result<(), String> 
         ordered_build(&manifest, &ordered_target, &order_file)?;
         let mut lists = Vec::new();
         for (name, binary) in SERVERS {
-            let hot =
-                measure(&pinning, &ordered, binary, &dir.join(format!("{binary}.callgrind")), PROFILE_S)?;
+            let hot = measure(
+                &pinning,
+                &ordered,
+                binary,
+                &dir.join(format!("{binary}.callgrind")),
+                &Probe::standard(PROFILE_S),
+            )?;
             lists.push((name, symbols::hottest(&symbols::of(&ordered.join(binary))?, &hot.hot_in_binary)?));
         }
         std::fs::write(&order_file, ordering_file(lists))
@@ -98,7 +103,7 @@ pub(in super::super) fn run(args: &[String], root: &Path) -> Result<(), String> 
     for (release, build_name) in [(&plain, "plain"), (&ordered, "ordered")] {
         for (name, binary) in SERVERS {
             let profile_path = dir.join(format!("{binary}.{build_name}.callgrind"));
-            let f = measure(&pinning, release, binary, &profile_path, PROFILE_S)?;
+            let f = measure(&pinning, release, binary, &profile_path, &Probe::standard(PROFILE_S))?;
             eprintln!("xtask: bench: {build_name} {name}: {} code pages a request", f.hot_pages);
             pages.insert(format!("{build_name} {name}"), json!(f.hot_pages));
         }

@@ -1,10 +1,11 @@
-//! `cargo xtask bench footprint [--only kernel,floor] [--no-build] [--seconds S] [--order FILE]`: how
-//! much code one HTTP request runs through, in each server.
+//! `cargo xtask bench footprint [--only kernel,floor] [--no-build] [--seconds S] [--connections N]
+//! [--d1 BYTES,WAYS,LINE] [--order FILE]`: how much code one HTTP request runs through, in each server,
+//! and what it costs in the caches.
 //!
 //! The CPU time of a small request depends on more than its instructions: a request that runs through
 //! more distinct code misses the instruction cache and its translation buffer more. Per server, this
 //! run starts the HTTP server under `valgrind --tool=callgrind --dump-instr=yes`, loads it with
-//! `bench-load http` on 32 connections for a warm-up, zeroes the counts (`callgrind_control -z`), loads
+//! `bench-load http` on 32 connections (`--connections`) for a warm-up, zeroes the counts (`callgrind_control -z`), loads
 //! it for `--seconds` (default 4), dumps the counts (`callgrind_control -d`) and divides by the requests
 //! answered. It reports per request: the instructions run; and, of the code run at least
 //! [`HOT_SHARE`] times a request, the distinct instructions, the 64-byte lines and the 4-KiB pages they
@@ -18,6 +19,11 @@
 //! measured ratio of CPU time per request; for a pair built from a profile it came out higher than the
 //! measured one (`docs/performance.md`, "Twelfth round"). Written to `target/bench/footprint.json`,
 //! with each figure's ratio kernel/floor.
+//!
+//! `--d1 BYTES,WAYS,LINE` simulates a first-level data cache of that shape instead of the machine's
+//! (callgrind's `--D1`; BYTES ÷ (WAYS × LINE) sets, a power of two): with `--connections 1`, whether a
+//! request's misses come from what one request touches or from the connections taking turns
+//! (`docs/performance.md`, "Thirteenth round").
 //!
 //! `--order FILE` also writes the functions that hold each server's hot code, hottest first, one
 //! mangled name a line: a `--symbol-ordering-file` for lld, which then lays those functions out
@@ -59,7 +65,9 @@ use super::{LOAD, SERVERS, build};
 /// connection's opening or a rare timer runs falls far below it.
 pub(crate) const HOT_SHARE: f64 = 0.3;
 /// Connections of the load, as in the comparison's HTTP rows.
-const CONNECTIONS: &str = "32";
+const CONNECTIONS: u32 = 32;
+/// The most connections `--connections` takes.
+const MAX_CONNECTIONS: u32 = 1024;
 /// Seconds of load before the counts are zeroed.
 const WARMUP_S: &str = "2";
 /// The longest wait for callgrind to write its dump.
@@ -69,15 +77,61 @@ const DUMP_WAIT: Duration = Duration::from_secs(60);
 const CONTROL_WAIT: Duration = Duration::from_secs(60);
 
 /// The command line, for a refused one.
-const USAGE: &str =
-    "usage: cargo xtask bench footprint [--only kernel,floor] [--no-build] [--seconds S] [--order FILE]";
+const USAGE: &str = "usage: cargo xtask bench footprint [--only kernel,floor] [--no-build] [--seconds S] \
+     [--connections N] [--d1 BYTES,WAYS,LINE] [--order FILE]";
 
 /// What `cargo xtask bench footprint` was asked for.
 struct Options {
     only: Vec<&'static str>,
     build: bool,
-    seconds: f64,
+    probe: Probe,
     order: Option<PathBuf>,
+}
+
+/// How a server is profiled: the load it is given and the data cache simulated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Probe {
+    /// Seconds of the counted load.
+    pub(crate) seconds: f64,
+    /// Closed-loop connections of the load.
+    pub(crate) connections: u32,
+    /// The first-level data cache simulated; `None`: the machine's.
+    pub(crate) d1: Option<CacheShape>,
+}
+
+impl Probe {
+    /// `seconds` of load on the comparison's 32 connections, the machine's caches simulated.
+    pub(crate) const fn standard(seconds: f64) -> Self {
+        Self { seconds, connections: CONNECTIONS, d1: None }
+    }
+}
+
+/// A cache's shape as callgrind takes it: total bytes, ways, bytes a line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct CacheShape {
+    bytes: u32,
+    ways: u32,
+    line: u32,
+}
+
+impl CacheShape {
+    /// Reads `BYTES,WAYS,LINE` as callgrind accepts it: a line of at least 32 bytes (its widest
+    /// register), a power of two; more bytes than a line; and a power of two of sets.
+    fn parse(text: &str) -> Result<Self, String> {
+        let refused = || format!("--d1: BYTES,WAYS,LINE (as 65536,16,64), not {text:?}");
+        let numbers: Result<Vec<u32>, _> = text.split(',').map(|n| n.trim().parse::<u32>()).collect();
+        let numbers = numbers.map_err(|_| refused())?;
+        let [bytes, ways, line] = numbers[..] else { return Err(refused()) };
+        let line_ok = line >= 32 && line.is_power_of_two() && bytes > line;
+        let set_bytes = ways.checked_mul(line).filter(|b| *b > 0 && line_ok).ok_or_else(refused)?;
+        let sets = (bytes % set_bytes == 0).then_some(bytes / set_bytes).filter(|s| s.is_power_of_two());
+        sets.map(|_| Self { bytes, ways, line }).ok_or_else(refused)
+    }
+
+    /// Callgrind's option for it.
+    fn callgrind_flag(self) -> String {
+        format!("--D1={},{},{}", self.bytes, self.ways, self.line)
+    }
 }
 
 /// Reads `footprint …` (the subcommand first).
@@ -86,7 +140,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
     if it.next().map(String::as_str) != Some("footprint") {
         return Err(USAGE.into());
     }
-    let mut options = Options { only: vec!["kernel", "floor"], build: true, seconds: 4.0, order: None };
+    let mut options =
+        Options { only: vec!["kernel", "floor"], build: true, probe: Probe::standard(4.0), order: None };
     while let Some(arg) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{arg} needs a value\n{USAGE}"));
         match arg.as_str() {
@@ -95,12 +150,21 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--order" => options.order = Some(PathBuf::from(value()?)),
             "--seconds" => {
                 let v = value()?;
-                options.seconds = v
+                options.probe.seconds = v
                     .parse::<f64>()
                     .ok()
                     .filter(|s| (1.0..=60.0).contains(s))
                     .ok_or_else(|| format!("--seconds: 1 to 60, not {v:?}"))?;
             }
+            "--connections" => {
+                let v = value()?;
+                options.probe.connections = v
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..=MAX_CONNECTIONS).contains(n))
+                    .ok_or_else(|| format!("--connections: 1 to {MAX_CONNECTIONS}, not {v:?}"))?;
+            }
+            "--d1" => options.probe.d1 = Some(CacheShape::parse(value()?)?),
             other => return Err(format!("unknown option {other}\n{USAGE}")),
         }
     }
@@ -185,7 +249,7 @@ pub(super) fn run(args: &[String], root: &Path) -> Result<(), String> {
     let mut order: Vec<(&str, Vec<String>)> = Vec::new();
     for (name, binary) in &servers {
         let profile_path = out_dir.join(format!("{binary}.callgrind"));
-        let fp = measure(&pinning, &release, binary, &profile_path, options.seconds)?;
+        let fp = measure(&pinning, &release, binary, &profile_path, &options.probe)?;
         if options.order.is_some() {
             let ranked = symbols::hottest(&symbols::of(&release.join(binary))?, &fp.hot_in_binary)?;
             eprintln!("xtask: bench: {binary}: {} functions hold its hot code", ranked.len());
@@ -193,7 +257,7 @@ pub(super) fn run(args: &[String], root: &Path) -> Result<(), String> {
         }
         results.push((name, fp));
     }
-    print_and_write(root, &results, started.elapsed().as_secs_f64())?;
+    print_and_write(root, &results, &options.probe, started.elapsed().as_secs_f64())?;
     if let Some(file) = &options.order {
         std::fs::write(file, ordering_file(order)).map_err(|e| format!("{}: {e}", file.display()))?;
         eprintln!("xtask: bench: hot functions written to {}", file.display());
@@ -217,17 +281,17 @@ fn require_tools(naming_functions: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// The footprint of `binary` (in `release`, beside `bench-load`): profiled under its load for
-/// `seconds`, the profile kept at `profile_path`.
+/// The footprint of `binary` (in `release`, beside `bench-load`): profiled as `probe` says, the
+/// profile kept at `profile_path`.
 fn measure(
     pinning: &Pinning,
     release: &Path,
     binary: &str,
     profile_path: &Path,
-    seconds: f64,
+    probe: &Probe,
 ) -> Result<Footprint, String> {
     let (profile, requests) =
-        profile_server(pinning, &release.join(binary), &release.join(LOAD), profile_path, seconds)?;
+        profile_server(pinning, &release.join(binary), &release.join(LOAD), profile_path, probe)?;
     Ok(footprint(&profile, requests, binary))
 }
 
@@ -238,26 +302,30 @@ fn profile_server(
     binary: &Path,
     load: &Path,
     profile_path: &Path,
-    seconds: f64,
+    probe: &Probe,
 ) -> Result<(callgrind::Profile, u64), String> {
     let dump = PathBuf::from(format!("{}.1", profile_path.display()));
     for stale in [profile_path, dump.as_path()] {
         let _ = std::fs::remove_file(stale);
     }
-    let flags = ["-q", "--tool=callgrind", "--dump-instr=yes", "--cache-sim=yes"];
+    let mut flags = vec!["-q".to_owned(), "--tool=callgrind".into(), "--dump-instr=yes".into()];
+    flags.push("--cache-sim=yes".into());
+    flags.extend(probe.d1.map(CacheShape::callgrind_flag));
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     let mut argv = pinning.command(0, Path::new("valgrind"), &flags);
     argv.push(format!("--callgrind-out-file={}", profile_path.display()));
     argv.extend([binary.display().to_string(), "http".into(), "127.0.0.1:0".into()]);
     eprintln!("xtask: bench: {} under callgrind", binary.display());
     let server = start_http_argv(&argv, binary, &[])?;
     let pid = server.child.id().to_string();
+    let connections = probe.connections.to_string();
     let load_argv = |warmup: &str, duration: &str| {
         let args = [
             "http",
             "--url",
             &server.url,
             "--connections",
-            CONNECTIONS,
+            &connections,
             "--warmup",
             warmup,
             "--duration",
@@ -267,7 +335,7 @@ fn profile_server(
     };
     run_load(&load_argv("0", WARMUP_S))?;
     callgrind_control("-z", &pid)?;
-    let measured = run_load(&load_argv("0", &format!("{seconds}")))?;
+    let measured = run_load(&load_argv("0", &format!("{}", probe.seconds)))?;
     callgrind_control("-d", &pid)?;
     let requests = ["requests", "warmup_requests", "late_requests"]
         .iter()
@@ -345,7 +413,12 @@ fn ordering_file(mut lists: Vec<(&str, Vec<String>)>) -> String {
 type Row = (&'static str, &'static str, fn(&Footprint) -> f64);
 
 /// Prints the table (and ratios to the floor) and writes `target/bench/footprint.json`.
-fn print_and_write(root: &Path, results: &[(&str, Footprint)], elapsed: f64) -> Result<(), String> {
+fn print_and_write(
+    root: &Path,
+    results: &[(&str, Footprint)],
+    probe: &Probe,
+    elapsed: f64,
+) -> Result<(), String> {
     let floor = results.iter().find(|(n, _)| *n == "floor").map(|(_, f)| f);
     let rows: [Row; 8] = [
         ("instructions", "instructions run", |f| f.instructions),
@@ -357,6 +430,8 @@ fn print_and_write(root: &Path, results: &[(&str, Footprint)], elapsed: f64) -> 
         ("last_level_misses", "last-level misses", |f| f.last_level_misses),
         ("estimated_cycles", "estimated cycles", estimated_cycles),
     ];
+    let caches = results.first().map(|(_, f)| f.caches.join("; ")).unwrap_or_default();
+    println!("{} connections, caches simulated: {caches}", probe.connections);
     let mut header = format!("{:<28}", "per HTTP request");
     for (name, _) in results {
         header.push_str(&format!(" {name:>10}"));
@@ -384,6 +459,7 @@ fn print_and_write(root: &Path, results: &[(&str, Footprint)], elapsed: f64) -> 
         results.iter().map(|(n, f)| ((*n).to_owned(), json!(f.requests))).collect();
     report.insert("requests".into(), Value::Object(requests));
     report.insert("hot_share".into(), json!(HOT_SHARE));
+    report.insert("connections".into(), json!(probe.connections));
     if let Some((_, f)) = results.first() {
         report.insert("caches_simulated".into(), json!(f.caches));
     }
@@ -396,19 +472,57 @@ mod tests {
     use crate::args;
 
     #[test]
-    fn options_default_to_kernel_and_floor_for_four_seconds() {
+    fn options_default_to_kernel_and_floor_for_four_seconds_on_32_connections() {
         let o = parse(&args(&["footprint"])).unwrap();
-        assert_eq!((o.only, o.build, o.seconds, o.order), (vec!["kernel", "floor"], true, 4.0, None));
-        let o =
-            parse(&args(&["footprint", "--only", "floor", "--no-build", "--seconds", "2", "--order", "x"]))
-                .unwrap();
-        assert_eq!((o.only, o.build, o.seconds, o.order), (vec!["floor"], false, 2.0, Some("x".into())));
+        assert_eq!(
+            (o.only, o.build, o.probe, o.order),
+            (vec!["kernel", "floor"], true, Probe::standard(4.0), None)
+        );
+        assert_eq!((o.probe.connections, o.probe.d1), (32, None));
+        let o = parse(&args(&[
+            "footprint",
+            "--only",
+            "floor",
+            "--no-build",
+            "--seconds",
+            "2",
+            "--order",
+            "x",
+            "--connections",
+            "1",
+            "--d1",
+            "65536,16,64",
+        ]))
+        .unwrap();
+        assert_eq!((o.only, o.build, o.order), (vec!["floor"], false, Some("x".into())));
+        let shape = CacheShape { bytes: 65536, ways: 16, line: 64 };
+        assert_eq!(o.probe, Probe { seconds: 2.0, connections: 1, d1: Some(shape) });
+        assert_eq!(shape.callgrind_flag(), "--D1=65536,16,64");
+    }
+
+    #[test]
+    fn a_simulated_data_cache_has_a_power_of_two_of_sets_and_a_line_callgrind_takes() {
+        // The machine's own (48 KiB, 12 ways: 64 sets) is taken; so are one set and a 2 KiB line.
+        for good in ["49152,12,64", "65536,16,64", "64,2,32", "49152,12,2048", "4096,1,2048"] {
+            assert!(CacheShape::parse(good).is_ok(), "{good}");
+        }
+        // Two numbers or four, a line not a power of two, under 32 bytes, or as large as the cache.
+        for bad in ["49152,12", "49152,12,64,1", "49152,12,48", "64,4,16", "1024,1,1024", "49152,0,64"] {
+            assert!(CacheShape::parse(bad).is_err(), "{bad}");
+        }
+        // 3 sets, a fraction of a set, no sets, not numbers.
+        for bad in ["9216,3,1024", "100,1,64", "0,1,64", "a,b,c", "-1,1,64", ""] {
+            assert!(CacheShape::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
     fn refuses_unknown_options_and_values_out_of_range() {
         for bad in [
             &["footprint", "--seconds", "0"][..],
+            &["footprint", "--connections", "0"],
+            &["footprint", "--connections", "1025"],
+            &["footprint", "--d1", "48k"],
             &["footprint", "--order"],
             &["footprint", "--x"],
             &["compare"],

@@ -31,7 +31,7 @@ use super::super::LOAD;
 use super::super::servers::{Pinning, http_loop_args, run_load, start_http};
 use super::layout::{encoded_rustflags, parse_rounds};
 use super::rounds::{self, Builds, SERVERS, Start};
-use super::{estimated_cycles, measure};
+use super::{Probe, estimated_cycles, measure};
 
 /// Seconds of load on an instrumented server: a warm-up, then the counted window.
 const PROFILE_LOAD: (&str, &str) = ("1", "4");
@@ -82,7 +82,13 @@ pub(in super::super) fn run(args: &[String], root: &Path) -> Result<(), String> 
     for (release, build_name) in [(&plain, "plain"), (&profiled, "profiled")] {
         for (name, binary) in SERVERS {
             let profile_path = dir.join(format!("{binary}.{build_name}.callgrind"));
-            let cycles = estimated_cycles(&measure(&pinning, release, binary, &profile_path, ESTIMATE_S)?);
+            let cycles = estimated_cycles(&measure(
+                &pinning,
+                release,
+                binary,
+                &profile_path,
+                &Probe::standard(ESTIMATE_S),
+            )?);
             eprintln!("xtask: bench: {build_name} {name}: {cycles:.0} estimated cycles a request");
             estimates.insert(format!("{build_name} {name}"), json!(cycles));
         }
