@@ -66,17 +66,18 @@
 //! (module `features`): clean release builds of one small host under several feature sets, their build
 //! time, crate count and program size; it writes `target/bench/features.json`.
 //!
-//! `cargo xtask bench footprint [--only kernel,floor] [--no-build] [--seconds S] [--connections N]
-//! [--d1 BYTES,WAYS,LINE] [--order FILE]` counts how much code one HTTP request runs through in each
-//! server, under callgrind (module `footprint`): instructions, and the distinct hot instructions,
-//! 64-byte lines and 4-KiB pages of code, with the simulated cache misses (of the machine's caches, or
-//! of the first-level data cache `--d1` shapes) and the cycles they are estimated to cost; it writes
-//! `target/bench/footprint.json`, and with `--order` the hot functions as an lld symbol-ordering file. `cargo xtask bench layout [--rounds N] [--no-build]` builds both servers a
-//! second time with their hot functions laid out together by lld (from a profile of their own) and
-//! measures both builds' CPU per request side by side, round by round; it writes
-//! `target/bench/layout.json`. `cargo xtask bench pgo [--rounds N] [--no-build]` does the same with a
-//! build optimized from a profile of the servers under the benchmark's load (`-C profile-use`), and
-//! reports both builds' estimated cycles; it writes `target/bench/pgo.json`.
+//! `cargo xtask bench footprint [--only kernel,floor] [--no-build] [--seconds S] [--connections N] [--d1
+//! BYTES,WAYS,LINE] [--order FILE]` counts how much code one HTTP request runs through in each server,
+//! under callgrind (module `footprint`): instructions, and the distinct hot instructions, 64-byte lines
+//! and 4-KiB pages of code, with the simulated cache misses (of the machine's caches, or of the
+//! first-level data cache `--d1` shapes) and the cycles they are estimated to cost; it writes
+//! `target/bench/footprint.json`, and with `--order` the hot functions as an lld symbol-ordering file.
+//! `cargo xtask bench layout [--rounds N] [--no-build]` builds both servers a second time with their hot
+//! functions laid out together by lld (from a profile of their own) and measures both builds' CPU per
+//! request side by side, round by round; it writes `target/bench/layout.json`. `cargo xtask bench pgo
+//! [--rounds N] [--no-build]` does the same with a build optimized from a profile of the servers under
+//! the benchmark's load (`-C profile-use`), and reports both builds' estimated cycles; it writes
+//! `target/bench/pgo.json`.
 //!
 //! By phase: `options` reads the command line, `build` builds the compare workspace and finds its
 //! binaries, `servers` starts the servers and runs `bench-load` against them (pinned), `compare`,

@@ -290,8 +290,9 @@ async fn progress_arrives_through_the_proxy_as_it_is_sent() {
 async fn a_call_in_flight_when_its_instance_stops_completes_through_the_proxy() {
     let mut cluster = Cluster::start([&key(1), &key(1), &key(1)]).await;
     let url = cluster.url();
-    // Three slow calls at once. Where each lands is nginx's choice (each worker process keeps its
-    // own round-robin turn), so the instance stopped is the first one seen holding a call.
+    // Three slow calls at once. Where each lands depends on the order in which the three clients'
+    // requests (their discovery first) reach nginx's round-robin turn, so the instance stopped is
+    // one seen holding a call once all three are held.
     let calls: Vec<_> = (0..3)
         .map(|_| {
             let url = url.clone();
@@ -303,7 +304,11 @@ async fn a_call_in_flight_when_its_instance_stops_completes_through_the_proxy() 
             })
         })
         .collect();
-    let holder = cluster.wait_any_health("a call in flight", |h| h["in_flight"].as_u64() >= Some(1)).await;
+    let in_flight = |h: &Value| h["in_flight"].as_u64().unwrap_or(0);
+    let held = cluster
+        .wait_all_health("three calls in flight", |docs| docs.iter().map(in_flight).sum::<u64>() == 3)
+        .await;
+    let holder = held.iter().position(|h| in_flight(h) >= 1).expect("an instance holds a call");
     let stopped = &mut cluster.instances[holder];
     let status = stopped.terminate().await;
     assert!(status.success(), "{} drained and exited cleanly: {status}", stopped.name);

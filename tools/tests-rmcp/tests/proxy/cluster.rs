@@ -362,18 +362,23 @@ impl Cluster {
         self.nginx.url()
     }
 
-    /// Waits (bounded) until some instance's health document satisfies `ready`; its index.
-    /// For what the proxy decides: nginx's workers each keep their own round-robin turn, so which
-    /// instance receives a given request is not the tests' to choose.
-    pub async fn wait_any_health(&self, what: &str, ready: impl Fn(&Value) -> bool) -> usize {
+    /// Waits (bounded) until the instances' health documents, in order, satisfy `ready`, and returns
+    /// them. For what the proxy decides: which instance receives a given request depends on the order
+    /// in which every client's requests reach nginx's one round-robin turn, not on the test.
+    pub async fn wait_all_health(&self, what: &str, ready: impl Fn(&[Value]) -> bool) -> Vec<Value> {
         let started = Instant::now();
         loop {
-            for (index, instance) in self.instances.iter().enumerate() {
-                if instance.health().await.is_some_and(|h| ready(&h)) {
-                    return index;
-                }
+            let mut documents = Vec::new();
+            for instance in &self.instances {
+                documents.push(instance.health().await.unwrap_or(Value::Null));
             }
-            assert!(started.elapsed() < START_DEADLINE, "no instance: {what}: not within {START_DEADLINE:?}");
+            if ready(&documents) {
+                return documents;
+            }
+            assert!(
+                started.elapsed() < START_DEADLINE,
+                "the instances: {what}: not within {START_DEADLINE:?}"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
