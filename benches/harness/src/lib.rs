@@ -77,7 +77,10 @@
 //! request side by side, round by round; it writes `target/bench/layout.json`. `cargo xtask bench pgo
 //! [--rounds N] [--no-build]` does the same with a build optimized from a profile of the servers under
 //! the benchmark's load (`-C profile-use`), and reports both builds' estimated cycles; it writes
-//! `target/bench/pgo.json`.
+//! `target/bench/pgo.json`. `cargo xtask bench touched [--only kernel,floor] [--no-build] [--seconds S]`
+//! counts the distinct 64-byte lines of data one HTTP request touches in each server, by mapping,
+//! beside the L1 data cache, from a lackey trace (module `footprint::touched`); it writes
+//! `target/bench/touched.json`.
 //!
 //! By phase: `options` reads the command line, `build` builds the compare workspace and finds its
 //! binaries, `servers` starts the servers and runs `bench-load` against them (pinned), `compare`,
@@ -155,6 +158,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     if args.first().map(String::as_str) == Some("pgo") {
         return footprint::run_pgo(args, &root);
+    }
+    if args.first().map(String::as_str) == Some("touched") {
+        return footprint::run_touched(args, &root);
     }
     let options = parse(args)?;
     let manifest = root.join("benches/compare/Cargo.toml");

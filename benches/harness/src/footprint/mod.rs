@@ -37,17 +37,22 @@
 //! pgo` (module `pgo`) builds them from a profile of their own instead (`-C profile-use`). Both run
 //! their paired rounds through module `rounds`.
 //!
-//! Needs `valgrind` (with `callgrind_control`), binutils' `nm` for `--order` and `layout`, and the
-//! toolchain's `llvm-profdata` for `pgo`; nothing here runs in CI.
+//! `cargo xtask bench touched` (module `touched`) counts, from a lackey trace of every data access,
+//! how many distinct lines of data one request touches, by mapping, against the L1 data cache.
+//!
+//! Needs `valgrind` (with `callgrind_control`), binutils' `nm` for `--order`, `layout` and `touched`,
+//! and the toolchain's `llvm-profdata` for `pgo`; nothing here runs in CI.
 
 mod callgrind;
 mod layout;
 mod pgo;
 mod rounds;
 mod symbols;
+mod touched;
 
 pub(super) use layout::run as run_layout;
 pub(super) use pgo::run as run_pgo;
+pub(super) use touched::run as run_touched;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -244,16 +249,8 @@ pub(crate) fn estimated_cycles(f: &Footprint) -> f64 {
 pub(super) fn run(args: &[String], root: &Path) -> Result<(), String> {
     let options = parse(args)?;
     require_tools(options.order.is_some())?;
-    let manifest = root.join("benches/compare/Cargo.toml");
-    let servers: Vec<(&'static str, &'static str)> =
-        SERVERS.iter().copied().filter(|(name, _)| options.only.contains(name)).collect();
-    if options.build {
-        build::build(&manifest, &servers)?;
-    }
-    let release = build::release_dir(&manifest, &servers)?;
-    let out_dir = root.join("target/bench/footprint");
-    std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
-    let pinning = Pinning::detect();
+    let Setup { servers, release, dir: out_dir, pinning } =
+        setup(root, &options.only, options.build, "footprint")?;
     let started = Instant::now();
     let mut results: Vec<(&str, Footprint)> = Vec::new();
     let mut order: Vec<(&str, Vec<String>)> = Vec::new();
@@ -273,6 +270,33 @@ pub(super) fn run(args: &[String], root: &Path) -> Result<(), String> {
         eprintln!("xtask: bench: hot functions written to {}", file.display());
     }
     Ok(())
+}
+
+/// What a run over some of the servers starts from.
+pub(crate) struct Setup {
+    /// The servers asked for: name and binary.
+    pub(crate) servers: Vec<(&'static str, &'static str)>,
+    /// Where their release binaries (and `bench-load`) are.
+    pub(crate) release: PathBuf,
+    /// `target/bench/<name>`, created, for the run's files.
+    pub(crate) dir: PathBuf,
+    /// How the servers and the load are pinned to CPUs.
+    pub(crate) pinning: Pinning,
+}
+
+/// The servers named in `only`, built first when `build_first`, and the directory
+/// `target/bench/<name>`.
+pub(crate) fn setup(root: &Path, only: &[&str], build_first: bool, name: &str) -> Result<Setup, String> {
+    let manifest = root.join("benches/compare/Cargo.toml");
+    let servers: Vec<(&'static str, &'static str)> =
+        SERVERS.iter().copied().filter(|(server, _)| only.contains(server)).collect();
+    if build_first {
+        build::build(&manifest, &servers)?;
+    }
+    let release = build::release_dir(&manifest, &servers)?;
+    let dir = root.join("target/bench").join(name);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(Setup { servers, release, dir, pinning: Pinning::detect() })
 }
 
 /// Fails at once, before any build, when a tool the run needs is missing: valgrind and
