@@ -302,10 +302,16 @@ pub(crate) fn setup(root: &Path, only: &[&str], build_first: bool, name: &str) -
 /// Fails at once, before any build, when a tool the run needs is missing: valgrind and
 /// `callgrind_control`, and binutils' `nm` when functions are to be named.
 fn require_tools(naming_functions: bool) -> Result<(), String> {
-    let mut tools = vec!["valgrind", "callgrind_control"];
-    if naming_functions {
-        tools.push("nm");
-    }
+    let tools: &[&str] = if naming_functions {
+        &["valgrind", "callgrind_control", "nm"]
+    } else {
+        &["valgrind", "callgrind_control"]
+    };
+    require(tools)
+}
+
+/// Fails when one of `tools` does not answer `--version`.
+fn require(tools: &[&str]) -> Result<(), String> {
     for tool in tools {
         let found = Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
         if found.is_err() {

@@ -20,8 +20,8 @@
 //! (a few hundred MB a server).
 
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
 use std::time::Instant;
 
 use serde_json::{Value, json};
@@ -88,7 +88,7 @@ pub(crate) struct Mapping {
     offset: u64,
     /// What it is: the file's name, the permissions and the offset mapped (a binary maps its
     /// read-only data twice: constants before its code, relocated tables after), or `anonymous` with
-    /// the permissions and its size.
+    /// the permissions, its size and its address (each thread's stack is a mapping of its own).
     label: String,
     /// The file it maps, if any.
     path: Option<String>,
@@ -99,15 +99,16 @@ pub(crate) fn parse_maps(text: &str) -> Vec<Mapping> {
     let mut maps: Vec<Mapping> = text
         .lines()
         .filter_map(|line| {
-            let mut fields = line.split_ascii_whitespace();
+            // address perms offset device inode [path], the path being the rest of the line.
+            let mut fields = line.splitn(6, ' ').filter(|f| !f.is_empty());
             let (start, end) = fields.next()?.split_once('-')?;
             let (start, end) = (u64::from_str_radix(start, 16).ok()?, u64::from_str_radix(end, 16).ok()?);
             let perms = fields.next()?;
             let offset = u64::from_str_radix(fields.next()?, 16).ok()?;
-            let path = fields.nth(2).map(str::to_owned);
+            let path = fields.nth(2).map(str::trim).filter(|p| !p.is_empty()).map(str::to_owned);
             let label = match &path {
                 Some(p) => format!("{} {perms} at {offset:#x}", p.rsplit('/').next().unwrap_or(p)),
-                None => format!("anonymous {perms} {} KiB", (end - start) / 1024),
+                None => format!("anonymous {perms} {} KiB at {start:#x}", (end - start) / 1024),
             };
             Some(Mapping { start, end, offset, label, path })
         })
@@ -157,16 +158,20 @@ fn is_head_parser(mangled: &str) -> bool {
 
 /// Whether `binary` is position-independent (ELF type `ET_DYN`).
 fn is_pie(binary: &Path) -> Result<bool, String> {
-    let bytes = std::fs::read(binary).map_err(|e| format!("{}: {e}", binary.display()))?;
-    match bytes.get(..18) {
-        Some(head) if head.starts_with(b"\x7fELF") => Ok(u16::from_le_bytes([head[16], head[17]]) == 3),
-        _ => Err(format!("{} is not an ELF binary", binary.display())),
+    let mut head = [0u8; 18];
+    let read = std::fs::File::open(binary).and_then(|mut file| file.read_exact(&mut head));
+    match read {
+        Ok(()) if head.starts_with(b"\x7fELF") => Ok(u16::from_le_bytes([head[16], head[17]]) == 3),
+        Ok(()) => Err(format!("{} is not an ELF binary", binary.display())),
+        Err(e) => Err(format!("{}: {e}", binary.display())),
     }
 }
 
 /// What one server's requests touched, averaged over the windows counted.
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct Touched {
+    /// Entries into the request-head parser in the whole trace: one a request served.
+    pub(crate) heads: usize,
     /// Windows (requests) counted.
     pub(crate) windows: usize,
     /// Distinct 64-byte data lines a request, in all.
@@ -183,14 +188,20 @@ pub(crate) fn count(trace: impl BufRead, marks: &HashSet<u64>, maps: &[Mapping])
     let mut windows: Vec<HashSet<u64>> = Vec::new();
     for line in trace.lines() {
         let line = line.map_err(|e| format!("the trace: {e}"))?;
-        let Some((kind, address)) = access(&line) else { continue };
+        let Some((kind, address, size)) = access(&line) else { continue };
         if kind == 'I' {
             if marks.contains(&address) {
                 windows.push(HashSet::new());
             }
         } else if let Some(window) = windows.last_mut() {
-            window.insert(address >> 6);
+            // An access that crosses a line's end touches both lines.
+            let last = address.saturating_add(size.max(1) - 1);
+            window.extend((address >> 6)..=(last >> 6));
         }
+    }
+    let heads = windows.len();
+    if heads == 0 {
+        return Err("the trace never enters the request-head parser: no request to count".into());
     }
     windows.pop();
     let counted: Vec<HashSet<u64>> = windows.into_iter().skip(WARM_WINDOWS).collect();
@@ -204,28 +215,27 @@ pub(crate) fn count(trace: impl BufRead, marks: &HashSet<u64>, maps: &[Mapping])
             *by_index.entry(mapping_of(maps, line << 6)).or_default() += 1;
         }
     }
-    let mut by_label: HashMap<String, usize> = HashMap::new();
-    for (index, lines) in by_index {
-        let label = index.map_or_else(|| "outside every mapping".to_owned(), |i| maps[i].label.clone());
-        *by_label.entry(label).or_default() += lines;
-    }
-    let mut by_mapping: Vec<(String, f64)> = by_label.into_iter().map(|(l, c)| (l, c as f64 / n)).collect();
+    let label = |index: Option<usize>| {
+        index.map_or_else(|| "outside every mapping".to_owned(), |i| maps[i].label.clone())
+    };
+    let mut by_mapping: Vec<(String, f64)> =
+        by_index.into_iter().map(|(index, c)| (label(index), c as f64 / n)).collect();
     by_mapping.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let lines = counted.iter().map(HashSet::len).sum::<usize>() as f64 / n;
     let new_lines = counted.windows(2).map(|pair| pair[1].difference(&pair[0]).count()).sum::<usize>() as f64
         / (n - 1.0).max(1.0);
-    Ok(Touched { windows: counted.len(), lines, new_lines, by_mapping })
+    Ok(Touched { heads, windows: counted.len(), lines, new_lines, by_mapping })
 }
 
-/// A trace line's kind (`I` an instruction; `L`, `S`, `M` a load, a store, both) and address.
-fn access(line: &str) -> Option<(char, u64)> {
+/// A trace line's kind (`I` an instruction; `L`, `S`, `M` a load, a store, both), address and size.
+fn access(line: &str) -> Option<(char, u64, u64)> {
     let kind = match line.as_bytes() {
         [b'I', b' ', ..] => 'I',
         [b' ', k @ (b'L' | b'S' | b'M'), b' ', ..] => char::from(*k),
         _ => return None,
     };
-    let address = line.get(2..)?.trim_start().split(',').next()?;
-    Some((kind, u64::from_str_radix(address, 16).ok()?))
+    let (address, size) = line.get(2..)?.trim_start().split_once(',')?;
+    Some((kind, u64::from_str_radix(address, 16).ok()?, size.trim().parse().ok()?))
 }
 
 /// The machine's first-level data cache, in bytes, as Linux describes cpu0's caches.
@@ -243,7 +253,7 @@ fn l1_data_bytes() -> Option<u64> {
 /// `cargo xtask bench touched …`.
 pub(in super::super) fn run(args: &[String], root: &Path) -> Result<(), String> {
     let options = parse(args)?;
-    super::require_tools(true)?;
+    super::require(&["valgrind", "nm"])?;
     let Setup { servers, release, dir, pinning } = setup(root, &options.only, options.build, "touched")?;
     let started = Instant::now();
     let mut results = Vec::new();
@@ -260,14 +270,18 @@ fn trace_server(
     pinning: &Pinning,
     release: &Path,
     binary: &str,
-    trace: &PathBuf,
+    trace: &Path,
     seconds: f64,
 ) -> Result<Touched, String> {
-    let path = release.join(binary);
+    // /proc/PID/maps names the binary by its resolved path; its symbols are read before the long run.
+    let path = std::fs::canonicalize(release.join(binary)).map_err(|e| format!("{binary}: {e}"))?;
+    let (symbols, pie) = (symbols::of(&path)?, is_pie(&path)?);
     let _ = std::fs::remove_file(trace);
+    let _removed_when_done = TraceFile(trace);
     let flags = ["-q", "--tool=lackey", "--trace-mem=yes"];
     let mut argv = pinning.command(0, Path::new("valgrind"), &flags);
-    argv.push(format!("--log-file={}", trace.display()));
+    // valgrind reads `%p` and `%q{…}` in a log file's name; `%%` is a `%`.
+    argv.push(format!("--log-file={}", trace.display().to_string().replace('%', "%%")));
     argv.extend([path.display().to_string(), "http".into(), "127.0.0.1:0".into()]);
     eprintln!("xtask: bench: {binary} under lackey");
     let server = start_http_argv(&argv, &path, &[])?;
@@ -277,14 +291,38 @@ fn trace_server(
     if measured["errors"].as_u64().unwrap_or(0) > 0 {
         return Err(format!("{binary}: {} errors under lackey", measured["errors"]));
     }
+    let answered: u64 = ["requests", "warmup_requests", "late_requests"]
+        .iter()
+        .map(|k| measured[*k].as_u64().unwrap_or(0))
+        .sum();
     let maps_path = format!("/proc/{}/maps", server.child.id());
     let maps = parse_maps(&std::fs::read_to_string(&maps_path).map_err(|e| format!("{maps_path}: {e}"))?);
     drop(server);
-    let marks = window_marks(&symbols::of(&path)?, &maps, &path, is_pie(&path)?)?;
+    let marks = window_marks(&symbols, &maps, &path, pie)?;
     let file = std::fs::File::open(trace).map_err(|e| format!("{}: {e}", trace.display()))?;
-    let touched = count(BufReader::with_capacity(1 << 20, file), &marks, &maps);
-    let _ = std::fs::remove_file(trace);
-    touched.map_err(|e| format!("{binary}: {e}"))
+    let touched = count(BufReader::with_capacity(1 << 20, file), &marks, &maps)
+        .map_err(|e| format!("{binary}: {e}"))?;
+    // One head a request answered, and one for each of the start's probes (one, or a few).
+    let heads = touched.heads as u64;
+    if !(answered + 1..=answered + MAX_PROBES).contains(&heads) {
+        return Err(format!(
+            "{binary}: the trace enters the request-head parser {heads} times for {answered} requests \
+             answered and the start's probe: its windows are not one a request"
+        ));
+    }
+    Ok(touched)
+}
+
+/// The most probes the server's start may have sent before the load.
+const MAX_PROBES: u64 = 3;
+
+/// A trace file, removed when the run is done with it, whichever way it ends.
+struct TraceFile<'a>(&'a Path);
+
+impl Drop for TraceFile<'_> {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.0);
+    }
 }
 
 /// Prints each server's figures (and the kernel's ratio to the floor) and writes
@@ -302,7 +340,7 @@ fn report(root: &Path, results: &[(&str, Touched)], elapsed: f64) -> Result<(), 
     for (name, t) in results {
         let ratio = floor.filter(|_| *name != "floor").map(|f| format!(", {:.2}× the floor's", t.lines / f));
         println!(
-            "{name}: {:.0} distinct data lines a request ({:.0} KiB{}), {:.0} not touched by the request before; {} requests",
+            "{name}: {:.0} distinct data lines a request ({:.0} KiB{}), {:.0} not touched by the request before; {} requests counted",
             t.lines,
             t.lines * 64.0 / 1024.0,
             ratio.unwrap_or_default(),
@@ -321,7 +359,13 @@ fn report(root: &Path, results: &[(&str, Touched)], elapsed: f64) -> Result<(), 
             t.by_mapping.iter().map(|(label, lines)| (label.clone(), json!(lines))).collect();
         json_servers.insert(
             (*name).to_owned(),
-            json!({"requests": t.windows, "lines": t.lines, "new_lines": t.new_lines, "by_mapping": mappings}),
+            json!({
+                "request_heads": t.heads,
+                "windows_counted": t.windows,
+                "lines": t.lines,
+                "new_lines": t.new_lines,
+                "by_mapping": mappings
+            }),
         );
     }
     let out = json!({"l1_data_bytes": l1, "line_bytes": 64, "servers": json_servers});
@@ -350,14 +394,15 @@ mod tests {
     }
 
     const MAPS: &str = "\
-00108000-0010a000 r--p 00000000 fe:00 42                         /x/bench-kernel
-0010a000-0010c000 r-xp 00002000 fe:00 42                         /x/bench-kernel
+00108000-0010a000 r--p 00000000 fe:00 42                         /x/bench kernel/bench-kernel
+0010a000-0010c000 r-xp 00002000 fe:00 42                         /x/bench kernel/bench-kernel
 04b2a000-04d2a000 rw-p 00000000 00:00 0 
+04e00000-05000000 rw-p 00000000 00:00 0 
 05000000-05001000 r--p 00010000 fe:00 7                          /lib/libc.so.6
 ";
 
     #[test]
-    fn labels_mappings_by_file_or_as_anonymous_with_their_size() {
+    fn labels_mappings_by_file_or_as_anonymous_with_their_size_and_address() {
         let maps = parse_maps(MAPS);
         let labels: Vec<&str> = maps.iter().map(|m| m.label.as_str()).collect();
         assert_eq!(
@@ -365,10 +410,12 @@ mod tests {
             [
                 "bench-kernel r--p at 0x0",
                 "bench-kernel r-xp at 0x2000",
-                "anonymous rw-p 2048 KiB",
+                "anonymous rw-p 2048 KiB at 0x4b2a000",
+                "anonymous rw-p 2048 KiB at 0x4e00000",
                 "libc.so.6 r--p at 0x10000"
             ]
         );
+        assert_eq!(maps[0].path.as_deref(), Some("/x/bench kernel/bench-kernel"), "a path with a space");
         assert_eq!((maps[1].offset, maps[2].path.as_deref()), (0x2000, None));
         assert_eq!(mapping_of(&maps, 0x0010_9fff), Some(0));
         assert_eq!(mapping_of(&maps, 0x0010_c000), None);
@@ -384,46 +431,75 @@ mod tests {
             Symbol { start: 0x2100, size: 0x80, name: parser.to_owned() },
             Symbol { start: 0x2200, size: 0x80, name: encode },
         ];
-        let binary = Path::new("/x/bench-kernel");
+        let binary = Path::new("/x/bench kernel/bench-kernel");
         assert_eq!(window_marks(&symbols, &maps, binary, true).unwrap(), HashSet::from([0x0010_a100]));
         assert_eq!(window_marks(&symbols, &maps, binary, false).unwrap(), HashSet::from([0x2100]));
         assert!(window_marks(&symbols, &maps, Path::new("/y/other"), true).is_err());
         assert!(window_marks(&symbols[1..], &maps, binary, true).is_err(), "no parser, no windows");
     }
 
+    /// `windows` windows, each starting at the mark: two accesses to one line of the first stack, one
+    /// to a second line of it, one to libc; a line of the second anonymous mapping new in each window;
+    /// and, in the first `warm`, a line of their own on the first stack.
+    fn trace_of(windows: u64, warm: u64) -> String {
+        let mut trace = String::from("==1== lackey\nI  0010a000,4\n L 04b2a000,8\n");
+        for window in 0..windows {
+            trace.push_str("I  0010a100,3\n L 04b2a000,8\n S 04b2a008,8\n M 04b2a040,4\n L 05000010,8\n");
+            trace.push_str(&format!(" S {:08x},8\nI  0010a104,2\n", 0x04e0_0000 + window * 64));
+            if window < warm {
+                trace.push_str(&format!(" L {:08x},8\n", 0x04b2_b000 + window * 64));
+            }
+        }
+        trace
+    }
+
     #[test]
     fn counts_distinct_lines_a_request_past_the_warm_windows_and_not_the_last() {
         let maps = parse_maps(MAPS);
         let marks = HashSet::from([0x0010_a100]);
-        let mut trace = String::from("==1== lackey\nI  0010a000,4\n L 04b2a000,8\n");
-        // Ten windows: five left out, five counted; then a last one, cut short, left out too.
-        for window in 0..10u64 {
-            trace.push_str("I  0010a100,3\n");
-            // Every window: two accesses to one stack line, one to a second; a libc line.
-            trace.push_str(" L 04b2a000,8\n S 04b2a008,8\n M 04b2a040,4\n L 05000010,8\n");
-            // A heap-like line new in each window, and an instruction that is no mark.
-            trace.push_str(&format!(" S {:08x},8\nI  0010a104,2\n", 0x04b3_0000 + window * 64));
-        }
-        trace.push_str("I  0010a100,3\n L 04b2a080,8\n");
+        // Eleven windows: five warm (one line more each) left out, five counted, the last left out.
+        let mut trace = trace_of(11, WARM_WINDOWS as u64);
+        trace.push_str(" L 04b2a080,8\n L 04b2a0c0,8\n");
         let t = count(trace.as_bytes(), &marks, &maps).unwrap();
-        assert_eq!((t.windows, t.lines, t.new_lines), (5, 4.0, 1.0));
+        assert_eq!((t.heads, t.windows, t.lines, t.new_lines), (11, 5, 4.0, 1.0));
         assert_eq!(
             t.by_mapping,
-            [("anonymous rw-p 2048 KiB".to_owned(), 3.0), ("libc.so.6 r--p at 0x10000".to_owned(), 1.0)]
+            [
+                ("anonymous rw-p 2048 KiB at 0x4b2a000".to_owned(), 2.0),
+                ("anonymous rw-p 2048 KiB at 0x4e00000".to_owned(), 1.0),
+                ("libc.so.6 r--p at 0x10000".to_owned(), 1.0)
+            ]
         );
-        let short = "I  0010a100,3\n L 04b2a000,8\n".repeat(WARM_WINDOWS + MIN_WINDOWS);
+        let fewest = (WARM_WINDOWS + MIN_WINDOWS + 1) as u64;
+        assert_eq!(count(trace_of(fewest, 0).as_bytes(), &marks, &maps).unwrap().windows, MIN_WINDOWS);
+        let short = trace_of(fewest - 1, 0);
         assert!(
             count(short.as_bytes(), &marks, &maps).is_err(),
             "one window too few once the last is left out"
         );
+        let unmarked = trace_of(12, 0).replace("I  0010a100", "I  0010a101");
+        let said = count(unmarked.as_bytes(), &marks, &maps).unwrap_err();
+        assert!(said.contains("never enters the request-head parser"), "{said}");
+    }
+
+    #[test]
+    fn an_access_across_a_line_end_touches_both_lines() {
+        let maps = parse_maps(MAPS);
+        let marks = HashSet::from([0x0010_a100]);
+        let window = "I  0010a100,3\n L 04b2a03c,8\n";
+        let t = count(window.repeat(WARM_WINDOWS + MIN_WINDOWS + 1).as_bytes(), &marks, &maps).unwrap();
+        assert_eq!(t.lines, 2.0, "bytes 0x3c to 0x43: two lines");
+        let within = "I  0010a100,3\n L 04b2a038,8\n";
+        let t = count(within.repeat(WARM_WINDOWS + MIN_WINDOWS + 1).as_bytes(), &marks, &maps).unwrap();
+        assert_eq!(t.lines, 1.0, "bytes 0x38 to 0x3f: one line");
     }
 
     #[test]
     fn reads_lackey_lines_and_skips_the_rest() {
-        assert_eq!(access("I  0010a100,3"), Some(('I', 0x0010_a100)));
-        assert_eq!(access(" L 1ffefffd78,8"), Some(('L', 0x1f_feff_fd78)));
-        assert_eq!(access(" M 04b2a040,4"), Some(('M', 0x04b2_a040)));
-        for other in ["==12== Lackey", "", " X 1000,8", "I  zz,3", " L"] {
+        assert_eq!(access("I  0010a100,3"), Some(('I', 0x0010_a100, 3)));
+        assert_eq!(access(" L 1ffefffd78,8"), Some(('L', 0x1f_feff_fd78, 8)));
+        assert_eq!(access(" M 04b2a040,32"), Some(('M', 0x04b2_a040, 32)));
+        for other in ["==12== Lackey", "", " X 1000,8", "I  zz,3", " L", " L 1000", " S 1000,x"] {
             assert_eq!(access(other), None, "{other:?}");
         }
     }
