@@ -348,10 +348,9 @@ fn profile_server(
     for stale in [profile_path, dump.as_path()] {
         let _ = std::fs::remove_file(stale);
     }
-    let mut flags = vec!["-q".to_owned(), "--tool=callgrind".into(), "--dump-instr=yes".into()];
-    flags.push("--cache-sim=yes".into());
-    flags.extend(probe.d1.map(CacheShape::callgrind_flag));
-    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let d1 = probe.d1.map(CacheShape::callgrind_flag);
+    let mut flags = vec!["-q", "--tool=callgrind", "--dump-instr=yes", "--cache-sim=yes"];
+    flags.extend(d1.as_deref());
     let mut argv = pinning.command(0, Path::new("valgrind"), &flags);
     argv.push(format!("--callgrind-out-file={}", profile_path.display()));
     argv.extend([binary.display().to_string(), "http".into(), "127.0.0.1:0".into()]);
@@ -377,17 +376,7 @@ fn profile_server(
     callgrind_control("-z", &pid)?;
     let measured = run_load(&load_argv("0", &format!("{}", probe.seconds)))?;
     callgrind_control("-d", &pid)?;
-    let requests = ["requests", "warmup_requests", "late_requests"]
-        .iter()
-        .map(|k| measured[*k].as_u64().unwrap_or(0))
-        .sum::<u64>();
-    if requests == 0 || measured["errors"].as_u64().unwrap_or(0) > 0 {
-        return Err(format!(
-            "{}: {requests} requests answered, {} errors",
-            binary.display(),
-            measured["errors"]
-        ));
-    }
+    let requests = answered(&measured, binary)?;
     let started = Instant::now();
     let text = loop {
         // callgrind writes the dump, then the `totals:` line last.
@@ -403,6 +392,20 @@ fn profile_server(
         return Err(format!("{}: the profile simulated no caches", dump.display()));
     }
     Ok((profile, requests))
+}
+
+/// The requests `bench-load`'s report `measured` counts as answered (in the window, its warm-up and
+/// late), refused when there are none or when any failed.
+fn answered(measured: &Value, binary: &Path) -> Result<u64, String> {
+    let requests = ["requests", "warmup_requests", "late_requests"]
+        .iter()
+        .map(|k| measured[*k].as_u64().unwrap_or(0))
+        .sum();
+    if requests == 0 || measured["errors"].as_u64().unwrap_or(0) > 0 {
+        let errors = &measured["errors"];
+        return Err(format!("{}: {requests} requests answered, {errors} errors", binary.display()));
+    }
+    Ok(requests)
 }
 
 /// `callgrind_control FLAG PID` (`-z` zeroes the counts, `-d` dumps them), given [`CONTROL_WAIT`] to

@@ -31,7 +31,7 @@ use super::super::options::parse_only;
 use super::super::report::finish;
 use super::super::servers::{Pinning, run_load, start_http_argv};
 use super::symbols::{self, Symbol};
-use super::{Setup, setup};
+use super::{Setup, answered, setup};
 
 /// Windows left out at the start: the connection's first requests warm what later ones reuse.
 const WARM_WINDOWS: usize = 5;
@@ -287,14 +287,7 @@ fn trace_server(
     let server = start_http_argv(&argv, &path, &[])?;
     let duration = format!("{seconds}");
     let load = ["http", "--url", &server.url, "--connections", "1", "--warmup", "0", "--duration", &duration];
-    let measured = run_load(&pinning.command(1, &release.join(LOAD), &load))?;
-    if measured["errors"].as_u64().unwrap_or(0) > 0 {
-        return Err(format!("{binary}: {} errors under lackey", measured["errors"]));
-    }
-    let answered: u64 = ["requests", "warmup_requests", "late_requests"]
-        .iter()
-        .map(|k| measured[*k].as_u64().unwrap_or(0))
-        .sum();
+    let answered = answered(&run_load(&pinning.command(1, &release.join(LOAD), &load))?, &path)?;
     let maps_path = format!("/proc/{}/maps", server.child.id());
     let maps = parse_maps(&std::fs::read_to_string(&maps_path).map_err(|e| format!("{maps_path}: {e}"))?);
     drop(server);
