@@ -332,11 +332,9 @@ struct Builders {
 impl Builders {
     fn new(options: &ServeOptions) -> Self {
         let mut builder = auto::Builder::new(TokioExecutor::new());
-        builder
-            .http1()
-            .timer(TokioTimer::new())
-            .header_read_timeout(options.header_read_timeout)
-            .max_buf_size(HTTP1_READ_BUFFER);
+        // The next head's deadline is the connection's watch's (`watch.rs`), not a timer hyper would
+        // arm and cancel for every request.
+        builder.http1().header_read_timeout(None).max_buf_size(HTTP1_READ_BUFFER);
         builder
             .http2()
             .timer(TokioTimer::new())
@@ -447,8 +445,12 @@ impl Connection {
         };
         let connection = builder.serve_connection(io, hyper_service);
         tokio::pin!(connection);
-        let deadlines =
-            Deadlines { first_request, idle: self.options.idle_timeout, write: self.options.write_timeout };
+        let deadlines = Deadlines {
+            first_request,
+            next_head: (protocol == Protocol::Http1).then_some(self.options.header_read_timeout),
+            idle: self.options.idle_timeout,
+            write: self.options.write_timeout,
+        };
         // What may end the connection is polled only when it wakes the task (`woken.rs`), not at each
         // of the connection's own wake-ups (every request read, every response written); it is
         // dropped (its timer with it) as soon as one of the two has ended the wait.

@@ -1,11 +1,18 @@
-//! One connection's deadlines: the first request's head, idleness, and responses the client will not
-//! take.
+//! One connection's deadlines: the first request's head, over HTTP/1.1 each later head, idleness, and
+//! responses the client will not take.
 //!
 //! Threats: an HTTP/2 connection that completes its preface and answers every ping but never opens a
 //! stream, or stops opening them — hyper keeps it forever, since a ping answered is a live peer; and an
 //! HTTP/2 client that advertises a zero flow-control window, so that a response's headers go out and
 //! its body waits for a `WINDOW_UPDATE` that never comes (the socket stays writable, so no write
-//! blocks and [`super::io::ConnIo`]'s deadline never fires).
+//! blocks and [`super::io::ConnIo`]'s deadline never fires); and an HTTP/1.1 client that, between two
+//! requests, holds its kept-alive connection by sending nothing, or the next head a byte at a time.
+//!
+//! That last deadline is hyper's `header_read_timeout` in effect, kept here instead: hyper arms a
+//! timer of its own for every request head it waits for and cancels it when the head is in, which cost
+//! a small request about 3 % of its CPU (`docs/performance.md`, "Fourteenth round"). Here it is one more
+//! deadline of the idle connection, counted from the end of its last request: as with hyper's, the
+//! time the next head may take includes the idle time before it.
 //!
 //! [`Watch`] counts the connection's open requests — from the moment hyper hands a request head to the
 //! service until its response body is dropped — and, for each response body, whether the transport
@@ -16,7 +23,7 @@
 //! the earliest of the deadlines and says which one passed.
 //!
 //! The requests and bodies never wake the watch. It sleeps until the deadline it knows of, or for the
-//! shorter of the write and idle timeouts if that comes sooner, and looks again: a response that starts
+//! shortest of the write, idle and next-head timeouts if that comes sooner, and looks again: a response that starts
 //! waiting, or a connection that falls idle, between two looks is seen at the second, no later than its
 //! own deadline; a deadline that moved later (a new request on an idle connection) is slept to again.
 //! Serving a request costs a few uncontended lock operations and no timer.
@@ -32,7 +39,9 @@ use crate::body::read::deadline_after;
 /// Which deadline passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Verdict {
-    /// No request head arrived before the first-bytes deadline: close at once.
+    /// No request head arrived by its deadline — the first request's (the first-bytes deadline) or,
+    /// over HTTP/1.1, the next one's (the header-read deadline, idle time before it included): close at
+    /// once.
     NoRequest,
     /// No request was open for the idle timeout: close politely (HTTP/2 `GOAWAY`).
     Idle,
@@ -45,6 +54,9 @@ pub(crate) enum Verdict {
 pub(crate) struct Deadlines {
     /// When the first request's head must have arrived.
     pub(crate) first_request: Instant,
+    /// Over HTTP/1.1, how long each later request's head may take once no request is open, the idle
+    /// time before it included; `None` over HTTP/2, whose streams' heads hyper reads by frames.
+    pub(crate) next_head: Option<Duration>,
     /// How long the connection may have no open request.
     pub(crate) idle: Duration,
     /// How long a response may wait on the client.
@@ -175,7 +187,12 @@ impl Watch {
             return Some((deadlines.first_request, Verdict::NoRequest));
         }
         if state.open == 0 {
-            return Some((deadline_after(state.idle_since, deadlines.idle), Verdict::Idle));
+            return Some(match deadlines.next_head {
+                Some(head) if head <= deadlines.idle => {
+                    (deadline_after(state.idle_since, head), Verdict::NoRequest)
+                }
+                _ => (deadline_after(state.idle_since, deadlines.idle), Verdict::Idle),
+            });
         }
         let first = state.owed.iter().filter_map(|(_, waiting)| waiting.deadline(deadlines.write)).min()?;
         Some((first, Verdict::Stalled))
@@ -194,10 +211,10 @@ impl Watch {
         }
     }
 
-    /// Waits until one of the deadlines passes, looking again at least once per write or idle timeout
-    /// (whichever is shorter).
+    /// Waits until one of the deadlines passes, looking again at least once per write, idle or
+    /// next-head timeout (whichever is shortest).
     pub(crate) async fn verdict(&self, deadlines: Deadlines) -> Verdict {
-        let period = deadlines.write.min(deadlines.idle);
+        let period = deadlines.write.min(deadlines.idle).min(deadlines.next_head.unwrap_or(Duration::MAX));
         loop {
             let now = Instant::now();
             let next_look = deadline_after(now, period);
@@ -239,6 +256,7 @@ mod tests {
     fn deadlines() -> Deadlines {
         Deadlines {
             first_request: Instant::now() + Duration::from_secs(15),
+            next_head: None,
             idle: Duration::from_secs(60),
             write: Duration::from_secs(30),
         }
@@ -328,6 +346,59 @@ mod tests {
         let (verdict, ()) = tokio::join!(watch.verdict(short), served);
         assert_eq!(verdict, Verdict::Idle);
         assert_eq!(started.elapsed(), Duration::from_millis(2_500), "idle from the request's end");
+    }
+
+    /// An HTTP/1.1 connection's deadlines: the next head due 15 s after the last request.
+    fn http1_deadlines() -> Deadlines {
+        Deadlines { next_head: Some(Duration::from_secs(15)), ..deadlines() }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn over_http1_the_next_head_is_due_within_the_header_read_timeout_of_the_last_request() {
+        let watch = Watch::new();
+        let started = Instant::now();
+        let served = async {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            drop(watch.request_started());
+        };
+        let (verdict, ()) = tokio::join!(watch.verdict(http1_deadlines()), served);
+        assert_eq!(verdict, Verdict::NoRequest, "closed at once, as a head that never came");
+        assert_eq!(started.elapsed(), Duration::from_millis(15_500), "the idle time before the head counts");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn over_http1_a_request_open_past_the_header_read_timeout_is_not_cut_and_the_next_head_is_timed_from_its_end()
+     {
+        let watch = Watch::new();
+        let started = Instant::now();
+        let served = async {
+            let open = watch.request_started();
+            // A slow tool: 100 s, looked at every 15 s meanwhile, none of them a deadline.
+            tokio::time::sleep(Duration::from_secs(100)).await;
+            drop(open);
+        };
+        let (verdict, ()) = tokio::join!(watch.verdict(http1_deadlines()), served);
+        assert_eq!(verdict, Verdict::NoRequest);
+        assert_eq!(started.elapsed(), Duration::from_secs(115), "15 s after the request's end, not later");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn over_http1_an_idle_timeout_shorter_than_the_header_read_timeout_governs() {
+        let watch = Watch::new();
+        drop(watch.request_started());
+        let started = Instant::now();
+        let short_idle = Deadlines { idle: Duration::from_secs(5), ..http1_deadlines() };
+        assert_eq!(watch.verdict(short_idle).await, Verdict::Idle, "closed politely, as idle");
+        assert_eq!(started.elapsed(), Duration::from_secs(5));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn over_http2_there_is_no_next_head_deadline_only_idleness() {
+        let watch = Watch::new();
+        drop(watch.request_started());
+        let started = Instant::now();
+        assert_eq!(watch.verdict(deadlines()).await, Verdict::Idle);
+        assert_eq!(started.elapsed(), Duration::from_secs(60), "not at 15 s");
     }
 
     #[tokio::test(start_paused = true)]

@@ -120,3 +120,109 @@ async fn connections_that_never_show_their_protocol_are_closed_at_the_first_byte
     })
     .await;
 }
+
+/// Starts `serve_with` with `options`, returning the address and the shutdown sender (kept to keep it
+/// serving).
+async fn start_with(options: mcp_kernel_http::ServeOptions) -> (std::net::SocketAddr, oneshot::Sender<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("address");
+    let (tx, rx) = oneshot::channel::<()>();
+    let service = builder().authorize(|_| Ok(())).build();
+    tokio::spawn(mcp_kernel_http::serve_with(
+        listener,
+        service,
+        async move {
+            let _ = rx.await;
+        },
+        options,
+    ));
+    (addr, tx)
+}
+
+/// `message` as one raw HTTP/1.1 POST, kept alive.
+fn raw_call(addr: std::net::SocketAddr, message: &serde_json::Value) -> Vec<u8> {
+    let body = bytes(message);
+    let length = body.len().to_string();
+    let headers = headers_for(message);
+    let mut fields: Vec<(&str, &str)> =
+        headers.iter().map(|(n, v)| (n.as_str(), v.to_str().expect("an ASCII header"))).collect();
+    fields.push(("content-length", &length));
+    let mut request = raw_head("POST", addr, &fields);
+    request.extend_from_slice(&body);
+    request
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http1_a_later_head_dripped_is_cut_at_the_header_deadline_counted_from_the_last_request() {
+    bounded(async {
+        const HEAD: Duration = Duration::from_secs(2);
+        let options = mcp_kernel_http::ServeOptions::new().header_read_timeout(HEAD);
+        let (addr, _stop) = start_with(options).await;
+        let mut stream = TcpStream::connect(addr).await.expect("connect");
+        stream.write_all(&raw_call(addr, &request(1, "tools/list", json!({})))).await.expect("write");
+        assert_eq!(read_raw_response(&mut stream).await.status, 200);
+        let answered = Instant::now();
+        // Half a second idle, then the next head one byte every 100 ms, never its blank line.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        stream.write_all(b"POST /mcp HTTP/1.1\r\nhost: x\r\nx-slow: ").await.expect("write");
+        let mut closed_at = None;
+        for _ in 0..60 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if stream.write_all(b"a").await.is_err()
+                || closed_within(&mut stream, Duration::from_millis(1)).await
+            {
+                closed_at = Some(answered.elapsed());
+                break;
+            }
+        }
+        let closed_at = closed_at.expect("the server closes a connection whose next head never ends");
+        assert!(closed_at >= HEAD, "not before the deadline: {closed_at:?}");
+        assert!(closed_at <= HEAD + Duration::from_millis(1_500), "the idle time counted: {closed_at:?}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http1_an_idle_keep_alive_connection_is_closed_at_the_header_deadline_and_one_in_use_is_not() {
+    bounded(async {
+        const HEAD: Duration = Duration::from_secs(1);
+        let options = mcp_kernel_http::ServeOptions::new().header_read_timeout(HEAD);
+        let (addr, _stop) = start_with(options).await;
+        // One connection used every 300 ms for three deadlines' worth: never cut.
+        let mut busy = TcpStream::connect(addr).await.expect("connect");
+        let mut idle = TcpStream::connect(addr).await.expect("connect");
+        idle.write_all(&raw_call(addr, &request(1, "tools/list", json!({})))).await.expect("write");
+        assert_eq!(read_raw_response(&mut idle).await.status, 200);
+        let answered = Instant::now();
+        for id in 0..10 {
+            busy.write_all(&raw_call(addr, &request(id, "tools/list", json!({})))).await.expect("write");
+            assert_eq!(read_raw_response(&mut busy).await.status, 200, "request {id} on a connection in use");
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        // The idle one was closed, at its deadline (it is long past it now).
+        assert!(closed_within(&mut idle, Duration::from_millis(100)).await, "the idle connection is closed");
+        assert!(answered.elapsed() >= HEAD);
+        // And an idle one is closed no sooner than its deadline.
+        let mut fresh = TcpStream::connect(addr).await.expect("connect");
+        fresh.write_all(&raw_call(addr, &request(1, "tools/list", json!({})))).await.expect("write");
+        assert_eq!(read_raw_response(&mut fresh).await.status, 200);
+        assert!(!closed_within(&mut fresh, HEAD / 2).await, "open half way to its deadline");
+        assert!(closed_within(&mut fresh, HEAD + Duration::from_secs(1)).await, "closed by its deadline");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http2_connections_are_not_held_to_the_http1_header_deadline() {
+    bounded(async {
+        let options = mcp_kernel_http::ServeOptions::new().header_read_timeout(Duration::from_millis(500));
+        let (addr, _stop) = start_with(options).await;
+        let message = request(1, "tools/list", json!({}));
+        let mut h2 = connect(addr, Proto::H2).await;
+        assert_eq!(h2.post(addr, headers_for(&message), bytes(&message)).await.status, 200);
+        // Four times the HTTP/1.1 head deadline idle; the connection still serves (its idle limit is 60 s).
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(h2.post(addr, headers_for(&message), bytes(&message)).await.status, 200);
+    })
+    .await;
+}
