@@ -15,10 +15,17 @@ use serde_json::value::RawValue;
 /// written into one allocation instead of a buffer doubled past it and shrunk again: each doubling
 /// copies what was written, and a megabyte buffer doubled to two and shrunk back is mapped afresh by
 /// glibc's allocator on every call. A guess short enough that the buffer doubled anyway, leaving more
-/// than a quarter of it unused, is shrunk once written, so that the spare room is not held for as
-/// long as the answer is.
+/// than a quarter of it and more than 2 KiB unused, is shrunk once written, so that the spare
+/// room is not held for as long as the answer is; a small answer keeps its few hundred spare bytes
+/// rather than pay a reallocation and a copy (about 1,300 instructions of a small HTTP `tools/call`,
+/// `docs/performance.md`, "Fourteenth round") to give them back a moment before the answer is written
+/// and dropped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Encoded(String);
+
+/// The unused room of an encoded buffer kept rather than given back (see [`Encoded`]): more than a
+/// result's usual slack (the router's guess adds 512 bytes to a result's texts), less than a page.
+const SPARE_KEPT: usize = 2048;
 
 impl Encoded {
     /// `value` as compact JSON, in a buffer that starts with room for `capacity` bytes (it grows if
@@ -28,7 +35,8 @@ impl Encoded {
         // Only a guess: a capacity the allocator refuses leaves the buffer to grow as it is written.
         let _ = bytes.try_reserve_exact(capacity);
         serde_json::to_writer(&mut bytes, value)?;
-        if bytes.capacity() - bytes.len() > bytes.len() / 4 {
+        let spare = bytes.capacity() - bytes.len();
+        if spare > SPARE_KEPT && spare > bytes.len() / 4 {
             bytes.shrink_to_fit();
         }
         // serde_json writes UTF-8; checked here rather than assumed (no `unsafe` in this crate).
@@ -83,6 +91,14 @@ mod tests {
         let written = Encoded::to_json(&value, 64).unwrap().into_string();
         assert_eq!(written, serde_json::to_string(&value).unwrap());
         assert!(written.capacity() - written.len() <= written.len() / 4, "{}", written.capacity());
+    }
+
+    #[test]
+    fn a_small_answer_keeps_its_spare_room_instead_of_reallocating() {
+        let value = json!({"content": [{"type": "text", "text": "hello"}], "isError": false});
+        let written = Encoded::to_json(&value, 5 + 512).unwrap().into_string();
+        assert_eq!(written, serde_json::to_string(&value).unwrap());
+        assert_eq!(written.capacity(), 517, "the guess's buffer, not shrunk to {}", written.len());
     }
 
     #[test]
