@@ -17,7 +17,7 @@
 //! | 5a | the body's first 64 KiB (all of it if it declares less) would fit the body budget and the client's share of it (the client is the principal step 4 named, else the address prefix, else one unknown client held only to the budget: `client.rs`) — checked, nothing charged | `body/budget.rs` | 503, `retry-after: 1` | closed |
 //! | 6 | the body, within the cap, one deadline, the budget and the client's share (charged as its bytes arrive) | `body/read.rs`, `body/budget.rs` | 413 / 408 / 503 / 400 | closed |
 //! | 7 | `authorize_body(&Parts, &Bytes)`, whose principal joins the extensions (replacing one of the same type) | `auth/hooks.rs` | 401 / 403 / 400 as in step 4, or 500 | kept |
-//! | 8 | bounded decode: depth, duplicate keys, an object; read once into an `Envelope`, which every later step asks | `service.rs` (`read_message`) | 400 | kept |
+//! | 8 | bounded decode: depth, duplicate keys, an object; read once into an `Envelope`, which every later step asks | `service.rs` (`read_envelope`) | 400 | kept |
 //! | 8a | with `LegacyClients::Sessions`, a 2025-11-25 message (a header-less one carrying `Mcp-Session-Id` too) is served in its session instead: `initialize` mints one (the core with `keeps_session`); any other message needs its session; a POSTed response is delivered to the request of the session waiting for it; a request is served as at the next row, with `Inbound::stored_session` and, when it may stream, the session's client channel (its server-to-client requests on its SSE stream) | `session/post.rs`, `session/channel.rs` | 200 + `Mcp-Session-Id` / 429 / 503; 400 (no id) / 404 (unknown); 202 / 413 / 400 (no request awaits it); 400 / 200 / 202 / 500 | kept |
 //! | 8a | else, with `LegacyClients::Stateless` (the default; not with `Refused`), a 2025-11-25 message is served on its own path instead (the core with `Revisions::Legacy`, `sessionless` and the same extensions) | `legacy.rs` | 400 / 200 / 202 / 500 | kept |
 //! | 8b | a JSON-RPC request or notification (a POSTed response is refused) | `response/refusal.rs` (`jsonrpc_shape`) | 400 | kept |
@@ -62,7 +62,7 @@ use serde_json::Value;
 
 use mcp_kernel_router::transport::LiveServer;
 use mcp_kernel_router::{BoxFuture, Extensions, Server};
-use mcp_kernel_wire::{Envelope, ErrorObject, Method as McpMethod, read_message};
+use mcp_kernel_wire::{Envelope, ErrorObject, Method as McpMethod, read_envelope};
 
 use crate::admission::cors;
 use crate::admission::host_header::{self, AllowedHosts, HostRefusal};
@@ -434,8 +434,8 @@ async fn answer(
             }
         }
     }
-    let message = match read_message(&bytes) {
-        Ok(message) => Envelope::from_object(message),
+    let message = match read_envelope(&bytes) {
+        Ok(message) => message,
         Err(error) => {
             let status = StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
             return refuse(Refusal::post_body(status, error.to_error_object(), Value::Null));

@@ -17,7 +17,7 @@ pub use encoded::Encoded;
 pub use error::{ErrorObject, code};
 pub use jsonrpc::{JSONRPC_VERSION, Payload, Pieces, Response};
 pub use message::{Envelope, RequestMeta};
-pub use reader::{MAX_DEPTH, ReadError, read_message};
+pub use reader::{MAX_DEPTH, ReadError, read_envelope, read_message};
 pub use types::method::Method;
 pub use version::ProtocolVersion;
 

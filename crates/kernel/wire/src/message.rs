@@ -69,31 +69,25 @@ impl Envelope {
     pub fn from_object(map: Map<String, Value>) -> Envelope {
         // One pass over the members, each key compared once: no hashing, no reordering of the map.
         // A map holds each key once, so this sees exactly what look-ups by name would.
-        let (mut jsonrpc, mut id, mut method, mut method_sent, mut params) = (false, None, None, false, None);
-        let (mut top_level_meta, mut has_result, mut has_error) = (false, false, false);
+        let mut members = Members::default();
         for (key, value) in map {
             match key.as_str() {
-                "jsonrpc" => jsonrpc = value.as_str() == Some(JSONRPC_VERSION),
-                "id" => id = Some(value),
+                "jsonrpc" => members.jsonrpc = value.as_str() == Some(JSONRPC_VERSION),
+                "id" => members.id = Some(value),
                 "method" => {
-                    method_sent = true;
+                    members.method_sent = true;
                     if let Value::String(name) = value {
-                        method = Some(Method::known(&name).unwrap_or(Method::Other(name)));
+                        members.method = Some(Method::known(&name).unwrap_or(Method::Other(name)));
                     }
                 }
-                "params" => params = Some(value),
-                "_meta" => top_level_meta = true,
-                "result" => has_result = true,
-                "error" => has_error = true,
+                "params" => members.params = Some(value),
+                "_meta" => members.top_level_meta = true,
+                "result" => members.has_result = true,
+                "error" => members.has_error = true,
                 _ => {}
             }
         }
-        let meta = match &mut params {
-            Some(Value::Object(params)) => RequestMeta(params.remove("_meta")),
-            _ => RequestMeta(None),
-        };
-        let answers = has_result != has_error;
-        Envelope { jsonrpc, id, method, method_sent, params, meta, top_level_meta, answers }
+        members.into_envelope()
     }
 
     /// Whether `"jsonrpc": "2.0"` was present.
@@ -175,6 +169,35 @@ impl Envelope {
     /// `params._meta`.
     pub fn into_parts(self) -> (Option<Value>, Option<Method>, Option<Value>, RequestMeta) {
         (self.id, self.method, self.params, self.meta)
+    }
+}
+
+/// What an envelope keeps of a message's members, gathered from a decoded map
+/// ([`Envelope::from_object`]) or as the bytes are read ([`crate::read_envelope`]); each member's rule
+/// is the one written in [`Envelope::from_object`].
+#[derive(Debug, Default)]
+pub(crate) struct Members {
+    pub(crate) jsonrpc: bool,
+    pub(crate) id: Option<Value>,
+    pub(crate) method: Option<Method>,
+    pub(crate) method_sent: bool,
+    pub(crate) params: Option<Value>,
+    pub(crate) top_level_meta: bool,
+    pub(crate) has_result: bool,
+    pub(crate) has_error: bool,
+}
+
+impl Members {
+    /// The envelope: `params._meta` taken out of an object `params`.
+    pub(crate) fn into_envelope(self) -> Envelope {
+        let Members { jsonrpc, id, method, method_sent, mut params, top_level_meta, has_result, has_error } =
+            self;
+        let meta = match &mut params {
+            Some(Value::Object(params)) => RequestMeta(params.remove("_meta")),
+            _ => RequestMeta(None),
+        };
+        let answers = has_result != has_error;
+        Envelope { jsonrpc, id, method, method_sent, params, meta, top_level_meta, answers }
     }
 }
 

@@ -45,6 +45,10 @@ use serde_json::{Map, Number, Value};
 
 use crate::ErrorObject;
 
+mod envelope;
+
+pub use envelope::read_envelope;
+
 /// The deepest nesting of arrays and objects admitted; a top-level `{}` is depth 1.
 pub const MAX_DEPTH: usize = 64;
 
@@ -154,7 +158,7 @@ pub fn read_value(bytes: &[u8]) -> Result<Value, ReadError> {
 
 /// Why bytes the decoder refused are refused, in the documented order: blank, then too deep, then
 /// malformed. Runs only on refused input, so an accepted body is walked once.
-fn refusal_of_undecodable(bytes: &[u8]) -> ReadError {
+pub(super) fn refusal_of_undecodable(bytes: &[u8]) -> ReadError {
     if bytes.iter().all(|&b| is_json_whitespace(b)) {
         ReadError::Empty
     } else if exceeds_depth(bytes, MAX_DEPTH) {
@@ -217,7 +221,7 @@ fn exceeds_depth(bytes: &[u8], max: usize) -> bool {
 /// rest of the body is still checked for syntax and a caller's key text can never pose as this refusal.
 /// A level too deep is an error, and nothing inside it is decoded; [`read_value`] then names the refusal.
 #[derive(Clone, Copy)]
-struct ValueSeed<'a, const MAX: usize> {
+pub(super) struct ValueSeed<'a, const MAX: usize> {
     duplicate: &'a RefCell<Option<String>>,
     /// The arrays and objects open around the value this seed decodes (0 at the top level).
     depth: usize,
@@ -225,16 +229,24 @@ struct ValueSeed<'a, const MAX: usize> {
 
 impl<'a, const MAX: usize> ValueSeed<'a, MAX> {
     /// The seed of a top-level value.
-    fn new(duplicate: &'a RefCell<Option<String>>) -> Self {
+    pub(super) fn new(duplicate: &'a RefCell<Option<String>>) -> Self {
         Self { duplicate, depth: 0 }
     }
 
     /// The seed of a value inside the array or object this seed opens; an error past `MAX`.
-    fn inner<E: de::Error>(self) -> Result<Self, E> {
+    pub(super) fn inner<E: de::Error>(self) -> Result<Self, E> {
         if self.depth >= MAX {
             return Err(E::custom("nested too deep"));
         }
         Ok(ValueSeed { depth: self.depth + 1, ..self })
+    }
+
+    /// Records `key` as the body's repeated key, unless an earlier repeat was recorded.
+    pub(super) fn note_repeat(&self, key: &str) {
+        let mut duplicate = self.duplicate.borrow_mut();
+        if duplicate.is_none() {
+            *duplicate = Some(key.to_owned());
+        }
     }
 }
 
@@ -313,12 +325,7 @@ impl<'de, const MAX: usize> Visitor<'de> for ValueSeed<'_, MAX> {
                 Entry::Occupied(entry) => {
                     // Remember the first repeat only, then decode the repeated entry's value as strictly
                     // as any other (a malformed value is a parse error, not a duplicate) and drop it.
-                    {
-                        let mut duplicate = self.duplicate.borrow_mut();
-                        if duplicate.is_none() {
-                            *duplicate = Some(entry.key().clone());
-                        }
-                    }
+                    self.note_repeat(entry.key());
                     let _repeated: Value = access.next_value_seed(inner)?;
                 }
             }
