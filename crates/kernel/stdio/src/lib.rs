@@ -20,8 +20,9 @@
 //!   (-32700, a framing error), and is then served as a message of its own, so a stray `Content-Length:`
 //!   line swallows no request. Every frame begun is answered once, even at end of input: -32600 for a
 //!   frame over the cap, -32700 for a header block or a body the input cut short.
-//! * **Parsing.** Each message goes through the one bounded reader, [`mcp_kernel_wire::read_message`]
-//!   (depth, duplicate keys, objects only). A refusal is answered as an error whose id could not be read
+//! * **Parsing.** Each message goes through the one bounded reader, straight into its envelope
+//!   ([`mcp_kernel_wire::read_envelope`]: depth, duplicate keys, objects only); the client's answers to
+//!   the server's requests are read again whole ([`mcp_kernel_wire::read_message`]). A refusal is answered as an error whose id could not be read
 //!   (`null`, which the wire crate writes by omitting `id`) and never repeats the input.
 //! * **Concurrency.** Each message is served on its own task, so a slow tool does not hold up a
 //!   `tools/list` sent after it; responses are written in completion order, each as one whole line,

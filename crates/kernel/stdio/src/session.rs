@@ -20,13 +20,13 @@ use mcp_kernel_router::transport::{
     Control, Handled, Inbound, LegacyNotifications, LegacySession, LiveServer, Network, SharedChannel,
 };
 use mcp_kernel_router::{Extensions, Server};
-use mcp_kernel_wire::{Envelope, ErrorObject, Method, Response, read_message};
+use mcp_kernel_wire::{Envelope, ErrorObject, Method, Response, read_envelope, read_message};
 use serde_json::Value;
 use tokio::io::AsyncBufRead;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::task::{JoinError, JoinSet};
 
-use crate::client::{Client, is_answer};
+use crate::client::Client;
 use crate::framing::{Buffered, Frame, FrameReader};
 use crate::in_flight::InFlight;
 use crate::listen::{Listens, Stream};
@@ -230,13 +230,16 @@ impl Session {
                 }
                 Ok(Frame::Message(bytes)) => bytes,
             };
-            let message = match read_message(&bytes) {
-                // The client's answer to one of the server's requests: never answered itself.
-                Ok(message) if is_answer(&message) => {
-                    self.client.deliver(message);
+            let message = match read_envelope(&bytes) {
+                // The client's answer to one of the server's requests: never answered itself. Read
+                // again whole (the envelope keeps no `result`), which only an answer costs.
+                Ok(message) if message.is_response() => {
+                    if let Ok(answer) = read_message(&bytes) {
+                        self.client.deliver(answer);
+                    }
                     continue;
                 }
-                Ok(message) => Envelope::from_object(message),
+                Ok(message) => message,
                 Err(refusal) => {
                     tracing::debug!(code = refusal.code(), "refused an unreadable message");
                     let more = frames.has_whole_message();
