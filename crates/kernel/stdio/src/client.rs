@@ -274,7 +274,9 @@ mod tests {
     fn only_a_jsonrpc_response_is_an_answer() {
         // What the read loop delivers here rather than serves: the envelope's rule.
         let answer = |message: Value| {
-            mcp_kernel_wire::read_envelope(&serde_json::to_vec(&message).expect("JSON")).expect("read").is_response()
+            mcp_kernel_wire::read_envelope(&serde_json::to_vec(&message).expect("JSON"))
+                .expect("read")
+                .is_response()
         };
         assert!(answer(json!({"jsonrpc": "2.0", "id": "a", "result": {}})));
         assert!(answer(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 1, "message": ""}})));

@@ -182,19 +182,31 @@ pub(crate) struct Members {
     pub(crate) method: Option<Method>,
     pub(crate) method_sent: bool,
     pub(crate) params: Option<Value>,
+    /// `params._meta`, when the reader set it aside as it read `params`; `None`: still in `params`.
+    pub(crate) meta: Option<RequestMeta>,
     pub(crate) top_level_meta: bool,
     pub(crate) has_result: bool,
     pub(crate) has_error: bool,
 }
 
 impl Members {
-    /// The envelope: `params._meta` taken out of an object `params`.
+    /// The envelope: `params._meta` taken out of an object `params`, unless already set aside.
     pub(crate) fn into_envelope(self) -> Envelope {
-        let Members { jsonrpc, id, method, method_sent, mut params, top_level_meta, has_result, has_error } =
-            self;
-        let meta = match &mut params {
-            Some(Value::Object(params)) => RequestMeta(params.remove("_meta")),
-            _ => RequestMeta(None),
+        let Members {
+            jsonrpc,
+            id,
+            method,
+            method_sent,
+            mut params,
+            meta,
+            top_level_meta,
+            has_result,
+            has_error,
+        } = self;
+        let meta = match (meta, &mut params) {
+            (Some(meta), _) => meta,
+            (None, Some(Value::Object(params))) => RequestMeta(params.remove("_meta")),
+            (None, _) => RequestMeta(None),
         };
         let answers = has_result != has_error;
         Envelope { jsonrpc, id, method, method_sent, params, meta, top_level_meta, answers }
@@ -213,6 +225,17 @@ pub fn member<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
         map.iter().find_map(|(name, value)| (name == key).then_some(value))
     } else {
         map.get(key)
+    }
+}
+
+/// The member `key` of `map`, moved out, for an object about to be dropped: taken where it lies in a
+/// small object (a `null` is left in its place, so nothing is hashed or shifted), removed by hash from
+/// a larger one.
+pub fn take_member(map: &mut Map<String, Value>, key: &str) -> Option<Value> {
+    if map.len() <= SCANNED_MEMBERS {
+        map.iter_mut().find_map(|(name, value)| (name == key).then(|| value.take()))
+    } else {
+        map.remove(key)
     }
 }
 
@@ -318,6 +341,18 @@ mod tests {
         let unknown = envelope(json!({"jsonrpc": "2.0", "id": 1, "method": "x/y"}));
         assert_eq!(unknown.method(), Some(&Method::Other("x/y".into())));
         assert_eq!(envelope(json!({"jsonrpc": "2.0", "id": 1, "method": 7})).method(), None);
+    }
+
+    #[test]
+    fn take_member_moves_a_member_out_of_a_small_or_a_large_object() {
+        let mut small = json!({"name": "t", "arguments": {"a": 1}}).as_object().cloned().expect("an object");
+        assert_eq!(take_member(&mut small, "arguments"), Some(json!({"a": 1})));
+        assert_eq!(small, *json!({"name": "t", "arguments": null}).as_object().expect("an object"));
+        assert_eq!(take_member(&mut small, "absent"), None);
+        let mut large: Map<String, Value> = (0..20).map(|i| (format!("k{i}"), json!(i))).collect();
+        assert_eq!(take_member(&mut large, "k7"), Some(json!(7)));
+        assert_eq!(large.len(), 19, "removed from a large object");
+        assert_eq!(take_member(&mut large, "k7"), None);
     }
 
     #[test]

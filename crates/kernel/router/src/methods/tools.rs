@@ -118,7 +118,8 @@ impl Server {
         // A tool that runs only as a task is refused to a client that cannot take one, before anything
         // else is read.
         let task_engine = self.task_path(tool, &context)?;
-        let arguments = match params.remove("arguments") {
+        // Taken without a hash: `params` is read for nothing but a retry's members, then dropped.
+        let arguments = match mcp_kernel_wire::message::take_member(&mut params, "arguments") {
             None => Value::Object(Map::new()),
             Some(arguments @ Value::Object(_)) => arguments,
             // Not a CallToolRequest: a protocol error, not a tool error (tools.mdx, error handling).

@@ -13,6 +13,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use mcp_kernel_wire::message::member;
 use serde_json::{Map, Value};
 
 /// Where a transport receives the notifications of one request while it runs: called synchronously,
@@ -40,7 +41,7 @@ pub(crate) fn progress_token_in(meta: &mcp_kernel_wire::RequestMeta) -> Option<&
 /// The served progress token in a `_meta` value: an integer, or a string of at most
 /// [`MAX_PROGRESS_TOKEN_BYTES`].
 pub(crate) fn token_of(meta: Option<&Value>) -> Option<&Value> {
-    let token = meta?.get("progressToken")?;
+    let token = member(meta?.as_object()?, "progressToken")?;
     let served = match token {
         Value::String(text) => text.len() <= MAX_PROGRESS_TOKEN_BYTES,
         other => other.is_i64() || other.is_u64(),

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use mcp_kernel_wire::message::member;
 use mcp_kernel_wire::version::{META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
 use mcp_kernel_wire::{Envelope, Method, ProtocolVersion};
 
@@ -53,13 +54,13 @@ impl Server {
         meta: Option<&Map<String, Value>>,
         extensions: &Extensions,
     ) -> RequestContext {
-        let version = meta.and_then(|m| m.get(META_PROTOCOL_VERSION)).and_then(Value::as_str);
+        let version = meta.and_then(|m| member(m, META_PROTOCOL_VERSION)).and_then(Value::as_str);
         let era = match version.and_then(ProtocolVersion::parse) {
             Some(version) => Era::Declared(version),
             None => Era::Bare,
         };
         let capabilities =
-            meta.and_then(|m| m.get(META_CLIENT_CAPABILITIES)).filter(|c| c.is_object()).cloned();
+            meta.and_then(|m| member(m, META_CLIENT_CAPABILITIES)).filter(|c| c.is_object()).cloned();
         RequestContext::new(era, capabilities.map(Arc::new)).with_extensions(extensions.clone())
     }
 }

@@ -5,9 +5,10 @@
 //! `preserve_order` map's hasher), the map's two tables allocated, and then all of it freed, with the
 //! `"2.0"` of `jsonrpc` and the method's name. [`read_envelope`] keeps the members an envelope keeps
 //! as the decoder reaches them: a key is compared where it lies in the bytes (copied only if it holds
-//! an escape), `jsonrpc` and a known `method` are read without a copy, and only `id`, `params` and
-//! the values an envelope drops are decoded into [`Value`]s, by the reader's own seed, under the same
-//! bounds. About 2,000 instructions of a small `tools/call` (`docs/performance.md`, "Fourteenth round").
+//! an escape), `jsonrpc` and a known `method` are read without a copy, `params._meta` is set aside as
+//! `params` is read (not put in its map to be found by hash and shifted out again), and only `id`,
+//! `params` and the values an envelope drops are decoded into [`Value`]s, by the reader's own seed,
+//! under the same bounds (`docs/performance.md`, "Fourteenth round", counts what it saves).
 //!
 //! The refusals and their order are the reader's (see [`super`]): a repeated top-level key is noted
 //! out of band, like any other, and the body is read to its end; a top-level value that is not an
@@ -20,11 +21,12 @@ use std::collections::HashSet;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
-use serde_json::Value;
+use serde_json::map::Entry;
+use serde_json::{Map, Value};
 
 use super::{JsonKind, MAX_DEPTH, ReadError, ValueSeed, refusal_of_undecodable};
 use crate::message::Members;
-use crate::{Envelope, JSONRPC_VERSION, Method};
+use crate::{Envelope, JSONRPC_VERSION, Method, RequestMeta};
 
 /// Reads one JSON-RPC message into its [`Envelope`]: the same bounds, refusals and envelope as
 /// [`read_message`](super::read_message) and then [`Envelope::from_object`], in one pass and without
@@ -115,7 +117,10 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
                     members.method_sent = true;
                     members.method = access.next_value_seed(StrSeed::new(inner, method))?;
                 }
-                "params" => members.params = Some(access.next_value_seed(inner)?),
+                "params" => {
+                    let (params, meta) = access.next_value_seed(ParamsSeed { value: inner })?;
+                    (members.params, members.meta) = (Some(params), Some(meta));
+                }
                 other => {
                     // Decoded for its bounds, then dropped: an envelope keeps only that it was there.
                     let _dropped: Value = access.next_value_seed(inner)?;
@@ -166,6 +171,87 @@ impl Seen {
         let first = self.known & bit == 0;
         self.known |= bit;
         first
+    }
+}
+
+/// `params`, with an object's `_meta` set aside as it is read (rather than put in the map, then
+/// found by hash and shifted out of it); any other value decoded whole, with no `_meta`.
+struct ParamsSeed<'a> {
+    value: ValueSeed<'a, MAX_DEPTH>,
+}
+
+impl<'de> DeserializeSeed<'de> for ParamsSeed<'_> {
+    type Value = (Value, RequestMeta);
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ParamsSeed<'_> {
+    type Value = (Value, RequestMeta);
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Self::Value, E> {
+        Ok((Value::Bool(value), RequestMeta::default()))
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Self::Value, E> {
+        self.value.visit_i64(value).map(|value| (value, RequestMeta::default()))
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Self::Value, E> {
+        self.value.visit_u64(value).map(|value| (value, RequestMeta::default()))
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Self::Value, E> {
+        self.value.visit_f64(value).map(|value| (value, RequestMeta::default()))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Self::Value, E> {
+        Ok((Value::String(value.to_owned()), RequestMeta::default()))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Self::Value, E> {
+        Ok((Value::String(value), RequestMeta::default()))
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok((Value::Null, RequestMeta::default()))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        self.value.visit_seq(seq).map(|value| (value, RequestMeta::default()))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+        let inner = self.value.inner()?;
+        let (mut params, mut meta) = (Map::new(), None);
+        while let Some(key) = access.next_key_seed(KeySeed)? {
+            let repeated = if key == "_meta" {
+                let first = meta.is_none();
+                if first {
+                    meta = Some(access.next_value_seed(inner)?);
+                }
+                !first
+            } else {
+                match params.entry(key.as_ref()) {
+                    Entry::Vacant(slot) => {
+                        slot.insert(access.next_value_seed(inner)?);
+                        false
+                    }
+                    Entry::Occupied(_) => true,
+                }
+            };
+            if repeated {
+                self.value.note_repeat(&key);
+                let _repeated: Value = access.next_value_seed(inner)?;
+            }
+        }
+        Ok((Value::Object(params), RequestMeta::new(meta)))
     }
 }
 

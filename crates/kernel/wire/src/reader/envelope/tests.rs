@@ -35,6 +35,18 @@ fn a_repeated_top_level_key_is_refused_by_its_decoded_name() {
 }
 
 #[test]
+fn params_meta_is_set_aside_as_read_and_the_rest_keeps_its_order() {
+    let text = r#"{"method":"tools/call","params":{"z":1,"_meta":{"progressToken":3},"a":[2]}}"#;
+    let envelope = read(text).expect("an envelope");
+    let params = envelope.params_object().expect("an object");
+    assert_eq!(params.keys().collect::<Vec<_>>(), ["z", "a"], "wire order, without _meta");
+    assert_eq!(envelope.meta().progress_token(), Some(&json!(3)));
+    let repeated = r#"{"params":{"\u005fmeta":{},"_meta":1}}"#;
+    assert_eq!(read(repeated), Err(ReadError::DuplicateKey("_meta".to_owned())));
+    assert_eq!(read(r#"{"params":[{"_meta":1}]}"#).expect("an envelope").meta().value(), None);
+}
+
+#[test]
 fn a_repeat_after_a_syntax_error_is_a_parse_error() {
     assert_eq!(read(r#"{"id":1,"id":2,"#), Err(ReadError::Parse));
 }
@@ -106,6 +118,10 @@ fn value() -> impl Strategy<Value = String> {
         "true",
         r#"{"_meta":{"p":1},"name":"echo"}"#,
         r#"{"_meta":7}"#,
+        r#"{"x":1,"_meta":{"a":1},"y":[2]}"#,
+        r#"{"\u005fmeta":{"a":1},"_meta":2}"#,
+        r#"{"_meta":{"k":1,"k":1}}"#,
+        r#"{"x":1,"x":{"_meta":1}}"#,
         r#"{"k":1,"k":2}"#,
         "[[[1]]]",
         r#"["a",{"b":null}]"#,
