@@ -111,11 +111,16 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
                 continue;
             }
             match &*key {
-                "jsonrpc" => members.jsonrpc = access.next_value_seed(StrSeed::new(inner, is_jsonrpc))?,
+                "jsonrpc" => {
+                    let text = access.next_value_seed(StrSeed { value: inner })?;
+                    members.jsonrpc = text.is_some_and(|text| text == JSONRPC_VERSION);
+                }
                 "id" => members.id = Some(access.next_value_seed(inner)?),
                 "method" => {
                     members.method_sent = true;
-                    members.method = access.next_value_seed(StrSeed::new(inner, method))?;
+                    let name = access.next_value_seed(StrSeed { value: inner })?;
+                    members.method = name
+                        .map(|name| Method::known(&name).unwrap_or_else(|| Method::Other(name.into_owned())));
                 }
                 "params" => {
                     let (params, meta) = access.next_value_seed(ParamsSeed { value: inner })?;
@@ -135,16 +140,6 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
         }
         Ok(Top::Message(members))
     }
-}
-
-/// `jsonrpc`'s rule: the string `"2.0"`.
-fn is_jsonrpc(text: &str) -> bool {
-    text == JSONRPC_VERSION
-}
-
-/// `method`'s rule: a string names a method, known or not.
-fn method(name: &str) -> Option<Method> {
-    Some(Method::known(name).unwrap_or_else(|| Method::Other(name.to_owned())))
 }
 
 /// The top-level keys met so far, to find a repeat: the seven an envelope reads by bit, any other in
@@ -286,64 +281,65 @@ impl<'de> Visitor<'de> for KeySeed {
     }
 }
 
-/// A member whose string is read where it lies (`rule` applied to it); any other value is decoded
-/// whole by the reader's seed, for its bounds, and counts as `T::default()`.
-struct StrSeed<'a, F> {
+/// A member whose string is read where it lies (copied only if it holds an escape); any other value
+/// is decoded whole by the reader's seed, for its bounds, and read as `None`.
+struct StrSeed<'a> {
     value: ValueSeed<'a, MAX_DEPTH>,
-    rule: F,
 }
 
-impl<'a, F> StrSeed<'a, F> {
-    fn new(value: ValueSeed<'a, MAX_DEPTH>, rule: F) -> Self {
-        Self { value, rule }
-    }
-}
+impl<'de> DeserializeSeed<'de> for StrSeed<'_> {
+    type Value = Option<Cow<'de, str>>;
 
-impl<'de, T: Default, F: FnOnce(&str) -> T> DeserializeSeed<'de> for StrSeed<'_, F> {
-    type Value = T;
-
-    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_any(self)
     }
 }
 
-impl<'de, T: Default, F: FnOnce(&str) -> T> Visitor<'de> for StrSeed<'_, F> {
-    type Value = T;
+impl<'de> Visitor<'de> for StrSeed<'_> {
+    type Value = Option<Cow<'de, str>>;
 
     fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str("any valid JSON value")
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<T, E> {
-        Ok(T::default())
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
     }
 
-    fn visit_i64<E>(self, _: i64) -> Result<T, E> {
-        Ok(T::default())
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
     }
 
-    fn visit_u64<E>(self, _: u64) -> Result<T, E> {
-        Ok(T::default())
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
     }
 
-    fn visit_f64<E>(self, _: f64) -> Result<T, E> {
-        Ok(T::default())
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
     }
 
-    fn visit_str<E>(self, text: &str) -> Result<T, E> {
-        Ok((self.rule)(text))
+    fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Borrowed(text)))
     }
 
-    fn visit_unit<E>(self) -> Result<T, E> {
-        Ok(T::default())
+    fn visit_str<E>(self, text: &str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Owned(text.to_owned())))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
-        self.value.visit_seq(seq).map(|_| T::default())
+    fn visit_string<E>(self, text: String) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Owned(text)))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<T, A::Error> {
-        self.value.visit_map(access).map(|_| T::default())
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        self.value.visit_seq(seq).map(|_| None)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<Self::Value, A::Error> {
+        self.value.visit_map(access).map(|_| None)
     }
 }
 
