@@ -1,14 +1,15 @@
-//! Target `reader`: the bounded JSON reader (`read_value`, `read_message`).
+//! Target `reader`: the bounded JSON reader (`read_value`, `read_message`, `read_envelope`).
 //!
 //! Laws: never panics; on input `serde_json` accepts, the reader either returns the same value or
 //! refuses with exactly the bound that applies (depth past [`MAX_DEPTH`], then a repeated key); input
-//! `serde_json` refuses is never accepted; `read_message` is `read_value` restricted to objects.
+//! `serde_json` refuses is never accepted; `read_message` is `read_value` restricted to objects; and
+//! `read_envelope` is `read_message` then `Envelope::from_object`, refusals included.
 
 use std::collections::HashSet;
 use std::fmt;
 
-use mcp_kernel_wire::reader::{JsonKind, ReadError, read_message, read_value};
-use mcp_kernel_wire::{MAX_DEPTH, code};
+use mcp_kernel_wire::reader::{JsonKind, ReadError, read_envelope, read_message, read_value};
+use mcp_kernel_wire::{Envelope, MAX_DEPTH, code};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
@@ -56,8 +57,16 @@ pub fn reader(data: &[u8]) {
         let _ = error.to_string();
     }
 
+    // read_envelope reads what read_message and from_object read, in one pass.
+    let message = read_message(data);
+    let (once, oracle) = (read_envelope(data), message.clone().map(Envelope::from_object));
+    // A map's `==` ignores member order; the order `params` keeps is compared as written.
+    let params = |read: &Result<Envelope, ReadError>| read.as_ref().ok().map(|e| format!("{:?}", e.params()));
+    assert_eq!(params(&once), params(&oracle), "read_envelope orders params otherwise");
+    assert_eq!(once, oracle, "read_envelope disagrees with read_message and Envelope::from_object");
+
     // read_message is read_value restricted to objects.
-    match (read_message(data), ours) {
+    match (message, ours) {
         (Ok(map), Ok(Value::Object(expected))) => assert_eq!(map, expected),
         (Err(ReadError::NotAnObject(kind)), Ok(value)) => assert_eq!(Some(kind), kind_of(&value)),
         (Err(a), Err(b)) => assert_eq!(a, b, "read_message and read_value refuse differently"),

@@ -40,6 +40,9 @@ fn bench_core(c: &mut Criterion) {
     c.bench_function("reader/bounded_read_modern_call", |b| {
         b.iter(|| mcp_kernel_router::wire::read_message(black_box(MODERN_CALL)).unwrap())
     });
+    c.bench_function("reader/read_envelope_modern_call", |b| {
+        b.iter(|| mcp_kernel_router::wire::read_envelope(black_box(MODERN_CALL)).unwrap())
+    });
     c.bench_function("baseline/serde_json_parse_modern_call", |b| {
         b.iter(|| serde_json::from_slice::<serde_json::Value>(black_box(MODERN_CALL)).unwrap())
     });

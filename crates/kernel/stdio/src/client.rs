@@ -129,6 +129,12 @@ impl Client {
         Self { shared: Arc::new(shared) }
     }
 
+    /// Whether a request of the server's waits for an answer with this id (the read loop asks before it
+    /// reads an answer whole).
+    pub(crate) fn awaits(&self, id: Option<&Value>) -> bool {
+        id.and_then(Value::as_str).is_some_and(|id| lock(&self.shared.waiting).contains_key(id))
+    }
+
     /// Hands a response the client sent to the request waiting for its id; drops it otherwise.
     pub(crate) fn deliver(&self, mut message: Map<String, Value>) {
         let id = message.get("id").and_then(Value::as_str);

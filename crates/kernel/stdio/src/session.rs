@@ -232,10 +232,14 @@ impl Session {
             };
             let message = match read_envelope(&bytes) {
                 // The client's answer to one of the server's requests: never answered itself. Read
-                // again whole (the envelope keeps no `result`), which only an answer costs.
+                // again whole (the envelope keeps no `result`) only when a request waits for it; the
+                // same bytes read the same way, so the second read cannot fail where the first did not.
                 Ok(message) if message.is_response() => {
-                    if let Ok(answer) = read_message(&bytes) {
-                        self.client.deliver(answer);
+                    match self.client.awaits(message.id()) {
+                        true => self.client.deliver(read_message(&bytes).unwrap_or_default()),
+                        false => {
+                            tracing::debug!("dropped a response for no request the server is waiting on")
+                        }
                     }
                     continue;
                 }

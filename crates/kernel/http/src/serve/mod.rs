@@ -10,7 +10,7 @@
 //! | 1b | a slot in total; when all are held, the biggest holder gives one up to a smaller client | `limits.rs`, `evict.rs` | the newcomer is admitted and the biggest holder's longest-idle (else oldest) connection is told to close; a newcomer from a client holding as many as the biggest is closed at `accept`; past 1 in 16 connections on their way out, `serve` waits before `accept` ([`ServeOptions::max_connections`]) |
 //! | 2 | the protocol decision, reading (never peeking) under the first-bytes deadline | `sniff.rs` | closed, no response |
 //! | 3 | the first request's head, under the same deadline from accept | `watch.rs` | closed (`GOAWAY` first over HTTP/2) |
-//! | 4 | each later HTTP/1.1 head (hyper's header timer) | hyper | closed |
+//! | 4 | each later HTTP/1.1 head, idle time before it included | `watch.rs` | closed |
 //! | 5 | HTTP/2 streams open at once, and request bytes sent before the service reads them (the receive window, 64 KiB per connection and per stream) | hyper (`SETTINGS_MAX_CONCURRENT_STREAMS`, the initial windows) | the client queues; a stream opened anyway is refused (`REFUSED_STREAM`); DATA past the window is a flow-control error |
 //! | 6 | no open request for the idle timeout, pings or not | `watch.rs` | closed politely (`GOAWAY`) |
 //! | 7 | a write blocked for the write timeout; a response whose waits on the client add up to it | `io.rs`, `tracked.rs`, `watch.rs` | abandoned, closed |

@@ -3,6 +3,7 @@
 //! catalog the other `core/*` benches send their requests to.
 
 use futures_util::FutureExt;
+use mcp_kernel_router::transport::Inbound;
 use mcp_kernel_router::{
     Listing, Mode, RequestContext, Server, ToolCall, ToolError, ToolOutput, ToolSpec, Tools,
 };
@@ -50,9 +51,10 @@ pub fn typed_server() -> Server {
     Server::builder(Listing::new()).tools(tools).build().expect("bench catalog")
 }
 
-/// One call through the core: bounded decode, the core (its dispatch future is ready at once), encode.
+/// One call through the core as the transports make it: the bounded decode straight into the
+/// envelope, the core (its dispatch future is ready at once), encode.
 pub fn one_call(server: &Server, bytes: &[u8]) -> Vec<u8> {
-    let message = mcp_kernel_router::wire::read_message(bytes).expect("valid request");
-    let handled = server.handle(serde_json::Value::Object(message)).now_or_never().expect("ready");
+    let envelope = mcp_kernel_router::wire::read_envelope(bytes).expect("valid request");
+    let handled = server.handle_envelope(envelope, Inbound::new()).now_or_never().expect("ready");
     handled.response.expect("a response").to_bytes()
 }

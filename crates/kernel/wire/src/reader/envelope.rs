@@ -45,6 +45,8 @@ pub fn read_envelope(bytes: &[u8]) -> Result<Envelope, ReadError> {
 }
 
 /// What the top level held: a message's members, or the kind of a value that is not an object.
+// Made and taken apart once a message, on the stack: boxing the members would allocate for every read.
+#[allow(clippy::large_enum_variant)]
 enum Top {
     Message(Members),
     Other(JsonKind),
