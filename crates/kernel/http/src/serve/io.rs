@@ -5,15 +5,21 @@
 //! returns "not now", and without a deadline the connection (its task, its buffers, the response it
 //! holds) waits for as long as the client keeps the TCP connection open, answering HTTP/2 pings all the
 //! while. Here a write or flush that stays blocked for the write timeout fails with `TimedOut`; hyper
-//! then closes the connection.
+//! then closes the connection. The connection's [`Watch`] is told when a write starts waiting and when
+//! it goes through, so that it does not time the next request's head while the response is still on
+//! its way.
 
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
+use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
 use tokio::time::Sleep;
+
+use super::watch::Watch;
 
 /// A stream with replayed leading bytes and a write deadline.
 #[derive(Debug)]
@@ -24,18 +30,23 @@ pub(crate) struct ConnIo<S> {
     write_timeout: Duration,
     /// Armed while a write is blocked: when it fires, the write fails.
     blocked: Option<Pin<Box<Sleep>>>,
+    /// The connection's watch, told when a write blocks and when it goes through.
+    watch: Arc<Watch>,
 }
 
 impl<S> ConnIo<S> {
-    /// `inner`, read after `replay`, with writes bounded by `write_timeout`.
-    pub(crate) fn new(inner: S, replay: Vec<u8>, write_timeout: Duration) -> Self {
-        Self { inner, replay, replayed: 0, write_timeout, blocked: None }
+    /// `inner`, read after `replay`, with writes bounded by `write_timeout` and reported to `watch`.
+    pub(crate) fn new(inner: S, replay: Vec<u8>, write_timeout: Duration, watch: Arc<Watch>) -> Self {
+        Self { inner, replay, replayed: 0, write_timeout, blocked: None, watch }
     }
 
     /// Called when a write returned `Pending`: arms the deadline (once) and fails if it has passed.
     fn still_blocked(&mut self, cx: &mut Context<'_>) -> Poll<io::Error> {
         let timeout = self.write_timeout;
-        let sleep = self.blocked.get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+        let sleep = self.blocked.get_or_insert_with(|| {
+            self.watch.write_blocked();
+            Box::pin(tokio::time::sleep(timeout))
+        });
         ready!(sleep.as_mut().poll(cx));
         self.blocked = None;
         Poll::Ready(io::Error::new(
@@ -46,7 +57,9 @@ impl<S> ConnIo<S> {
 
     /// Called when a write made progress: the deadline starts over at the next block.
     fn unblocked(&mut self) {
-        self.blocked = None;
+        if self.blocked.take().is_some() {
+            self.watch.write_unblocked();
+        }
     }
 
     /// Runs one write-side operation under the deadline.
@@ -127,7 +140,7 @@ mod tests {
         let (mut client, server) = tokio::io::duplex(64);
         client.write_all(b" rest").await.unwrap();
         drop(client);
-        let mut io = ConnIo::new(server, b"PO".to_vec(), Duration::from_secs(5));
+        let mut io = ConnIo::new(server, b"PO".to_vec(), Duration::from_secs(5), Watch::new());
         let mut all = Vec::new();
         io.read_to_end(&mut all).await.unwrap();
         assert_eq!(all, b"PO rest");
@@ -137,7 +150,7 @@ mod tests {
     async fn a_write_blocked_past_the_deadline_fails_timed_out() {
         // A peer that never reads: the 16-byte pipe fills and the next write blocks.
         let (_client, server) = tokio::io::duplex(16);
-        let mut io = ConnIo::new(server, Vec::new(), Duration::from_secs(3));
+        let mut io = ConnIo::new(server, Vec::new(), Duration::from_secs(3), Watch::new());
         let started = Instant::now();
         let error = io.write_all(&[0u8; 64]).await.expect_err("the write cannot finish");
         assert_eq!(error.kind(), io::ErrorKind::TimedOut);
@@ -147,7 +160,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_write_that_makes_progress_starts_the_deadline_over() {
         let (mut client, server) = tokio::io::duplex(16);
-        let mut io = ConnIo::new(server, Vec::new(), Duration::from_secs(3));
+        let mut io = ConnIo::new(server, Vec::new(), Duration::from_secs(3), Watch::new());
         let reader = tokio::spawn(async move {
             let mut sink = [0u8; 16];
             let mut total = 0;

@@ -401,7 +401,8 @@ impl Connection {
         };
         // Nothing useful before the deadline, or the peer left: there is no one to answer.
         let Some((protocol, read)) = decided else { return };
-        let io = TokioIo::new(ConnIo::new(self.stream, read, self.options.write_timeout));
+        let io =
+            TokioIo::new(ConnIo::new(self.stream, read, self.options.write_timeout, Arc::clone(&self.watch)));
         let watch = Arc::clone(&self.watch);
         let handover = match protocol {
             Protocol::Http1 => Handover::Whole,

@@ -11,8 +11,11 @@
 //! That last deadline is hyper's `header_read_timeout` in effect, kept here instead: hyper arms a
 //! timer of its own for every request head it waits for and cancels it when the head is in, which cost
 //! a small request about 3 % of its CPU (`docs/performance.md`, "Fourteenth round"). Here it is one more
-//! deadline of the idle connection, counted from the end of its last request: as with hyper's, the
-//! time the next head may take includes the idle time before it.
+//! deadline of the idle connection, counted from the end of its last request, or from the last write of
+//! its response that had to wait for the client if that came later, and not counted while a write waits
+//! (the write timeout bounds that): as with hyper's, which started once the response was flushed, the
+//! time the next head may take includes the idle time before it, and a response the client is slow to
+//! take is held to the write timeout, not to this one.
 //!
 //! [`Watch`] counts the connection's open requests — from the moment hyper hands a request head to the
 //! service until its response body is dropped — and, for each response body, whether the transport
@@ -74,6 +77,10 @@ struct State {
     /// poll.
     owed: Vec<(u64, Waiting)>,
     next_body: u64,
+    /// A write to the socket is waiting for the client to read ([`super::io::ConnIo`] says so).
+    write_blocked: bool,
+    /// When a write that had waited last went through.
+    unblocked_at: Instant,
 }
 
 /// How long one response body has waited on the transport.
@@ -109,6 +116,8 @@ impl Watch {
                 idle_since: Instant::now(),
                 owed: Vec::new(),
                 next_body: 0,
+                write_blocked: false,
+                unblocked_at: Instant::now(),
             }),
             first: Notify::new(),
         })
@@ -137,6 +146,18 @@ impl Watch {
         if state.open == 0 {
             state.idle_since = Instant::now();
         }
+    }
+
+    /// A write to the socket could not proceed: the next head is not timed until one does.
+    pub(super) fn write_blocked(&self) {
+        self.lock().write_blocked = true;
+    }
+
+    /// A write that could not proceed went through: the next head is timed from now at the earliest.
+    pub(super) fn write_unblocked(&self) {
+        let mut state = self.lock();
+        state.write_blocked = false;
+        state.unblocked_at = Instant::now();
     }
 
     /// A new response body, created with data to hand over: the transport owes it a poll from now.
@@ -188,8 +209,8 @@ impl Watch {
         }
         if state.open == 0 {
             return Some(match deadlines.next_head {
-                Some(head) if head <= deadlines.idle => {
-                    (deadline_after(state.idle_since, head), Verdict::NoRequest)
+                Some(head) if head <= deadlines.idle && !state.write_blocked => {
+                    (deadline_after(state.idle_since.max(state.unblocked_at), head), Verdict::NoRequest)
                 }
                 _ => (deadline_after(state.idle_since, deadlines.idle), Verdict::Idle),
             });
@@ -380,6 +401,40 @@ mod tests {
         let (verdict, ()) = tokio::join!(watch.verdict(http1_deadlines()), served);
         assert_eq!(verdict, Verdict::NoRequest);
         assert_eq!(started.elapsed(), Duration::from_secs(115), "15 s after the request's end, not later");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn over_http1_the_next_head_is_looked_for_within_its_own_timeout_after_a_request_ends() {
+        // Looked at every 15 s (not every 30 s, the write timeout): a request open from 0 s to 5 s
+        // is closed at 20 s, not at the 30 s look.
+        let watch = Watch::new();
+        let started = Instant::now();
+        let open = watch.request_started();
+        let served = async {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            drop(open);
+        };
+        let (verdict, ()) = tokio::join!(watch.verdict(http1_deadlines()), served);
+        assert_eq!(verdict, Verdict::NoRequest);
+        assert_eq!(started.elapsed(), Duration::from_secs(20));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn over_http1_the_next_head_is_not_timed_while_a_write_waits_and_is_timed_from_when_it_went_through()
+     {
+        // The last response is still on its way to a client slow to take it: the write timeout bounds
+        // that wait, the head deadline starts once the write goes through (at 40 s here).
+        let watch = Watch::new();
+        drop(watch.request_started());
+        watch.write_blocked();
+        let started = Instant::now();
+        let client = async {
+            tokio::time::sleep(Duration::from_secs(40)).await;
+            watch.write_unblocked();
+        };
+        let (verdict, ()) = tokio::join!(watch.verdict(http1_deadlines()), client);
+        assert_eq!(verdict, Verdict::NoRequest);
+        assert_eq!(started.elapsed(), Duration::from_secs(55), "15 s after the write went through");
     }
 
     #[tokio::test(start_paused = true)]

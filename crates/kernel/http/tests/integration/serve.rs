@@ -3,12 +3,12 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
 use crate::support::*;
-use mcp_kernel_http::HEADER_READ_TIMEOUT;
+use mcp_kernel_http::FIRST_BYTES_TIMEOUT;
 
 /// Starts `serve` directly, returning the address, the shutdown sender and the serve task.
 async fn start_raw()
@@ -77,7 +77,7 @@ async fn shutdown_is_held_by_an_idle_http1_connection_only_until_its_peer_leaves
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn http1_headers_dripped_forever_are_cut_at_the_header_deadline() {
+async fn http1_a_first_head_dripped_forever_is_cut_at_the_first_bytes_deadline() {
     bounded(async {
         let server = start_default().await;
         let mut stream = TcpStream::connect(server.addr).await.expect("connect");
@@ -85,7 +85,7 @@ async fn http1_headers_dripped_forever_are_cut_at_the_header_deadline() {
         // A request line and then one header byte every 100 ms, never the blank line.
         stream.write_all(b"POST /mcp HTTP/1.1\r\nhost: x\r\nx-slow: ").await.expect("write");
         let mut closed_at = None;
-        for _ in 0..((HEADER_READ_TIMEOUT.as_millis() / 100) as usize + 30) {
+        for _ in 0..((FIRST_BYTES_TIMEOUT.as_millis() / 100) as usize + 30) {
             tokio::time::sleep(Duration::from_millis(100)).await;
             if stream.write_all(b"a").await.is_err() {
                 closed_at = Some(started.elapsed());
@@ -97,8 +97,8 @@ async fn http1_headers_dripped_forever_are_cut_at_the_header_deadline() {
             }
         }
         let closed_at = closed_at.expect("the server closes a connection whose head never ends");
-        assert!(closed_at >= HEADER_READ_TIMEOUT, "{closed_at:?}");
-        assert!(closed_at <= HEADER_READ_TIMEOUT + Duration::from_secs(2), "{closed_at:?}");
+        assert!(closed_at >= FIRST_BYTES_TIMEOUT, "{closed_at:?}");
+        assert!(closed_at <= FIRST_BYTES_TIMEOUT + Duration::from_secs(2), "{closed_at:?}");
     })
     .await;
 }
@@ -156,28 +156,37 @@ fn raw_call(addr: std::net::SocketAddr, message: &serde_json::Value) -> Vec<u8> 
 async fn http1_a_later_head_dripped_is_cut_at_the_header_deadline_counted_from_the_last_request() {
     bounded(async {
         const HEAD: Duration = Duration::from_secs(2);
+        const IDLE: Duration = Duration::from_secs(1);
         let options = mcp_kernel_http::ServeOptions::new().header_read_timeout(HEAD);
         let (addr, _stop) = start_with(options).await;
         let mut stream = TcpStream::connect(addr).await.expect("connect");
+        // The server's clock starts between these two instants: when the request ends there.
+        let sent = Instant::now();
         stream.write_all(&raw_call(addr, &request(1, "tools/list", json!({})))).await.expect("write");
         assert_eq!(read_raw_response(&mut stream).await.status, 200);
         let answered = Instant::now();
-        // Half a second idle, then the next head one byte every 100 ms, never its blank line.
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        // A second idle, then the next head one byte every 100 ms, never its blank line.
+        tokio::time::sleep(IDLE).await;
         stream.write_all(b"POST /mcp HTTP/1.1\r\nhost: x\r\nx-slow: ").await.expect("write");
-        let mut closed_at = None;
+        let mut closed = None;
         for _ in 0..60 {
             tokio::time::sleep(Duration::from_millis(100)).await;
             if stream.write_all(b"a").await.is_err()
                 || closed_within(&mut stream, Duration::from_millis(1)).await
             {
-                closed_at = Some(answered.elapsed());
+                closed = Some(Instant::now());
                 break;
             }
         }
-        let closed_at = closed_at.expect("the server closes a connection whose next head never ends");
-        assert!(closed_at >= HEAD, "not before the deadline: {closed_at:?}");
-        assert!(closed_at <= HEAD + Duration::from_millis(1_500), "the idle time counted: {closed_at:?}");
+        let closed = closed.expect("the server closes a connection whose next head never ends");
+        let since_sent = closed - sent;
+        assert!(since_sent >= HEAD, "not before the deadline: {since_sent:?}");
+        // Timed from the first byte of the head, it would close `IDLE + HEAD` after the answer.
+        let since_answered = closed - answered;
+        assert!(
+            since_answered < HEAD + IDLE - Duration::from_millis(300),
+            "the idle time counted: {since_answered:?}"
+        );
     })
     .await;
 }
@@ -185,29 +194,28 @@ async fn http1_a_later_head_dripped_is_cut_at_the_header_deadline_counted_from_t
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http1_an_idle_keep_alive_connection_is_closed_at_the_header_deadline_and_one_in_use_is_not() {
     bounded(async {
-        const HEAD: Duration = Duration::from_secs(1);
+        const HEAD: Duration = Duration::from_secs(2);
         let options = mcp_kernel_http::ServeOptions::new().header_read_timeout(HEAD);
         let (addr, _stop) = start_with(options).await;
-        // One connection used every 300 ms for three deadlines' worth: never cut.
+        // One connection used every 300 ms for one and a half deadlines: never cut.
         let mut busy = TcpStream::connect(addr).await.expect("connect");
         let mut idle = TcpStream::connect(addr).await.expect("connect");
         idle.write_all(&raw_call(addr, &request(1, "tools/list", json!({})))).await.expect("write");
         assert_eq!(read_raw_response(&mut idle).await.status, 200);
-        let answered = Instant::now();
         for id in 0..10 {
             busy.write_all(&raw_call(addr, &request(id, "tools/list", json!({})))).await.expect("write");
             assert_eq!(read_raw_response(&mut busy).await.status, 200, "request {id} on a connection in use");
             tokio::time::sleep(Duration::from_millis(300)).await;
         }
-        // The idle one was closed, at its deadline (it is long past it now).
+        // The idle one was closed, at its deadline (it is past it now).
         assert!(closed_within(&mut idle, Duration::from_millis(100)).await, "the idle connection is closed");
-        assert!(answered.elapsed() >= HEAD);
         // And an idle one is closed no sooner than its deadline.
         let mut fresh = TcpStream::connect(addr).await.expect("connect");
         fresh.write_all(&raw_call(addr, &request(1, "tools/list", json!({})))).await.expect("write");
         assert_eq!(read_raw_response(&mut fresh).await.status, 200);
-        assert!(!closed_within(&mut fresh, HEAD / 2).await, "open half way to its deadline");
-        assert!(closed_within(&mut fresh, HEAD + Duration::from_secs(1)).await, "closed by its deadline");
+        let early = HEAD - Duration::from_millis(400);
+        assert!(!closed_within(&mut fresh, early).await, "open until shortly before its deadline");
+        assert!(closed_within(&mut fresh, Duration::from_secs(2)).await, "closed by its deadline");
     })
     .await;
 }
@@ -225,4 +233,56 @@ async fn http2_connections_are_not_held_to_the_http1_header_deadline() {
         assert_eq!(h2.post(addr, headers_for(&message), bytes(&message)).await.status, 200);
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http1_answers_a_slow_reader_takes_are_held_to_the_write_timeout_not_the_header_deadline() {
+    bounded(async {
+        // Answers of about 56 KiB each (one frame, so hyper lets go of each body before its bytes
+        // leave), pipelined faster than a client with a small receive buffer reads them: the server's
+        // writes wait on the client longer than the head deadline, and well within the write timeout.
+        const CALLS: usize = 150;
+        const STATUS: &[u8] = b"HTTP/1.1 200 OK";
+        let options = mcp_kernel_http::ServeOptions::new()
+            .header_read_timeout(Duration::from_secs(1))
+            .write_timeout(Duration::from_secs(15));
+        let (addr, _stop) = start_with(options).await;
+        let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+        socket.set_recv_buffer_size(2048).expect("a small receive buffer");
+        let stream = socket.connect(addr).await.expect("connect");
+        let call =
+            request(1, "tools/call", json!({"name": "echo", "arguments": {"message": "a".repeat(28_000)}}));
+        let requests: Vec<u8> = raw_call(addr, &call).repeat(CALLS);
+        let (mut reader, mut writer) = stream.into_split();
+        let sending = tokio::spawn(async move {
+            writer.write_all(&requests).await.expect("every request is read");
+            writer
+        });
+        // Three seconds without reading (the head deadline is 1 s), then everything.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let mut answers = Vec::new();
+        let mut chunk = vec![0u8; 64 * 1024];
+        let (mut answered, mut counted) = (0usize, 0usize);
+        for _ in 0..1_000_000 {
+            match tokio::time::timeout(Duration::from_secs(10), reader.read(&mut chunk)).await {
+                Ok(Ok(0) | Err(_)) | Err(_) => break,
+                Ok(Ok(n)) => answers.extend_from_slice(&chunk[..n]),
+            }
+            // Counted in what arrived since the last count (and a status line it may have cut).
+            let from = counted.saturating_sub(STATUS.len());
+            answered += count(&answers[from..], STATUS) - count(&answers[from..counted], STATUS);
+            counted = answers.len();
+            if answered == CALLS && answers.ends_with(b"}") {
+                break;
+            }
+        }
+        assert_eq!(answered, CALLS, "every answer arrives: the connection is not cut");
+        let _writer = sending.await.expect("the requests were sent");
+    })
+    .await;
+}
+
+/// How many times `needle` occurs in `haystack`.
+fn count(haystack: &[u8], needle: &[u8]) -> usize {
+    haystack.windows(needle.len()).filter(|window| *window == needle).count()
 }
