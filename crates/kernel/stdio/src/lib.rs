@@ -21,9 +21,10 @@
 //!   line swallows no request. Every frame begun is answered once, even at end of input: -32600 for a
 //!   frame over the cap, -32700 for a header block or a body the input cut short.
 //! * **Parsing.** Each message goes through the one bounded reader, straight into its envelope
-//!   ([`mcp_kernel_wire::read_envelope`]: depth, duplicate keys, objects only); the client's answers to
-//!   the server's requests are read again whole ([`mcp_kernel_wire::read_message`]). A refusal is answered as an error whose id could not be read
-//!   (`null`, which the wire crate writes by omitting `id`) and never repeats the input.
+//!   ([`mcp_kernel_wire::read_envelope`]: depth, duplicate keys, objects only); a client's answer to a
+//!   request the server is waiting on is read again whole ([`mcp_kernel_wire::read_message`]). A
+//!   refusal is answered as an error whose id could not be read (`null`, which the wire crate writes by
+//!   omitting `id`) and never repeats the input.
 //! * **Concurrency.** Each message is served on its own task, so a slow tool does not hold up a
 //!   `tools/list` sent after it; responses are written in completion order, each as one whole line,
 //!   through one output under one lock (an answer the read loop makes at once is written by it when

@@ -235,11 +235,10 @@ impl Session {
                 // again whole (the envelope keeps no `result`) only when a request waits for it; the
                 // same bytes read the same way, so the second read cannot fail where the first did not.
                 Ok(message) if message.is_response() => {
-                    match self.client.awaits(message.id()) {
-                        true => self.client.deliver(read_message(&bytes).unwrap_or_default()),
-                        false => {
-                            tracing::debug!("dropped a response for no request the server is waiting on")
-                        }
+                    if self.client.awaits(message.id()) {
+                        self.client.deliver(read_message(&bytes).unwrap_or_default());
+                    } else {
+                        tracing::debug!("dropped a response for no request the server is waiting on");
                     }
                     continue;
                 }

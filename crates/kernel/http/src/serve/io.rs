@@ -11,12 +11,11 @@
 
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-
 use tokio::time::Sleep;
 
 use super::watch::Watch;

@@ -26,10 +26,10 @@
 //! the earliest of the deadlines and says which one passed.
 //!
 //! The requests and bodies never wake the watch. It sleeps until the deadline it knows of, or for the
-//! shortest of the write, idle and next-head timeouts if that comes sooner, and looks again: a response that starts
-//! waiting, or a connection that falls idle, between two looks is seen at the second, no later than its
-//! own deadline; a deadline that moved later (a new request on an idle connection) is slept to again.
-//! Serving a request costs a few uncontended lock operations and no timer.
+//! shortest of the write, idle and next-head timeouts if that comes sooner, and looks again: a response
+//! that starts waiting, or a connection that falls idle, between two looks is seen at the second, no
+//! later than its own deadline; a deadline that moved later (a new request on an idle connection) is
+//! slept to again. Serving a request costs a few uncontended lock operations and no timer.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
