@@ -160,23 +160,10 @@ fn call_with_progress(id: i64, tool: &str) -> Value {
     message
 }
 
-/// `message` as one raw HTTP/1.1 POST (kept alive unless the server says otherwise).
-fn raw_post(addr: SocketAddr, message: &Value) -> Vec<u8> {
-    let body = bytes(message);
-    let headers = headers_for(message);
-    let length = body.len().to_string();
-    let mut fields: Vec<(&str, &str)> =
-        headers.iter().map(|(n, v)| (n.as_str(), v.to_str().expect("an ASCII header"))).collect();
-    fields.push(("content-length", &length));
-    let mut request = raw_head("POST", addr, &fields);
-    request.extend_from_slice(&body);
-    request
-}
-
 /// A raw connection to `addr` with `message` written on it.
 async fn raw_send(addr: SocketAddr, message: &Value) -> TcpStream {
     let mut stream = TcpStream::connect(addr).await.expect("connect");
-    stream.write_all(&raw_post(addr, message)).await.expect("write the request");
+    stream.write_all(&raw_post_message(addr, message)).await.expect("write the request");
     stream
 }
 
@@ -225,7 +212,7 @@ async fn a_request_in_flight_at_shutdown_is_answered_200_with_connection_close()
         let before = read_raw_response(&mut stream).await;
         assert_eq!(before.status, 200, "{before:?}");
         assert_ne!(before.header("connection"), Some("close"), "kept alive before shutdown: {before:?}");
-        stream.write_all(&raw_post(server.addr, &call(2, "wait"))).await.expect("write");
+        stream.write_all(&raw_post_message(server.addr, &call(2, "wait"))).await.expect("write");
         assert_eq!(server.tools.started().await, "quick");
         assert_eq!(server.tools.started().await, "wait");
 
@@ -299,7 +286,7 @@ async fn an_idle_keep_alive_connection_at_shutdown_serves_its_next_request_as_it
         server.shut_down().await;
         // Closing it now would race a request its peer may be sending (the keep-alive race): the
         // request the peer sends next is answered, as the connection's last.
-        idle.write_all(&raw_post(server.addr, &call(2, "quick"))).await.expect("the request is sent");
+        idle.write_all(&raw_post_message(server.addr, &call(2, "quick"))).await.expect("the request is sent");
         let last = read_raw_response(&mut idle).await;
         assert_eq!((last.status, last.header("connection")), (200, Some("close")), "{last:?}");
         assert!(closed_within(&mut idle, CLOSE).await, "then the server closes the connection");
@@ -459,7 +446,7 @@ async fn a_connection_accepted_before_shutdown_has_its_first_request_served() {
         // Let the accept loop take it: it then waits for the connection's first bytes.
         tokio::time::sleep(Duration::from_millis(200)).await;
         server.shut_down().await;
-        stream.write_all(&raw_post(server.addr, &call(1, "quick"))).await.expect("write");
+        stream.write_all(&raw_post_message(server.addr, &call(1, "quick"))).await.expect("write");
         let answered = read_raw_response(&mut stream).await;
         assert_eq!(answered.status, 200, "{answered:?}");
         assert_eq!(answered.header("connection"), Some("close"), "{answered:?}");

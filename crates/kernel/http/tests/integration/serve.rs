@@ -139,19 +139,6 @@ async fn start_with(options: mcp_kernel_http::ServeOptions) -> (std::net::Socket
     (addr, tx)
 }
 
-/// `message` as one raw HTTP/1.1 POST, kept alive.
-fn raw_call(addr: std::net::SocketAddr, message: &serde_json::Value) -> Vec<u8> {
-    let body = bytes(message);
-    let length = body.len().to_string();
-    let headers = headers_for(message);
-    let mut fields: Vec<(&str, &str)> =
-        headers.iter().map(|(n, v)| (n.as_str(), v.to_str().expect("an ASCII header"))).collect();
-    fields.push(("content-length", &length));
-    let mut request = raw_head("POST", addr, &fields);
-    request.extend_from_slice(&body);
-    request
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http1_a_later_head_dripped_is_cut_at_the_header_deadline_counted_from_the_last_request() {
     bounded(async {
@@ -162,7 +149,7 @@ async fn http1_a_later_head_dripped_is_cut_at_the_header_deadline_counted_from_t
         let mut stream = TcpStream::connect(addr).await.expect("connect");
         // The server's clock starts between these two instants: when the request ends there.
         let sent = Instant::now();
-        stream.write_all(&raw_call(addr, &request(1, "tools/list", json!({})))).await.expect("write");
+        stream.write_all(&raw_post_message(addr, &request(1, "tools/list", json!({})))).await.expect("write");
         assert_eq!(read_raw_response(&mut stream).await.status, 200);
         let answered = Instant::now();
         // A second idle, then the next head one byte every 100 ms, never its blank line.
@@ -200,10 +187,12 @@ async fn http1_an_idle_keep_alive_connection_is_closed_at_the_header_deadline_an
         // One connection used every 300 ms for one and a half deadlines: never cut.
         let mut busy = TcpStream::connect(addr).await.expect("connect");
         let mut idle = TcpStream::connect(addr).await.expect("connect");
-        idle.write_all(&raw_call(addr, &request(1, "tools/list", json!({})))).await.expect("write");
+        idle.write_all(&raw_post_message(addr, &request(1, "tools/list", json!({})))).await.expect("write");
         assert_eq!(read_raw_response(&mut idle).await.status, 200);
         for id in 0..10 {
-            busy.write_all(&raw_call(addr, &request(id, "tools/list", json!({})))).await.expect("write");
+            busy.write_all(&raw_post_message(addr, &request(id, "tools/list", json!({}))))
+                .await
+                .expect("write");
             assert_eq!(read_raw_response(&mut busy).await.status, 200, "request {id} on a connection in use");
             tokio::time::sleep(Duration::from_millis(300)).await;
         }
@@ -211,7 +200,7 @@ async fn http1_an_idle_keep_alive_connection_is_closed_at_the_header_deadline_an
         assert!(closed_within(&mut idle, Duration::from_millis(100)).await, "the idle connection is closed");
         // And an idle one is closed no sooner than its deadline.
         let mut fresh = TcpStream::connect(addr).await.expect("connect");
-        fresh.write_all(&raw_call(addr, &request(1, "tools/list", json!({})))).await.expect("write");
+        fresh.write_all(&raw_post_message(addr, &request(1, "tools/list", json!({})))).await.expect("write");
         assert_eq!(read_raw_response(&mut fresh).await.status, 200);
         let early = HEAD - Duration::from_millis(400);
         assert!(!closed_within(&mut fresh, early).await, "open until shortly before its deadline");
@@ -252,7 +241,7 @@ async fn http1_answers_a_slow_reader_takes_are_held_to_the_write_timeout_not_the
         let stream = socket.connect(addr).await.expect("connect");
         let call =
             request(1, "tools/call", json!({"name": "echo", "arguments": {"message": "a".repeat(28_000)}}));
-        let requests: Vec<u8> = raw_call(addr, &call).repeat(CALLS);
+        let requests: Vec<u8> = raw_post_message(addr, &call).repeat(CALLS);
         let (mut reader, mut writer) = stream.into_split();
         let sending = tokio::spawn(async move {
             writer.write_all(&requests).await.expect("every request is read");

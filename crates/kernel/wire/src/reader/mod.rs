@@ -400,19 +400,27 @@ mod tests {
             any::<prop::sample::Index>(),
             0u8..6,
         )
-            .prop_map(|(text, cut, at, mutation)| {
-                let mut bytes = text.into_bytes();
-                match mutation {
-                    0 if !bytes.is_empty() => bytes.truncate(cut.index(bytes.len())),
-                    1 => bytes.insert(at.index(bytes.len() + 1), b'\xff'),
-                    2 if !bytes.is_empty() => {
-                        let at = at.index(bytes.len());
-                        bytes[at] = b'"';
-                    }
-                    _ => {}
-                }
-                bytes
-            })
+            .prop_map(|(text, cut, at, mutation)| mangle(text.into_bytes(), cut, at, mutation))
+    }
+
+    /// `bytes` as `mutation` leaves them: 0 cut short at `cut`, 1 a byte that is not UTF-8 inserted at
+    /// `at`, 2 a stray quote written at `at`, anything else as they are.
+    pub(super) fn mangle(
+        mut bytes: Vec<u8>,
+        cut: prop::sample::Index,
+        at: prop::sample::Index,
+        mutation: u8,
+    ) -> Vec<u8> {
+        match mutation {
+            0 if !bytes.is_empty() => bytes.truncate(cut.index(bytes.len())),
+            1 => bytes.insert(at.index(bytes.len() + 1), b'\xff'),
+            2 if !bytes.is_empty() => {
+                let at = at.index(bytes.len());
+                bytes[at] = b'"';
+            }
+            _ => {}
+        }
+        bytes
     }
 
     proptest! {

@@ -44,6 +44,20 @@ pub fn raw_head(method: &str, addr: SocketAddr, fields: &[(&str, &str)]) -> Vec<
     head
 }
 
+/// `message` as one raw HTTP/1.1 POST with its standard headers and its length (kept alive unless the
+/// server says otherwise).
+pub fn raw_post_message(addr: SocketAddr, message: &Value) -> Vec<u8> {
+    let body = super::bytes(message);
+    let headers = super::headers_for(message);
+    let length = body.len().to_string();
+    let mut fields: Vec<(&str, &str)> =
+        headers.iter().map(|(n, v)| (n.as_str(), v.to_str().expect("an ASCII header"))).collect();
+    fields.push(("content-length", &length));
+    let mut request = raw_head("POST", addr, &fields);
+    request.extend_from_slice(&body);
+    request
+}
+
 /// The standard header fields of `method` as `(name, value)` pairs for [`raw_head`].
 pub fn raw_standard(method: &str) -> Vec<(&'static str, String)> {
     vec![

@@ -152,21 +152,8 @@ fn body() -> impl Strategy<Value = Vec<u8>> {
     });
     let other =
         prop::sample::select(vec!["[1]", r#""s""#, "0", "false", "null", "", "  "]).prop_map(str::to_owned);
-    (prop_oneof![6 => object, 1 => other], any::<prop::sample::Index>(), 0u8..8).prop_map(
-        |(text, at, mutation)| {
-            let mut bytes = text.into_bytes();
-            match mutation {
-                0 if !bytes.is_empty() => bytes.truncate(at.index(bytes.len())),
-                1 => bytes.insert(at.index(bytes.len() + 1), b'\xff'),
-                2 if !bytes.is_empty() => {
-                    let at = at.index(bytes.len());
-                    bytes[at] = b'"';
-                }
-                _ => {}
-            }
-            bytes
-        },
-    )
+    (prop_oneof![6 => object, 1 => other], any::<prop::sample::Index>(), 0u8..8)
+        .prop_map(|(text, at, mutation)| crate::reader::tests::mangle(text.into_bytes(), at, at, mutation))
 }
 
 proptest! {
